@@ -1,0 +1,178 @@
+// Byte-level BPE: training merges on a text and encoding text with them, exposed to
+// Python with pybind11 as the module `bpe`.
+//
+// This file is the boundary: it checks what Python hands over, turns it into views
+// and vectors, lets go of the GIL while the C++ works, and turns the results back
+// into Python objects. The work itself is in split.h, train.h and encoder.h.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "encoder.h"
+#include "split.h"
+#include "train.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// A view of the bytes of a Python object, valid while the object lives. Bytes are
+// immutable, so the view reads them in place with the GIL released; a bytearray or
+// memoryview could change under us, so its bytes are copied first.
+struct BytesArg {
+    std::string copy;
+    std::string_view view;
+
+    BytesArg(py::handle obj, const char* what) {
+        if (PyBytes_Check(obj.ptr())) {
+            view = std::string_view(PyBytes_AS_STRING(obj.ptr()), size_t(PyBytes_GET_SIZE(obj.ptr())));
+        } else if (PyUnicode_Check(obj.ptr())) {
+            throw py::type_error(std::string(what) +
+                                 " must be bytes, not str: encode it first, for example text.encode('utf-8')");
+        } else if (PyObject_CheckBuffer(obj.ptr())) {
+            py::buffer_info info = py::reinterpret_borrow<py::buffer>(obj).request();
+            if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1)
+                throw py::type_error(std::string(what) + " must be bytes or a contiguous buffer of bytes");
+            copy.assign(static_cast<const char*>(info.ptr), size_t(info.size));
+            view = copy;
+        } else {
+            throw py::type_error(std::string(what) + " must be bytes, not " +
+                                 std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+        }
+    }
+};
+
+unsigned thread_count(int threads) {
+    if (threads < 0) throw py::value_error("threads must be 0 (one per core) or more, got " + std::to_string(threads));
+    if (threads > 0) return unsigned(threads);
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Merges from Python: a sequence of pairs of non-negative ints.
+std::vector<bpe::Pair> merges_from_python(py::handle obj) {
+    if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()) || !PySequence_Check(obj.ptr()))
+        throw py::type_error("merges must be a list of (int, int) pairs");
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+    std::vector<bpe::Pair> merges;
+    merges.reserve(seq.size());
+    for (size_t k = 0; k < seq.size(); ++k) {
+        py::object item = seq[k];
+        auto bad = [&](const std::string& why) {
+            return py::type_error("merge " + std::to_string(k) + " is " + std::string(py::repr(item)) + ": " + why);
+        };
+        if (!PySequence_Check(item.ptr()) || PyUnicode_Check(item.ptr()) || PyBytes_Check(item.ptr()) ||
+            py::len(item) != 2)
+            throw bad("expected a pair of ints");
+        uint32_t ids[2];
+        for (int j = 0; j < 2; ++j) {
+            py::object id = item[py::int_(j)];
+            if (!PyLong_Check(id.ptr()) || PyBool_Check(id.ptr())) throw bad("expected a pair of ints");
+            long long value = PyLong_AsLongLong(id.ptr());
+            if (value == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                value = -1;  // too large for a long long: reported as out of range below
+            }
+            if (value < 0 || value > UINT32_MAX)
+                throw py::value_error("merge " + std::to_string(k) + " is " + std::string(py::repr(item)) +
+                                      ": ids must be between 0 and " + std::to_string(255 + k));
+            ids[j] = uint32_t(value);
+        }
+        merges.emplace_back(ids[0], ids[1]);
+    }
+    return merges;
+}
+
+py::list ids_to_list(const std::vector<uint32_t>& ids) {
+    py::list out(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) PyList_SET_ITEM(out.ptr(), i, PyLong_FromUnsignedLong(ids[i]));
+    return out;
+}
+
+// Ids as a numpy array with no Python object per token: uint16 when every id of the
+// vocabulary fits (fewer than 65,536 tokens), uint32 otherwise.
+py::array ids_to_array(const std::vector<uint32_t>& ids, size_t vocab_size) {
+    if (vocab_size <= 65536) {
+        py::array_t<uint16_t> out(ids.size());
+        uint16_t* data = out.mutable_data();
+        for (size_t i = 0; i < ids.size(); ++i) data[i] = uint16_t(ids[i]);
+        return out;
+    }
+    py::array_t<uint32_t> out(ids.size());
+    std::copy(ids.begin(), ids.end(), out.mutable_data());
+    return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(bpe, m) {
+    m.doc() = "Byte-level BPE in C++: pretokenize, train merges, encode. Bytes in, ints out.";
+
+    m.def(
+        "pretokenize",
+        [](py::handle text) {
+            BytesArg arg(text, "text");
+            std::vector<std::string_view> chunks;
+            {
+                py::gil_scoped_release release;
+                chunks = bpe::pretokenize(arg.view);
+            }
+            py::list out(chunks.size());
+            for (size_t i = 0; i < chunks.size(); ++i)
+                PyList_SET_ITEM(out.ptr(), i, py::bytes(chunks[i].data(), chunks[i].size()).release().ptr());
+            return out;
+        },
+        py::arg("text"), "Split text into the chunks that merges never cross.");
+
+    m.def(
+        "train",
+        [](py::handle text, int64_t num_merges, int threads) {
+            BytesArg arg(text, "text");
+            if (num_merges < 0) throw py::value_error("num_merges must be 0 or more, got " + std::to_string(num_merges));
+            unsigned workers = thread_count(threads);
+            std::vector<bpe::Pair> merges;
+            {
+                py::gil_scoped_release release;
+                merges = bpe::train(arg.view, num_merges, workers);
+            }
+            return merges;
+        },
+        py::arg("text"), py::arg("num_merges"), py::arg("threads") = 0,
+        "Learn up to num_merges merges from text; merge k makes token 256 + k. Stops early when no "
+        "pair is left. threads=0 counts chunks with one thread per core.");
+
+    py::class_<bpe::Encoder>(m, "Encoder", "Encodes text with merges, keeping a cache of chunks already encoded.")
+        .def(py::init([](py::handle merges) { return new bpe::Encoder(merges_from_python(merges)); }), py::arg("merges"))
+        .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
+        .def(
+            "encode",
+            [](const bpe::Encoder& self, py::handle text) {
+                BytesArg arg(text, "text");
+                std::vector<uint32_t> ids;
+                {
+                    py::gil_scoped_release release;
+                    self.encode(arg.view, ids);
+                }
+                return ids_to_list(ids);
+            },
+            py::arg("text"), "The token ids of text, as a list of ints.")
+        .def(
+            "encode_array",
+            [](const bpe::Encoder& self, py::handle text, int threads) {
+                BytesArg arg(text, "text");
+                unsigned workers = thread_count(threads);
+                std::vector<uint32_t> ids;
+                {
+                    py::gil_scoped_release release;
+                    ids = self.encode_parallel(arg.view, workers);
+                }
+                return ids_to_array(ids, 256 + self.num_merges());
+            },
+            py::arg("text"), py::arg("threads") = 1,
+            "The token ids of text as a numpy array (uint16 when the vocabulary fits, else uint32), "
+            "encoded on `threads` threads (0: one per core).");
+}

@@ -1,0 +1,176 @@
+// Training: learn merges from a text, each time turning the most frequent pair of
+// neighbouring tokens into a new token.
+//
+// The reference (bpe_reference.py) counts every pair again for every merge. Here the
+// counts are kept up to date instead:
+//   1. Count each distinct chunk once (threads share the text, each counts a piece).
+//   2. Lay the distinct chunks ("words") end to end as one array of symbols, linked
+//      to their neighbours, and count their pairs, each weighted by the word's count.
+//      For each pair, keep the positions where it occurs.
+//   3. A heap holds (count, pair). Take the top; if its count is stale, push it back
+//      with the live one; otherwise merge it at each of its positions, adjusting only
+//      the counts of the pairs on either side of each occurrence.
+// A merge then costs time for its occurrences, not for the whole text, so even a
+// 10 MB chunk with no space in it trains in O(n log n).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <queue>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "chunk_table.h"
+#include "split.h"
+
+namespace bpe {
+
+using Pair = std::pair<uint32_t, uint32_t>;
+
+inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
+
+// How often each distinct chunk occurs in the text, counted by `threads` threads,
+// each on a piece of the text cut where chunks cannot straddle the cut.
+inline ChunkTable<int64_t> count_chunks(std::string_view text, unsigned threads) {
+    std::vector<size_t> cuts = cut_points(text, std::max(1u, threads));
+    size_t pieces = cuts.size() - 1;
+    std::vector<ChunkTable<int64_t>> tables(pieces);
+    auto count_piece = [&](size_t k) {
+        ChunkTable<int64_t>& table = tables[k];
+        for_each_chunk(text.substr(cuts[k], cuts[k + 1] - cuts[k]),
+                       [&](std::string_view chunk) { ++table[chunk]; });
+    };
+    std::vector<std::thread> workers;
+    for (size_t k = 1; k < pieces; ++k) workers.emplace_back(count_piece, k);
+    count_piece(0);
+    for (auto& w : workers) w.join();
+    for (size_t k = 1; k < pieces; ++k)
+        tables[k].for_each([&](std::string_view chunk, int64_t n) { tables[0][chunk] += n; });
+    return std::move(tables[0]);
+}
+
+class Trainer {
+public:
+    Trainer(const ChunkTable<int64_t>& chunk_counts) {
+        // Words laid end to end; a symbol's neighbours are linked by index, with -1
+        // at either end of a word. A merge keeps the merged symbol at its left
+        // position and marks the right one dead, so positions never move.
+        chunk_counts.for_each([&](std::string_view chunk, int64_t n) {
+            if (chunk.size() < 2) return;  // a single byte has no pair to merge
+            int32_t word = int32_t(word_count_.size());
+            word_count_.push_back(n);
+            int32_t start = int32_t(symbol_.size());
+            for (size_t i = 0; i < chunk.size(); ++i) {
+                symbol_.push_back(static_cast<unsigned char>(chunk[i]));
+                word_of_.push_back(word);
+                prev_.push_back(i == 0 ? -1 : start + int32_t(i) - 1);
+                next_.push_back(i + 1 == chunk.size() ? -1 : start + int32_t(i) + 1);
+            }
+        });
+        for (int32_t p = 0; p < int32_t(symbol_.size()); ++p)
+            if (next_[p] >= 0) add(symbol_[p], symbol_[next_[p]], word_count_[word_of_[p]], p);
+        for (auto& [key, stats] : pairs_) heap_.push({stats.count, uint32_t(key >> 32), uint32_t(key)});
+    }
+
+    std::vector<Pair> train(int64_t num_merges) {
+        std::vector<Pair> merges;
+        while (int64_t(merges.size()) < num_merges && !heap_.empty()) {
+            Candidate top = heap_.top();
+            heap_.pop();
+            auto it = pairs_.find(pair_key(top.a, top.b));
+            if (it == pairs_.end() || it->second.count <= 0) continue;  // the pair is gone
+            if (it->second.count != top.count) {  // stale: it lost occurrences since
+                heap_.push({it->second.count, top.a, top.b});
+                continue;
+            }
+            uint32_t new_id = 256 + uint32_t(merges.size());
+            merges.emplace_back(top.a, top.b);
+            apply_merge(top.a, top.b, new_id);
+        }
+        return merges;
+    }
+
+private:
+    struct PairStats {
+        int64_t count = 0;
+        std::vector<int32_t> positions;  // where the pair may occur; some are stale
+    };
+    // The heap's order: the most frequent pair on top, and between equal counts the
+    // smaller pair, which is the reference's tie-break.
+    struct Candidate {
+        int64_t count;
+        uint32_t a, b;
+        bool operator<(const Candidate& o) const {
+            if (count != o.count) return count < o.count;
+            return std::tie(a, b) > std::tie(o.a, o.b);
+        }
+    };
+    static constexpr uint32_t kDead = UINT32_MAX;
+
+    void add(uint32_t a, uint32_t b, int64_t n, int32_t position) {
+        PairStats& stats = pairs_[pair_key(a, b)];
+        stats.count += n;
+        stats.positions.push_back(position);
+    }
+    void remove(uint32_t a, uint32_t b, int64_t n) { pairs_[pair_key(a, b)].count -= n; }
+
+    void apply_merge(uint32_t a, uint32_t b, uint32_t new_id) {
+        auto node = pairs_.extract(pair_key(a, b));
+        std::vector<int32_t>& positions = node.mapped().positions;
+        // Left to right within each word, so that overlapping occurrences ("aaa")
+        // merge as the reference does: the leftmost first.
+        std::sort(positions.begin(), positions.end());
+        std::vector<uint32_t> changed;  // right neighbours of the new pairs
+        std::vector<uint32_t> changed_left;
+        for (int32_t p : positions) {
+            if (symbol_[p] != a) continue;  // stale: merged away, or merged into another token
+            int32_t q = next_[p];
+            if (q < 0 || symbol_[q] != b) continue;
+            int64_t n = word_count_[word_of_[p]];
+            int32_t left = prev_[p], right = next_[q];
+            if (left >= 0) {
+                remove(symbol_[left], a, n);
+                add(symbol_[left], new_id, n, left);
+                changed_left.push_back(symbol_[left]);
+            }
+            if (right >= 0) {
+                remove(b, symbol_[right], n);
+                add(new_id, symbol_[right], n, p);
+                changed.push_back(symbol_[right]);
+            }
+            symbol_[p] = new_id;
+            symbol_[q] = kDead;
+            next_[p] = right;
+            if (right >= 0) prev_[right] = p;
+        }
+        // Only pairs with the new token gained counts; all others only lost some, and
+        // their heap entries are refreshed lazily when they come to the top.
+        auto push_pairs = [&](std::vector<uint32_t>& others, bool new_on_left) {
+            std::sort(others.begin(), others.end());
+            others.erase(std::unique(others.begin(), others.end()), others.end());
+            for (uint32_t other : others) {
+                uint32_t x = new_on_left ? new_id : other, y = new_on_left ? other : new_id;
+                int64_t count = pairs_[pair_key(x, y)].count;
+                if (count > 0) heap_.push({count, x, y});
+            }
+        };
+        push_pairs(changed, true);
+        push_pairs(changed_left, false);
+    }
+
+    std::vector<uint32_t> symbol_;
+    std::vector<int32_t> prev_, next_, word_of_;
+    std::vector<int64_t> word_count_;
+    std::unordered_map<uint64_t, PairStats> pairs_;
+    std::priority_queue<Candidate> heap_;
+};
+
+inline std::vector<Pair> train(std::string_view text, int64_t num_merges, unsigned threads) {
+    Trainer trainer(count_chunks(text, threads));
+    return trainer.train(num_merges);
+}
+
+}  // namespace bpe

@@ -1,0 +1,86 @@
+"""Byte-level BPE in plain Python: the oracle that the C++ module `bpe` is tested against.
+
+Short and slow on purpose. Every function here does the obvious thing, so that when
+the C++ and this file disagree, this file is right by definition.
+
+Ids 0..255 are the bytes; merge k (counting from 0) makes token 256 + k.
+"""
+import re
+from collections import Counter
+
+# The split rule: chunks that merges never cross. A run of word bytes (ASCII letters
+# and digits, and every byte >= 0x80, so that the bytes of a non-ASCII character stay
+# together), or a run of punctuation, each with an optional leading space; or else a
+# run of whitespace. Written over bytes, so any byte string splits, valid UTF-8 or not.
+CHUNK = re.compile(rb" ?[A-Za-z0-9\x80-\xff]+| ?[^A-Za-z0-9\x80-\xff\s]+|\s+")
+
+
+def pretokenize(text: bytes) -> list[bytes]:
+    """Split text into the chunks that training and encoding work inside."""
+    return CHUNK.findall(text)
+
+
+def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
+    """Replace every occurrence of `pair` in `ids`, left to right, with `idx`."""
+    out = []
+    i = 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            out.append(idx)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+
+
+def train(text: bytes, num_merges: int) -> list[tuple[int, int]]:
+    """Learn up to `num_merges` merges: each time, the most frequent pair becomes a token.
+
+    Pairs are counted with overlaps, as zip(ids, ids[1:]) gives them, each chunk
+    weighted by how often it occurs. Ties go to the smaller pair, compared as a tuple
+    of ids. Stops early when no pair is left (every chunk is a single token).
+    """
+    # Each distinct chunk is worked on once, along with its count.
+    words = [(list(chunk), n) for chunk, n in Counter(pretokenize(text)).items()]
+    merges = []
+    for k in range(num_merges):
+        counts = Counter()
+        for ids, n in words:
+            for pair in zip(ids, ids[1:]):
+                counts[pair] += n
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        merges.append(pair)
+        words = [(merge(ids, pair, 256 + k), n) for ids, n in words]
+    return merges
+
+
+def encode(text: bytes, merges: list[tuple[int, int]]) -> list[int]:
+    """Encode text chunk by chunk, replaying merges in the order they were learned."""
+    ranks = {pair: k for k, pair in enumerate(merges)}
+    ids_out = []
+    for chunk in pretokenize(text):
+        ids = list(chunk)
+        while len(ids) > 1:
+            pair = min(zip(ids, ids[1:]), key=lambda p: ranks.get(p, len(ranks)))
+            if pair not in ranks:
+                break
+            ids = merge(ids, pair, 256 + ranks[pair])
+        ids_out.extend(ids)
+    return ids_out
+
+
+def token_bytes(merges: list[tuple[int, int]]) -> list[bytes]:
+    """The bytes of every token: the 256 single bytes, then each merge's two parts joined."""
+    vocab = [bytes([b]) for b in range(256)]
+    for a, b in merges:
+        vocab.append(vocab[a] + vocab[b])
+    return vocab
+
+
+def decode(ids: list[int], merges: list[tuple[int, int]]) -> bytes:
+    """The bytes that `ids` stand for."""
+    vocab = token_bytes(merges)
+    return b"".join(vocab[i] for i in ids)
