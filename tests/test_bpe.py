@@ -1,0 +1,252 @@
+"""The C++ module `bpe` against the plain-Python reference: chunks, merges and ids must
+be identical, and text must come back exactly as it was."""
+import random
+import threading
+import time
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import bpe
+import bpe_reference as ref
+from sample_text import sample_bytes
+
+SAMPLE = sample_bytes(500_000)
+
+
+def token_bytes(merges):
+    return ref.token_bytes([tuple(m) for m in merges])
+
+
+# --- identical to the reference ----------------------------------------------------
+
+def test_chunks_match_reference():
+    assert [bytes(c) for c in bpe.pretokenize(SAMPLE)] == ref.pretokenize(SAMPLE)
+
+
+def test_200_merges_match_reference():
+    assert bpe.train(SAMPLE, 200) == ref.train(SAMPLE, 200)
+
+
+def test_1000_merges_match_reference_on_300kb():
+    text = SAMPLE[:300_000]
+    assert bpe.train(text, 1000) == ref.train(text, 1000)
+
+
+def test_ids_match_reference_on_held_out_text():
+    merges = ref.train(SAMPLE[:200_000], 300)
+    held_out = SAMPLE[-50_000:]
+    assert bpe.Encoder(merges).encode(held_out) == ref.encode(held_out, merges)
+
+
+def test_threads_do_not_change_merges():
+    one = bpe.train(SAMPLE, 500, threads=1)
+    assert bpe.train(SAMPLE, 500, threads=2) == one
+    assert bpe.train(SAMPLE, 500, threads=7) == one
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Once upon a time, there was a little girl named Lily. She loved to play outside.",
+        "Café, naïve, Zoë; 日本語のテキスト; an emoji 🐱 and 👩‍👩‍👧.",
+        "Two  spaces,\n\nblank lines,\ttabs\t\tand a trailing space \n",
+    ],
+    ids=["story", "accents-japanese-emoji", "whitespace"],
+)
+def test_round_trip(text):
+    merges = bpe.train(SAMPLE[:100_000] + text.encode("utf-8"), 500)
+    vocab = token_bytes(merges)
+    ids = bpe.Encoder(merges).encode(text.encode("utf-8"))
+    assert b"".join(vocab[i] for i in ids).decode("utf-8") == text
+
+
+def test_encode_array_matches_encode():
+    np = pytest.importorskip("numpy")
+    merges = bpe.train(SAMPLE, 300)
+    encoder = bpe.Encoder(merges)
+    ids = encoder.encode(SAMPLE)
+    for threads in (1, 2, 3):
+        array = encoder.encode_array(SAMPLE, threads=threads)
+        assert array.dtype == np.uint16
+        assert array.tolist() == ids
+
+
+# --- property tests on random input -------------------------------------------------
+
+# Bytes that stress the split rule: all 256 values, with the ones that change a
+# chunk's class (space, the other whitespace, letters, punctuation, high bytes)
+# drawn often, and long runs of a single byte.
+interesting = st.sampled_from(b" \t\n\x0b\x0c\r a.'!0\x80\xc3\xa9\xff")
+any_byte = st.integers(0, 255)
+random_bytes = st.one_of(
+    st.binary(max_size=300),
+    st.lists(st.one_of(interesting, any_byte), max_size=300).map(bytes),
+    st.tuples(st.binary(min_size=1, max_size=3), st.integers(1, 200)).map(lambda t: t[0] * t[1]),
+    st.tuples(st.sampled_from(b"a .\n"), st.integers(1, 500)).map(lambda t: bytes([t[0]]) * t[1]),
+    st.text(max_size=150).map(lambda s: s.encode("utf-8")),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(random_bytes)
+def test_property_pretokenize(text):
+    assert [bytes(c) for c in bpe.pretokenize(text)] == ref.pretokenize(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(random_bytes, st.integers(0, 400))
+def test_property_train_stops_early_like_reference(text, num_merges):
+    # More merges than most of these texts can give: both must stop at the same place.
+    assert bpe.train(text, num_merges) == ref.train(text, num_merges)
+
+
+@settings(max_examples=300, deadline=None)
+@given(random_bytes, random_bytes, st.integers(0, 300))
+def test_property_encode_and_round_trip(train_text, text, num_merges):
+    merges = ref.train(train_text + text, num_merges)
+    ids = bpe.Encoder(merges).encode(text)
+    assert ids == ref.encode(text, merges)
+    assert ref.decode(ids, merges) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.tuples(st.binary(min_size=1, max_size=4), st.integers(20, 400)), st.integers(1, 60))
+def test_property_long_repetitive_chunks(unit_and_repeats, num_merges):
+    # Chunks longer than the encoder's short-chunk limit take its heap path.
+    unit, repeats = unit_and_repeats
+    text = unit * repeats
+    merges = ref.train(text, num_merges)
+    assert bpe.Encoder(merges).encode(text) == ref.encode(text, merges)
+
+
+# --- no quadratic blow-up -----------------------------------------------------------
+
+def long_chunks(size, seed=0):
+    rng = random.Random(seed)
+    letters = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(size))
+    return {"random letters": letters, "one letter": b"a" * size}
+
+
+def test_long_chunk_matches_reference_on_small_versions():
+    merges = bpe.train(SAMPLE + b" " + long_chunks(20_000)["random letters"], 1000)
+    encoder = bpe.Encoder(merges)
+    for text in long_chunks(3_000, seed=1).values():
+        assert encoder.encode(text) == ref.encode(text, merges)
+
+
+def test_long_chunk_is_not_quadratic():
+    # The reference takes minutes on a megabyte-long chunk; the C++ must take about
+    # as long per byte as on a short one. Compare 1 MB with 100 KB: linear (or n log n)
+    # costs 10-15x, quadratic 100x. The generous bound keeps a noisy machine green.
+    merges = bpe.train(SAMPLE + b" " + long_chunks(20_000)["random letters"], 1000)
+    encoder = bpe.Encoder(merges)
+    for name in ("random letters", "one letter"):
+        timings = []
+        for size in (100_000, 1_000_000):
+            text = long_chunks(size)[name]
+            start = time.perf_counter()
+            ids = encoder.encode(text)
+            timings.append(time.perf_counter() - start)
+            assert ref.decode(ids, merges) == text
+        assert timings[1] < 40 * timings[0] + 0.05, (name, timings)
+
+
+def test_long_chunk_trains_without_blowup():
+    text = long_chunks(200_000)["random letters"]
+    start = time.perf_counter()
+    merges = bpe.train(text, 2000)
+    assert len(merges) == 2000
+    assert time.perf_counter() - start < 30
+    assert bpe.train(text[:2000], 300) == ref.train(text[:2000], 300)
+
+
+# --- bad input gets a clear exception -----------------------------------------------
+
+def test_str_instead_of_bytes_names_the_fix():
+    encoder = bpe.Encoder([])
+    for call in (lambda: bpe.pretokenize("text"), lambda: bpe.train("text", 1), lambda: encoder.encode("text")):
+        with pytest.raises(TypeError, match=r"encode\('utf-8'\)"):
+            call()
+    with pytest.raises(TypeError, match="bytes"):
+        encoder.encode(123)
+
+
+def test_bytearray_and_memoryview_are_accepted():
+    text = b"hello hello world"
+    merges = bpe.train(text, 5)
+    assert bpe.train(bytearray(text), 5) == merges
+    assert bpe.Encoder(merges).encode(memoryview(text)) == bpe.Encoder(merges).encode(text)
+
+
+def test_negative_num_merges():
+    with pytest.raises(ValueError, match="num_merges"):
+        bpe.train(b"hello", -1)
+    with pytest.raises(TypeError):
+        bpe.train(b"hello", 1.5)
+
+
+@pytest.mark.parametrize(
+    "merges, error, message",
+    [
+        ([(104, 101, 1)], TypeError, "pair of ints"),
+        ([(104,)], TypeError, "pair of ints"),
+        ([104], TypeError, "pair of ints"),
+        (["he"], TypeError, "pair of ints"),
+        ([("h", "e")], TypeError, "pair of ints"),
+        ([(104.0, 101)], TypeError, "pair of ints"),
+        ("he", TypeError, "list of"),
+        ([(-1, 101)], ValueError, "between 0 and"),
+        ([(2**70, 101)], ValueError, "between 0 and"),
+        ([(104, 256)], ValueError, "merge 0 .* only use ids below 256"),
+        ([(104, 101), (256, 257)], ValueError, "merge 1 .* only use ids below 257"),
+        ([(104, 101), (104, 101)], ValueError, "merge 1 repeats merge 0"),
+    ],
+)
+def test_bad_merges(merges, error, message):
+    with pytest.raises(error, match=message):
+        bpe.Encoder(merges)
+
+
+def test_empty_text():
+    assert bpe.pretokenize(b"") == []
+    assert bpe.train(b"", 10) == []
+    assert bpe.train(b"hello", 0) == []
+    assert bpe.Encoder([]).encode(b"") == []
+    assert bpe.Encoder(bpe.train(SAMPLE, 50)).encode(b"") == []
+    assert bpe.Encoder([]).encode_array(b"").tolist() == []
+
+
+def test_no_merges_gives_bytes():
+    assert bpe.Encoder([]).encode(b"hi \xff") == [104, 105, 32, 255]
+
+
+# --- one encoder, many threads ------------------------------------------------------
+
+def test_encoder_is_thread_safe():
+    # The GIL is released while the C++ encodes, so four threads share one Encoder
+    # and its cache at once; each must get exactly what a lone caller gets.
+    merges = bpe.train(SAMPLE, 1000)
+    texts = [SAMPLE[k * 40_000:(k + 1) * 40_000] for k in range(8)] + [b"x" * 5000, b"ab" * 3000]
+    expected = [bpe.Encoder(merges).encode(t) for t in texts]
+    shared = bpe.Encoder(merges)
+    errors, barrier = [], threading.Barrier(4)
+
+    def work(worker):
+        barrier.wait()
+        for round_ in range(15):
+            for k in range(len(texts)):
+                k = (k + worker + round_) % len(texts)
+                if worker % 2:
+                    ids = shared.encode_array(texts[k], threads=2).tolist()
+                else:
+                    ids = shared.encode(texts[k])
+                if ids != expected[k]:
+                    errors.append((worker, k))
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
