@@ -11,6 +11,7 @@ losses as plain data, so torch.load(..., weights_only=True) reads it without run
 """
 import math
 import os
+import pickle
 import tempfile
 from dataclasses import asdict, dataclass
 
@@ -404,9 +405,12 @@ def load_checkpoint(path, device="cpu"):
     path = checkpoint_path(path)
     try:
         checkpoint = torch.load(path, map_location=device, weights_only=True)
-    except Exception as e:
-        raise ValueError(f"{path} is not a readable checkpoint (truncated, or not written by "
-                         f"save_checkpoint): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+    except pickle.UnpicklingError as e:
+        raise ValueError(f"{path} holds objects other than tensors and plain data; they were not loaded, "
+                         "as unpickling them could run code (was it written by save_checkpoint?)") from e
+    except Exception as e:  # torch reports a damaged file as RuntimeError, OSError, EOFError...
+        why = str(e).splitlines()[0] if str(e) else ""
+        raise ValueError(f"{path} is not a readable checkpoint: truncated or damaged ({type(e).__name__}: {why})") from e
     if not isinstance(checkpoint, dict) or not {"model", "config", "tokenizer"} <= checkpoint.keys():
         raise ValueError(f"{path} is not a checkpoint: expected a dict with model, config and tokenizer")
     try:

@@ -1,0 +1,90 @@
+"""Write a story from a checkpoint and a prompt, printing it token by token.
+
+    python sample.py runs/pretrain-rope-bpe --prompt "Once upon a time, Zorblax"
+
+The checkpoint is a file written by save_checkpoint, or a run folder holding one. The
+story starts after an end-of-text token, as every story in the training text does, and
+stops at the next one or after --tokens tokens.
+"""
+import argparse
+import sys
+
+import torch
+
+from model import load_checkpoint, pick_device
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="Write a story with a trained GPT, printing it as it comes.")
+    parser.add_argument("checkpoint", help="a checkpoint file, or a run folder holding one (e.g. runs/pretrain-rope-bpe)")
+    parser.add_argument("--prompt", default="", help="the start of the story (default: none); special tokens in it are "
+                        "taken as plain text")
+    parser.add_argument("--tokens", type=int, default=300, help="the most tokens to generate (default: 300)")
+    parser.add_argument("--temperature", type=float, default=0.8,
+                        help="below 1 picks likely tokens more often, above 1 less; 0 always picks the likeliest (default: 0.8)")
+    parser.add_argument("--top-k", type=int, default=200,
+                        help="sample among the k likeliest tokens only; 0 for all of them (default: 200)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed, for a story that can be written again (default: none)")
+    parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: the first of them that is available)")
+    return parser
+
+
+class StoryPrinter:
+    """Prints what decoding the ids adds each time. A BPE token can end in the middle of a
+    character, which decodes as U+FFFD until the next token completes it, so a trailing
+    U+FFFD is held back until then (or until the end)."""
+
+    def __init__(self, tokenizer, ids, out=sys.stdout):
+        self.tokenizer, self.ids, self.out = tokenizer, list(ids), out
+        self.printed = ""
+
+    def add(self, i: int):
+        self.ids.append(i)
+        self._show(final=False)
+
+    def finish(self):
+        self._show(final=True)
+        self.out.write("\n")
+        self.out.flush()
+
+    def _show(self, final: bool):
+        text = self.tokenizer.decode(self.ids)
+        if not final:
+            text = text.rstrip("\ufffd")
+        if text.startswith(self.printed) and len(text) > len(self.printed):
+            self.out.write(text[len(self.printed):])
+            self.out.flush()
+            self.printed = text
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.tokens < 0:
+        parser.error(f"--tokens must be 0 or more, got {args.tokens}")
+    if args.temperature < 0:
+        parser.error(f"--temperature must be 0 or more, got {args.temperature}")
+    if args.top_k < 0:
+        parser.error(f"--top-k must be 0 or more, got {args.top_k}")
+    try:
+        device = pick_device(args.device)
+        model, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
+    except (OSError, ValueError, TypeError, ImportError) as e:
+        parser.exit(1, f"{parser.prog}: error: {e}\n")
+    if args.seed is not None:
+        torch.manual_seed(args.seed)
+
+    # The prompt is a user's text: "<|endoftext|>" in it is plain text, not the token.
+    prompt = [tokenizer.eot_id] + tokenizer.encode(args.prompt, allowed_special="none")
+    printer = StoryPrinter(tokenizer, prompt)
+    printer.printed = tokenizer.decode(prompt)
+    print(printer.printed, end="", flush=True)
+    for i in model.generate(prompt, args.tokens, temperature=args.temperature, top_k=args.top_k or None):
+        if i == tokenizer.eot_id:  # the story is over
+            break
+        printer.add(i)
+    printer.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+"""The GPT, its KV cache and generation, checkpoints, and sample.py.
+
+Tiny configs throughout, so the whole file runs in seconds on a CPU.
+"""
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import sample
+from model import GPT, CHECKPOINT_NAME, GPTConfig, KVCache, load_checkpoint, pick_device, save_checkpoint
+from tokenizer import END_OF_TEXT, WordTokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+STORY = 'Once upon a time, there was a cat named Tom. Tom saw a dog. "Hello!" said Tom. The dog was happy.'
+TEXT = (STORY + END_OF_TEXT) * 20
+
+
+def tiny(vocab_size=64, rope=True, context=16, n_layer=2, seed=0):
+    """A tiny model with large random weights: at the real init, attention is nearly
+    uniform, and a wrong position or mask would change the logits too little to see."""
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(vocab_size=vocab_size, context=context, n_layer=n_layer, n_head=2, n_embd=16, rope=rope))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.5)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def word_tok():
+    return WordTokenizer.build(TEXT)
+
+
+@pytest.fixture(scope="module")
+def bpe_tok():
+    bpe = pytest.importorskip("bpe")
+    from tokenizer import BPETokenizer
+
+    return BPETokenizer(bpe.train(TEXT.replace(END_OF_TEXT, " ").encode(), 60))
+
+
+def capture_logits(model):
+    """Record the last position's logits of every pass through the output head."""
+    seen = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, out: seen.append(out[0, -1].clone()))
+    return seen, handle
+
+
+# --- Size
+
+
+def test_default_config_has_about_13_8_million_parameters():
+    bpe = GPT(GPTConfig(vocab_size=8192, rope=True)).num_params()
+    assert 13.7e6 < bpe < 13.9e6
+    # The word-level vocabulary only adds embedding rows (tied to the head, so counted once).
+    words = GPT(GPTConfig(vocab_size=10_003, rope=True)).num_params()
+    assert words - bpe == (10_003 - 8192) * 384
+    # Learned positions add a row per position of the context.
+    assert GPT(GPTConfig(vocab_size=8192)).num_params() - bpe == 256 * 384
+
+
+def test_embedding_is_tied_to_the_head():
+    model = tiny()
+    assert model.lm_head.weight is model.wte.weight
+
+
+# --- Forward pass
+
+
+@pytest.mark.parametrize("rope", [True, False])
+def test_forward_gives_logits_and_mean_cross_entropy(rope):
+    model = tiny(rope=rope)
+    idx = torch.randint(0, 64, (3, 16))
+    targets = torch.randint(0, 64, (3, 16))
+    logits, loss = model(idx, targets)
+    assert logits.shape == (3, 16, 64)
+    expected = torch.nn.functional.cross_entropy(logits.reshape(-1, 64), targets.reshape(-1))
+    assert torch.allclose(loss, expected)
+    assert model(idx)[1] is None
+
+
+def test_initial_loss_is_about_uniform():
+    # The real init is small, so the first predictions are close to uniform: ln(vocab).
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=64, context=16, n_layer=2, n_head=2, n_embd=16))
+    idx = torch.randint(0, 64, (4, 16))
+    targets = torch.randint(0, 64, (4, 16))
+    assert abs(model(idx, targets)[1].item() - torch.log(torch.tensor(64.0)).item()) < 0.1
+
+
+def test_forward_is_causal():
+    model = tiny()
+    idx = torch.randint(0, 64, (1, 12))
+    changed = idx.clone()
+    changed[0, 8:] = (changed[0, 8:] + 1) % 64
+    a, _ = model(idx)
+    b, _ = model(changed)
+    assert torch.allclose(a[0, :8], b[0, :8], atol=1e-6)
+    assert not torch.allclose(a[0, 8:], b[0, 8:])
+
+
+def test_forward_refuses_bad_input():
+    model = tiny(rope=False)
+    with pytest.raises(ValueError, match="context"):
+        model(torch.zeros(1, 17, dtype=torch.long))
+    with pytest.raises(ValueError, match="idx"):
+        model(torch.zeros(16, dtype=torch.long))
+    with pytest.raises(ValueError, match="idx"):
+        model(torch.zeros(1, 4))
+    with pytest.raises(ValueError, match="targets"):
+        model(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
+
+
+def test_bad_configs_are_refused():
+    with pytest.raises(ValueError, match="multiple"):
+        GPTConfig(vocab_size=10, n_embd=10, n_head=3)
+    with pytest.raises(ValueError, match="even"):
+        GPTConfig(vocab_size=10, n_embd=6, n_head=2, rope=True)
+    with pytest.raises(ValueError, match="vocab_size"):
+        GPTConfig(vocab_size=0)
+    with pytest.raises(ValueError, match="dropout"):
+        GPTConfig(vocab_size=10, dropout=1.0)
+    with pytest.raises(TypeError, match="rope"):
+        GPTConfig(vocab_size=10, rope="yes")
+
+
+# --- KV cache and generation
+
+
+def test_cached_generation_logits_equal_a_full_forward_pass_with_rope():
+    model = tiny(rope=True)
+    prompt = [1, 2, 3]
+    new = model.config.context - len(prompt) + 1  # the last one is predicted from a full window
+    seen, handle = capture_logits(model)
+    torch.manual_seed(1)
+    out = list(model.generate(prompt, new, temperature=1.0))
+    handle.remove()
+    assert len(out) == new and len(seen) == new
+    ids = (prompt + out)[: model.config.context]
+    full, _ = model(torch.tensor([ids]))
+    for n, logits in enumerate(seen):  # step n predicts position len(prompt) + n from the ones before
+        assert torch.allclose(logits, full[0, len(prompt) - 1 + n], atol=1e-5), f"step {n}"
+
+
+@pytest.mark.parametrize("rope", [True, False])
+def test_cache_fed_in_pieces_equals_one_pass(rope):
+    model = tiny(rope=rope)
+    idx = torch.randint(0, 64, (2, 16))
+    cache = KVCache(model.config.n_layer)
+    pieces = [model(idx[:, :5], cache=cache)[0], model(idx[:, 5:6], cache=cache)[0], model(idx[:, 6:], cache=cache)[0]]
+    assert torch.allclose(torch.cat(pieces, dim=1), model(idx)[0], atol=1e-5)
+    assert cache.seen == 16 and len(cache) == 16
+
+
+def test_sliding_cache_keeps_relative_positions():
+    # With one layer, a token's key and value depend on nothing but the token and its
+    # position, so after sliding, a cached step must equal a fresh pass over the last
+    # `context` tokens: the angles moved on, and only their differences count.
+    model = tiny(rope=True, n_layer=1)
+    context = model.config.context
+    prompt = [5, 6, 7]
+    seen, handle = capture_logits(model)
+    torch.manual_seed(2)
+    out = list(model.generate(prompt, 2 * context, temperature=1.0))
+    handle.remove()
+    assert len(set(out)) > 5  # a window of one repeated token would hide wrong positions
+    ids = prompt + out
+    for n in range(context, 2 * context):  # steps whose input no longer fits the window
+        window = ids[len(prompt) + n - context: len(prompt) + n]
+        fresh, _ = model(torch.tensor([window]))
+        assert torch.allclose(seen[n], fresh[0, -1], atol=1e-4), f"step {n}"
+
+
+@pytest.mark.parametrize("rope", [True, False])
+def test_generation_runs_past_twice_the_context(rope):
+    model = tiny(rope=rope)
+    out = list(model.generate(torch.tensor([[1, 2, 3]]), 2 * model.config.context + 5, top_k=5))
+    assert len(out) == 2 * model.config.context + 5
+    assert all(isinstance(i, int) and 0 <= i < 64 for i in out)
+    # A prompt longer than the window works too (its end is kept).
+    assert len(list(model.generate(list(range(40)), 3))) == 3
+
+
+def test_learned_positions_crop_to_the_window_past_the_context():
+    model = tiny(rope=False)
+    context = model.config.context
+    prompt = [9, 8, 7]
+    seen, handle = capture_logits(model)
+    torch.manual_seed(2)
+    out = list(model.generate(prompt, 2 * context, temperature=1.0))
+    handle.remove()
+    assert len(set(out)) > 5
+    ids = prompt + out
+    for n in range(2 * context):
+        end = len(prompt) + n
+        window = ids[max(0, end - context): end]
+        fresh, _ = model(torch.tensor([window]))
+        assert torch.allclose(seen[n], fresh[0, -1], atol=1e-5), f"step {n}"
+
+
+def test_generation_is_a_generator_of_ints_and_seeded_sampling_repeats():
+    model = tiny()
+    gen = model.generate([1], 4)
+    assert iter(gen) is gen
+    torch.manual_seed(3)
+    a = list(model.generate([1, 2], 20, temperature=1.0, top_k=10))
+    torch.manual_seed(3)
+    b = list(model.generate([1, 2], 20, temperature=1.0, top_k=10))
+    assert a == b
+    greedy = list(model.generate([1, 2], 5, temperature=0))
+    assert greedy == list(model.generate([1, 2], 5, temperature=0))
+    # top_k=1 is greedy whatever the temperature
+    assert list(model.generate([1, 2], 5, temperature=2.0, top_k=1)) == greedy
+
+
+def test_generation_refuses_bad_arguments():
+    model = tiny()
+    for kwargs, match in [
+        (dict(idx=[], max_new_tokens=3), "at least one"),
+        (dict(idx=[64], max_new_tokens=3), "64.*64"),
+        (dict(idx=[1], max_new_tokens=-1), "max_new_tokens"),
+        (dict(idx=[1], max_new_tokens=3, temperature=-1), "temperature"),
+        (dict(idx=[1], max_new_tokens=3, top_k=0), "top_k"),
+        (dict(idx=torch.zeros(2, 3, dtype=torch.long), max_new_tokens=3), "one prompt"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            list(model.generate(**kwargs))
+
+
+def test_pick_device():
+    assert pick_device("cpu") == "cpu"
+    assert pick_device() in ("cuda", "mps", "cpu")
+    if not torch.cuda.is_available():
+        assert pick_device() != "cuda"
+        with pytest.raises(ValueError, match="CUDA"):
+            pick_device("cuda")
+    with pytest.raises(ValueError, match="not a device"):
+        pick_device("toaster")
+
+
+# --- Checkpoints
+
+
+@pytest.mark.parametrize("which", ["word", "bpe"])
+def test_checkpoint_round_trip_gives_identical_outputs(request, tmp_path, which):
+    tok = request.getfixturevalue(f"{which}_tok")
+    model = tiny(vocab_size=len(tok))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.tensor([tok.encode(STORY)[:16]])
+    model.train()
+    loss = model(ids[:, :-1], ids[:, 1:])[1]
+    loss.backward()
+    optimizer.step()
+    model.eval()
+    path = tmp_path / "run" / CHECKPOINT_NAME
+    save_checkpoint(path, model, tok, step=7, losses={"train": [3.5, 2.0], "valid": [3.6]}, optimizer=optimizer,
+                    extra={"seconds": 1.5, "flags": ["--rope"]})
+
+    loaded, loaded_tok, checkpoint = load_checkpoint(path)
+    assert type(loaded_tok) is type(tok) and loaded_tok.state() == tok.state()
+    assert loaded.config == model.config
+    assert torch.equal(loaded(ids)[0], model(ids)[0])
+    assert loaded_tok.encode(STORY) == tok.encode(STORY)
+    assert checkpoint["step"] == 7
+    assert checkpoint["losses"] == {"train": [3.5, 2.0], "valid": [3.6]}
+    assert checkpoint["extra"] == {"seconds": 1.5, "flags": ["--rope"]}
+    assert checkpoint["config"]["vocab_size"] == len(tok)
+    restored = torch.optim.AdamW(loaded.parameters(), lr=1e-3)
+    restored.load_state_dict(checkpoint["optimizer"])
+    torch.manual_seed(0)
+    a = list(model.generate(ids[0].tolist(), 8))
+    torch.manual_seed(0)
+    assert list(loaded.generate(ids[0].tolist(), 8)) == a
+    # A run folder stands for the checkpoint inside it.
+    assert torch.equal(load_checkpoint(tmp_path / "run")[0](ids)[0], model(ids)[0])
+    assert not loaded.training
+
+
+def test_save_leaves_no_temporary_file_and_replaces_atomically(tmp_path, word_tok, monkeypatch):
+    model = tiny(vocab_size=len(word_tok))
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, model, word_tok, step=1, losses=[])
+    before = path.read_bytes()
+    assert os.listdir(tmp_path) == ["ckpt.pt"]
+
+    def broken_save(obj, f, *args, **kwargs):
+        f.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(path, model, word_tok, step=2, losses=[])
+    assert path.read_bytes() == before  # the old checkpoint is still whole
+    assert os.listdir(tmp_path) == ["ckpt.pt"]
+
+
+def test_save_refuses_data_that_weights_only_could_not_read(tmp_path, word_tok):
+    model = tiny(vocab_size=len(word_tok))
+    with pytest.raises(TypeError, match="losses"):
+        save_checkpoint(tmp_path / "c.pt", model, word_tok, step=1, losses=[object()])
+    with pytest.raises(ValueError, match="vocabulary"):
+        save_checkpoint(tmp_path / "c.pt", tiny(vocab_size=5), word_tok, step=1, losses=[])
+    assert not (tmp_path / "c.pt").exists()
+
+
+def test_truncated_checkpoint_is_a_clear_error(tmp_path, word_tok):
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, tiny(vocab_size=len(word_tok)), word_tok, step=1, losses=[])
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="ckpt.pt.*truncated"):
+        load_checkpoint(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="ckpt.pt"):
+        load_checkpoint(path)
+    with pytest.raises(FileNotFoundError, match="nowhere.pt"):
+        load_checkpoint(tmp_path / "nowhere.pt")
+
+
+class Payload:
+    """Unpickling this creates the marker file: what a malicious checkpoint would do."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+def test_checkpoint_whose_pickle_would_run_code_is_refused_and_runs_nothing(tmp_path):
+    # First, that the payload does run code when unpickled without protection.
+    proof = tmp_path / "proof"
+    pickle.loads(pickle.dumps(Payload(proof)))
+    assert proof.exists()
+
+    for name, write in [
+        ("raw.pt", lambda path, payload: path.write_bytes(pickle.dumps(payload))),
+        ("zip.pt", lambda path, payload: torch.save({"model": payload, "config": {}, "tokenizer": {}}, path)),
+    ]:
+        marker = tmp_path / f"marker-{name}"
+        path = tmp_path / name
+        write(path, Payload(marker))
+        with pytest.raises(ValueError, match=f"{name}.*could run code"):
+            load_checkpoint(path)
+        assert not marker.exists(), f"loading {name} ran code"
+
+
+def test_checkpoint_with_wrong_contents_is_a_clear_error(tmp_path, word_tok):
+    path = tmp_path / "odd.pt"
+    torch.save({"weights": {}}, path)
+    with pytest.raises(ValueError, match="odd.pt"):
+        load_checkpoint(path)
+    model = tiny(vocab_size=len(word_tok))
+    torch.save({"model": {}, "config": {"vocab_size": len(word_tok)}, "tokenizer": word_tok.state()}, path)
+    with pytest.raises(ValueError, match="odd.pt.*weights"):
+        load_checkpoint(path)
+    torch.save({"model": model.state_dict(), "config": {"vocab_size": len(word_tok), "heads": 3},
+                "tokenizer": word_tok.state()}, path)
+    with pytest.raises(TypeError, match="odd.pt"):
+        load_checkpoint(path)
+
+
+# --- sample.py
+
+
+def test_sample_prints_a_story_from_a_checkpoint(tmp_path, bpe_tok):
+    path = tmp_path / "run" / CHECKPOINT_NAME
+    save_checkpoint(path, tiny(vocab_size=len(bpe_tok)), bpe_tok, step=0, losses=[])
+    prompt = "Once upon a time, Zorblax <|endoftext|>"
+    result = subprocess.run(
+        [sys.executable, "sample.py", str(tmp_path / "run"), "--prompt", prompt, "--tokens", "30",
+         "--temperature", "1.0", "--top-k", "20", "--seed", "1", "--device", "cpu"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    # The prompt comes back as typed (the marker in it is plain text), then the story.
+    assert result.stdout.startswith(prompt)
+    assert len(result.stdout) > len(prompt) + 1
+
+
+def test_sample_with_a_word_checkpoint_and_a_seed_repeats(tmp_path, word_tok, capsys):
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, tiny(vocab_size=len(word_tok)), word_tok, step=0, losses=[])
+    args = [str(path), "--prompt", "Tom saw Zorblax", "--tokens", "12", "--seed", "5", "--device", "cpu"]
+    sample.main(args)
+    first = capsys.readouterr().out
+    sample.main(args)
+    assert capsys.readouterr().out == first
+    assert first.startswith("Tom saw <|unk|>")
+
+
+def test_sample_help_documents_every_flag():
+    result = subprocess.run([sys.executable, "sample.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    for flag in ("--prompt", "--tokens", "--temperature", "--top-k", "--seed", "--device"):
+        assert flag in result.stdout
+    # Every flag has words after it, not just its name.
+    for action in sample.build_parser()._actions:
+        assert action.help, f"{action.dest} is undocumented"
+
+
+def test_sample_missing_checkpoint_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit:
+        sample.main([str(tmp_path / "missing.pt"), "--prompt", "Hi"])
+    assert exit.value.code != 0
+    assert "no checkpoint at" in capsys.readouterr().err
+
+
+class Chunked:
+    """A stand-in for stdout that records each write."""
+
+    def __init__(self):
+        self.writes = []
+
+    def write(self, s):
+        self.writes.append(s)
+
+    def flush(self):
+        pass
+
+
+def test_story_printer_holds_back_half_characters(bpe_tok):
+    text = "猫 and 🐱!"
+    ids = bpe_tok.encode(text)
+    out = Chunked()
+    printer = sample.StoryPrinter(bpe_tok, [], out=out)
+    for i in ids:
+        printer.add(i)
+    printer.finish()
+    assert "".join(out.writes) == text + "\n"
+    assert not any("\ufffd" in w for w in out.writes)
