@@ -13,6 +13,7 @@ import math
 import os
 import pickle
 import tempfile
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
 import torch
@@ -82,7 +83,9 @@ def rotate(x, cos, sin):
     """Turn each pair (x[i], x[i + half]) of a head's numbers by that pair's angle."""
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+    # The angles stay float32 (bfloat16's 8 bits would put an angle near 200 off by up to a
+    # radian); the result goes back to x's type, so under autocast q, k and v agree.
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).type_as(x)
 
 
 class Attention(nn.Module):
@@ -206,7 +209,7 @@ class GPT(nn.Module):
         if self.config.rope:
             positions = torch.arange(start, start + T, device=idx.device, dtype=torch.float32)
             angles = torch.outer(positions, self.inv_freq)
-            rotary = (angles.cos().to(x.dtype), angles.sin().to(x.dtype))
+            rotary = (angles.cos(), angles.sin())
         else:
             x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
         x = self.drop(x)
@@ -223,11 +226,11 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1).long())
         return logits, loss
 
-    @torch.no_grad()
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None):
         """Yield max_new_tokens ids, one int at a time, continuing the ids idx (a list, or
         a tensor of shape (T,) or (1, T)). temperature 0 picks the likeliest token; top_k
-        samples among the k likeliest only.
+        samples among the k likeliest only. Bad arguments raise here, not at the first
+        token.
 
         Past the context window, rotary models slide the KV cache a token at a time (the
         oldest key drops out; relative positions are unchanged). Learned positions have no
@@ -237,10 +240,14 @@ class GPT(nn.Module):
         ids = self._prompt_ids(idx)
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-        if not isinstance(temperature, (int, float)) or not temperature >= 0:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
             raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be None or an int >= 1, got {top_k!r}")
+        return self._generate(ids, max_new_tokens, temperature, top_k)
+
+    @torch.no_grad()
+    def _generate(self, ids, max_new_tokens, temperature, top_k):
         if max_new_tokens == 0:
             return
         context = self.config.context
@@ -320,16 +327,17 @@ def pick_device(name: str | None = None) -> str:
 
 def _check_plain(value, where: str):
     """Raise TypeError unless value is data that weights_only loading accepts, so that a
-    checkpoint that could not be read back is never written."""
-    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
+    checkpoint that could not be read back is never written. Types are checked exactly:
+    numpy's float64 is a float to isinstance, but weights_only refuses to unpickle it."""
+    if value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor):
         return
-    if isinstance(value, (list, tuple)):
+    if type(value) in (list, tuple):
         for k, item in enumerate(value):
             _check_plain(item, f"{where}[{k}]")
         return
-    if isinstance(value, dict):
+    if type(value) in (dict, OrderedDict):
         for key, item in value.items():
-            if not isinstance(key, (str, int)):
+            if type(key) not in (str, int):
                 raise TypeError(f"{where} has a key {key!r} of type {type(key).__name__}: keys must be str or int")
             _check_plain(item, f"{where}[{key!r}]")
         return
