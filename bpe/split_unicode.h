@@ -1,0 +1,343 @@
+// The gpt2 and gpt4 split rules, written out by hand over UTF-8 bytes.
+//
+// Each function below returns the end of the chunk that starts at byte i, exactly as
+// the `regex` module's findall cuts the decoded text with the published patterns:
+//
+//   GPT2: '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//   GPT4: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}
+//         | ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
+//
+// A regex engine tries the alternatives in order at each position; here the first
+// character's class (letter, number, space, other) picks the only alternative that
+// can win, so a chunk costs one pass over its bytes. The classes come from
+// unicode_tables.h, generated from the `regex` module itself; ASCII bytes are
+// classed through a table and only bytes >= 0x80 are decoded.
+//
+// Every character is a letter, a number, whitespace or "other", and each has an
+// alternative that matches it, so the chunks always cover the text: findall never
+// skips a character with these patterns, and neither do these functions.
+//
+// Input: these patterns work on characters, so the text must be valid UTF-8; check it
+// with is_valid_utf8 first (the module raises ValueError otherwise). On invalid UTF-8
+// the functions stay memory-safe and still cover the text with non-empty chunks, but
+// where they cut is unspecified.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "unicode_tables.h"
+
+namespace bpe {
+
+namespace unicode {
+
+// A character at some byte position: its class and how many bytes it takes.
+struct Char {
+    CharClass cls;
+    uint32_t len;
+};
+
+// The first byte's class, for ASCII; kDecode marks a byte >= 0x80, where the whole
+// character has to be decoded to find its class. One table lookup then serves the
+// common case in every loop below.
+inline constexpr uint8_t kDecode = 4;
+constexpr std::array<uint8_t, 256> make_lead_classes() {
+    std::array<uint8_t, 256> lead{};
+    for (int b = 0; b < 256; ++b) lead[b] = b < 0x80 ? kAsciiClass[b] : kDecode;
+    return lead;
+}
+inline constexpr std::array<uint8_t, 256> kLeadClass = make_lead_classes();
+
+// Decodes the character that starts with byte s[i] >= 0x80 (valid UTF-8 assumed:
+// continuation bytes are not checked). A stray continuation byte, an invalid lead
+// byte, or a sequence cut off by the end of the text counts as one "other" byte, so
+// that invalid input can never make a reader run past the end.
+inline uint32_t decode_multibyte(const unsigned char* s, size_t n, size_t i, uint32_t* len) {
+    constexpr uint32_t kNotAChar = 0x110000;  // past kTableLimit, so it classes as kOther
+    const uint32_t b = s[i];
+    uint32_t cp, size;
+    if (b >= 0xF8 || b < 0xC0) {
+        size = 1, cp = kNotAChar;  // not a lead byte: a stray continuation byte, or F8..FF
+    } else if (b >= 0xF0) {
+        size = 4, cp = b & 0x07;
+    } else if (b >= 0xE0) {
+        size = 3, cp = b & 0x0F;
+    } else {
+        size = 2, cp = b & 0x1F;
+    }
+    if (i + size > n) size = 1, cp = kNotAChar;  // cut off by the end of the text
+    for (uint32_t k = 1; k < size; ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+    *len = size;
+    return cp;
+}
+
+inline Char char_at(const unsigned char* s, size_t n, size_t i) {
+    const uint8_t lead = kLeadClass[s[i]];
+    if (lead != kDecode) return {CharClass(lead), 1};
+    uint32_t len;
+    const uint32_t cp = decode_multibyte(s, n, i, &len);
+    return {char_class(cp), len};
+}
+
+// The end of the run of characters of class `cls` that starts at byte j (j itself
+// when the character there is of another class, or j == n).
+inline size_t run_end(const unsigned char* s, size_t n, size_t j, CharClass cls) {
+    while (j < n) {
+        const uint8_t lead = kLeadClass[s[j]];
+        if (lead == cls) {
+            ++j;
+        } else if (lead == kDecode) {
+            const Char c = char_at(s, n, j);
+            if (c.cls != cls) break;
+            j += c.len;
+        } else {
+            break;
+        }
+    }
+    return j;
+}
+
+// [\r\n]*: the end of the run of CR and LF bytes at j.
+inline size_t crlf_run_end(const unsigned char* s, size_t n, size_t j) {
+    while (j < n && (s[j] == '\r' || s[j] == '\n')) ++j;
+    return j;
+}
+
+// The whitespace run that starts with the whitespace character at i, of `first_len`
+// bytes: where it ends, where its last character starts, and the end of its last
+// CR or LF (0 when it has none; a real end is always > i >= 0).
+struct SpaceRun {
+    size_t end, last_start, after_last_newline;
+};
+inline SpaceRun space_run(const unsigned char* s, size_t n, size_t i, uint32_t first_len) {
+    SpaceRun run{i + first_len, i, (s[i] == '\r' || s[i] == '\n') ? i + 1 : 0};
+    while (run.end < n) {
+        const Char c = char_at(s, n, run.end);
+        if (c.cls != kSpace) break;
+        if (s[run.end] == '\r' || s[run.end] == '\n') run.after_last_newline = run.end + 1;
+        run.last_start = run.end;
+        run.end += c.len;
+    }
+    return run;
+}
+
+// \s+(?!\S) then \s+, for a whitespace run: the run goes to the end of the text, or
+// it gives back its last character to the chunk after it (which then starts with
+// that space) -- unless it has only one character, which \s+ takes alone.
+inline size_t space_run_chunk_end(const SpaceRun& run, size_t i, size_t n) {
+    if (run.end == n || run.last_start == i) return run.end;
+    return run.last_start;
+}
+
+// The contraction after an apostrophe at byte k-1: '(?:[sdmt]|ll|ve|re) matches
+// "s", "d", "m", "t", "ll", "ve" or "re" here; returns its length in bytes, 0 for
+// none. With ignore_case (gpt4's (?i:...)), a letter matches in either case, and so
+// does any character that `regex` folds onto it (kContractionFolds: U+017F long s).
+inline char contraction_letter(const unsigned char* s, size_t n, size_t k, bool ignore_case, uint32_t* len) {
+    if (k >= n) return 0;
+    const unsigned char b = s[k];
+    *len = 1;
+    if (b < 0x80) {
+        if (ignore_case && b >= 'A' && b <= 'Z') return char(b | 0x20);
+        return char(b);
+    }
+    if (!ignore_case) return 0;
+    const uint32_t cp = decode_multibyte(s, n, k, len);
+    for (const ContractionFold& fold : kContractionFolds)
+        if (fold.cp == cp) return fold.letter;
+    return 0;
+}
+
+inline size_t contraction_length(const unsigned char* s, size_t n, size_t k, bool ignore_case) {
+    uint32_t len1, len2;
+    const char first = contraction_letter(s, n, k, ignore_case, &len1);
+    if (first == 's' || first == 'd' || first == 'm' || first == 't') return len1;
+    const char wanted = first == 'l' ? 'l' : (first == 'v' || first == 'r') ? 'e' : 0;
+    if (wanted == 0) return 0;
+    return contraction_letter(s, n, k + len1, ignore_case, &len2) == wanted ? len1 + len2 : 0;
+}
+
+// The end of the gpt2 chunk that starts at byte i (requires i < text.size()).
+inline size_t gpt2_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    // '(?:[sdmt]|ll|ve|re), lower case only.
+    if (s[i] == '\'') {
+        if (size_t len = contraction_length(s, n, i + 1, /*ignore_case=*/false)) return i + 1 + len;
+    }
+    const Char first = char_at(s, n, i);
+    // " ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+" without the space: a run of one class.
+    if (first.cls != kSpace) return run_end(s, n, i + first.len, first.cls);
+    // The same with the space: an ASCII space joins the run of whatever non-space follows.
+    if (s[i] == ' ' && i + 1 < n) {
+        const Char next = char_at(s, n, i + 1);
+        if (next.cls != kSpace) return run_end(s, n, i + 1 + next.len, next.cls);
+    }
+    // \s+(?!\S)|\s+
+    return space_run_chunk_end(space_run(s, n, i, first.len), i, n);
+}
+
+// The end of the gpt4 (cl100k_base) chunk that starts at byte i (requires i < text.size()).
+inline size_t gpt4_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    // '(?i:[sdmt]|ll|ve|re)
+    if (s[i] == '\'') {
+        if (size_t len = contraction_length(s, n, i + 1, /*ignore_case=*/true)) return i + 1 + len;
+    }
+    const Char first = char_at(s, n, i);
+    const size_t j = i + first.len;
+    switch (first.cls) {
+        case kLetter:
+            // [^\r\n\p{L}\p{N}]?+\p{L}+ with nothing before the letters (a letter
+            // cannot be that optional character).
+            return run_end(s, n, j, kLetter);
+        case kNumber: {
+            // \p{N}{1,3}
+            size_t end = j;
+            for (int more = 0; more < 2 && end < n; ++more) {
+                const Char c = char_at(s, n, end);
+                if (c.cls != kNumber) break;
+                end += c.len;
+            }
+            return end;
+        }
+        case kOther: {
+            // [^\r\n\p{L}\p{N}]?+\p{L}+: this character, then letters, if a letter follows.
+            // The ?+ is possessive: having taken this character it never retries without.
+            if (j < n) {
+                const Char next = char_at(s, n, j);
+                if (next.cls == kLetter) return run_end(s, n, j + next.len, kLetter);
+            }
+            //  ?[^\s\p{L}\p{N}]++[\r\n]* without the space.
+            return crlf_run_end(s, n, run_end(s, n, j, kOther));
+        }
+        case kSpace:
+        default: {
+            const bool newline = s[i] == '\r' || s[i] == '\n';
+            if (j < n) {
+                const Char next = char_at(s, n, j);
+                // [^\r\n\p{L}\p{N}]?+\p{L}+: any whitespace but CR and LF may lead letters.
+                if (!newline && next.cls == kLetter) return run_end(s, n, j + next.len, kLetter);
+                //  ?[^\s\p{L}\p{N}]++[\r\n]* with the space (only U+0020 may lead).
+                if (s[i] == ' ' && next.cls == kOther) return crlf_run_end(s, n, run_end(s, n, j + next.len, kOther));
+            }
+            const SpaceRun run = space_run(s, n, i, first.len);
+            // \s*[\r\n]: the run up to and including its last CR or LF (\s* backtracks
+            // from the end of the run to it).
+            if (run.after_last_newline != 0) return run.after_last_newline;
+            // \s+(?!\S)|\s+
+            return space_run_chunk_end(run, i, n);
+        }
+    }
+}
+
+}  // namespace unicode
+
+// The splitters live beside their helpers in bpe::unicode, where kSpace and the other
+// classes do not clash with split.h's byte classes; callers know them as bpe::.
+using unicode::gpt2_chunk_end;
+using unicode::gpt4_chunk_end;
+
+// Calls emit(chunk) for each chunk of the text, in order, with chunk_end one of the
+// functions above (or split.h's chunk_end).
+template <class ChunkEnd, class Emit>
+inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emit&& emit) {
+    for (size_t i = 0; i < text.size();) {
+        const size_t end = chunk_end(text, i);
+        emit(text.substr(i, end - i));
+        i = end;
+    }
+}
+
+// Whether text is well-formed UTF-8 as Python's bytes.decode("utf-8") accepts it: no
+// overlong forms, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF, no
+// truncated sequence. ASCII goes eight bytes at a time.
+inline bool is_valid_utf8(std::string_view text) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t word;
+            std::memcpy(&word, s + i, 8);
+            if ((word & 0x8080808080808080ull) == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        const unsigned char b = s[i];
+        if (b < 0x80) {
+            ++i;
+            continue;
+        }
+        // The allowed ranges of the second byte depend on the first (Unicode Table 3-7);
+        // every later byte is 80..BF.
+        size_t size;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (b >= 0xC2 && b <= 0xDF) {
+            size = 2;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            size = 3;
+            if (b == 0xE0) lo = 0xA0;       // else overlong
+            if (b == 0xED) hi = 0x9F;       // else a surrogate
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            size = 4;
+            if (b == 0xF0) lo = 0x90;       // else overlong
+            if (b == 0xF4) hi = 0x8F;       // else past U+10FFFF
+        } else {
+            return false;  // a continuation byte, C0/C1 (overlong), or F5..FF
+        }
+        if (i + size > n || s[i + 1] < lo || s[i + 1] > hi) return false;
+        for (size_t k = 2; k < size; ++k)
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+        i += size;
+    }
+    return true;
+}
+
+// Whether threads may cut the text at byte p (0 < p < size): splitting text[:p] and
+// text[p:] each on its own gives exactly the chunks of the whole text, for all three
+// patterns (default, gpt2, gpt4). The rule: an ASCII letter at p-1, and at p an ASCII
+// byte that is neither a letter nor a digit (a space, a newline, punctuation).
+//
+// Why that is safe. Findall scans left to right with no lookbehind or anchors, so
+// once p is known to start a chunk of the whole text, the chunks from p on depend on
+// text[p:] alone. And p does start one: in gpt2 and gpt4 a letter belongs either to a
+// contraction, which ends with that letter, or to a run of letters (\p{L}+), which
+// cannot take the non-letter at p; in the default rule the letter is a word byte and
+// the byte at p is whitespace or punctuation, which ends every word run. The chunks
+// before p never looked further than the byte at p, and only to see "not a letter /
+// not a word byte", which the end of text[:p] tells them just the same. A cut at an
+// ASCII boundary keeps both pieces valid UTF-8 if the whole is.
+inline bool is_safe_cut(std::string_view text, size_t p) {
+    if (p == 0 || p >= text.size()) return false;
+    const unsigned char before = static_cast<unsigned char>(text[p - 1]);
+    const unsigned char at = static_cast<unsigned char>(text[p]);
+    const bool letter_before = (before | 0x20) >= 'a' && (before | 0x20) <= 'z';
+    const bool letter_or_digit_at = ((at | 0x20) >= 'a' && (at | 0x20) <= 'z') || (at >= '0' && at <= '9');
+    return letter_before && at < 0x80 && !letter_or_digit_at;
+}
+
+// Cuts the text into about `parts` pieces at safe cuts (see is_safe_cut), for threads.
+// Returns the piece boundaries, from 0 to size; fewer pieces when no safe cut is found
+// (a text without ASCII letters, such as Chinese, stays one piece).
+inline std::vector<size_t> safe_cut_points(std::string_view text, size_t parts) {
+    std::vector<size_t> cuts{0};
+    for (size_t k = 1; k < parts; ++k) {
+        size_t p = std::max(cuts.back() + 1, text.size() * k / parts);
+        while (p < text.size() && !is_safe_cut(text, p)) ++p;
+        if (p >= text.size()) break;
+        cuts.push_back(p);
+    }
+    cuts.push_back(text.size());
+    return cuts;
+}
+
+}  // namespace bpe
