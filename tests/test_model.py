@@ -21,6 +21,16 @@ STORY = 'Once upon a time, there was a cat named Tom. Tom saw a dog. "Hello!" sa
 TEXT = (STORY + END_OF_TEXT) * 20
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run far faster on one thread: on a busy 2-core machine, two threads
+    spend their time waiting for each other at every small operation."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def tiny(vocab_size=64, rope=True, context=16, n_layer=2, seed=0):
     """A tiny model with large random weights: at the real init, attention is nearly
     uniform, and a wrong position or mask would change the logits too little to see."""
@@ -382,7 +392,7 @@ def test_sample_prints_a_story_from_a_checkpoint(tmp_path, bpe_tok):
     result = subprocess.run(
         [sys.executable, "sample.py", str(tmp_path / "run"), "--prompt", prompt, "--tokens", "30",
          "--temperature", "1.0", "--top-k", "20", "--seed", "1", "--device", "cpu"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert result.returncode == 0, result.stderr
     # The prompt comes back as typed (the marker in it is plain text), then the story.
@@ -401,11 +411,13 @@ def test_sample_with_a_word_checkpoint_and_a_seed_repeats(tmp_path, word_tok, ca
     assert first.startswith("Tom saw <|unk|>")
 
 
-def test_sample_help_documents_every_flag():
-    result = subprocess.run([sys.executable, "sample.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0
+def test_sample_help_documents_every_flag(capsys):
+    with pytest.raises(SystemExit) as exit:
+        sample.main(["--help"])
+    assert exit.value.code == 0
+    help_text = capsys.readouterr().out
     for flag in ("--prompt", "--tokens", "--temperature", "--top-k", "--seed", "--device"):
-        assert flag in result.stdout
+        assert flag in help_text
     # Every flag has words after it, not just its name.
     for action in sample.build_parser()._actions:
         assert action.help, f"{action.dest} is undocumented"
@@ -423,12 +435,13 @@ class Chunked:
 
     def __init__(self):
         self.writes = []
+        self.flushed = 0  # how many writes had been flushed at the last flush
 
     def write(self, s):
         self.writes.append(s)
 
     def flush(self):
-        pass
+        self.flushed = len(self.writes)
 
 
 def test_story_printer_holds_back_half_characters(bpe_tok):
@@ -441,3 +454,14 @@ def test_story_printer_holds_back_half_characters(bpe_tok):
     printer.finish()
     assert "".join(out.writes) == text + "\n"
     assert not any("\ufffd" in w for w in out.writes)
+    # Printed as it comes: a write for each whole character or more, each flushed.
+    assert len(out.writes) >= len("猫 and 🐱!") // 2
+    assert out.flushed == len(out.writes)
+
+
+def test_story_printer_flushes_each_token(word_tok):
+    out = Chunked()
+    printer = sample.StoryPrinter(word_tok, [], out=out)
+    for n, i in enumerate(word_tok.encode("Tom saw a dog.")):
+        printer.add(i)
+        assert out.flushed == len(out.writes) == n + 1
