@@ -1,12 +1,15 @@
-// A hash table from chunks (views into a text that outlives the table) to values.
+// Hash tables for the two hottest loops of the engine: counting chunks (training) and
+// looking up chunks already encoded (encoding).
 //
-// Counting chunks and looking up the encoder's cache are the hottest loops of the
-// engine, and std::unordered_map spends most of their time on a node allocation per
-// entry and a pointer chase per lookup. This table keeps its entries in one flat
-// array with linear probing, and stores each key's hash beside it so that a probe
-// compares bytes only when the hashes already agree.
+// std::unordered_map spends most of those loops on a node allocation per entry and a
+// pointer chase per lookup. ChunkTable probes a flat index instead, and stores the
+// first 16 bytes of each key inside its entry: most chunks
+// are shorter than that (a word and its space), so a lookup compares two words held
+// in the table instead of reading the key's bytes from wherever in the text it was
+// first seen, which would be a cache miss. PairTable does the same for pairs of ids.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -14,98 +17,196 @@
 
 namespace bpe {
 
-// A fast hash of a short byte string: 8 bytes at a time, each folded in with a
-// multiply and a shift (the finaliser of MurmurHash3, by Austin Appleby).
-inline uint64_t hash_bytes(std::string_view s) {
-    auto mix = [](uint64_t x) {
-        x *= 0xff51afd7ed558ccdULL;
-        return x ^ (x >> 32);
-    };
-    uint64_t h = 0x9e3779b97f4a7c15ULL * (s.size() + 1);
-    const char* p = s.data();
-    size_t n = s.size();
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t word;
-        std::memcpy(&word, p, 8);
-        h = mix(h ^ word);
-    }
-    if (n > 0) {
-        uint64_t word = 0;
-        std::memcpy(&word, p, n);
-        h = mix(h ^ word);
-    }
-    return mix(h ^ (h >> 29));
+inline uint64_t mix(uint64_t x) {
+    // The finaliser of MurmurHash3 (Austin Appleby): every input bit affects every
+    // output bit, so the low bits used to pick a slot are well spread.
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
 }
 
+// A chunk ready for lookup: its bytes, their first 16 bytes as two zero-padded words,
+// and a hash. `text_end` is the end of the text the chunk lies in: when 16 bytes are
+// readable from the chunk's start, they are loaded in two moves and masked, which is
+// much faster than a copy of variable length.
+struct ChunkKey {
+    std::string_view bytes;
+    uint64_t head[2] = {0, 0};
+    uint64_t hash = 0;
+
+    ChunkKey() = default;
+    ChunkKey(std::string_view chunk, const char* text_end) : bytes(chunk) {
+        size_t n = chunk.size();
+        if (chunk.data() + 16 <= text_end) {
+            std::memcpy(head, chunk.data(), 16);
+            if (n < 8) {
+                head[0] &= n == 0 ? 0 : ~uint64_t(0) >> (64 - 8 * n);
+                head[1] = 0;
+            } else if (n < 16) {
+                head[1] &= n == 8 ? 0 : ~uint64_t(0) >> (64 - 8 * (n - 8));
+            }
+        } else {
+            head[0] = head[1] = 0;
+            std::memcpy(head, chunk.data(), std::min<size_t>(n, 16));
+        }
+        uint64_t h = mix(head[0] ^ (uint64_t(n) << 56)) ^ head[1];
+        for (size_t i = 16; i < n; i += 8) {  // the rest of a long chunk, 8 bytes at a time
+            uint64_t word = 0;
+            std::memcpy(&word, chunk.data() + i, std::min<size_t>(8, n - i));
+            h = mix(h) ^ word;
+        }
+        hash = mix(h);
+    }
+};
+
+// Entries sit in one dense array, in the order they were inserted; a separate index
+// of 8-byte slots (a tag of the hash, and the entry's number) is what probing walks.
+// The index of 10,000 chunks fits in the fastest caches, and the first chunks seen,
+// which are the most frequent ones, sit together at the front of the entries.
 template <class Value>
 class ChunkTable {
 public:
+    explicit ChunkTable(size_t expected = 1024) : index_(capacity_for(expected), 0) { entries_.reserve(expected); }
+
+    // The value stored for the key, inserted as Value{} if it was not there yet. The
+    // table keeps a view of the key's bytes, which must outlive it.
+    Value& operator[](const ChunkKey& key) {
+        size_t slot = probe(key);
+        if (index_[slot] != 0) return entries_[uint32_t(index_[slot]) - 1].value;
+        entries_.push_back({key.hash, {key.head[0], key.head[1]}, key.bytes, Value{}});
+        index_[slot] = tag(key.hash) | entries_.size();
+        if (entries_.size() * 2 > index_.size()) grow();  // at most half full: probes stay short
+        return entries_.back().value;
+    }
+
+    // The value stored for the key, or nullptr.
+    const Value* find(const ChunkKey& key) const {
+        uint64_t found = index_[probe(key)];
+        return found ? &entries_[uint32_t(found) - 1].value : nullptr;
+    }
+
+    size_t size() const { return entries_.size(); }
+
+    // Calls f(chunk, value) for each entry, in the order they were inserted.
+    template <class F>
+    void for_each(F&& f) const {
+        for (const Entry& e : entries_) f(e.bytes, e.value);
+    }
+
+    // Adds each entry of another table to this one with +=.
+    void add(const ChunkTable& other) {
+        for (const Entry& e : other.entries_) {
+            ChunkKey key;
+            key.bytes = e.bytes, key.head[0] = e.head[0], key.head[1] = e.head[1], key.hash = e.hash;
+            (*this)[key] += e.value;
+        }
+    }
+
+private:
     struct Entry {
-        uint64_t hash = 0;
-        std::string_view key;  // key.data() == nullptr marks an empty slot
-        Value value{};
+        uint64_t hash;
+        uint64_t head[2];
+        std::string_view bytes;
+        Value value;
+
+        bool holds(const ChunkKey& key) const {
+            return head[0] == key.head[0] && head[1] == key.head[1] && bytes.size() == key.bytes.size() &&
+                   (bytes.size() <= 16 || std::memcmp(bytes.data() + 16, key.bytes.data() + 16, bytes.size() - 16) == 0);
+        }
     };
 
-    explicit ChunkTable(size_t expected = 1024) {
+    static size_t capacity_for(size_t expected) {
         size_t capacity = 16;
         while (capacity < expected * 2) capacity *= 2;
-        slots_.resize(capacity);
+        return capacity;
     }
+    static uint64_t tag(uint64_t hash) { return hash & 0xffffffff00000000ULL; }
 
-    // The value stored for `key`, inserted as Value{} if it was not there yet.
-    Value& operator[](std::string_view key) { return find_or_insert(key, hash_bytes(key)); }
-
-    Value& find_or_insert(std::string_view key, uint64_t hash) {
-        size_t mask = slots_.size() - 1;
-        for (size_t i = hash & mask;; i = (i + 1) & mask) {
-            Entry& e = slots_[i];
-            if (e.key.data() == nullptr) {
-                if ((size_ + 1) * 2 > slots_.size()) {  // keep at most half full
-                    grow();
-                    return find_or_insert(key, hash);
-                }
-                e.hash = hash;
-                e.key = key.data() ? key : std::string_view("", 0);
-                ++size_;
-                return e.value;
-            }
-            if (e.hash == hash && e.key == key) return e.value;
+    // The slot of the index that holds the key, or the empty slot where it would go.
+    size_t probe(const ChunkKey& key) const {
+        size_t mask = index_.size() - 1;
+        for (size_t i = key.hash & mask;; i = (i + 1) & mask) {
+            uint64_t slot = index_[i];
+            if (slot == 0) return i;
+            if ((slot & 0xffffffff00000000ULL) == tag(key.hash) && entries_[uint32_t(slot) - 1].holds(key)) return i;
         }
     }
 
-    // The value stored for `key`, or nullptr.
-    const Value* find(std::string_view key, uint64_t hash) const {
-        size_t mask = slots_.size() - 1;
-        for (size_t i = hash & mask;; i = (i + 1) & mask) {
-            const Entry& e = slots_[i];
-            if (e.key.data() == nullptr) return nullptr;
-            if (e.hash == hash && e.key == key) return &e.value;
+    void grow() {
+        std::vector<uint64_t> index(index_.size() * 2, 0);
+        size_t mask = index.size() - 1;
+        for (size_t k = 0; k < entries_.size(); ++k) {
+            size_t i = entries_[k].hash & mask;
+            while (index[i] != 0) i = (i + 1) & mask;
+            index[i] = tag(entries_[k].hash) | (k + 1);
         }
+        index_.swap(index);
+    }
+
+    std::vector<uint64_t> index_;  // 0: empty; else the hash's high 32 bits, then entry number + 1
+    std::vector<Entry> entries_;
+};
+
+// A hash table from pairs of ids to a uint32 (the encoder's ranks): flat, with
+// linear probing, and no entry can be the pair (UINT32_MAX, UINT32_MAX), which marks
+// empty slots.
+class PairTable {
+public:
+    static constexpr uint32_t kMissing = UINT32_MAX;
+
+    explicit PairTable(size_t expected = 16) : keys_(capacity_for(expected), kEmpty), values_(keys_.size()) {}
+
+    // Stores value for (a, b) unless the pair is there already; returns false if it was.
+    bool insert(uint32_t a, uint32_t b, uint32_t value) {
+        if ((size_ + 1) * 2 > keys_.size()) grow();
+        size_t i = probe(key_of(a, b));
+        if (keys_[i] != kEmpty) return false;
+        keys_[i] = key_of(a, b);
+        values_[i] = value;
+        ++size_;
+        return true;
+    }
+
+    uint32_t get(uint32_t a, uint32_t b) const {
+        size_t i = probe(key_of(a, b));
+        return keys_[i] == kEmpty ? kMissing : values_[i];
     }
 
     size_t size() const { return size_; }
 
-    // Calls f(key, value) for each entry, in no particular order.
-    template <class F>
-    void for_each(F&& f) const {
-        for (const Entry& e : slots_)
-            if (e.key.data() != nullptr) f(e.key, e.value);
-    }
-
 private:
+    static constexpr uint64_t kEmpty = ~uint64_t(0);
+    static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
+    static size_t capacity_for(size_t expected) {
+        size_t capacity = 16;
+        while (capacity < expected * 2) capacity *= 2;
+        return capacity;
+    }
+    size_t probe(uint64_t key) const {
+        size_t mask = keys_.size() - 1;
+        size_t i = mix(key) & mask;
+        while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
+        return i;
+    }
     void grow() {
-        std::vector<Entry> old(slots_.size() * 2);
-        old.swap(slots_);
-        size_t mask = slots_.size() - 1;
-        for (Entry& e : old) {
-            if (e.key.data() == nullptr) continue;
-            size_t i = e.hash & mask;
-            while (slots_[i].key.data() != nullptr) i = (i + 1) & mask;
-            slots_[i] = std::move(e);
+        std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
+        std::vector<uint32_t> old_values(old_keys.size());
+        old_keys.swap(keys_);
+        old_values.swap(values_);
+        size_t mask = keys_.size() - 1;
+        for (size_t j = 0; j < old_keys.size(); ++j) {
+            if (old_keys[j] == kEmpty) continue;
+            size_t i = mix(old_keys[j]) & mask;
+            while (keys_[i] != kEmpty) i = (i + 1) & mask;
+            keys_[i] = old_keys[j];
+            values_[i] = old_values[j];
         }
     }
 
-    std::vector<Entry> slots_;
+    std::vector<uint64_t> keys_;
+    std::vector<uint32_t> values_;
     size_t size_ = 0;
 };
 

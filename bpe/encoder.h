@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <queue>
 #include <shared_mutex>
@@ -21,7 +22,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "chunk_table.h"
@@ -30,22 +30,102 @@
 
 namespace bpe {
 
+// Chunks and their ids. Most chunks are a single token, whose id the entry holds
+// itself; the ids of the others go, back to back, to an array of their own.
+class IdsTable {
+public:
+    explicit IdsTable(size_t expected) : table_(expected) {}
+
+    // Appends the ids of the chunk to `out` and returns true, if the table has it.
+    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
+        const Ids* ids = table_.find(key);
+        if (ids == nullptr) return false;
+        if (ids->size == 1) out.push_back(ids->id_or_offset);
+        else out.insert(out.end(), spilled_.begin() + ids->id_or_offset, spilled_.begin() + ids->id_or_offset + ids->size);
+        return true;
+    }
+
+    // Keeps the ids of a chunk; the table keeps a view of the key's bytes.
+    void insert(const ChunkKey& key, const uint32_t* ids, size_t size) {
+        if (size == 1) {
+            table_[key] = {1, ids[0]};
+        } else if (size < UINT32_MAX && spilled_.size() + size < UINT32_MAX) {
+            table_[key] = {uint32_t(size), uint32_t(spilled_.size())};
+            spilled_.insert(spilled_.end(), ids, ids + size);
+        }
+    }
+
+    size_t size() const { return table_.size(); }
+
+private:
+    struct Ids { uint32_t size, id_or_offset; };
+    ChunkTable<Ids> table_;
+    std::vector<uint32_t> spilled_;
+};
+
+// The cache an Encoder shares between calls and threads. Lookups take a shared lock;
+// a call adds the chunks it had to encode all at once, under one exclusive lock, and
+// the cache copies their bytes into blocks it owns, since the caller's text goes away.
+class SharedCache {
+public:
+    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
+        std::shared_lock lock(mutex_);
+        return table_.append_to(key, out);
+    }
+
+    // Adds the chunks `keys`, whose ids `source` has, unless the cache is full.
+    void insert(const std::vector<ChunkKey>& keys, const IdsTable& source) {
+        if (keys.empty()) return;
+        std::vector<uint32_t> ids;
+        std::unique_lock lock(mutex_);
+        for (const ChunkKey& key : keys) {
+            if (table_.size() >= kMaxEntries) return;
+            ids.clear();
+            source.append_to(key, ids);
+            if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
+            ChunkKey owned = key;
+            owned.bytes = copy_bytes(key.bytes);
+            table_.insert(owned, ids.data(), ids.size());
+        }
+    }
+
+private:
+    static constexpr size_t kMaxEntries = 1 << 20;
+    static constexpr size_t kBlockSize = 1 << 16;
+
+    std::string_view copy_bytes(std::string_view bytes) {
+        if (blocks_.empty() || block_used_ + bytes.size() > kBlockSize) {
+            blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+            block_used_ = 0;
+        }
+        char* copy = blocks_.back().get() + block_used_;
+        std::memcpy(copy, bytes.data(), bytes.size());
+        block_used_ += bytes.size();
+        return {copy, bytes.size()};
+    }
+
+    mutable std::shared_mutex mutex_;
+    IdsTable table_{1024};
+    std::vector<std::unique_ptr<char[]>> blocks_;
+    size_t block_used_ = 0;
+};
+
 class Encoder {
 public:
     // Throws std::invalid_argument for merges that could not have been learned: merge
     // k may use only the bytes and the tokens of the merges before it, once each.
     explicit Encoder(const std::vector<Pair>& merges) {
-        ranks_.reserve(merges.size());
+        ranks_ = PairTable(merges.size());
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
                 throw std::invalid_argument("merge " + std::to_string(k) + " is (" + std::to_string(a) + ", " +
                                             std::to_string(b) + "), but merge " + std::to_string(k) +
                                             " may only use ids below " + std::to_string(256 + k));
-            if (!ranks_.emplace(pair_key(a, b), uint32_t(k)).second)
+            if (!ranks_.insert(a, b, uint32_t(k)))
                 throw std::invalid_argument("merge " + std::to_string(k) + " repeats merge " +
-                                            std::to_string(ranks_[pair_key(a, b)]) + ": (" + std::to_string(a) +
-                                            ", " + std::to_string(b) + ")");
+                                            std::to_string(ranks_.get(a, b)) + ": (" + std::to_string(a) + ", " +
+                                            std::to_string(b) + ")");
         }
     }
 
@@ -53,23 +133,24 @@ public:
 
     // Appends the ids of `text` to `out`.
     void encode(std::string_view text, std::vector<uint32_t>& out) const {
-        // Chunks met in this call: views into `text`, mapped to where their ids
-        // begin in `out` (ids of a chunk are contiguous there) and how many.
-        struct Span { uint32_t start, size; };
-        ChunkTable<Span> seen(std::min<size_t>(1 << 16, text.size() / 8 + 16));
+        // Chunks met in this call, keyed by views into `text`, so that a lookup needs
+        // no lock and no copy. Chunks new to the shared cache join it at the end.
+        IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
+        std::vector<ChunkKey> fresh;
+        const char* text_end = text.data() + text.size();
         for_each_chunk(text, [&](std::string_view chunk) {
-            uint64_t hash = hash_bytes(chunk);
-            if (const Span* span = seen.find(chunk, hash)) {
-                size_t end = out.size();
-                out.resize(end + span->size);  // resize first: copying from out into itself
-                std::copy_n(out.begin() + span->start, span->size, out.begin() + end);
-                return;
-            }
+            ChunkKey key(chunk, text_end);
+            if (seen.append_to(key, out)) return;
             size_t start = out.size();
-            encode_chunk_cached(chunk, out);
-            if (out.size() - start < UINT32_MAX && start < UINT32_MAX)
-                seen.find_or_insert(chunk, hash) = {uint32_t(start), uint32_t(out.size() - start)};
+            if (chunk.size() > kCachedChunk) {
+                encode_chunk(chunk, out);
+            } else if (!cache_.append_to(key, out)) {
+                encode_chunk(chunk, out);
+                fresh.push_back(key);
+            }
+            seen.insert(key, out.data() + start, out.size() - start);
         });
+        cache_.insert(fresh, seen);
     }
 
     // Encodes on `threads` threads, each a piece of the text cut at a chunk boundary.
@@ -101,32 +182,11 @@ private:
     // Chunks up to this length are merged by scanning all pairs again after each
     // merge, which is quadratic but fastest for the handful of bytes a word has.
     static constexpr size_t kShortChunk = 32;
-    // The shared cache keeps chunks up to this length, and up to this many of them.
+    // The caches keep chunks up to this length; a longer one rarely comes back.
     static constexpr size_t kCachedChunk = 64;
-    static constexpr size_t kCacheEntries = 1 << 20;
 
-    static constexpr uint32_t kNoRank = UINT32_MAX;
-    uint32_t rank(uint32_t a, uint32_t b) const {
-        auto it = ranks_.find(pair_key(a, b));
-        return it == ranks_.end() ? kNoRank : it->second;
-    }
-
-    void encode_chunk_cached(std::string_view chunk, std::vector<uint32_t>& out) const {
-        if (chunk.size() > kCachedChunk) return encode_chunk(chunk, out);
-        std::string key(chunk);
-        {
-            std::shared_lock lock(cache_mutex_);
-            auto it = cache_.find(key);
-            if (it != cache_.end()) {
-                out.insert(out.end(), it->second.begin(), it->second.end());
-                return;
-            }
-        }
-        size_t start = out.size();
-        encode_chunk(chunk, out);
-        std::unique_lock lock(cache_mutex_);
-        if (cache_.size() < kCacheEntries) cache_.emplace(std::move(key), std::vector<uint32_t>(out.begin() + start, out.end()));
-    }
+    static constexpr uint32_t kNoRank = PairTable::kMissing;
+    uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
 
     void encode_short(std::string_view chunk, std::vector<uint32_t>& out) const {
         uint32_t ids[kShortChunk];
@@ -185,9 +245,8 @@ private:
     }
 
     static constexpr uint32_t kDead = UINT32_MAX;
-    std::unordered_map<uint64_t, uint32_t> ranks_;
-    mutable std::shared_mutex cache_mutex_;
-    mutable std::unordered_map<std::string, std::vector<uint32_t>> cache_;
+    PairTable ranks_;
+    mutable SharedCache cache_;
 };
 
 }  // namespace bpe

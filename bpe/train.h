@@ -38,17 +38,17 @@ inline ChunkTable<int64_t> count_chunks(std::string_view text, unsigned threads)
     std::vector<size_t> cuts = cut_points(text, std::max(1u, threads));
     size_t pieces = cuts.size() - 1;
     std::vector<ChunkTable<int64_t>> tables(pieces);
+    const char* text_end = text.data() + text.size();
     auto count_piece = [&](size_t k) {
         ChunkTable<int64_t>& table = tables[k];
         for_each_chunk(text.substr(cuts[k], cuts[k + 1] - cuts[k]),
-                       [&](std::string_view chunk) { ++table[chunk]; });
+                       [&](std::string_view chunk) { ++table[ChunkKey(chunk, text_end)]; });
     };
     std::vector<std::thread> workers;
     for (size_t k = 1; k < pieces; ++k) workers.emplace_back(count_piece, k);
     count_piece(0);
     for (auto& w : workers) w.join();
-    for (size_t k = 1; k < pieces; ++k)
-        tables[k].for_each([&](std::string_view chunk, int64_t n) { tables[0][chunk] += n; });
+    for (size_t k = 1; k < pieces; ++k) tables[0].add(tables[k]);
     return std::move(tables[0]);
 }
 
