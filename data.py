@@ -527,9 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "write merges.txt and train-bpe.bin/valid-bpe.bin, instead of the word-level vocab.json "
                              "and train.bin/valid.bin")
     parser.add_argument("--merges", type=int, default=NUM_MERGES,
-                        help="how many BPE merges to learn (the vocabulary is 256 + merges + 2)")
+                        help="how many BPE merges to learn; the vocabulary is 256 + merges + 2 (default: %(default)s)")
     parser.add_argument("--words", type=int, default=NUM_WORDS,
-                        help="how many words and runs of punctuation the word-level vocabulary keeps")
+                        help="how many words and runs of punctuation the word-level vocabulary keeps (default: %(default)s)")
     parser.add_argument("--source", type=Path, metavar="DIR",
                         help="read local text files instead of downloading: in DIR, the .txt file whose name "
                              "contains 'train' (e.g. TinyStories-train.txt, train-sample-lowercase.txt) holds the "
@@ -539,17 +539,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--separator", choices=["auto", *SEPARATORS], default="auto",
                         help="what separates the stories in --source files: "
                              + "; ".join(f"{k}: {v}" for k, v in SEPARATORS.items())
-                             + "; auto: eot if the file holds <|endoftext|>, else blank")
+                             + "; auto: eot if the file holds <|endoftext|>, else blank (default: %(default)s)")
     parser.add_argument("--train-mb", type=float, default=TRAIN_MB,
-                        help="take the first this many MB (10^6 bytes) of the training stories, cut after the last "
-                             "whole story (the episode's ~21 M BPE tokens)")
+                        help="take the first this many MB (10^6 bytes) of the training stories (downloaded or --source), cut after the last "
+                             "whole story; the default, %(default)s, is the episode's ~21 M BPE tokens")
     parser.add_argument("--instruct-mb", type=float, default=INSTRUCT_MB,
-                        help="likewise for the instructions (with the stories, the episode's ~158 MB)")
+                        help="likewise for the instructions; with the stories, the default %(default)s makes the episode's ~158 MB")
     parser.add_argument("--base-url", default=os.environ.get("TINYSTORIES_BASE_URL", BASE_URL),
                         help=f"where to download from (environment: TINYSTORIES_BASE_URL); files are "
                              f"BASE/{TRAIN_URL}, BASE/{VALID_URL} and BASE/{INSTRUCT_URL}. Downloads resume "
-                             "where an interrupted one stopped; existing train.txt/valid.txt/instruct.txt are kept")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the data folder")
+                             "where an interrupted one stopped; existing train.txt/valid.txt/instruct.txt are kept (default: %(default)s)")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the data folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 

@@ -1,0 +1,409 @@
+"""data.py: stories as text, token files, --source, and downloads from a server on 127.0.0.1.
+
+The download tests start an HTTP server in a thread that serves made-up TinyStories files
+with byte ranges, and can drop a connection part way, or ignore ranges, as real servers do.
+No network beyond 127.0.0.1, and nothing from outside the repository.
+"""
+import http.server
+import re
+import socket
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import data
+from tokenizer import END_OF_TEXT, WordTokenizer
+
+STORIES = [
+    "Once upon a time, there was a little cat named Tom. Tom liked to play in the sun.",
+    'One day, Tom saw a big dog. "Hello!" said Tom.\nThe dog was happy and they played.',
+    "Lily had a red ball.\n\nShe didn't want to share it, but her mom said: \"Share it, Lily.\"",
+    "Le café était fermé. 日本の猫は魚が好きです。",
+    "The sun was warm. The end.",
+]
+
+
+def tinystories_file(stories) -> bytes:
+    """Stories as TinyStories' own files hold them: a line <|endoftext|> after each."""
+    return "".join(s + f"\n{END_OF_TEXT}\n" for s in stories).encode("utf-8")
+
+
+def many_stories(n, seed=0):
+    rng = np.random.default_rng(seed)
+    words = ["the", "cat", "dog", "sun", "ran", "saw", "happy", "big", "Lily", "Tom", "played", "ball"]
+    out = []
+    for k in range(n):
+        sentences = [" ".join(rng.choice(words, size=rng.integers(3, 9))).capitalize() + "." for _ in range(rng.integers(2, 6))]
+        out.append(f"Story {k}. " + " ".join(sentences))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Stories as text
+
+
+def test_split_stories_on_end_of_text_strips_and_drops_empty_ones():
+    text = tinystories_file(STORIES).decode() + f"\n{END_OF_TEXT}\n  \n"
+    assert data.split_stories(text, "eot") == STORIES
+    assert data.split_stories(f"a{END_OF_TEXT}b", "eot") == ["a", "b"]  # a marker anywhere separates
+
+
+def test_split_stories_on_blank_lines_keeps_single_line_breaks():
+    text = "First story.\nStill the first.\n\nSecond story.\n \n\n\nThird.\r\n\r\nFourth.\n"
+    assert data.split_stories(text, "blank") == ["First story.\nStill the first.", "Second story.", "Third.", "Fourth."]
+
+
+def test_split_stories_on_single_line_breaks_keeps_paragraphs():
+    # A TinyStories file with its <|endoftext|> lines taken out, as train-sample-lowercase.txt is.
+    text = "one day, a cat.\n\nthe cat ran.\nonce upon a time, a dog.\n\nthe end.\n"
+    assert data.split_stories(text, "line") == ["one day, a cat.\n\nthe cat ran.", "once upon a time, a dog.\n\nthe end."]
+
+
+def test_separator_detection_and_bad_separator():
+    assert data.detect_separator(f"a\n{END_OF_TEXT}\nb") == "eot"
+    assert data.detect_separator("a\n\nb") == "blank"
+    with pytest.raises(ValueError, match="separator"):
+        data.split_stories("a", "comma")
+
+
+def test_stories_written_and_read_back(tmp_path):
+    path = tmp_path / "valid.txt"
+    data.write_stories(path, STORIES)
+    text = path.read_text(encoding="utf-8")
+    assert f"\n{END_OF_TEXT}\n" in text and text.endswith("\n")
+    assert data.read_stories(path) == STORIES
+    assert [p.name for p in tmp_path.iterdir()] == ["valid.txt"]  # no temporary file left
+
+
+def test_read_stories_limit_cuts_the_last_story_and_any_half_marker(tmp_path):
+    path = tmp_path / "valid.txt"
+    data.write_stories(path, STORIES)
+    text = path.read_text(encoding="utf-8")
+    first_marker = text.index(END_OF_TEXT)
+    for n in range(first_marker - 1, first_marker + len(END_OF_TEXT) + 1):
+        stories = data.read_stories(path, max_chars=n)
+        assert stories == [STORIES[0]], n  # never a piece of "<|endoftext|>" as story text
+    assert data.read_stories(path, max_chars=20) == [STORIES[0][:20]]
+
+
+def test_read_stories_missing_file_names_the_command(tmp_path):
+    with pytest.raises(data.DataError, match=r"python data\.py"):
+        data.read_stories(tmp_path / "valid.txt")
+
+
+def test_writing_stories_that_hold_the_marker_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="endoftext"):
+        data.write_stories(tmp_path / "x.txt", [f"a{END_OF_TEXT}b"])
+
+
+def test_token_text_and_character_count():
+    assert data.token_text(["ab", "c"]) == f"{END_OF_TEXT}ab{END_OF_TEXT}c"
+    assert data.count_chars(["ab", "c"]) == 5  # each end of text is one character
+
+
+# ---------------------------------------------------------------------------------------
+# Token files
+
+
+def test_token_files_are_headerless_little_endian_uint16(tmp_path):
+    path = tmp_path / "train.bin"
+    ids = np.array([0, 1, 258, 65535], dtype=np.int64)
+    data.write_tokens(path, ids, vocab_size=65536)
+    assert path.read_bytes() == b"\x00\x00\x01\x00\x02\x01\xff\xff"
+    back = data.load_tokens(path, 65536)
+    assert back.dtype == np.dtype("<u2") and back.tolist() == ids.tolist()
+
+
+def test_load_tokens_checks_the_file(tmp_path):
+    path = tmp_path / "train-bpe.bin"
+    with pytest.raises(data.DataError, match=r"no .*train-bpe\.bin: make it with `python data\.py --bpe`"):
+        data.load_tokens(path, 100)
+    path.write_bytes(b"\x01\x00\x02")
+    with pytest.raises(data.DataError, match=r"not a whole number of 16-bit ids.*python data\.py --bpe"):
+        data.load_tokens(path, 100)
+    path.write_bytes(b"")
+    with pytest.raises(data.DataError, match="not a token file"):
+        data.load_tokens(path, 100)
+    path.write_bytes(np.array([5, 100], dtype="<u2").tobytes())
+    with pytest.raises(data.DataError, match=r"id 100, outside the tokenizer's 100 tokens"):
+        data.load_tokens(path, 100)
+    word_file = tmp_path / "valid.bin"
+    word_file.write_bytes(np.array([7], dtype="<u2").tobytes())
+    with pytest.raises(data.DataError, match=r"make it again with `python data\.py`$"):
+        data.load_tokens(word_file, 5)
+
+
+def test_vocabulary_too_large_for_16_bits_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="16 bits"):
+        data.write_tokens(tmp_path / "x.bin", np.array([1]), vocab_size=70_000)
+
+
+def test_load_tokenizer_names_the_command(tmp_path):
+    with pytest.raises(data.DataError, match=r"merges\.txt: make it with `python data\.py --bpe`"):
+        data.load_tokenizer(tmp_path, bpe=True)
+    with pytest.raises(data.DataError, match=r"vocab\.json: make it with `python data\.py`"):
+        data.load_tokenizer(tmp_path, bpe=False)
+    (tmp_path / "merges.txt").write_text("1 2 3\n")
+    with pytest.raises(data.DataError, match=r"line 1.*make it again"):
+        data.load_tokenizer(tmp_path, bpe=True)
+
+
+# ---------------------------------------------------------------------------------------
+# --source
+
+
+def sample_like_source(folder: Path):
+    """Files named and laid out as the samples in shared/data/tinystories/ are: blank lines
+    between stories, no end-of-text markers."""
+    folder.mkdir()
+    train, valid = many_stories(60, seed=1), many_stories(20, seed=2)
+    (folder / "train-sample-lowercase.txt").write_text("\n\n".join(s.lower() for s in train) + "\n", encoding="utf-8")
+    (folder / "valid-sample.txt").write_text("\n\n".join(valid) + "\n\n", encoding="utf-8")
+    (folder / "README.md").write_text("not a story file")
+    return train, valid
+
+
+def test_source_like_the_samples_writes_stories_and_word_tokens(tmp_path, capsys):
+    train, valid = sample_like_source(tmp_path / "src")
+    d = tmp_path / "data"
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d)])
+    out = capsys.readouterr().out
+    assert data.read_stories(d / "train.txt") == [s.lower() for s in train]
+    assert data.read_stories(d / "valid.txt") == valid
+    assert not (d / "instruct.txt").exists() and "no instruction file" in out
+    assert "60 stories separated by one or more blank lines (auto)" in out
+    tok = WordTokenizer.load(d / "vocab.json")
+    ids = data.load_tokens(d / "train.bin", len(tok))
+    assert ids[0] == tok.eot_id and int(np.count_nonzero(ids == tok.eot_id)) == 60
+    assert tok.decode(ids[1:list(ids[1:]).index(tok.eot_id) + 1]) == train[0].lower()
+    # The statistics the issue asks for: tokens, unknown share, characters per token, seconds.
+    assert re.search(r"valid\.bin: [\d,]+ tokens from 20 stories, [\d.]+ characters per token, unknown [\d,]+ \([\d.]+%\), "
+                     r"encoded in [\d.]+ s", out)
+    assert '"Once upon a time, a cat said hello"' in out
+
+
+def test_source_prefix_is_cut_after_the_last_whole_story(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    stories = many_stories(50)
+    content = tinystories_file(stories)
+    (src / "TinyStories-train.txt").write_bytes(content)
+    (src / "TinyStories-valid.txt").write_bytes(tinystories_file(STORIES))
+    (src / "TinyStories-Instruct-train.txt").write_bytes(tinystories_file(["Words: cat\nStory: A cat sat."] * 3))
+    limit = content.index(b"Story 20.") + 5  # in the middle of story 20
+    d = tmp_path / "data"
+    data.main(["--source", str(src), "--data-dir", str(d), "--train-mb", str(limit / 1e6)])
+    assert data.read_stories(d / "train.txt") == stories[:20]
+    assert data.read_stories(d / "valid.txt") == STORIES  # no limit on the held-out stories
+    assert data.read_stories(d / "instruct.txt") == ["Words: cat\nStory: A cat sat."] * 3
+    assert "cut after the last whole story" in capsys.readouterr().out
+
+
+def test_source_separator_flag(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.txt").write_text("a cat.\n\nit ran.\na dog.\n\nit sat.\n")
+    (src / "valid.txt").write_text("x.\ny.\n")
+    d = tmp_path / "data"
+    data.main(["--source", str(src), "--data-dir", str(d), "--separator", "line"])
+    assert data.read_stories(d / "train.txt") == ["a cat.\n\nit ran.", "a dog.\n\nit sat."]
+    assert data.read_stories(d / "valid.txt") == ["x.", "y."]
+
+
+@pytest.mark.parametrize("names, message", [
+    (["valid.txt"], r"no \.txt file whose name contains 'train'"),
+    (["train.txt"], r"no \.txt file whose name contains 'valid'"),
+    (["train-a.txt", "train-b.txt", "valid.txt"], "several files could be the train stories"),
+])
+def test_source_file_names_are_checked(tmp_path, capsys, names, message):
+    for n in names:
+        (tmp_path / n).write_text("A story.\n")
+    with pytest.raises(SystemExit) as e:
+        data.main(["--source", str(tmp_path), "--data-dir", str(tmp_path / "data")])
+    assert e.value.code == 1
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_source_that_is_not_utf8_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "train.txt").write_bytes(b"A story \xff here.\n")
+    (tmp_path / "valid.txt").write_text("A story.\n")
+    with pytest.raises(SystemExit):
+        data.main(["--source", str(tmp_path), "--data-dir", str(tmp_path / "data")])
+    assert "train.txt is not UTF-8 text (byte 8" in capsys.readouterr().err
+
+
+def test_help_documents_every_flag(capsys):
+    parser = data.build_parser()
+    for action in parser._actions:
+        assert action.help, action.option_strings
+    with pytest.raises(SystemExit):
+        data.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for action in parser._actions:
+        for flag in action.option_strings:
+            assert flag in out
+    assert "uint16 ids" in out and "no network: use --source DIR" in out
+
+
+# ---------------------------------------------------------------------------------------
+# Downloads from a server on 127.0.0.1
+
+
+class StoryServer(http.server.ThreadingHTTPServer):
+    """Serves files from a dict, honouring "Range: bytes=a-b" (206) unless ignore_range;
+    drop_after[path] = n sends only n bytes the first time path is asked for, then closes
+    the connection mid-response."""
+
+    daemon_threads = True
+
+    def __init__(self, files):
+        super().__init__(("127.0.0.1", 0), RangeHandler)
+        self.files, self.drop_after, self.ignore_range, self.requests = files, {}, False, []
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class RangeHandler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_GET(self):
+        srv = self.server
+        srv.requests.append((self.path, self.headers.get("Range")))
+        body = srv.files.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        start, end, status = 0, len(body) - 1, 200
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range") or "")
+        if m and not srv.ignore_range:
+            start = int(m.group(1))
+            end = min(int(m.group(2)), end) if m.group(2) else end
+            if start >= len(body):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(body)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            status = 206
+        self.send_response(status)
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        chunk = body[start:end + 1]
+        drop = srv.drop_after.pop(self.path, None)
+        if drop is not None:
+            self.wfile.write(chunk[:drop])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)  # the client sees the stream end early
+            return
+        self.wfile.write(chunk)
+
+
+@pytest.fixture
+def server():
+    train = tinystories_file(many_stories(200, seed=3))
+    valid = tinystories_file(many_stories(30, seed=4))
+    instruct = tinystories_file([f"Features: Dialogue\nWords: cat, sun\nSummary: A cat.\nStory: Story {k}." for k in range(100)])
+    srv = StoryServer({
+        "/" + data.TRAIN_URL: train,
+        "/" + data.VALID_URL: valid,
+        "/" + data.INSTRUCT_URL: instruct,
+    })
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_download_of_a_prefix_then_cut_at_a_story_boundary(server, tmp_path, capsys):
+    train = server.files["/" + data.TRAIN_URL]
+    limit = train.index(b"Story 57.") + 3  # in the middle of story 57
+    d = tmp_path / "data"
+    data.main(["--base-url", server.url, "--data-dir", str(d), "--train-mb", str(limit / 1e6),
+               "--instruct-mb", "1", "--no-progress"])
+    stories = data.split_stories(train.decode(), "eot")
+    assert data.read_stories(d / "train.txt") == stories[:57]
+    # Only the prefix travelled: a range request for its bytes.
+    assert ("/" + data.TRAIN_URL, f"bytes=0-{limit - 1}") in server.requests
+    # The instruction file is shorter than its 1 MB prefix: all of it, last story included.
+    assert len(data.read_stories(d / "instruct.txt")) == 100
+    assert data.read_stories(d / "valid.txt") == data.split_stories(server.files["/" + data.VALID_URL].decode())
+    assert (d / "train.bin").exists() and (d / "vocab.json").exists()
+    assert not any((d / "downloads").iterdir())  # the raw downloads are gone once written as stories
+    # A second run keeps what is there and downloads nothing.
+    server.requests.clear()
+    data.main(["--base-url", server.url, "--data-dir", str(d), "--no-progress"])
+    assert server.requests == []
+    assert "already there" in capsys.readouterr().out
+
+
+def test_download_resumes_after_an_interrupted_transfer(server, tmp_path):
+    path = "/" + data.VALID_URL
+    body = server.files[path]
+    server.drop_after[path] = 1000
+    dest = tmp_path / "TinyStories-valid.txt"
+    with pytest.raises(data.DownloadError, match="interrupted with 1,000 bytes.*run data.py again"):
+        data.download(server.url + path, dest, retries=0, progress=False)
+    part = tmp_path / "TinyStories-valid.txt.part"
+    assert not dest.exists() and part.read_bytes() == body[:1000]  # nothing that looks complete
+    data.download(server.url + path, dest, retries=0, progress=False)
+    assert dest.read_bytes() == body and not part.exists()
+    assert server.requests[-1] == (path, "bytes=1000-")
+
+
+def test_download_resumes_within_one_run(server, tmp_path):
+    path = "/" + data.TRAIN_URL
+    server.drop_after[path] = 777
+    dest = tmp_path / "prefix.txt"
+    data.download(server.url + path, dest, max_bytes=5000, progress=False)
+    assert dest.read_bytes() == server.files[path][:5000]
+    assert [r for p, r in server.requests] == ["bytes=0-4999", "bytes=777-4999"]
+
+
+def test_download_from_a_server_that_ignores_ranges_starts_again(server, tmp_path):
+    path = "/" + data.VALID_URL
+    server.drop_after[path] = 500
+    server.ignore_range = True
+    dest = tmp_path / "valid.txt"
+    data.download(server.url + path, dest, progress=False)
+    assert dest.read_bytes() == server.files[path]
+
+
+def test_prefix_download_from_a_server_that_ignores_ranges_stops_at_the_prefix(server, tmp_path):
+    server.ignore_range = True
+    path = "/" + data.TRAIN_URL
+    data.download(server.url + path, tmp_path / "p.txt", max_bytes=3000, progress=False)
+    assert (tmp_path / "p.txt").read_bytes() == server.files[path][:3000]
+
+
+def test_unreachable_server_says_to_use_source(tmp_path, capsys):
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(SystemExit) as e:
+        data.main(["--base-url", f"http://127.0.0.1:{port}", "--data-dir", str(tmp_path), "--no-progress"])
+    assert e.value.code == 1
+    err = capsys.readouterr().err
+    assert "could not reach http://127.0.0.1" in err and "no network: use --source DIR, see --help" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "train.txt").exists()
+
+
+def test_missing_file_on_the_server_is_a_clear_error(server, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        data.main(["--base-url", server.url + "/elsewhere", "--data-dir", str(tmp_path), "--no-progress"])
+    assert "HTTP 404" in capsys.readouterr().err
+
+
+def test_base_url_from_the_environment(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINYSTORIES_BASE_URL", server.url)
+    args = data.build_parser().parse_args([])
+    assert args.base_url == server.url
