@@ -23,13 +23,11 @@
 // where they cut is unspecified.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-#include <vector>
 
 #include "unicode_tables.h"
 
@@ -302,42 +300,17 @@ inline bool is_valid_utf8(std::string_view text) {
     return true;
 }
 
-// Whether threads may cut the text at byte p (0 < p < size): splitting text[:p] and
-// text[p:] each on its own gives exactly the chunks of the whole text, for all three
-// patterns (default, gpt2, gpt4). The rule: an ASCII letter at p-1, and at p an ASCII
-// byte that is neither a letter nor a digit (a space, a newline, punctuation).
-//
-// Why that is safe. Findall scans left to right with no lookbehind or anchors, so
-// once p is known to start a chunk of the whole text, the chunks from p on depend on
-// text[p:] alone. And p does start one: in gpt2 and gpt4 a letter belongs either to a
-// contraction, which ends with that letter, or to a run of letters (\p{L}+), which
-// cannot take the non-letter at p; in the default rule the letter is a word byte and
-// the byte at p is whitespace or punctuation, which ends every word run. The chunks
-// before p never looked further than the byte at p, and only to see "not a letter /
-// not a word byte", which the end of text[:p] tells them just the same. A cut at an
-// ASCII boundary keeps both pieces valid UTF-8 if the whole is.
-inline bool is_safe_cut(std::string_view text, size_t p) {
-    if (p == 0 || p >= text.size()) return false;
-    const unsigned char before = static_cast<unsigned char>(text[p - 1]);
-    const unsigned char at = static_cast<unsigned char>(text[p]);
-    const bool letter_before = (before | 0x20) >= 'a' && (before | 0x20) <= 'z';
-    const bool letter_or_digit_at = ((at | 0x20) >= 'a' && (at | 0x20) <= 'z') || (at >= '0' && at <= '9');
-    return letter_before && at < 0x80 && !letter_or_digit_at;
-}
-
-// Cuts the text into about `parts` pieces at safe cuts (see is_safe_cut), for threads.
-// Returns the piece boundaries, from 0 to size; fewer pieces when no safe cut is found
-// (a text without ASCII letters, such as Chinese, stays one piece).
-inline std::vector<size_t> safe_cut_points(std::string_view text, size_t parts) {
-    std::vector<size_t> cuts{0};
-    for (size_t k = 1; k < parts; ++k) {
-        size_t p = std::max(cuts.back() + 1, text.size() * k / parts);
-        while (p < text.size() && !is_safe_cut(text, p)) ++p;
-        if (p >= text.size()) break;
-        cuts.push_back(p);
-    }
-    cuts.push_back(text.size());
-    return cuts;
-}
+// Cutting for threads: split.h's is_safe_cut (an ASCII letter, then an ASCII space)
+// is a safe cut for gpt2 and gpt4 as well: splitting text[:p] and text[p:] each on
+// its own gives exactly the chunks of the whole text. Findall scans left to right
+// with no lookbehind or anchors, so once p is known to start a chunk of the whole
+// text, the chunks from p on depend on text[p:] alone. And p does start one: in both
+// patterns a letter belongs either to a contraction, which ends with that letter, or
+// to a run of letters (\p{L}+), which cannot take the non-letter at p. The chunks
+// before p never looked further than the character at p, and only to see "not a
+// letter", which the end of text[:p] tells them just the same. A cut at an ASCII byte
+// leaves both pieces valid UTF-8 when the whole is. (The same argument allows any
+// ASCII byte other than a letter or digit at p -- a digit would join the default
+// rule's word run -- should threads ever need more places to cut.)
 
 }  // namespace bpe
