@@ -445,10 +445,11 @@ def encode_split(tok, data_dir: Path, split: str, bpe: bool):
     """Encode data/<split>.txt to its token file; print what it took (encoding timed alone)."""
     stories = read_stories(data_dir / f"{split}.txt")
     text = token_text(stories)
+    out = token_file(data_dir, split, bpe)
+    _progress(f"{out}: encoding {len(stories):,} stories...")
     start = time.perf_counter()
     ids = tok.encode_array(text, threads=0)  # threads=0: one per core, where the tokenizer can
     seconds = time.perf_counter() - start
-    out = token_file(data_dir, split, bpe)
     write_tokens(out, ids, len(tok))
     chars = count_chars(stories)
     if tok.unknown is None:
@@ -470,6 +471,7 @@ def training_text(data_dir: Path) -> str:
 
 def build_words(data_dir: Path, num_words: int):
     text = training_text(data_dir)
+    _progress(f"word vocabulary: counting the words of {len(text) / 1e6:.1f} M characters...")
     start = time.perf_counter()
     tok = WordTokenizer.build(text, size=num_words)
     print(f"word vocabulary: {len(tok):,} tokens ({len(tok.words):,} words and punctuation, then padding, "
@@ -489,6 +491,7 @@ def build_bpe(data_dir: Path, num_merges: int):
                         "python setup.py build_ext --inplace") from None
     # End of text is a token of its own, never merged: a space stands in for it.
     text = training_text(data_dir).replace(END_OF_TEXT, " ").encode("utf-8")
+    _progress(f"BPE: learning {num_merges:,} merges from {len(text) / 1e6:.1f} MB...")
     start = time.perf_counter()
     merges = bpe.train(text, num_merges, threads=0)
     seconds = time.perf_counter() - start
@@ -502,6 +505,12 @@ def build_bpe(data_dir: Path, num_merges: int):
     for split in ("train", "valid"):
         encode_split(tok, data_dir, split, bpe=True)
     return tok
+
+
+def _progress(message):
+    """A line that says what the next long step is, on a terminal, for the result to overwrite."""
+    if sys.stdout.isatty():
+        print(message, end="\r", flush=True)
 
 
 def show_sentence(tok):

@@ -333,7 +333,9 @@ def train(parser, args, rank, world, device):
         extra = checkpoint.get("extra") or {}
         elapsed_before = float(extra.get("elapsed_s", 0.0))
         tokens_seen = int(extra.get("tokens", 0))
-        losses = checkpoint.get("losses") or losses
+        saved = checkpoint.get("losses")
+        if isinstance(saved, dict) and all(isinstance(saved.get(k), list) for k in losses):
+            losses = saved
     else:
         try:
             config = GPTConfig(vocab_size=vocab, context=args.context, n_layer=args.n_layer, n_head=args.n_head,
