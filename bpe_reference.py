@@ -20,6 +20,17 @@ def pretokenize(text: bytes) -> list[bytes]:
     return CHUNK.findall(text)
 
 
+def split_special(text: bytes, specials) -> list[tuple[bytes, bool]]:
+    """Cut text at special tokens: (piece, is_special) pairs, in order. Where two
+    specials start at one place the longer wins, as the alternation tries it first."""
+    if not specials:
+        return [(text, False)] if text else []
+    longest_first = sorted(specials, key=len, reverse=True)
+    pattern = re.compile(b"(" + b"|".join(re.escape(s) for s in longest_first) + b")")
+    # re.split with a group: even places are the text between, odd places the specials.
+    return [(piece, k % 2 == 1) for k, piece in enumerate(pattern.split(text)) if piece]
+
+
 def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
     """Replace every occurrence of `pair` in `ids`, left to right, with `idx`."""
     out = []
@@ -34,15 +45,20 @@ def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
     return out
 
 
-def train(text: bytes, num_merges: int) -> list[tuple[int, int]]:
+def train(text: bytes, num_merges: int, special_tokens=()) -> list[tuple[int, int]]:
     """Learn up to `num_merges` merges: each time, the most frequent pair becomes a token.
 
     Pairs are counted with overlaps, as zip(ids, ids[1:]) gives them, each chunk
     weighted by how often it occurs. Ties go to the smaller pair, compared as a tuple
     of ids. Stops early when no pair is left (every chunk is a single token).
+    Special tokens (bytes) are cut out of the text first, and never counted.
     """
+    chunks = Counter()
+    for piece, is_special in split_special(text, special_tokens):
+        if not is_special:
+            chunks.update(pretokenize(piece))
     # Each distinct chunk is worked on once, along with its count.
-    words = [(list(chunk), n) for chunk, n in Counter(pretokenize(text)).items()]
+    words = [(list(chunk), n) for chunk, n in chunks.items()]
     merges = []
     for k in range(num_merges):
         counts = Counter()
@@ -57,9 +73,22 @@ def train(text: bytes, num_merges: int) -> list[tuple[int, int]]:
     return merges
 
 
-def encode(text: bytes, merges: list[tuple[int, int]]) -> list[int]:
-    """Encode text chunk by chunk, replaying merges in the order they were learned."""
+def encode(text: bytes, merges: list[tuple[int, int]], special_tokens=None) -> list[int]:
+    """Encode text chunk by chunk, replaying merges in the order they were learned.
+    special_tokens maps each special token's bytes to its id."""
+    special_tokens = special_tokens or {}
     ranks = {pair: k for k, pair in enumerate(merges)}
+    ids_out = []
+    for piece, is_special in split_special(text, special_tokens):
+        if is_special:
+            ids_out.append(special_tokens[piece])
+        else:
+            ids_out.extend(encode_ordinary(piece, ranks))
+    return ids_out
+
+
+def encode_ordinary(text: bytes, ranks: dict[tuple[int, int], int]) -> list[int]:
+    """Encode text that holds no special token; ranks maps each merge to its order."""
     ids_out = []
     for chunk in pretokenize(text):
         ids = list(chunk)

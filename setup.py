@@ -3,6 +3,7 @@
 Set BPE_SANITIZE=1 to build it with AddressSanitizer and UndefinedBehaviorSanitizer,
 for running the tests under them (see README.md, "Checking the C++ for memory errors").
 """
+import glob
 import os
 
 from pybind11.setup_helpers import Pybind11Extension, build_ext
@@ -23,7 +24,7 @@ setup(
         Pybind11Extension(
             "bpe",
             ["bpe/bpe.cpp"],
-            depends=["bpe/split.h", "bpe/chunk_table.h", "bpe/train.h", "bpe/encoder.h"],
+            depends=sorted(glob.glob("bpe/*.h")),
             cxx_std=17,
             extra_compile_args=compile_args,
             extra_link_args=link_args,

@@ -87,6 +87,37 @@ std::vector<bpe::Pair> merges_from_python(py::handle obj) {
     return merges;
 }
 
+// Special tokens from Python: a dict from str or bytes to an id (None: no specials).
+bpe::SpecialTokens specials_from_python(py::handle obj) {
+    if (obj.is_none()) return {};
+    if (!PyDict_Check(obj.ptr())) throw py::type_error("special_tokens must be a dict from str or bytes to int ids");
+    std::vector<std::pair<std::string, uint32_t>> tokens;
+    for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+        std::string bytes;
+        if (PyUnicode_Check(key.ptr())) bytes = py::cast<std::string>(key);  // as UTF-8
+        else if (PyBytes_Check(key.ptr())) bytes = py::cast<std::string>(py::reinterpret_borrow<py::bytes>(key));
+        else throw py::type_error("special_tokens' keys must be str or bytes, not " + std::string(py::str(py::type::handle_of(key).attr("__name__"))));
+        if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+            throw py::type_error("the id of special token " + std::string(py::repr(key)) + " must be an int");
+        long long id = PyLong_AsLongLong(value.ptr());
+        if (id == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (id < 0 || id >= UINT32_MAX)
+            throw py::value_error("the id of special token " + std::string(py::repr(key)) + " is out of range");
+        tokens.emplace_back(std::move(bytes), uint32_t(id));
+    }
+    return bpe::SpecialTokens(std::move(tokens));
+}
+
+// Special tokens for training: a list of str or bytes (None: none).
+bpe::SpecialTokens special_strings_from_python(py::handle obj) {
+    if (obj.is_none()) return {};
+    if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()) || !PySequence_Check(obj.ptr()))
+        throw py::type_error("special_tokens must be a list of str or bytes");
+    py::dict as_dict;
+    for (py::handle token : py::reinterpret_borrow<py::sequence>(obj)) as_dict[token] = py::int_(0);
+    return specials_from_python(as_dict);
+}
+
 py::list ids_to_list(const std::vector<uint32_t>& ids) {
     py::list out(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) PyList_SET_ITEM(out.ptr(), i, PyLong_FromUnsignedLong(ids[i]));
@@ -94,7 +125,7 @@ py::list ids_to_list(const std::vector<uint32_t>& ids) {
 }
 
 // Ids as a numpy array with no Python object per token: uint16 when every id of the
-// vocabulary fits (fewer than 65,536 tokens), uint32 otherwise.
+// vocabulary fits (65,536 tokens or fewer), uint32 otherwise.
 py::array ids_to_array(const std::vector<uint32_t>& ids, size_t vocab_size) {
     if (vocab_size <= 65536) {
         py::array_t<uint16_t> out(ids.size());
@@ -130,49 +161,83 @@ PYBIND11_MODULE(bpe, m) {
 
     m.def(
         "train",
-        [](py::handle text, int64_t num_merges, int threads) {
+        [](py::handle text, int64_t num_merges, int threads, py::handle special_tokens) {
             BytesArg arg(text, "text");
             if (num_merges < 0) throw py::value_error("num_merges must be 0 or more, got " + std::to_string(num_merges));
             unsigned workers = thread_count(threads);
+            bpe::SpecialTokens specials = special_strings_from_python(special_tokens);
             std::vector<bpe::Pair> merges;
             {
                 py::gil_scoped_release release;
-                merges = bpe::train(arg.view, num_merges, workers);
+                merges = bpe::train(arg.view, num_merges, specials, workers);
             }
             return merges;
         },
-        py::arg("text"), py::arg("num_merges"), py::arg("threads") = 0,
-        "Learn up to num_merges merges from text; merge k makes token 256 + k. Stops early when no "
-        "pair is left. threads=0 counts chunks with one thread per core.");
+        py::arg("text"), py::arg("num_merges"), py::arg("threads") = 0, py::arg("special_tokens") = py::none(),
+        "Learn up to num_merges merges from text; merge k makes token 256 + k. Stops early when no pair "
+        "is left. threads=0 counts chunks with one thread per core. special_tokens (a list of str or "
+        "bytes) are cut out of the text first, so that no merge crosses or contains one.");
 
-    py::class_<bpe::Encoder>(m, "Encoder", "Encodes text with merges, keeping a cache of chunks already encoded.")
-        .def(py::init([](py::handle merges) { return new bpe::Encoder(merges_from_python(merges)); }), py::arg("merges"))
+    py::class_<bpe::Encoder>(m, "Encoder",
+                             "Encodes text with merges (and special tokens, if given), keeping a cache of chunks "
+                             "already encoded. Safe to use from several threads at once.")
+        .def(py::init([](py::handle merges, py::handle special_tokens) {
+                 return new bpe::Encoder(merges_from_python(merges), specials_from_python(special_tokens));
+             }),
+             py::arg("merges"), py::arg("special_tokens") = py::none())
         .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
+        .def_property_readonly("vocab_size", &bpe::Encoder::vocab_size,
+                               "One more than the largest id: 256 + merges, or past the largest special id.")
         .def(
             "encode",
-            [](const bpe::Encoder& self, py::handle text) {
+            [](const bpe::Encoder& self, py::handle text, bool allowed_special) {
                 BytesArg arg(text, "text");
                 std::vector<uint32_t> ids;
                 {
                     py::gil_scoped_release release;
-                    self.encode(arg.view, ids);
+                    ids = self.encode(arg.view, allowed_special);
                 }
                 return ids_to_list(ids);
             },
-            py::arg("text"), "The token ids of text, as a list of ints.")
+            py::arg("text"), py::arg("allowed_special") = true,
+            "The token ids of text, as a list of ints. Special tokens become their ids, unless "
+            "allowed_special is False (for text from a user), which encodes them as ordinary text.")
         .def(
             "encode_array",
-            [](const bpe::Encoder& self, py::handle text, int threads) {
+            [](const bpe::Encoder& self, py::handle text, int threads, bool allowed_special) {
                 BytesArg arg(text, "text");
                 unsigned workers = thread_count(threads);
                 std::vector<uint32_t> ids;
                 {
                     py::gil_scoped_release release;
-                    ids = self.encode_parallel(arg.view, workers);
+                    ids = self.encode(arg.view, allowed_special, workers);
                 }
-                return ids_to_array(ids, 256 + self.num_merges());
+                return ids_to_array(ids, self.vocab_size());
             },
-            py::arg("text"), py::arg("threads") = 1,
-            "The token ids of text as a numpy array (uint16 when the vocabulary fits, else uint32), "
-            "encoded on `threads` threads (0: one per core).");
+            py::arg("text"), py::arg("threads") = 1, py::arg("allowed_special") = true,
+            "As encode, as a numpy array (uint16 when the vocabulary has 65,536 tokens or fewer, else "
+            "uint32), encoded on `threads` threads (0: one per core).")
+        .def(
+            "encode_batch",
+            [](const bpe::Encoder& self, py::handle texts, int threads, bool allowed_special) {
+                if (PyUnicode_Check(texts.ptr()) || PyBytes_Check(texts.ptr()) || !PySequence_Check(texts.ptr()))
+                    throw py::type_error("texts must be a list of bytes");
+                std::vector<BytesArg> args;
+                for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text, "each text");
+                size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
+                std::vector<std::vector<uint32_t>> ids(args.size());
+                {
+                    py::gil_scoped_release release;
+                    // Thread k takes texts k, k + workers, ...: stories come in all lengths,
+                    // and dealing them out in turn evens out the work.
+                    bpe::run_threads(workers, [&](size_t k) {
+                        for (size_t i = k; i < args.size(); i += workers) ids[i] = self.encode(args[i].view, allowed_special);
+                    });
+                }
+                py::list out(ids.size());
+                for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
+                return out;
+            },
+            py::arg("texts"), py::arg("threads") = 0, py::arg("allowed_special") = true,
+            "The token ids of each text in a list, encoded on `threads` threads (0: one per core).");
 }

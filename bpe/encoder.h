@@ -21,10 +21,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "chunk_table.h"
+#include "parallel.h"
+#include "special.h"
 #include "split.h"
 #include "train.h"
 
@@ -112,10 +113,11 @@ private:
 
 class Encoder {
 public:
-    // Throws std::invalid_argument for merges that could not have been learned: merge
-    // k may use only the bytes and the tokens of the merges before it, once each.
-    explicit Encoder(const std::vector<Pair>& merges) {
-        ranks_ = PairTable(merges.size());
+    // Throws std::invalid_argument for merges that could not have been learned (merge
+    // k may use only the bytes and the tokens of the merges before it, once each), and
+    // for a special token whose id is a byte's or a merge's.
+    explicit Encoder(const std::vector<Pair>& merges, SpecialTokens specials = {})
+        : ranks_(merges.size()), specials_(std::move(specials)) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -127,44 +129,34 @@ public:
                                             std::to_string(ranks_.get(a, b)) + ": (" + std::to_string(a) + ", " +
                                             std::to_string(b) + ")");
         }
+        vocab_size_ = 256 + merges.size();
+        for (const auto& [bytes, id] : specials_.tokens()) {
+            if (id < 256 + merges.size())
+                throw std::invalid_argument("the special token " + bytes + " has id " + std::to_string(id) +
+                                            ", which is a byte's or a merge's: special ids start at " +
+                                            std::to_string(256 + merges.size()));
+            vocab_size_ = std::max<size_t>(vocab_size_, size_t(id) + 1);
+        }
     }
 
     size_t num_merges() const { return ranks_.size(); }
+    // One more than the largest id encode can return.
+    size_t vocab_size() const { return vocab_size_; }
 
-    // Appends the ids of `text` to `out`.
-    void encode(std::string_view text, std::vector<uint32_t>& out) const {
-        // Chunks met in this call, keyed by views into `text`, so that a lookup needs
-        // no lock and no copy. Chunks new to the shared cache join it at the end.
-        IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
-        std::vector<ChunkKey> fresh;
-        const char* text_end = text.data() + text.size();
-        for_each_chunk(text, [&](std::string_view chunk) {
-            ChunkKey key(chunk, text_end);
-            if (seen.append_to(key, out)) return;
-            size_t start = out.size();
-            if (chunk.size() > kCachedChunk) {
-                encode_chunk(chunk, out);
-            } else if (!cache_.append_to(key, out)) {
-                encode_chunk(chunk, out);
-                fresh.push_back(key);
-            }
-            seen.insert(key, out.data() + start, out.size() - start);
-        });
-        cache_.insert(fresh, seen);
-    }
-
-    // Encodes on `threads` threads, each a piece of the text cut at a chunk boundary.
-    std::vector<uint32_t> encode_parallel(std::string_view text, unsigned threads) const {
-        std::vector<size_t> cuts = cut_points(text, std::max(1u, threads));
-        size_t pieces = cuts.size() - 1;
-        std::vector<std::vector<uint32_t>> parts(pieces);
-        auto encode_piece = [&](size_t k) { encode(text.substr(cuts[k], cuts[k + 1] - cuts[k]), parts[k]); };
-        std::vector<std::thread> workers;
-        for (size_t k = 1; k < pieces; ++k) workers.emplace_back(encode_piece, k);
-        encode_piece(0);
-        for (auto& w : workers) w.join();
-        if (pieces == 1) return std::move(parts[0]);
+    // The ids of `text` on `threads` threads. Special tokens become their ids when
+    // `allow_special` is true, and are encoded as ordinary text otherwise.
+    std::vector<uint32_t> encode(std::string_view text, bool allow_special = true, unsigned threads = 1) const {
+        std::vector<Segment> segments = allow_special && !specials_.empty()
+                                            ? specials_.segments(text)
+                                            : std::vector<Segment>{{0, text.size(), Segment::kText}};
         std::vector<uint32_t> ids;
+        if (threads <= 1) {
+            encode_segments(text, segments, ids);
+            return ids;
+        }
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+        std::vector<std::vector<uint32_t>> parts(runs.size());
+        run_threads(runs.size(), [&](size_t k) { encode_segments(text, runs[k], parts[k]); });
         size_t total = 0;
         for (auto& part : parts) total += part.size();
         ids.reserve(total);
@@ -179,11 +171,42 @@ public:
     }
 
 private:
+    // Appends the ids of the segments of `text` to `out`.
+    void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out) const {
+        // Chunks met in this call, keyed by views into `text`, so that a lookup needs
+        // no lock and no copy. Chunks new to the shared cache join it at the end.
+        IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
+        std::vector<ChunkKey> fresh;
+        const char* text_end = text.data() + text.size();
+        for (const Segment& segment : segments) {
+            if (segment.special != Segment::kText) {
+                out.push_back(segment.special);
+                continue;
+            }
+            for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), [&](std::string_view chunk) {
+                ChunkKey key(chunk, text_end);
+                if (seen.append_to(key, out)) return;
+                size_t start = out.size();
+                if (chunk.size() > kCachedChunk) {
+                    encode_chunk(chunk, out);
+                } else if (!cache_.append_to(key, out)) {
+                    encode_chunk(chunk, out);
+                    fresh.push_back(key);
+                }
+                if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+            });
+        }
+        cache_.insert(fresh, seen);
+    }
+
     // Chunks up to this length are merged by scanning all pairs again after each
     // merge, which is quadratic but fastest for the handful of bytes a word has.
     static constexpr size_t kShortChunk = 32;
-    // The caches keep chunks up to this length; a longer one rarely comes back.
+    // The shared cache keeps chunks up to this length, as a longer one rarely comes
+    // back in another call; a call keeps longer ones, up to a size that cannot use
+    // much memory (a 10 MB chunk is not kept).
     static constexpr size_t kCachedChunk = 64;
+    static constexpr size_t kSeenChunk = 4096;
 
     static constexpr uint32_t kNoRank = PairTable::kMissing;
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
@@ -246,6 +269,8 @@ private:
 
     static constexpr uint32_t kDead = UINT32_MAX;
     PairTable ranks_;
+    SpecialTokens specials_;
+    size_t vocab_size_;
     mutable SharedCache cache_;
 };
 

@@ -59,22 +59,15 @@ inline std::vector<std::string_view> pretokenize(std::string_view text) {
     return chunks;
 }
 
-// Cuts the text into about `parts` pieces at chunk boundaries, so that splitting each
-// piece on its own gives exactly the chunks of the whole: threads can then work on
-// the pieces. A cut goes where a non-whitespace byte meets whitespace: the word or
-// punctuation run before it must end there, and the whitespace after it starts a
-// chunk afresh, whatever came before. Returns the piece boundaries, from 0 to size.
-inline std::vector<size_t> cut_points(std::string_view text, size_t parts) {
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    std::vector<size_t> cuts{0};
-    for (size_t k = 1; k < parts; ++k) {
-        size_t p = std::max(cuts.back() + 1, text.size() * k / parts);
-        while (p < text.size() && !(kByteClass[s[p - 1]] != kSpace && kByteClass[s[p]] == kSpace)) ++p;
-        if (p >= text.size()) break;
-        cuts.push_back(p);
-    }
-    cuts.push_back(text.size());
-    return cuts;
+// Whether a chunk boundary at `p` (0 < p < size) is certain, whatever came before:
+// an ASCII letter followed by an ASCII space. The chunk holding the letter is a run
+// of letters (with, before it, at most a space or punctuation), which cannot take in
+// a space, so it ends at p; and the space starts the next chunk afresh. This holds
+// for every split pattern here, so threads can cut a text there and split each piece
+// on its own, getting exactly the chunks of the whole.
+inline bool is_safe_cut(std::string_view text, size_t p) {
+    unsigned char before = static_cast<unsigned char>(text[p - 1]);
+    return text[p] == ' ' && ((before | 0x20) >= 'a' && (before | 0x20) <= 'z');
 }
 
 }  // namespace bpe

@@ -17,13 +17,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <queue>
+#include <stdexcept>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "chunk_table.h"
+#include "parallel.h"
+#include "special.h"
 #include "split.h"
 
 namespace bpe {
@@ -32,23 +34,21 @@ using Pair = std::pair<uint32_t, uint32_t>;
 
 inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
 
-// How often each distinct chunk occurs in the text, counted by `threads` threads,
-// each on a piece of the text cut where chunks cannot straddle the cut.
-inline ChunkTable<int64_t> count_chunks(std::string_view text, unsigned threads) {
-    std::vector<size_t> cuts = cut_points(text, std::max(1u, threads));
-    size_t pieces = cuts.size() - 1;
-    std::vector<ChunkTable<int64_t>> tables(pieces);
+// How often each distinct chunk occurs in the text, leaving out special tokens,
+// counted by `threads` threads, each on its share of the text.
+inline ChunkTable<int64_t> count_chunks(std::string_view text, const SpecialTokens& specials, unsigned threads) {
+    std::vector<Segment> segments = specials.empty() ? std::vector<Segment>{{0, text.size(), Segment::kText}}
+                                                     : specials.segments(text);
+    std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+    std::vector<ChunkTable<int64_t>> tables(runs.size());
     const char* text_end = text.data() + text.size();
-    auto count_piece = [&](size_t k) {
-        ChunkTable<int64_t>& table = tables[k];
-        for_each_chunk(text.substr(cuts[k], cuts[k + 1] - cuts[k]),
-                       [&](std::string_view chunk) { ++table[ChunkKey(chunk, text_end)]; });
-    };
-    std::vector<std::thread> workers;
-    for (size_t k = 1; k < pieces; ++k) workers.emplace_back(count_piece, k);
-    count_piece(0);
-    for (auto& w : workers) w.join();
-    for (size_t k = 1; k < pieces; ++k) tables[0].add(tables[k]);
+    run_threads(runs.size(), [&](size_t k) {
+        for (const Segment& s : runs[k])
+            if (s.special == Segment::kText)
+                for_each_chunk(text.substr(s.begin, s.end - s.begin),
+                               [&](std::string_view chunk) { ++tables[k][ChunkKey(chunk, text_end)]; });
+    });
+    for (size_t k = 1; k < tables.size(); ++k) tables[0].add(tables[k]);
     return std::move(tables[0]);
 }
 
@@ -60,6 +60,8 @@ public:
         // position and marks the right one dead, so positions never move.
         chunk_counts.for_each([&](std::string_view chunk, int64_t n) {
             if (chunk.size() < 2) return;  // a single byte has no pair to merge
+            if (symbol_.size() + chunk.size() >= size_t(INT32_MAX))
+                throw std::length_error("the distinct chunks of this text add up to 2 GB or more: train on less");
             int32_t word = int32_t(word_count_.size());
             word_count_.push_back(n);
             int32_t start = int32_t(symbol_.size());
@@ -168,8 +170,9 @@ private:
     std::priority_queue<Candidate> heap_;
 };
 
-inline std::vector<Pair> train(std::string_view text, int64_t num_merges, unsigned threads) {
-    Trainer trainer(count_chunks(text, threads));
+inline std::vector<Pair> train(std::string_view text, int64_t num_merges, const SpecialTokens& specials,
+                               unsigned threads) {
+    Trainer trainer(count_chunks(text, specials, threads));
     return trainer.train(num_merges);
 }
 

@@ -120,6 +120,79 @@ def test_property_long_repetitive_chunks(unit_and_repeats, num_merges):
     assert bpe.Encoder(merges).encode(text) == ref.encode(text, merges)
 
 
+# Special tokens in random places of random text, and the parallel paths on it: with
+# texts of a few hundred bytes and 2-5 threads, each thread's share is a few dozen
+# bytes, so the cuts between shares land everywhere a cut may go.
+SPECIALS = {b"<|endoftext|>": 5000, b"<|pad|>": 5001, b"<|end": 5002}
+with_specials = st.lists(st.one_of(random_bytes, st.sampled_from(sorted(SPECIALS))), max_size=6).map(b"".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(with_specials, st.integers(0, 200), st.integers(1, 5))
+def test_property_train_with_special_tokens(text, num_merges, threads):
+    expected = ref.train(text, num_merges, special_tokens=list(SPECIALS))
+    assert bpe.train(text, num_merges, threads=threads, special_tokens=list(SPECIALS)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(with_specials, st.integers(0, 200), st.integers(1, 5))
+def test_property_encode_with_special_tokens_and_threads(text, num_merges, threads):
+    merges = ref.train(text, num_merges, special_tokens=list(SPECIALS))
+    encoder = bpe.Encoder(merges, special_tokens=SPECIALS)
+    expected = ref.encode(text, merges, SPECIALS)
+    assert encoder.encode(text) == expected
+    assert encoder.encode_array(text, threads=threads).tolist() == expected
+    assert encoder.encode_batch([text, text[: len(text) // 2]], threads=threads) == [
+        expected, ref.encode(text[: len(text) // 2], merges, SPECIALS)]
+    # Disallowed, the specials are ordinary text.
+    plain = ref.encode(text, merges)
+    assert encoder.encode(text, allowed_special=False) == plain
+    assert encoder.encode_array(text, threads=threads, allowed_special=False).tolist() == plain
+
+
+def test_special_tokens_never_merge():
+    text = (b"the end<|endoftext|>" * 50) + b"<|endoftext|><|endoftext|>"
+    merges = bpe.train(text, 100, special_tokens=["<|endoftext|>"])
+    vocab = token_bytes(merges)
+    assert not any(b"<|" in vocab[256 + k] or b"|>" in vocab[256 + k] for k in range(len(merges)))
+    encoder = bpe.Encoder(merges, special_tokens={"<|endoftext|>": 256 + len(merges)})
+    assert encoder.encode(text).count(256 + len(merges)) == 52
+
+
+def test_large_vocabulary_gives_uint32():
+    encoder = bpe.Encoder([], special_tokens={"<|x|>": 70_000})
+    array = encoder.encode_array(b"a<|x|>")
+    assert array.dtype.name == "uint32" and array.tolist() == [97, 70_000]
+    assert encoder.vocab_size == 70_001
+
+
+@pytest.mark.parametrize(
+    "specials, error, message",
+    [
+        ({"<|x|>": 10}, ValueError, "id 10, which is a byte's or a merge's"),
+        ({"": 300}, ValueError, "cannot be empty"),
+        ({"<|x|>": -1}, ValueError, "out of range"),
+        ({"<|x|>": "300"}, TypeError, "must be an int"),
+        ({5: 300}, TypeError, "str or bytes"),
+        (["<|x|>"], TypeError, "dict"),
+    ],
+)
+def test_bad_special_tokens(specials, error, message):
+    with pytest.raises(error, match=message):
+        bpe.Encoder([], special_tokens=specials)
+
+
+def test_bad_batch():
+    encoder = bpe.Encoder([])
+    with pytest.raises(TypeError, match="list of bytes"):
+        encoder.encode_batch(b"abc")
+    with pytest.raises(TypeError, match="must be bytes, not str"):
+        encoder.encode_batch([b"ok", "not ok"])
+    assert encoder.encode_batch([]) == []
+    with pytest.raises(ValueError, match="threads"):
+        encoder.encode_array(b"abc", threads=-1)
+
+
 # --- no quadratic blow-up -----------------------------------------------------------
 
 def long_chunks(size, seed=0):
@@ -233,14 +306,17 @@ def test_encoder_is_thread_safe():
     errors, barrier = [], threading.Barrier(4)
 
     def work(worker):
+        # Each way in: plain, array on threads, and batches on threads.
         barrier.wait()
         for round_ in range(15):
             for k in range(len(texts)):
                 k = (k + worker + round_) % len(texts)
-                if worker % 2:
+                if worker == 0:
+                    ids = shared.encode(texts[k])
+                elif worker == 1:
                     ids = shared.encode_array(texts[k], threads=2).tolist()
                 else:
-                    ids = shared.encode(texts[k])
+                    ids = shared.encode_batch([texts[k], texts[k - 1]], threads=2)[0]
                 if ids != expected[k]:
                     errors.append((worker, k))
 
