@@ -309,19 +309,20 @@ class BPETokenizer(Tokenizer):
             raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
         self.merges = _as_merges(merges)
         self.pattern = pattern
+        self.pad_id, self.eot_id = 256 + len(self.merges), 257 + len(self.merges)
+        # The C++ finds the specials itself, so that a corpus of stories is one call.
+        specials = {PAD: self.pad_id, END_OF_TEXT: self.eot_id}
         if pattern == "default":
-            self.encoder = bpe.Encoder(self.merges)  # checks that each merge could have been learned
+            self.encoder = bpe.Encoder(self.merges, special_tokens=specials)  # checks each merge could have been learned
         else:
             try:
-                self.encoder = bpe.Encoder(self.merges, pattern=pattern)
+                self.encoder = bpe.Encoder(self.merges, special_tokens=specials, pattern=pattern)
             except TypeError as e:
                 raise TypeError(f"{e}\n(if this bpe module predates split patterns, rebuild it: {BUILD_COMMAND})") from None
         # Each token's bytes: a merged token's are its two parts' joined.
         self.token_bytes = [bytes([b]) for b in range(256)]
         for a, b in self.merges:
             self.token_bytes.append(self.token_bytes[a] + self.token_bytes[b])
-        n = len(self.token_bytes)
-        self.pad_id, self.eot_id = n, n + 1
         # No unknown token: any text is bytes and every byte is a token, so nothing is unknown.
         self.unknown = None
         # What decode writes for each id: specials as nothing, or as their text.
@@ -358,32 +359,25 @@ class BPETokenizer(Tokenizer):
         return len(self._plain)
 
     def encode(self, text: str, allowed_special="all") -> list[int]:
+        allowed = _allowed_specials(allowed_special)
+        if len(allowed) in (0, len(SPECIALS)):  # all or none: the C++ does it in one call
+            return self.encoder.encode(_utf8(text), allowed_special=bool(allowed))
         ids = []
-        for piece, special in split_specials(text, allowed_special):
+        for piece, special in split_specials(text, allowed):
             if special is not None:
                 ids.append(self._special_id(special))
             else:
-                ids.extend(self.encoder.encode(_utf8(piece)))
+                ids.extend(self.encoder.encode(_utf8(piece), allowed_special=False))
         return ids
 
     def encode_array(self, text: str, threads: int = 0, allowed_special="all") -> np.ndarray:
-        """As encode, into a numpy array, through the C++ encoder's array output. A text
-        without specials is one call on `threads` threads (0: one per core); pieces
-        between specials (the stories of a corpus) are one single-threaded call each,
-        as starting threads for each story would cost more than it saves."""
-        dtype = array_dtype(len(self))
-        pieces = list(split_specials(text, allowed_special))
-        if len(pieces) == 1 and pieces[0][1] is None:
-            return self.encoder.encode_array(_utf8(text), threads=threads).astype(dtype, copy=False)
-        parts = []
-        for piece, special in pieces:
-            if special is not None:
-                parts.append(np.array([self._special_id(special)], dtype=dtype))
-            else:
-                parts.append(self.encoder.encode_array(_utf8(piece), threads=1))
-        if not parts:
-            return np.zeros(0, dtype=dtype)
-        return np.concatenate(parts).astype(dtype, copy=False)
+        """As encode, into a numpy array, by the C++ encoder on `threads` threads (0: one
+        per core), with no Python object per token."""
+        allowed = _allowed_specials(allowed_special)
+        if len(allowed) in (0, len(SPECIALS)):
+            ids = self.encoder.encode_array(_utf8(text), threads=threads, allowed_special=bool(allowed))
+            return ids.astype(array_dtype(len(self)), copy=False)
+        return np.array(self.encode(text, allowed), dtype=array_dtype(len(self)))
 
     def decode(self, ids, keep_special: bool = False) -> str:
         """All the bytes first, then UTF-8 with replacement: a token can end in the middle
@@ -417,6 +411,8 @@ def _as_merges(merges) -> list[tuple[int, int]]:
 
 
 def _utf8(text: str) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
