@@ -257,6 +257,7 @@ def download(url: str, dest, max_bytes: int | None = None, retries: int = DOWNLO
             with open(part, "ab" if have else "wb") as f, \
                     tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=dest.name,
                          disable=not progress, file=sys.stderr) as bar:
+                interrupted = False
                 try:
                     while total is None or have < total:
                         chunk = response.read(min(1 << 20, total - have) if total else 1 << 20)
@@ -266,12 +267,13 @@ def download(url: str, dest, max_bytes: int | None = None, retries: int = DOWNLO
                         have += len(chunk)
                         bar.update(len(chunk))
                 except (http.client.HTTPException, OSError, socket.timeout) as e:
+                    interrupted = True
                     print(f"  {dest.name}: interrupted after {have:,} bytes ({type(e).__name__}); "
                           "resuming", file=sys.stderr)
                 finally:
                     f.flush()
                     os.fsync(f.fileno())
-            if total is None and have:  # no length given: a clean end of stream is the end
+            if total is None and have and not interrupted:  # no length given: a clean end is the end
                 total = have
     have = part.stat().st_size if part.exists() else 0
     if max_bytes is not None and have > max_bytes:
