@@ -1,24 +1,40 @@
-"""How much faster the C++ module is than the plain-Python reference.
+"""How fast the C++ module is: against the plain-Python reference, and against the
+tokenizer libraries people already use.
 
-Learns 500 merges from the first 0.1 MB and the first 1 MB of the training stories,
-with the reference and with the C++, then encodes the same text with the reference's
-merges. Each pair of results is checked to be identical before any time is printed:
-a fast wrong answer is not a result. Times are medians of --repeats runs.
+The default run is the episode's: 500 merges learned from the first 0.1 MB and the
+first 1 MB of the stories, with the reference and with the C++, then the same text
+encoded with the reference's merges.
 
-    python bpe_bench.py                      # data/train.txt, or made-up stories
-    python bpe_bench.py --text stories.txt   # any text file
+--peers learns the episode's 7,934 merges from the text (about 5 MB) and from the
+text repeated to about 40 MB, with us, rustbpe and Hugging Face tokenizers; then
+encodes with our merges, loaded into tiktoken, tokenizers and rustbpe as well, on one
+thread and on all cores. Peers that are not installed are left out (pip install -r
+requirements-bench.txt installs them).
+
+Every result is checked to be identical to ours before any time is printed: a fast
+wrong answer is not a result. Times are medians of --repeats runs.
+
+    python bpe_bench.py                                   # data/train.txt, or made-up stories
+    python bpe_bench.py --text stories.txt                # any text file
+    python bpe_bench.py --peers --text train.txt valid.txt
 """
 import argparse
+import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import bpe_formats
 import bpe_reference
 
 TRAIN_STORIES = Path(__file__).resolve().parent / "data" / "train.txt"
 SIZES = [100_000, 1_000_000]
 NUM_MERGES = 500
+PEER_MERGES = 7934  # the episode's vocabulary: 256 bytes + 7,934 merges + 2 specials
 
 
 def import_bpe():
@@ -29,16 +45,18 @@ def import_bpe():
     return bpe
 
 
-def load_text(path):
-    """The first megabyte to measure on: --text, else data/train.txt, else made-up stories."""
-    if path is not None:
-        return Path(path).read_bytes()[: max(SIZES)], path
+def load_text(paths, size):
+    """Up to `size` bytes to measure on: the --text files joined, else data/train.txt,
+    else made-up stories."""
+    if paths:
+        return b"".join(Path(p).read_bytes() for p in paths)[:size], " + ".join(paths)
     if TRAIN_STORIES.exists():
-        return TRAIN_STORIES.read_bytes()[: max(SIZES)], str(TRAIN_STORIES)
+        with open(TRAIN_STORIES, "rb") as f:
+            return f.read(size), str(TRAIN_STORIES)
     sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
     from sample_text import made_up_stories
 
-    return made_up_stories(max(SIZES)).encode("utf-8"), "made-up stories (run data.py or pass --text for real ones)"
+    return made_up_stories(size).encode("utf-8"), "made-up stories (run data.py or pass --text for real ones)"
 
 
 def timed(fn, repeats):
@@ -83,14 +101,177 @@ def print_table(rows):
         print(f"{task:<20} {mb:>5.1f} {ref_s:>11.3f} {cpp_s:>9.4f} {ref_s / cpp_s:>7.0f}x")
 
 
+# --- against other libraries --------------------------------------------------------
+
+def optional_import(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        print(f"note: {name} is not installed, so it is left out (pip install -r requirements-bench.txt)")
+        return None
+
+
+def pieces_for_peers(text: str) -> list[str]:
+    """The text as a list of pieces, so that the peers' parallel paths are used: a cut
+    before each new line that follows a non-space, which no chunk of our split rule
+    straddles, so that the peers see exactly the chunks we see."""
+    return re.split(r"(?<=\S)(?=\n)", text)
+
+
+def repeated(text: bytes, size: int) -> bytes:
+    """The text repeated to `size` bytes, cut at a story boundary where it can be."""
+    big = text * (size // len(text) + 1)
+    cut = big.rfind(b"\n\n", 0, size)
+    return big[: cut if cut > 0 else size]
+
+
+def peak_memory_of_training(text: bytes, threads: int) -> float:
+    """Peak resident memory, in MB, of a fresh Python process that reads the text from
+    a file and learns the merges: what a user's training run costs. (Linux only.)"""
+    with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as f:
+        f.write(text)
+    program = (
+        "import sys, bpe\n"
+        "from pathlib import Path\n"
+        "text = Path(sys.argv[1]).read_bytes()\n"
+        f"bpe.train(text, {PEER_MERGES}, threads={threads})\n"
+        # The high-water mark of this process's memory, in kB. (getrusage's ru_maxrss
+        # would not do: Linux carries it over from the parent through fork and exec.)
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])\n"
+    )
+    try:
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent))
+        out = subprocess.run([sys.executable, "-c", program, f.name], capture_output=True, text=True, check=True, env=env)
+    finally:
+        os.unlink(f.name)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
+    bpe = import_bpe()
+    rustbpe, tokenizers, tiktoken = (optional_import(n) for n in ("rustbpe", "tokenizers", "tiktoken"))
+    cores = os.cpu_count() or 1
+    text40 = repeated(text5, big_size)
+    texts = {f"{len(text5) / 1e6:.1f} MB": text5, f"{len(text40) / 1e6:.1f} MB": text40}
+
+    # 1. Our merges against the reference's, once (the reference is slow: a prefix).
+    prefix = text5[:reference_bytes]
+    start = time.perf_counter()
+    check_same(f"{PEER_MERGES} merges on the first {len(prefix):,} bytes", bpe_reference.train(prefix, PEER_MERGES),
+               bpe.train(prefix, PEER_MERGES))
+    print(f"merges identical to the reference's on the first {len(prefix) / 1e6:.1f} MB "
+          f"(the reference took {time.perf_counter() - start:.0f} s)\n")
+
+    # 2. Training.
+    print(f"Training {PEER_MERGES:,} merges, medians of {repeats} (s); ratios: the peer's time over ours")
+    print(f"{'text':>8} {'ours':>8} {'rustbpe':>9} {'tokenizers':>11} {'rustbpe/ours':>13} {'tokenizers/ours':>16}")
+    merges = rust_tokenizer = None  # both from the first text, for the encoding runs
+    for label, text in texts.items():
+        as_str = text.decode("utf-8", errors="replace")
+        pieces = pieces_for_peers(as_str)
+        ours, ours_s = timed(lambda: bpe.train(text, PEER_MERGES, threads=0), repeats)
+        merges = merges or ours
+        row = [f"{label:>8}", f"{ours_s:>8.3f}"]
+        if rustbpe:
+            def train_rustbpe():
+                tok = rustbpe.Tokenizer()
+                tok.train_from_iterator(iter(pieces), 256 + PEER_MERGES, pattern=bpe_formats.DEFAULT_PATTERN)
+                return tok
+            tok, rust_s = timed(train_rustbpe, repeats)
+            rust_tokens = [data for data, _ in sorted(tok.get_mergeable_ranks(), key=lambda t: t[1])]
+            same = rust_tokens == bpe_formats.token_bytes(ours)
+            if rust_tokenizer is None and same:
+                rust_tokenizer = tok
+            row.append(f"{rust_s:>9.3f}")
+        if tokenizers:
+            def train_tokenizers():
+                from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+                tok = Tokenizer(models.BPE())
+                tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+                trainer = trainers.BpeTrainer(vocab_size=256 + PEER_MERGES, show_progress=False,
+                                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                tok.train_from_iterator(pieces, trainer)
+            _, hf_s = timed(train_tokenizers, repeats)
+            row.append(f"{hf_s:>11.3f}")
+        row.append(f"{rust_s / ours_s:>12.1f}x" if rustbpe else f"{'-':>13}")
+        row.append(f"{hf_s / ours_s:>15.1f}x" if tokenizers else f"{'-':>16}")
+        print(" ".join(row) + (f"  (rustbpe: {'the same' if same else 'OTHER'} merges)" if rustbpe else ""))
+    print("(tokenizers splits with GPT-2's pattern, the closest its ByteLevel pre-tokenizer has, so its "
+          "merges differ; rustbpe is given our split rule.)")
+
+    # 3. Peak memory of training.
+    print(f"\nPeak memory of a process that reads the text and trains (all cores):")
+    for label, text in texts.items():
+        print(f"{label:>8}: {peak_memory_of_training(text, 0):.0f} MB (the text itself: {len(text) / 1e6:.0f} MB)")
+
+    # 4. Encoding with our merges, on one thread: a fresh Encoder each run.
+    print(f"\nEncoding {len(text5) / 1e6:.1f} MB with our merges on one thread, medians of {repeats}")
+    as_str = text5.decode("utf-8", errors="replace")
+    ours, ours_s = timed(lambda: bpe.Encoder(merges).encode_array(text5, threads=1), repeats)
+    ours = ours.tolist()
+    rows = [("ours (bpe)", ours_s)]
+    if tiktoken:
+        enc = bpe_formats.tiktoken_encoding(merges)
+        ids, s = timed(lambda: enc.encode_ordinary(as_str), repeats)
+        check_same("tiktoken's ids", ours, ids)
+        rows.append(("tiktoken encode_ordinary", s))
+    if tokenizers:
+        hf = bpe_formats.huggingface_tokenizer(merges)
+        ids, s = timed(lambda: hf.encode(as_str).ids, repeats)
+        check_same("tokenizers' ids", ours, ids)
+        rows.append(("tokenizers encode", s))
+    if rust_tokenizer:
+        ids, s = timed(lambda: rust_tokenizer.encode(as_str), repeats)
+        check_same("rustbpe's ids", ours, ids)
+        rows.append(("rustbpe encode", s))
+    print(f"{'':<26} {'s':>7} {'MB/s':>7} {'ours faster':>12}")
+    for name, s in rows:
+        print(f"{name:<26} {s:>7.3f} {len(text5) / 1e6 / s:>7.1f} {s / ours_s:>11.1f}x")
+
+    # 5. Encoding the big text on every core.
+    print(f"\nEncoding {len(text40) / 1e6:.1f} MB on {cores} threads (ours) against one (ours), medians of {repeats}")
+    one, one_s = timed(lambda: bpe.Encoder(merges).encode_array(text40, threads=1), repeats)
+    many, many_s = timed(lambda: bpe.Encoder(merges).encode_array(text40, threads=cores), repeats)
+    check_same(f"ids on {cores} threads", one.tolist(), many.tolist())
+    rows = [("ours, 1 thread", one_s), (f"ours, {cores} threads", many_s)]
+    pieces = pieces_for_peers(text40.decode("utf-8", errors="replace"))
+    if tiktoken:
+        _, s = timed(lambda: enc.encode_ordinary_batch(pieces, num_threads=cores), repeats)
+        rows.append((f"tiktoken batch, {cores} threads", s))
+    if tokenizers:
+        _, s = timed(lambda: hf.encode_batch(pieces), repeats)
+        rows.append(("tokenizers batch", s))
+    if rust_tokenizer:
+        _, s = timed(lambda: rust_tokenizer.batch_encode(pieces), repeats)
+        rows.append(("rustbpe batch", s))
+    print(f"{'':<26} {'s':>7} {'MB/s':>7} {'vs ours, 1 thread':>18}")
+    for name, s in rows:
+        print(f"{name:<26} {s:>7.3f} {len(text40) / 1e6 / s:>7.1f} {one_s / s:>17.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--text", metavar="FILE", help="text file to measure on (default: data/train.txt, else made-up stories)")
+    parser.add_argument("--text", metavar="FILE", nargs="+",
+                        help="text files to measure on, joined (default: data/train.txt, else made-up stories)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the median is printed (default: 3)")
+    parser.add_argument("--peers", action="store_true",
+                        help="compare with rustbpe, tokenizers and tiktoken instead of the reference")
+    parser.add_argument("--mb", type=float, default=5.0,
+                        help="with --peers: megabytes of the text to use (default: 5)")
+    parser.add_argument("--big-mb", type=float, default=40.0,
+                        help="with --peers: the text is also repeated to this many megabytes (default: 40)")
+    parser.add_argument("--reference-mb", type=float, default=1.0,
+                        help="with --peers: check our merges against the reference's on this prefix of the "
+                             "text; the reference takes about 10 minutes on 5 MB (default: 1)")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be 1 or more")
-    text, source = load_text(args.text)
+    if args.peers:
+        text, source = load_text(args.text, int(args.mb * 1e6))
+        print(f"text: {source}, {len(text) / 1e6:.1f} MB; {os.cpu_count()} cores\n")
+        peers(text, int(args.big_mb * 1e6), args.repeats, int(args.reference_mb * 1e6))
+        return
+    text, source = load_text(args.text, max(SIZES))
     if len(text) < max(SIZES):
         print(f"note: {source} has only {len(text):,} bytes; the 1 MB rows use all of it")
     print(f"text: {source}; {args.repeats} runs each, medians\n")

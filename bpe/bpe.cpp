@@ -181,10 +181,27 @@ PYBIND11_MODULE(bpe, m) {
     py::class_<bpe::Encoder>(m, "Encoder",
                              "Encodes text with merges (and special tokens, if given), keeping a cache of chunks "
                              "already encoded. Safe to use from several threads at once.")
-        .def(py::init([](py::handle merges, py::handle special_tokens) {
-                 return new bpe::Encoder(merges_from_python(merges), specials_from_python(special_tokens));
+        .def(py::init([](py::handle merges, py::handle special_tokens, py::handle token_ids) {
+                 std::vector<uint32_t> ids;
+                 if (!token_ids.is_none()) {
+                     if (PyUnicode_Check(token_ids.ptr()) || PyBytes_Check(token_ids.ptr()) ||
+                         !PySequence_Check(token_ids.ptr()))
+                         throw py::type_error("token_ids must be a list of ints");
+                     for (py::handle id : py::reinterpret_borrow<py::sequence>(token_ids)) {
+                         if (!PyLong_Check(id.ptr()) || PyBool_Check(id.ptr()))
+                             throw py::type_error("token_ids must be a list of ints");
+                         long long value = PyLong_AsLongLong(id.ptr());
+                         if (value == -1 && PyErr_Occurred()) PyErr_Clear();
+                         if (value < 0 || value >= UINT32_MAX) throw py::value_error("token_ids has an id out of range");
+                         ids.push_back(uint32_t(value));
+                     }
+                 }
+                 return new bpe::Encoder(merges_from_python(merges), specials_from_python(special_tokens), std::move(ids));
              }),
-             py::arg("merges"), py::arg("special_tokens") = py::none())
+             py::arg("merges"), py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(),
+             "merges: (a, b) pairs; merge k makes token 256 + k. special_tokens: {str or bytes: id}. "
+             "token_ids: the id to return for each of the 256 + len(merges) tokens, when it is not "
+             "the token's own number (GPT-2 and GPT-4 shuffle the bytes).")
         .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
         .def_property_readonly("vocab_size", &bpe::Encoder::vocab_size,
                                "One more than the largest id: 256 + merges, or past the largest special id.")

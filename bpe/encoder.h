@@ -113,11 +113,16 @@ private:
 
 class Encoder {
 public:
+    // Merge k makes token 256 + k. encode returns those ids, or, when token_ids is
+    // given (one id for each of the 256 + merges tokens, all different), token_ids[i]
+    // for token i: GPT-2 and GPT-4 number their tokens their own way.
+    //
     // Throws std::invalid_argument for merges that could not have been learned (merge
     // k may use only the bytes and the tokens of the merges before it, once each), and
-    // for a special token whose id is a byte's or a merge's.
-    explicit Encoder(const std::vector<Pair>& merges, SpecialTokens specials = {})
-        : ranks_(merges.size()), specials_(std::move(specials)) {
+    // for a special token whose id is also a byte's or a merge's.
+    explicit Encoder(const std::vector<Pair>& merges, SpecialTokens specials = {},
+                     std::vector<uint32_t> token_ids = {})
+        : ranks_(merges.size()), specials_(std::move(specials)), token_ids_(std::move(token_ids)) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -129,12 +134,23 @@ public:
                                             std::to_string(ranks_.get(a, b)) + ": (" + std::to_string(a) + ", " +
                                             std::to_string(b) + ")");
         }
-        vocab_size_ = 256 + merges.size();
+        size_t tokens = 256 + merges.size();
+        if (!token_ids_.empty() && token_ids_.size() != tokens)
+            throw std::invalid_argument("token_ids has " + std::to_string(token_ids_.size()) + " ids, but there are " +
+                                        std::to_string(tokens) + " tokens (256 bytes and " +
+                                        std::to_string(merges.size()) + " merges)");
+        std::vector<uint32_t> taken = token_ids_;  // every id a byte or merge stands for
+        if (taken.empty())
+            for (uint32_t i = 0; i < tokens; ++i) taken.push_back(i);
+        std::sort(taken.begin(), taken.end());
+        if (std::adjacent_find(taken.begin(), taken.end()) != taken.end())
+            throw std::invalid_argument("token_ids gives two tokens the id " +
+                                        std::to_string(*std::adjacent_find(taken.begin(), taken.end())));
+        vocab_size_ = size_t(taken.back()) + 1;
         for (const auto& [bytes, id] : specials_.tokens()) {
-            if (id < 256 + merges.size())
+            if (std::binary_search(taken.begin(), taken.end(), id))
                 throw std::invalid_argument("the special token " + bytes + " has id " + std::to_string(id) +
-                                            ", which is a byte's or a merge's: special ids start at " +
-                                            std::to_string(256 + merges.size()));
+                                            ", which is a byte's or a merge's");
             vocab_size_ = std::max<size_t>(vocab_size_, size_t(id) + 1);
         }
     }
@@ -189,8 +205,10 @@ private:
                 size_t start = out.size();
                 if (chunk.size() > kCachedChunk) {
                     encode_chunk(chunk, out);
+                    renumber(out, start);
                 } else if (!cache_.append_to(key, out)) {
                     encode_chunk(chunk, out);
+                    renumber(out, start);
                     fresh.push_back(key);
                 }
                 if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
@@ -210,6 +228,13 @@ private:
 
     static constexpr uint32_t kNoRank = PairTable::kMissing;
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
+
+    // Our token numbers, from out[start] on, turned into the caller's (token_ids). The
+    // caches keep the caller's, so a chunk found there costs nothing more.
+    void renumber(std::vector<uint32_t>& out, size_t start) const {
+        if (token_ids_.empty()) return;
+        for (size_t i = start; i < out.size(); ++i) out[i] = token_ids_[out[i]];
+    }
 
     void encode_short(std::string_view chunk, std::vector<uint32_t>& out) const {
         uint32_t ids[kShortChunk];
@@ -270,6 +295,7 @@ private:
     static constexpr uint32_t kDead = UINT32_MAX;
     PairTable ranks_;
     SpecialTokens specials_;
+    std::vector<uint32_t> token_ids_;  // empty: token i is id i
     size_t vocab_size_;
     mutable SharedCache cache_;
 };

@@ -254,48 +254,55 @@ inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emi
     }
 }
 
+namespace unicode {
+
+// For each byte that may start a multi-byte character: how many bytes the character
+// takes and the range its second byte must lie in (Unicode's Table 3-7); size 0 for
+// bytes that cannot start one (ASCII is handled before, so those are continuation
+// bytes, C0/C1 which would be overlong, and F5..FF which would pass U+10FFFF).
+struct Utf8Lead {
+    uint8_t size, lo, hi;
+};
+constexpr std::array<Utf8Lead, 256> make_utf8_leads() {
+    std::array<Utf8Lead, 256> leads{};
+    for (int b = 0xC2; b <= 0xDF; ++b) leads[b] = {2, 0x80, 0xBF};
+    for (int b = 0xE0; b <= 0xEF; ++b) leads[b] = {3, 0x80, 0xBF};
+    for (int b = 0xF0; b <= 0xF4; ++b) leads[b] = {4, 0x80, 0xBF};
+    leads[0xE0].lo = 0xA0;  // else overlong
+    leads[0xED].hi = 0x9F;  // else a surrogate, U+D800..U+DFFF
+    leads[0xF0].lo = 0x90;  // else overlong
+    leads[0xF4].hi = 0x8F;  // else past U+10FFFF
+    return leads;
+}
+inline constexpr std::array<Utf8Lead, 256> kUtf8Lead = make_utf8_leads();
+
+}  // namespace unicode
+
 // Whether text is well-formed UTF-8 as Python's bytes.decode("utf-8") accepts it: no
-// overlong forms, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF, no
-// truncated sequence. ASCII goes eight bytes at a time.
+// overlong forms, no surrogates, nothing past U+10FFFF, no truncated sequence. Runs
+// of ASCII go eight bytes at a time.
 inline bool is_valid_utf8(std::string_view text) {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
     size_t i = 0;
     while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t word;
-            std::memcpy(&word, s + i, 8);
-            if ((word & 0x8080808080808080ull) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        const unsigned char b = s[i];
-        if (b < 0x80) {
+        if (s[i] < 0x80) {
             ++i;
+            while (i + 8 <= n) {
+                uint64_t word;
+                std::memcpy(&word, s + i, 8);
+                if (word & 0x8080808080808080ull) break;
+                i += 8;
+            }
             continue;
         }
-        // The allowed ranges of the second byte depend on the first (Unicode Table 3-7);
-        // every later byte is 80..BF.
-        size_t size;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (b >= 0xC2 && b <= 0xDF) {
-            size = 2;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            size = 3;
-            if (b == 0xE0) lo = 0xA0;       // else overlong
-            if (b == 0xED) hi = 0x9F;       // else a surrogate
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            size = 4;
-            if (b == 0xF0) lo = 0x90;       // else overlong
-            if (b == 0xF4) hi = 0x8F;       // else past U+10FFFF
-        } else {
-            return false;  // a continuation byte, C0/C1 (overlong), or F5..FF
-        }
-        if (i + size > n || s[i + 1] < lo || s[i + 1] > hi) return false;
-        for (size_t k = 2; k < size; ++k)
-            if ((s[i + k] & 0xC0) != 0x80) return false;
-        i += size;
+        const unicode::Utf8Lead lead = unicode::kUtf8Lead[s[i]];
+        if (lead.size == 0 || i + lead.size > n) return false;
+        if (s[i + 1] < lead.lo || s[i + 1] > lead.hi) return false;
+        // Every byte after the second is a plain continuation byte, 80..BF.
+        if (lead.size >= 3 && (s[i + 2] & 0xC0) != 0x80) return false;
+        if (lead.size == 4 && (s[i + 3] & 0xC0) != 0x80) return false;
+        i += lead.size;
     }
     return true;
 }
