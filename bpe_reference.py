@@ -8,6 +8,8 @@ Ids 0..255 are the bytes; merge k (counting from 0) makes token 256 + k.
 import re
 from collections import Counter
 
+import regex  # the third-party module: \p{L} and \p{N} need it; the standard re has neither
+
 # The split rule: chunks that merges never cross. A run of word bytes (ASCII letters
 # and digits, and every byte >= 0x80, so that the bytes of a non-ASCII character stay
 # together), or a run of punctuation, each with an optional leading space; or else a
@@ -15,9 +17,23 @@ from collections import Counter
 CHUNK = re.compile(rb" ?[A-Za-z0-9\x80-\xff]+| ?[^A-Za-z0-9\x80-\xff\s]+|\s+")
 
 
-def pretokenize(text: bytes) -> list[bytes]:
-    """Split text into the chunks that training and encoding work inside."""
-    return CHUNK.findall(text)
+# GPT-2's and GPT-4's (cl100k_base) split patterns as published, over characters.
+GPT2_SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT4_SPLIT_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT4_SPLIT_PATTERN)}
+
+
+def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
+    """Split text into the chunks that training and encoding work inside.
+
+    "default" is the bytes rule above and takes any bytes; "gpt2" and "gpt4" split the
+    decoded characters, so they need valid UTF-8 (else UnicodeDecodeError, a ValueError).
+    """
+    if pattern == "default":
+        return CHUNK.findall(text)
+    if pattern not in PATTERNS:
+        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
+    return [chunk.encode("utf-8") for chunk in PATTERNS[pattern].findall(text.decode("utf-8"))]
 
 
 def split_special(text: bytes, specials) -> list[tuple[bytes, bool]]:
@@ -45,7 +61,7 @@ def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
     return out
 
 
-def train(text: bytes, num_merges: int, special_tokens=()) -> list[tuple[int, int]]:
+def train(text: bytes, num_merges: int, special_tokens=(), pattern: str = "default") -> list[tuple[int, int]]:
     """Learn up to `num_merges` merges: each time, the most frequent pair becomes a token.
 
     Pairs are counted with overlaps, as zip(ids, ids[1:]) gives them, each chunk
@@ -56,7 +72,7 @@ def train(text: bytes, num_merges: int, special_tokens=()) -> list[tuple[int, in
     chunks = Counter()
     for piece, is_special in split_special(text, special_tokens):
         if not is_special:
-            chunks.update(pretokenize(piece))
+            chunks.update(pretokenize(piece, pattern))
     # Each distinct chunk is worked on once, along with its count.
     words = [(list(chunk), n) for chunk, n in chunks.items()]
     merges = []
@@ -73,7 +89,7 @@ def train(text: bytes, num_merges: int, special_tokens=()) -> list[tuple[int, in
     return merges
 
 
-def encode(text: bytes, merges: list[tuple[int, int]], special_tokens=None) -> list[int]:
+def encode(text: bytes, merges: list[tuple[int, int]], special_tokens=None, pattern: str = "default") -> list[int]:
     """Encode text chunk by chunk, replaying merges in the order they were learned.
     special_tokens maps each special token's bytes to its id."""
     special_tokens = special_tokens or {}
@@ -83,14 +99,14 @@ def encode(text: bytes, merges: list[tuple[int, int]], special_tokens=None) -> l
         if is_special:
             ids_out.append(special_tokens[piece])
         else:
-            ids_out.extend(encode_ordinary(piece, ranks))
+            ids_out.extend(encode_ordinary(piece, ranks, pattern))
     return ids_out
 
 
-def encode_ordinary(text: bytes, ranks: dict[tuple[int, int], int]) -> list[int]:
+def encode_ordinary(text: bytes, ranks: dict[tuple[int, int], int], pattern: str = "default") -> list[int]:
     """Encode text that holds no special token; ranks maps each merge to its order."""
     ids_out = []
-    for chunk in pretokenize(text):
+    for chunk in pretokenize(text, pattern):
         ids = list(chunk)
         while len(ids) > 1:
             pair = min(zip(ids, ids[1:]), key=lambda p: ranks.get(p, len(ranks)))

@@ -312,13 +312,8 @@ class BPETokenizer(Tokenizer):
         self.pad_id, self.eot_id = 256 + len(self.merges), 257 + len(self.merges)
         # The C++ finds the specials itself, so that a corpus of stories is one call.
         specials = {PAD: self.pad_id, END_OF_TEXT: self.eot_id}
-        if pattern == "default":
-            self.encoder = bpe.Encoder(self.merges, special_tokens=specials)  # checks each merge could have been learned
-        else:
-            try:
-                self.encoder = bpe.Encoder(self.merges, special_tokens=specials, pattern=pattern)
-            except TypeError as e:
-                raise TypeError(f"{e}\n(if this bpe module predates split patterns, rebuild it: {BUILD_COMMAND})") from None
+        # The Encoder checks that each merge could have been learned, and the pattern's name.
+        self.encoder = bpe.Encoder(self.merges, special_tokens=specials, pattern=pattern)
         # Each token's bytes: a merged token's are its two parts' joined.
         self.token_bytes = [bytes([b]) for b in range(256)]
         for a, b in self.merges:

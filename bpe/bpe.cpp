@@ -47,6 +47,17 @@ struct BytesArg {
     }
 };
 
+// gpt2 and gpt4 split characters, so their text must be valid UTF-8.
+void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
+    if (pattern != bpe::Pattern::kDefault && !bpe::is_valid_utf8(text))
+        throw py::value_error(std::string(what) + " is not valid UTF-8, which the '" + bpe::pattern_name(pattern) +
+                              "' split pattern needs (the 'default' pattern takes any bytes)");
+}
+
+void check_specials_for(bpe::Pattern pattern, const bpe::SpecialTokens& specials) {
+    for (const auto& [bytes, id] : specials.tokens()) check_text_for(pattern, bytes, "a special token");
+}
+
 unsigned thread_count(int threads) {
     if (threads < 0) throw py::value_error("threads must be 0 (one per core) or more, got " + std::to_string(threads));
     if (threads > 0) return unsigned(threads);
@@ -145,43 +156,53 @@ PYBIND11_MODULE(bpe, m) {
 
     m.def(
         "pretokenize",
-        [](py::handle text) {
+        [](py::handle text, const std::string& pattern_name) {
             BytesArg arg(text, "text");
+            bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+            check_text_for(pattern, arg.view, "text");
             std::vector<std::string_view> chunks;
             {
                 py::gil_scoped_release release;
-                chunks = bpe::pretokenize(arg.view);
+                chunks = bpe::pretokenize(arg.view, pattern);
             }
             py::list out(chunks.size());
             for (size_t i = 0; i < chunks.size(); ++i)
                 PyList_SET_ITEM(out.ptr(), i, py::bytes(chunks[i].data(), chunks[i].size()).release().ptr());
             return out;
         },
-        py::arg("text"), "Split text into the chunks that merges never cross.");
+        py::arg("text"), py::arg("pattern") = "default",
+        "Split text into the chunks that merges never cross. pattern: 'default' (this project's rule, any "
+        "bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).");
 
     m.def(
         "train",
-        [](py::handle text, int64_t num_merges, int threads, py::handle special_tokens) {
+        [](py::handle text, int64_t num_merges, int threads, py::handle special_tokens, const std::string& pattern_name) {
             BytesArg arg(text, "text");
             if (num_merges < 0) throw py::value_error("num_merges must be 0 or more, got " + std::to_string(num_merges));
             unsigned workers = thread_count(threads);
+            bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
             bpe::SpecialTokens specials = special_strings_from_python(special_tokens);
+            check_text_for(pattern, arg.view, "text");
+            check_specials_for(pattern, specials);
             std::vector<bpe::Pair> merges;
             {
                 py::gil_scoped_release release;
-                merges = bpe::train(arg.view, num_merges, specials, workers);
+                merges = bpe::train(arg.view, num_merges, pattern, specials, workers);
             }
             return merges;
         },
         py::arg("text"), py::arg("num_merges"), py::arg("threads") = 0, py::arg("special_tokens") = py::none(),
+        py::arg("pattern") = "default",
         "Learn up to num_merges merges from text; merge k makes token 256 + k. Stops early when no pair "
         "is left. threads=0 counts chunks with one thread per core. special_tokens (a list of str or "
-        "bytes) are cut out of the text first, so that no merge crosses or contains one.");
+        "bytes) are cut out of the text first, so that no merge crosses or contains one. pattern: the split "
+        "rule, as for pretokenize.");
 
     py::class_<bpe::Encoder>(m, "Encoder",
                              "Encodes text with merges (and special tokens, if given), keeping a cache of chunks "
                              "already encoded. Safe to use from several threads at once.")
-        .def(py::init([](py::handle merges, py::handle special_tokens, py::handle token_ids) {
+        .def(py::init([](py::handle merges, py::handle special_tokens, py::handle token_ids, const std::string& pattern_name) {
+                 bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
                  std::vector<uint32_t> ids;
                  if (!token_ids.is_none()) {
                      if (PyUnicode_Check(token_ids.ptr()) || PyBytes_Check(token_ids.ptr()) ||
@@ -196,12 +217,17 @@ PYBIND11_MODULE(bpe, m) {
                          ids.push_back(uint32_t(value));
                      }
                  }
-                 return new bpe::Encoder(merges_from_python(merges), specials_from_python(special_tokens), std::move(ids));
+                 bpe::SpecialTokens specials = specials_from_python(special_tokens);
+                 check_specials_for(pattern, specials);
+                 return new bpe::Encoder(merges_from_python(merges), pattern, std::move(specials), std::move(ids));
              }),
              py::arg("merges"), py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(),
+             py::arg("pattern") = "default",
              "merges: (a, b) pairs; merge k makes token 256 + k. special_tokens: {str or bytes: id}. "
              "token_ids: the id to return for each of the 256 + len(merges) tokens, when it is not "
-             "the token's own number (GPT-2 and GPT-4 shuffle the bytes).")
+             "the token's own number (GPT-2 and GPT-4 shuffle the bytes). pattern: the split rule, as for "
+             "pretokenize.")
+        .def_property_readonly("pattern", [](const bpe::Encoder& self) { return bpe::pattern_name(self.pattern()); })
         .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
         .def_property_readonly("vocab_size", &bpe::Encoder::vocab_size,
                                "One more than the largest id: 256 + merges, or past the largest special id.")
@@ -209,6 +235,7 @@ PYBIND11_MODULE(bpe, m) {
             "encode",
             [](const bpe::Encoder& self, py::handle text, bool allowed_special) {
                 BytesArg arg(text, "text");
+                check_text_for(self.pattern(), arg.view, "text");
                 std::vector<uint32_t> ids;
                 {
                     py::gil_scoped_release release;
@@ -223,6 +250,7 @@ PYBIND11_MODULE(bpe, m) {
             "encode_array",
             [](const bpe::Encoder& self, py::handle text, int threads, bool allowed_special) {
                 BytesArg arg(text, "text");
+                check_text_for(self.pattern(), arg.view, "text");
                 unsigned workers = thread_count(threads);
                 std::vector<uint32_t> ids;
                 {
@@ -240,7 +268,10 @@ PYBIND11_MODULE(bpe, m) {
                 if (PyUnicode_Check(texts.ptr()) || PyBytes_Check(texts.ptr()) || !PySequence_Check(texts.ptr()))
                     throw py::type_error("texts must be a list of bytes");
                 std::vector<BytesArg> args;
-                for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text, "each text");
+                for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) {
+                    args.emplace_back(text, "each text");
+                    check_text_for(self.pattern(), args.back().view, "a text");
+                }
                 size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
                 std::vector<std::vector<uint32_t>> ids(args.size());
                 {

@@ -120,9 +120,9 @@ public:
     // Throws std::invalid_argument for merges that could not have been learned (merge
     // k may use only the bytes and the tokens of the merges before it, once each), and
     // for a special token whose id is also a byte's or a merge's.
-    explicit Encoder(const std::vector<Pair>& merges, SpecialTokens specials = {},
+    explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault, SpecialTokens specials = {},
                      std::vector<uint32_t> token_ids = {})
-        : ranks_(merges.size()), specials_(std::move(specials)), token_ids_(std::move(token_ids)) {
+        : ranks_(merges.size()), pattern_(pattern), specials_(std::move(specials)), token_ids_(std::move(token_ids)) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -156,6 +156,7 @@ public:
     }
 
     size_t num_merges() const { return ranks_.size(); }
+    Pattern pattern() const { return pattern_; }
     // One more than the largest id encode can return.
     size_t vocab_size() const { return vocab_size_; }
 
@@ -199,7 +200,7 @@ private:
                 out.push_back(segment.special);
                 continue;
             }
-            for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), [&](std::string_view chunk) {
+            for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
                 ChunkKey key(chunk, text_end);
                 if (seen.append_to(key, out)) return;
                 size_t start = out.size();
@@ -294,6 +295,7 @@ private:
 
     static constexpr uint32_t kDead = UINT32_MAX;
     PairTable ranks_;
+    Pattern pattern_;
     SpecialTokens specials_;
     std::vector<uint32_t> token_ids_;  // empty: token i is id i
     size_t vocab_size_;

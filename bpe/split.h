@@ -1,20 +1,44 @@
-// The split rule: where a text breaks into chunks that merges never cross.
+// The split rules: where a text breaks into chunks that merges never cross.
 //
-// A chunk is a run of word bytes, or a run of punctuation, either with an optional
-// leading space, or else a run of whitespace. This is the bytes regex
+// The default rule, this project's own: a chunk is a run of word bytes, or a run of
+// punctuation, either with an optional leading space, or else a run of whitespace.
+// This is the bytes regex
 //     rb" ?[A-Za-z0-9\x80-\xff]+| ?[^A-Za-z0-9\x80-\xff\s]+|\s+"
 // written out by hand, since a 256-entry table and a loop run far faster than a
-// regex engine, and work on any bytes, valid UTF-8 or not.
+// regex engine, and work on any bytes, valid UTF-8 or not. GPT-2's and GPT-4's rules
+// are in split_unicode.h; they need valid UTF-8.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "split_unicode.h"
+
 namespace bpe {
+
+enum class Pattern { kDefault, kGpt2, kGpt4 };
+
+inline Pattern parse_pattern(std::string_view name) {
+    if (name == "default") return Pattern::kDefault;
+    if (name == "gpt2") return Pattern::kGpt2;
+    if (name == "gpt4") return Pattern::kGpt4;
+    throw std::invalid_argument("unknown split pattern '" + std::string(name) +
+                                "': expected 'default', 'gpt2' or 'gpt4'");
+}
+
+inline const char* pattern_name(Pattern pattern) {
+    switch (pattern) {
+        case Pattern::kGpt2: return "gpt2";
+        case Pattern::kGpt4: return "gpt4";
+        default: return "default";
+    }
+}
 
 enum ByteClass : uint8_t { kWord, kPunct, kSpace };
 
@@ -43,19 +67,34 @@ inline size_t chunk_end(std::string_view text, size_t i) {
     return i;
 }
 
-// Calls emit(chunk) for each chunk of the text, in order.
-template <class Emit>
-inline void for_each_chunk(std::string_view text, Emit&& emit) {
+// Calls emit(chunk) for each chunk of the text, in order, with chunk_end the function
+// that finds where a chunk ends.
+template <class ChunkEnd, class Emit>
+inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emit&& emit) {
     for (size_t i = 0; i < text.size();) {
-        size_t end = chunk_end(text, i);
+        const size_t end = chunk_end(text, i);
         emit(text.substr(i, end - i));
         i = end;
     }
 }
 
-inline std::vector<std::string_view> pretokenize(std::string_view text) {
+// Calls emit(chunk) for each chunk of the text under a split pattern. The pattern is
+// looked at once, outside the loop, and each loop inlines its own chunk_end.
+template <class Emit>
+inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) {
+    switch (pattern) {
+        case Pattern::kGpt2:
+            return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
+        case Pattern::kGpt4:
+            return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt4_chunk_end(t, i); }, emit);
+        default:
+            return for_each_chunk_with(text, [](std::string_view t, size_t i) { return chunk_end(t, i); }, emit);
+    }
+}
+
+inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern pattern = Pattern::kDefault) {
     std::vector<std::string_view> chunks;
-    for_each_chunk(text, [&](std::string_view chunk) { chunks.push_back(chunk); });
+    for_each_chunk(text, pattern, [&](std::string_view chunk) { chunks.push_back(chunk); });
     return chunks;
 }
 

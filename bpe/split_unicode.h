@@ -243,17 +243,6 @@ inline size_t gpt4_chunk_end(std::string_view text, size_t i) {
 using unicode::gpt2_chunk_end;
 using unicode::gpt4_chunk_end;
 
-// Calls emit(chunk) for each chunk of the text, in order, with chunk_end one of the
-// functions above (or split.h's chunk_end).
-template <class ChunkEnd, class Emit>
-inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emit&& emit) {
-    for (size_t i = 0; i < text.size();) {
-        const size_t end = chunk_end(text, i);
-        emit(text.substr(i, end - i));
-        i = end;
-    }
-}
-
 namespace unicode {
 
 // For each byte that may start a multi-byte character: how many bytes the character

@@ -36,7 +36,8 @@ inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | 
 
 // How often each distinct chunk occurs in the text, leaving out special tokens,
 // counted by `threads` threads, each on its share of the text.
-inline ChunkTable<int64_t> count_chunks(std::string_view text, const SpecialTokens& specials, unsigned threads) {
+inline ChunkTable<int64_t> count_chunks(std::string_view text, Pattern pattern, const SpecialTokens& specials,
+                                        unsigned threads) {
     std::vector<Segment> segments = specials.empty() ? std::vector<Segment>{{0, text.size(), Segment::kText}}
                                                      : specials.segments(text);
     std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
@@ -45,7 +46,7 @@ inline ChunkTable<int64_t> count_chunks(std::string_view text, const SpecialToke
     run_threads(runs.size(), [&](size_t k) {
         for (const Segment& s : runs[k])
             if (s.special == Segment::kText)
-                for_each_chunk(text.substr(s.begin, s.end - s.begin),
+                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern,
                                [&](std::string_view chunk) { ++tables[k][ChunkKey(chunk, text_end)]; });
     });
     for (size_t k = 1; k < tables.size(); ++k) tables[0].add(tables[k]);
@@ -170,9 +171,9 @@ private:
     std::priority_queue<Candidate> heap_;
 };
 
-inline std::vector<Pair> train(std::string_view text, int64_t num_merges, const SpecialTokens& specials,
-                               unsigned threads) {
-    Trainer trainer(count_chunks(text, specials, threads));
+inline std::vector<Pair> train(std::string_view text, int64_t num_merges, Pattern pattern,
+                               const SpecialTokens& specials, unsigned threads) {
+    Trainer trainer(count_chunks(text, pattern, specials, threads));
     return trainer.train(num_merges);
 }
 

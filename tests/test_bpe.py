@@ -193,6 +193,54 @@ def test_bad_batch():
         encoder.encode_array(b"abc", threads=-1)
 
 
+# --- GPT-2's and GPT-4's split patterns ---------------------------------------------
+
+unicode_text = st.one_of(
+    st.text(max_size=200),
+    st.lists(st.sampled_from(["'s", "'LL", " the", "  ", "\r\n", "\n\n ", "123456", "٣٤", "日本語", "é", "🙂", "!!", " x"]),
+             max_size=40).map("".join),
+).map(lambda s: s.encode("utf-8", errors="surrogatepass")).filter(lambda b: _valid_utf8(b))
+
+
+def _valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+def test_merges_with_pattern_match_reference(pattern):
+    text = SAMPLE[:100_000].decode("utf-8", errors="ignore").encode("utf-8")
+    assert bpe.train(text, 300, pattern=pattern) == ref.train(text, 300, pattern=pattern)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@settings(max_examples=150, deadline=None)
+@given(unicode_text, unicode_text, st.integers(0, 200), st.integers(1, 3))
+def test_property_patterns_train_and_encode(pattern, train_text, text, num_merges, threads):
+    merges = ref.train(train_text + text, num_merges, pattern=pattern)
+    assert bpe.train(train_text + text, num_merges, threads=threads, pattern=pattern) == merges
+    encoder = bpe.Encoder(merges, pattern=pattern)
+    expected = ref.encode(text, merges, pattern=pattern)
+    assert encoder.encode(text) == expected
+    assert encoder.encode_array(text, threads=threads).tolist() == expected
+
+
+def test_pattern_errors():
+    with pytest.raises(ValueError, match="unknown split pattern 'gpt5'"):
+        bpe.Encoder([], pattern="gpt5")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        bpe.Encoder([], pattern="gpt4").encode(b"caf\xe9")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        bpe.train(b"\xff\xfe", 10, pattern="gpt2")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        bpe.Encoder([], special_tokens={b"\xff": 256}, pattern="gpt2")
+    assert bpe.Encoder([]).encode(b"caf\xe9") == [99, 97, 102, 233]  # the default takes any bytes
+    assert bpe.Encoder([], pattern="gpt4").pattern == "gpt4"
+
+
 # --- no quadratic blow-up -----------------------------------------------------------
 
 def long_chunks(size, seed=0):
