@@ -18,11 +18,28 @@ import base64
 import json
 from pathlib import Path
 
+from bpe_reference import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+
 # Our default split rule, as a regex over str for libraries that split text with one.
 # (\u0080-\U0010FFFF are the characters whose UTF-8 bytes are all >= 0x80.)
 DEFAULT_PATTERN = r" ?[A-Za-z0-9\u0080-\U0010FFFF]+| ?[^A-Za-z0-9\u0080-\U0010FFFF \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
 # The same in the syntax of Oniguruma, the regex engine of Hugging Face tokenizers.
 DEFAULT_PATTERN_ONIGURUMA = r" ?[A-Za-z0-9\x{80}-\x{10FFFF}]+| ?[^A-Za-z0-9\x{80}-\x{10FFFF} \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
+
+# Each of our split patterns as a regex for tiktoken (Rust's fancy-regex) and for
+# Hugging Face tokenizers (Oniguruma); GPT-2's and GPT-4's read the same in both.
+TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
+ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
+
+# GPT-4's special tokens, which cl100k_base.tiktoken does not hold (tiktoken's source has them).
+CL100K_SPECIAL_TOKENS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                         "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+
+def _pattern_for(patterns: dict, pattern: str) -> str:
+    if pattern not in patterns:
+        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
+    return patterns[pattern]
 
 
 def token_bytes(merges) -> list[bytes]:
@@ -54,8 +71,9 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 
 # --- tiktoken -------------------------------------------------------------------------
 
-def tiktoken_ranks(merges) -> dict[bytes, int]:
-    """Our vocabulary as tiktoken's mergeable ranks: each token's bytes to its id.
+def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
+    """Our vocabulary as tiktoken's mergeable ranks: each token's bytes to its id
+    (token_ids[i] for our token i, when given).
 
     tiktoken finds a token by its bytes, so two merges that make the same bytes (say
     "ab"+"c" and "a"+"bc") cannot both be there; that is refused, not papered over.
@@ -64,21 +82,25 @@ def tiktoken_ranks(merges) -> dict[bytes, int]:
     for i, data in enumerate(token_bytes(merges)):
         if data in ranks:
             raise ValueError(f"tokens {ranks[data]} and {i} are both {data!r}: tiktoken needs each token's bytes to differ")
-        ranks[data] = i
+        ranks[data] = token_ids[i] if token_ids is not None else i
     return ranks
 
 
-def save_tiktoken(merges, path):
-    """Write a .tiktoken ranks file: base64 of each token's bytes, a space, its id."""
-    lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in tiktoken_ranks(merges).items()]
+def save_tiktoken(merges, path, token_ids=None):
+    """Write a .tiktoken ranks file: base64 of each token's bytes, a space, its id. The
+    file holds neither the split pattern nor the special tokens: pass those to
+    tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
+    ranks = tiktoken_ranks(merges, token_ids)
+    lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in sorted(ranks.items(), key=lambda t: t[1])]
     Path(path).write_text("".join(lines), encoding="ascii")
 
 
-def tiktoken_encoding(merges, pattern: str = DEFAULT_PATTERN, special_tokens=None, name: str = "bpe"):
-    """A tiktoken Encoding with our merges and split pattern (needs tiktoken)."""
+def tiktoken_encoding(merges, pattern: str = "default", special_tokens=None, token_ids=None, name: str = "bpe"):
+    """A tiktoken Encoding with our merges, split pattern and special tokens (needs tiktoken)."""
     import tiktoken
 
-    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=tiktoken_ranks(merges),
+    return tiktoken.Encoding(name, pat_str=_pattern_for(TIKTOKEN_PATTERNS, pattern),
+                             mergeable_ranks=tiktoken_ranks(merges, token_ids),
                              special_tokens=dict(special_tokens or {}))
 
 
@@ -194,13 +216,15 @@ def load_gpt2(vocab_path, merges_path) -> tuple[list[tuple[int, int]], list[int]
 
 # --- Hugging Face tokenizers ------------------------------------------------------------
 
-def huggingface_json(merges, pattern: str = DEFAULT_PATTERN_ONIGURUMA, special_tokens=None) -> str:
+def huggingface_json(merges, pattern: str = "default", special_tokens=None, token_ids=None) -> str:
     """A Hugging Face tokenizer.json for our merges: our split rule as a Split pre-
-    tokenizer, then the byte alphabet, a BPE model with our ids, and special tokens
-    as added tokens. Loads with tokenizers.Tokenizer.from_str (or from_file)."""
+    tokenizer, then the byte alphabet, a BPE model with our ids (token_ids[i] for our
+    token i, when given), and special tokens as added tokens. Loads with
+    tokenizers.Tokenizer.from_str (or from_file)."""
     alphabet = byte_alphabet()
     vocab_bytes = token_bytes(merges)
-    vocab = {_as_alphabet(data, alphabet): i for i, data in enumerate(vocab_bytes)}
+    ids = token_ids if token_ids is not None else range(len(vocab_bytes))
+    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
     if len(vocab) != len(vocab_bytes):
         raise ValueError("two merges make the same bytes: a Hugging Face vocabulary needs each token to differ")
     hf_merges = [[_as_alphabet(vocab_bytes[a], alphabet), _as_alphabet(vocab_bytes[b], alphabet)] for a, b in merges]
@@ -215,7 +239,8 @@ def huggingface_json(merges, pattern: str = DEFAULT_PATTERN_ONIGURUMA, special_t
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "Split", "pattern": {"Regex": _pattern_for(ONIGURUMA_PATTERNS, pattern)},
+                 "behavior": "Isolated", "invert": False},
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
             ],
         },
@@ -230,12 +255,13 @@ def huggingface_json(merges, pattern: str = DEFAULT_PATTERN_ONIGURUMA, special_t
     return json.dumps(document, ensure_ascii=False)
 
 
-def save_huggingface(merges, path, pattern: str = DEFAULT_PATTERN_ONIGURUMA, special_tokens=None):
-    Path(path).write_text(huggingface_json(merges, pattern, special_tokens), encoding="utf-8")
+def save_huggingface(merges, path, pattern: str = "default", special_tokens=None, token_ids=None):
+    """Write a Hugging Face tokenizer.json (see huggingface_json)."""
+    Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
 
 
-def huggingface_tokenizer(merges, pattern: str = DEFAULT_PATTERN_ONIGURUMA, special_tokens=None):
+def huggingface_tokenizer(merges, pattern: str = "default", special_tokens=None, token_ids=None):
     """A tokenizers.Tokenizer with our merges (needs tokenizers)."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_str(huggingface_json(merges, pattern, special_tokens))
+    return Tokenizer.from_str(huggingface_json(merges, pattern, special_tokens, token_ids))

