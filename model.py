@@ -377,6 +377,11 @@ def save_checkpoint(path, model: GPT, tokenizer: Tokenizer, step: int, losses, o
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    # mkstemp makes the file readable by its owner only; a checkpoint is shared like
+    # any file the user writes, so it gets the usual permissions (umask applied).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(checkpoint, f)
