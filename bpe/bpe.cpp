@@ -135,18 +135,22 @@ py::list ids_to_list(const std::vector<uint32_t>& ids) {
     return out;
 }
 
-// Ids as a numpy array with no Python object per token: uint16 when every id of the
-// vocabulary fits (65,536 tokens or fewer), uint32 otherwise.
-py::array ids_to_array(const std::vector<uint32_t>& ids, size_t vocab_size) {
-    if (vocab_size <= 65536) {
-        py::array_t<uint16_t> out(ids.size());
-        uint16_t* data = out.mutable_data();
-        for (size_t i = 0; i < ids.size(); ++i) data[i] = uint16_t(ids[i]);
-        return out;
-    }
-    py::array_t<uint32_t> out(ids.size());
-    std::copy(ids.begin(), ids.end(), out.mutable_data());
+// Ids, in consecutive parts, as one numpy array with no Python object per token:
+// uint16 when every id of the vocabulary fits (65,536 tokens or fewer), uint32
+// otherwise. Each part is copied on a thread of its own, with the GIL released.
+template <class Id>
+py::array parts_to_array(const std::vector<std::vector<uint32_t>>& parts) {
+    std::vector<size_t> offsets{0};
+    for (const auto& part : parts) offsets.push_back(offsets.back() + part.size());
+    py::array_t<Id> out(offsets.back());
+    Id* data = out.mutable_data();
+    py::gil_scoped_release release;
+    bpe::run_threads(parts.size(), [&](size_t k) { std::copy(parts[k].begin(), parts[k].end(), data + offsets[k]); });
     return out;
+}
+
+py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, size_t vocab_size) {
+    return vocab_size <= 65536 ? parts_to_array<uint16_t>(parts) : parts_to_array<uint32_t>(parts);
 }
 
 }  // namespace
@@ -252,12 +256,12 @@ PYBIND11_MODULE(bpe, m) {
                 BytesArg arg(text, "text");
                 check_text_for(self.pattern(), arg.view, "text");
                 unsigned workers = thread_count(threads);
-                std::vector<uint32_t> ids;
+                std::vector<std::vector<uint32_t>> parts;
                 {
                     py::gil_scoped_release release;
-                    ids = self.encode(arg.view, allowed_special, workers);
+                    parts = self.encode_parts(arg.view, allowed_special, workers);
                 }
-                return ids_to_array(ids, self.vocab_size());
+                return ids_to_array(parts, self.vocab_size());
             },
             py::arg("text"), py::arg("threads") = 1, py::arg("allowed_special") = true,
             "As encode, as a numpy array (uint16 when the vocabulary has 65,536 tokens or fewer, else "

@@ -163,22 +163,27 @@ public:
     // The ids of `text` on `threads` threads. Special tokens become their ids when
     // `allow_special` is true, and are encoded as ordinary text otherwise.
     std::vector<uint32_t> encode(std::string_view text, bool allow_special = true, unsigned threads = 1) const {
-        std::vector<Segment> segments = allow_special && !specials_.empty()
-                                            ? specials_.segments(text)
-                                            : std::vector<Segment>{{0, text.size(), Segment::kText}};
+        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allow_special, threads);
+        if (parts.size() == 1) return std::move(parts[0]);
         std::vector<uint32_t> ids;
-        if (threads <= 1) {
-            encode_segments(text, segments, ids);
-            return ids;
-        }
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
-        std::vector<std::vector<uint32_t>> parts(runs.size());
-        run_threads(runs.size(), [&](size_t k) { encode_segments(text, runs[k], parts[k]); });
         size_t total = 0;
         for (auto& part : parts) total += part.size();
         ids.reserve(total);
         for (auto& part : parts) ids.insert(ids.end(), part.begin(), part.end());
         return ids;
+    }
+
+    // As encode, but the ids come as consecutive parts, one per thread, which joined
+    // are the ids of the whole text: a caller that copies them somewhere anyway (into
+    // a numpy array) can then copy each part on its own thread.
+    std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, bool allow_special, unsigned threads) const {
+        std::vector<Segment> segments = allow_special && !specials_.empty()
+                                            ? specials_.segments(text)
+                                            : std::vector<Segment>{{0, text.size(), Segment::kText}};
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+        std::vector<std::vector<uint32_t>> parts(runs.size());
+        run_threads(runs.size(), [&](size_t k) { encode_segments(text, runs[k], parts[k]); });
+        return parts;
     }
 
     // The ids of one chunk, with merges applied in rank order.
@@ -195,6 +200,11 @@ private:
         IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
         std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
+        // A token holds about 4 bytes of English: reserving that much up front saves
+        // the copies (and the page faults) of growing a large output step by step.
+        size_t bytes = 0;
+        for (const Segment& segment : segments) bytes += segment.end - segment.begin;
+        out.reserve(out.size() + bytes / 4 + 16);
         for (const Segment& segment : segments) {
             if (segment.special != Segment::kText) {
                 out.push_back(segment.special);
