@@ -186,6 +186,8 @@ def figure_speed_reference(results: Path, out: Path):
     rows = parse_bench_reference(text)
     if not rows:
         raise MissingInput("bench-reference.txt holds no table rows of bpe_bench.py")
+    runs = re.search(r"(\d+) runs each", text)
+    median = f"median of {runs.group(1)}" if runs else "median"
     p = plt()
     fig, axes = p.subplots(1, 2, figsize=(9, 3.6))
     for ax, task in zip(axes, ("train", "encode")):
@@ -201,7 +203,7 @@ def figure_speed_reference(results: Path, out: Path):
         ax.set_yscale("log")
         ax.set_xticks(list(xs), [f"{r['mb']:g} MB" for r in mine])
         ax.set_title(mine[0]["task"] if task == "train" else "encode (the same text, those merges)")
-        ax.set_ylabel("seconds (log scale), median of 3")
+        ax.set_ylabel(f"seconds (log scale), {median}")
         ax.set_ylim(min(r["cpp"] for r in mine) / 3, max(r["ref"] for r in mine) * 6)
     axes[0].legend(loc="upper left", frameon=False)
     fig.suptitle("The C++ module against the Python reference (bpe_bench.py, 2-core machine)", fontsize=11)
@@ -245,8 +247,8 @@ def figure_peers_encoding(results: Path, out: Path):
     if tables["encode_big"]:
         panels.append(("encode_big", "MB per second, median", tables["encode_big_title"]))
     p = plt()
-    fig, axes = p.subplots(1, len(panels), figsize=(5 * len(panels), 3.6), squeeze=False)
-    for ax, (key, xlabel, title) in zip(axes[0], panels):
+    fig, axes = p.subplots(len(panels), 1, figsize=(7.5, 2.9 * len(panels)), squeeze=False)
+    for ax, (key, xlabel, title) in zip(axes[:, 0], panels):
         rows = tables[key]
         bars = ax.barh(range(len(rows)), [r["mb_per_s"] for r in rows],
                        color=[colour_of(r["name"]) for r in rows])
