@@ -73,6 +73,20 @@ def timed(fn, repeats):
     return result, statistics.median(times)
 
 
+def timed_together(fns: dict, repeats):
+    """Like timed, for several functions at once, taking turns: each round runs every
+    one of them, so that a burst of load from elsewhere on the machine falls on all of
+    them alike and their ratios hold. Returns {name: (last result, median seconds)}."""
+    times = {name: [] for name in fns}
+    results = {}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: (results[name], statistics.median(times[name])) for name in fns}
+
+
 def check_same(what, reference, ours):
     if reference != ours:
         sys.exit(f"MISMATCH in {what}: the C++ and the reference disagree, so no time is printed.")
@@ -153,6 +167,7 @@ def peak_memory_of_training(text: bytes, threads: int) -> float:
 
 def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
     bpe = import_bpe()
+    import numpy  # noqa: F401  (imported now, or the first encode_array would pay for it)
     rustbpe, tokenizers, tiktoken = (optional_import(n) for n in ("rustbpe", "tokenizers", "tiktoken"))
     cores = os.cpu_count() or 1
     text40 = repeated(text5, big_size)
@@ -171,22 +186,14 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
     print(f"{'text':>8} {'ours':>8} {'rustbpe':>9} {'tokenizers':>11} {'rustbpe/ours':>13} {'tokenizers/ours':>16}")
     merges = rust_tokenizer = None  # both from the first text, for the encoding runs
     for label, text in texts.items():
-        as_str = text.decode("utf-8", errors="replace")
-        pieces = pieces_for_peers(as_str)
-        ours, ours_s = timed(lambda: bpe.train(text, PEER_MERGES, threads=0), repeats)
-        merges = merges or ours
-        row = [f"{label:>8}", f"{ours_s:>8.3f}"]
+        pieces = pieces_for_peers(text.decode("utf-8", errors="replace"))
+        runs = {"ours": lambda: bpe.train(text, PEER_MERGES, threads=0)}
         if rustbpe:
             def train_rustbpe():
                 tok = rustbpe.Tokenizer()
                 tok.train_from_iterator(iter(pieces), 256 + PEER_MERGES, pattern=bpe_formats.DEFAULT_PATTERN)
                 return tok
-            tok, rust_s = timed(train_rustbpe, repeats)
-            rust_tokens = [data for data, _ in sorted(tok.get_mergeable_ranks(), key=lambda t: t[1])]
-            same = rust_tokens == bpe_formats.token_bytes(ours)
-            if rust_tokenizer is None and same:
-                rust_tokenizer = tok
-            row.append(f"{rust_s:>9.3f}")
+            runs["rustbpe"] = train_rustbpe
         if tokenizers:
             def train_tokenizers():
                 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -195,11 +202,21 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
                 trainer = trainers.BpeTrainer(vocab_size=256 + PEER_MERGES, show_progress=False,
                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
                 tok.train_from_iterator(pieces, trainer)
-            _, hf_s = timed(train_tokenizers, repeats)
-            row.append(f"{hf_s:>11.3f}")
-        row.append(f"{rust_s / ours_s:>12.1f}x" if rustbpe else f"{'-':>13}")
-        row.append(f"{hf_s / ours_s:>15.1f}x" if tokenizers else f"{'-':>16}")
-        print(" ".join(row) + (f"  (rustbpe: {'the same' if same else 'OTHER'} merges)" if rustbpe else ""))
+            runs["tokenizers"] = train_tokenizers
+        timings = timed_together(runs, repeats)
+        ours, ours_s = timings["ours"]
+        merges = merges or ours
+        row = [f"{label:>8}", f"{ours_s:>8.3f}"]
+        row.append(f"{timings['rustbpe'][1]:>9.3f}" if rustbpe else f"{'-':>9}")
+        row.append(f"{timings['tokenizers'][1]:>11.3f}" if tokenizers else f"{'-':>11}")
+        row.append(f"{timings['rustbpe'][1] / ours_s:>12.1f}x" if rustbpe else f"{'-':>13}")
+        row.append(f"{timings['tokenizers'][1] / ours_s:>15.1f}x" if tokenizers else f"{'-':>16}")
+        if rustbpe:
+            tok = timings["rustbpe"][0]
+            same = [data for data, _ in sorted(tok.get_mergeable_ranks(), key=lambda t: t[1])] == bpe_formats.token_bytes(ours)
+            rust_tokenizer = rust_tokenizer or (tok if same else None)
+            row.append(f"  (rustbpe: {'the same' if same else 'OTHER'} merges)")
+        print(" ".join(row))
     print("(tokenizers splits with GPT-2's pattern, the closest its ByteLevel pre-tokenizer has, so its "
           "merges differ; rustbpe is given our split rule.)")
 
@@ -211,45 +228,43 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
     # 4. Encoding with our merges, on one thread: a fresh Encoder each run.
     print(f"\nEncoding {len(text5) / 1e6:.1f} MB with our merges on one thread, medians of {repeats}")
     as_str = text5.decode("utf-8", errors="replace")
-    ours, ours_s = timed(lambda: bpe.Encoder(merges).encode_array(text5, threads=1), repeats)
-    ours = ours.tolist()
-    rows = [("ours (bpe)", ours_s)]
+    runs = {"ours (bpe)": lambda: bpe.Encoder(merges).encode_array(text5, threads=1)}
     if tiktoken:
         enc = bpe_formats.tiktoken_encoding(merges)
-        ids, s = timed(lambda: enc.encode_ordinary(as_str), repeats)
-        check_same("tiktoken's ids", ours, ids)
-        rows.append(("tiktoken encode_ordinary", s))
+        runs["tiktoken encode_ordinary"] = lambda: enc.encode_ordinary(as_str)
     if tokenizers:
         hf = bpe_formats.huggingface_tokenizer(merges)
-        ids, s = timed(lambda: hf.encode(as_str).ids, repeats)
-        check_same("tokenizers' ids", ours, ids)
-        rows.append(("tokenizers encode", s))
+        runs["tokenizers encode"] = lambda: hf.encode(as_str).ids
     if rust_tokenizer:
-        ids, s = timed(lambda: rust_tokenizer.encode(as_str), repeats)
-        check_same("rustbpe's ids", ours, ids)
-        rows.append(("rustbpe encode", s))
+        runs["rustbpe encode"] = lambda: rust_tokenizer.encode(as_str)
+    timings = timed_together(runs, repeats)
+    ours, ours_s = timings["ours (bpe)"]
+    ours = ours.tolist()
+    for name, (ids, _) in list(timings.items())[1:]:
+        check_same(f"{name}'s ids", ours, ids)
     print(f"{'':<26} {'s':>7} {'MB/s':>7} {'ours faster':>12}")
-    for name, s in rows:
+    for name, (_, s) in timings.items():
         print(f"{name:<26} {s:>7.3f} {len(text5) / 1e6 / s:>7.1f} {s / ours_s:>11.1f}x")
 
     # 5. Encoding the big text on every core.
-    print(f"\nEncoding {len(text40) / 1e6:.1f} MB on {cores} threads (ours) against one (ours), medians of {repeats}")
-    one, one_s = timed(lambda: bpe.Encoder(merges).encode_array(text40, threads=1), repeats)
-    many, many_s = timed(lambda: bpe.Encoder(merges).encode_array(text40, threads=cores), repeats)
+    print(f"\nEncoding {len(text40) / 1e6:.1f} MB on {cores} threads against one (ours), medians of {repeats}")
+    timings = timed_together({
+        "ours, 1 thread": lambda: bpe.Encoder(merges).encode_array(text40, threads=1),
+        f"ours, {cores} threads": lambda: bpe.Encoder(merges).encode_array(text40, threads=cores),
+    }, repeats)
+    (one, one_s), (many, _) = timings.values()
     check_same(f"ids on {cores} threads", one.tolist(), many.tolist())
-    rows = [("ours, 1 thread", one_s), (f"ours, {cores} threads", many_s)]
     pieces = pieces_for_peers(text40.decode("utf-8", errors="replace"))
+    peer_runs = {}
     if tiktoken:
-        _, s = timed(lambda: enc.encode_ordinary_batch(pieces, num_threads=cores), repeats)
-        rows.append((f"tiktoken batch, {cores} threads", s))
+        peer_runs[f"tiktoken batch, {cores} threads"] = lambda: enc.encode_ordinary_batch(pieces, num_threads=cores)
     if tokenizers:
-        _, s = timed(lambda: hf.encode_batch(pieces), repeats)
-        rows.append(("tokenizers batch", s))
+        peer_runs["tokenizers batch"] = lambda: hf.encode_batch(pieces)
     if rust_tokenizer:
-        _, s = timed(lambda: rust_tokenizer.batch_encode(pieces), repeats)
-        rows.append(("rustbpe batch", s))
+        peer_runs["rustbpe batch"] = lambda: rust_tokenizer.batch_encode(pieces)
+    timings.update(timed_together(peer_runs, repeats))
     print(f"{'':<26} {'s':>7} {'MB/s':>7} {'vs ours, 1 thread':>18}")
-    for name, s in rows:
+    for name, (_, s) in timings.items():
         print(f"{name:<26} {s:>7.3f} {len(text40) / 1e6 / s:>7.1f} {one_s / s:>17.2f}x")
 
 
@@ -265,6 +280,7 @@ def gpt4_vs_tiktoken(text: bytes, repeats: int):
     if tiktoken is None:
         sys.exit("--gpt4 needs tiktoken: pip install -r requirements-bench.txt")
     bpe = import_bpe()
+    import numpy  # noqa: F401  (imported now, or the first encode_array would pay for it)
     as_str = text.decode("utf-8", errors="replace")
     text = as_str.encode("utf-8")
     start = time.perf_counter()
@@ -272,8 +288,11 @@ def gpt4_vs_tiktoken(text: bytes, repeats: int):
     print(f"recovered {len(merges):,} merges from {path.name} in {time.perf_counter() - start:.1f} s")
     enc = tiktoken.Encoding("cl100k", pat_str=bpe_formats.TIKTOKEN_PATTERNS["gpt4"],
                             mergeable_ranks=bpe_formats.read_tiktoken(path), special_tokens={})
-    ours, ours_s = timed(lambda: bpe.Encoder(merges, pattern="gpt4", token_ids=token_ids).encode_array(text), repeats)
-    theirs, theirs_s = timed(lambda: enc.encode_ordinary(as_str), repeats)
+    timings = timed_together({
+        "ours": lambda: bpe.Encoder(merges, pattern="gpt4", token_ids=token_ids).encode_array(text),
+        "tiktoken": lambda: enc.encode_ordinary(as_str),
+    }, repeats)
+    (ours, ours_s), (theirs, theirs_s) = timings.values()
     check_same("GPT-4 ids", theirs, ours.tolist())
     print(f"\nEncoding {len(text) / 1e6:.1f} MB with GPT-4's cl100k_base on one thread, medians of {repeats}; "
           f"ids identical ({len(ours):,} tokens)")
