@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
 import data
 from model import checkpoint_path, load_checkpoint, pick_device
@@ -49,7 +50,8 @@ def bits_per_character(model, tokenizer, stories, device, batch_size=BATCH_SIZE)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if torch.device(device).type == "cuda" else nullcontext()
     nats = 0.0
     model.eval()
-    for i in range(0, n, batch_size):
+    # A bar on a terminal only (disable=None): a default-sized model on a CPU takes minutes.
+    for i in tqdm(range(0, n, batch_size), desc="windows", unit="batch", disable=None, leave=False):
         with autocast:
             logits, _ = model(x[i:i + batch_size].to(device))
         targets = y[i:i + batch_size].to(device)
