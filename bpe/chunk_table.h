@@ -51,13 +51,18 @@ struct ChunkKey {
             head[0] = head[1] = 0;
             std::memcpy(head, chunk.data(), std::min<size_t>(n, 16));
         }
-        uint64_t h = mix(head[0] ^ (uint64_t(n) << 56)) ^ head[1];
+        // Two independent multiplies, then one more to spread every byte over the low
+        // bits (which pick the slot) and the high ones (the tag): cheaper than mix()
+        // twice, which showed as a third of all encoding time.
+        uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
         for (size_t i = 16; i < n; i += 8) {  // the rest of a long chunk, 8 bytes at a time
             uint64_t word = 0;
             std::memcpy(&word, chunk.data() + i, std::min<size_t>(8, n - i));
-            h = mix(h) ^ word;
+            h = (h ^ (h >> 32) ^ word) * 0x9e3779b97f4a7c15ULL;
         }
-        hash = mix(h);
+        h ^= h >> 32;
+        h *= 0xd6e8feb86659fd93ULL;
+        hash = h ^ (h >> 32);
     }
 };
 
