@@ -64,35 +64,6 @@ private:
     std::vector<uint32_t> spilled_;
 };
 
-// The chunks met most recently that are one token and at most 16 bytes, in a small
-// direct-mapped table (each chunk has one slot, picked by its hash, and takes it over
-// from whichever chunk was there). It stays in the fastest caches, so the chunks that
-// make up most of a text (" the", ".", " a") are found without a look at the larger
-// tables; when two threads share a core's caches, that is what keeps them apart.
-class RecentChunks {
-public:
-    static constexpr uint32_t kNone = UINT32_MAX;
-
-    uint32_t find(const ChunkKey& key) const {
-        const Slot& slot = slots_[key.hash & (kSlots - 1)];
-        bool same = slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size();
-        return same ? slot.id : kNone;
-    }
-
-    void remember(const ChunkKey& key, uint32_t id) {
-        if (key.bytes.size() <= 16) slots_[key.hash & (kSlots - 1)] = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), id};
-    }
-
-private:
-    struct Slot {
-        uint64_t head[2];  // the chunk's bytes, zero-padded: all of them, as it has at most 16
-        uint32_t size;     // 0 in an empty slot, which no chunk matches
-        uint32_t id;
-    };
-    static constexpr size_t kSlots = 4096;  // 96 KB
-    std::vector<Slot> slots_ = std::vector<Slot>(kSlots, Slot{{0, 0}, 0, 0});
-};
-
 // The cache an Encoder shares between calls and threads. Lookups take a shared lock;
 // a call adds the chunks it had to encode all at once, under one exclusive lock, and
 // the cache copies their bytes into blocks it owns, since the caller's text goes away.
@@ -225,9 +196,7 @@ private:
     // Appends the ids of the segments of `text` to `out`.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out) const {
         // Chunks met in this call, keyed by views into `text`, so that a lookup needs
-        // no lock and no copy; the most frequent of them in `recent` as well. Chunks
-        // new to the shared cache join it at the end.
-        RecentChunks recent;
+        // no lock and no copy. Chunks new to the shared cache join it at the end.
         IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
         std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
@@ -243,24 +212,17 @@ private:
             }
             for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
                 ChunkKey key(chunk, text_end);
-                uint32_t id = recent.find(key);
-                if (id != RecentChunks::kNone) {
-                    out.push_back(id);
-                    return;
-                }
+                if (seen.append_to(key, out)) return;
                 size_t start = out.size();
-                if (!seen.append_to(key, out)) {
-                    if (chunk.size() > kCachedChunk) {
-                        encode_chunk(chunk, out);
-                        renumber(out, start);
-                    } else if (!cache_.append_to(key, out)) {
-                        encode_chunk(chunk, out);
-                        renumber(out, start);
-                        fresh.push_back(key);
-                    }
-                    if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                if (chunk.size() > kCachedChunk) {
+                    encode_chunk(chunk, out);
+                    renumber(out, start);
+                } else if (!cache_.append_to(key, out)) {
+                    encode_chunk(chunk, out);
+                    renumber(out, start);
+                    fresh.push_back(key);
                 }
-                if (out.size() - start == 1) recent.remember(key, out[start]);
+                if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
             });
         }
         cache_.insert(fresh, seen);
