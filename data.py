@@ -360,9 +360,10 @@ def find_source_files(source: Path) -> dict:
     return found
 
 
-def import_source(source: Path, data_dir: Path, separator: str, train_mb: float, instruct_mb: float):
+def import_source(source: Path, data_dir: Path, separator: str, train_mb: float, instruct_mb: float,
+                  lowercase: bool = False):
     """Write train.txt, valid.txt and instruct.txt from local files (always again, so that
-    the data folder follows the source)."""
+    the data folder follows the source), each story lowercased if asked."""
     files = find_source_files(source)
     limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
     for split, path in files.items():
@@ -381,6 +382,8 @@ def import_source(source: Path, data_dir: Path, separator: str, train_mb: float,
         if separator == "auto":
             text_sep = detect_separator(_decode(data, path, cut))
         stories = stories_from_bytes(data, path, text_sep, cut)
+        if lowercase:
+            stories = [story.lower() for story in stories]
         write_stories(out, stories)
         how = f"separated by {SEPARATORS[text_sep].split(' (')[0]}" + (" (auto)" if separator == "auto" else "")
         print(f"{out}: {len(stories):,} stories {how}, {out.stat().st_size / 1e6:.1f} MB, from {path}"
@@ -547,6 +550,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "stories, the one containing 'valid' the held-out stories, and an optional one containing "
                              "'instruct' the instructions (none: the tokenizers learn from the stories alone). "
                              "Stories are separated as --separator says. The files are read again on every run")
+    parser.add_argument("--lowercase", action="store_true",
+                        help="with --source: lowercase every story. The public copy of the training sample in "
+                             "shared/data/tinystories is lowercased and its held-out sample is not; this makes them "
+                             "alike, so that a model is measured on text like the text it learned from")
     parser.add_argument("--separator", choices=["auto", *SEPARATORS], default="auto",
                         help="what separates the stories in --source files: "
                              + "; ".join(f"{k}: {v}" for k, v in SEPARATORS.items())
@@ -574,10 +581,12 @@ def main(argv=None):
         parser.error(f"--words must be between 1 and {(1 << 16) - 3}, got {args.words}")
     if args.train_mb <= 0 or args.instruct_mb <= 0:
         parser.error("--train-mb and --instruct-mb must be positive")
+    if args.lowercase and args.source is None:
+        parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
     data_dir = args.data_dir
     try:
         if args.source is not None:
-            import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb)
+            import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=not args.no_progress)
         tok = build_bpe(data_dir, args.merges) if args.bpe else build_words(data_dir, args.words)

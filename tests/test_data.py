@@ -184,6 +184,16 @@ def test_source_like_the_samples_writes_stories_and_word_tokens(tmp_path, capsys
     assert '"Once upon a time, a cat said hello"' in out
 
 
+def test_source_lowercase_makes_the_held_out_stories_like_the_training_ones(tmp_path):
+    train, valid = sample_like_source(tmp_path / "src")
+    d = tmp_path / "data"
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--lowercase"])
+    assert data.read_stories(d / "valid.txt") == [s.lower() for s in valid] != valid
+    assert data.read_stories(d / "train.txt") == [s.lower() for s in train]
+    with pytest.raises(SystemExit):
+        data.main(["--data-dir", str(d), "--lowercase"])  # only with --source
+
+
 def test_source_prefix_is_cut_after_the_last_whole_story(tmp_path, capsys):
     src = tmp_path / "src"
     src.mkdir()
