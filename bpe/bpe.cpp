@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,12 +24,14 @@ namespace {
 
 // A view of the bytes of a Python object, valid while the object lives. Bytes are
 // immutable, so the view reads them in place with the GIL released; a bytearray or
-// memoryview could change under us, so its bytes are copied first.
+// memoryview could change under us, so its bytes are copied first. It never moves
+// (the view may point into its own copy), so keep several of them in a std::deque.
 struct BytesArg {
+    py::object owner;  // a reference of our own: an item of a list could go while the GIL is released
     std::string copy;
     std::string_view view;
 
-    BytesArg(py::handle obj, const char* what) {
+    BytesArg(py::handle obj, const char* what) : owner(py::reinterpret_borrow<py::object>(obj)) {
         if (PyBytes_Check(obj.ptr())) {
             view = std::string_view(PyBytes_AS_STRING(obj.ptr()), size_t(PyBytes_GET_SIZE(obj.ptr())));
         } else if (PyUnicode_Check(obj.ptr())) {
@@ -45,6 +48,8 @@ struct BytesArg {
                                  std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
         }
     }
+    BytesArg(const BytesArg&) = delete;
+    BytesArg& operator=(const BytesArg&) = delete;
 };
 
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
@@ -271,7 +276,7 @@ PYBIND11_MODULE(bpe, m) {
             [](const bpe::Encoder& self, py::handle texts, int threads, bool allowed_special) {
                 if (PyUnicode_Check(texts.ptr()) || PyBytes_Check(texts.ptr()) || !PySequence_Check(texts.ptr()))
                     throw py::type_error("texts must be a list of bytes");
-                std::vector<BytesArg> args;
+                std::deque<BytesArg> args;
                 for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) {
                     args.emplace_back(text, "each text");
                     check_text_for(self.pattern(), args.back().view, "a text");

@@ -182,6 +182,14 @@ def test_bad_special_tokens(specials, error, message):
         bpe.Encoder([], special_tokens=specials)
 
 
+def test_batch_of_short_bytearrays():
+    # Copies of short mutable buffers live inside their holders; many of them at once
+    # must not move (a moved short string would leave its view pointing at nothing).
+    encoder = bpe.Encoder(bpe.train(SAMPLE[:50_000], 100))
+    texts = [bytearray(SAMPLE[k:k + 1 + k % 20]) for k in range(2000)]
+    assert encoder.encode_batch(texts, threads=2) == [encoder.encode(bytes(t)) for t in texts]
+
+
 def test_bad_batch():
     encoder = bpe.Encoder([])
     with pytest.raises(TypeError, match="list of bytes"):
