@@ -151,6 +151,29 @@ def large_pieces(text: str, count: int) -> list[str]:
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
+def count_down(n: int) -> int:
+    while n:
+        n -= 1
+    return n
+
+
+def parallel_ceiling(cores: int, repeats: int) -> float:
+    """How much more work this machine's cores do together than one alone, measured
+    with a plain Python loop in `cores` processes: branchy code like an encoder's. On
+    a virtual machine whose cores share one physical core's execution units (as
+    hyperthreads do), this is well under `cores`, and no program can beat it."""
+    import multiprocessing
+
+    n = 10_000_000
+    with multiprocessing.Pool(cores) as pool:
+        pool.map(count_down, [1000] * cores)  # start the processes before timing
+        timings = timed_together({
+            "one": lambda: pool.map(count_down, [n]),
+            "all": lambda: pool.map(count_down, [n] * cores),
+        }, repeats)
+    return cores * timings["one"][1] / timings["all"][1]
+
+
 def repeated(text: bytes, size: int) -> bytes:
     """The text repeated to `size` bytes, cut at a story boundary where it can be."""
     big = text * (size // len(text) + 1)
@@ -286,6 +309,8 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
     print(f"{'':<26} {'s':>7} {'MB/s':>7} {'vs ours, 1 thread':>18}")
     for name, (_, s) in timings.items():
         print(f"{name:<26} {s:>7.3f} {len(text40) / 1e6 / s:>7.1f} {one_s / s:>17.2f}x")
+    print(f"(the ceiling: a plain Python loop in {cores} processes did {parallel_ceiling(cores, repeats):.2f}x the "
+          "work of one, on this machine, now)")
 
 
 def gpt4_vs_tiktoken(text: bytes, repeats: int):
