@@ -23,6 +23,7 @@ wrong answer is not a result. Times are medians of --repeats runs.
     python bpe_bench.py --gpt4 --text stories.txt some_code.py
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -311,6 +312,44 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
         print(f"{name:<26} {s:>7.3f} {len(text40) / 1e6 / s:>7.1f} {one_s / s:>17.2f}x")
     print(f"(the ceiling: a plain Python loop in {cores} processes did {parallel_ceiling(cores, repeats):.2f}x the "
           "work of one, on this machine, now)")
+    fresh_process_runs(merges, text40, cores, repeats)
+
+
+# Ours on one thread and on all cores, again, each pair in a process of its own.
+FRESH_PROCESS = """
+import json, sys, bpe, numpy
+from bpe_bench import timed_together
+merges = [tuple(m) for m in json.load(open(sys.argv[1]))]
+text = open(sys.argv[2], "rb").read()
+cores, repeats = int(sys.argv[3]), int(sys.argv[4])
+timings = timed_together({
+    "one": lambda: bpe.Encoder(merges).encode_array(text, threads=1),
+    "all": lambda: bpe.Encoder(merges).encode_array(text, threads=cores),
+}, repeats)
+assert timings["one"][0].tolist() == timings["all"][0].tolist()
+print(timings["one"][1], timings["all"][1])
+"""
+
+
+def fresh_process_runs(merges, text: bytes, cores: int, repeats: int, processes: int = 4):
+    """The one-thread against all-cores comparison in several fresh processes. On a
+    shared virtual machine the gain from a second core varies from process to process
+    (where its threads and memory land), beyond what medians within one process smooth
+    out; several processes show the spread."""
+    print(f"\nThe same, {len(text) / 1e6:.0f} MB, each pair in a fresh process (medians of {repeats} in each):")
+    with tempfile.TemporaryDirectory() as folder:
+        merges_file, text_file = Path(folder) / "merges.json", Path(folder) / "text.txt"
+        merges_file.write_text(json.dumps(merges))
+        text_file.write_bytes(text)
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent))
+        ratios = []
+        for k in range(processes):
+            out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(merges_file), str(text_file), str(cores),
+                                  str(repeats)], capture_output=True, text=True, check=True, env=env)
+            one_s, all_s = map(float, out.stdout.split())
+            ratios.append(one_s / all_s)
+            print(f"  process {k + 1}: 1 thread {one_s:.3f} s, {cores} threads {all_s:.3f} s: {one_s / all_s:.2f}x")
+    print(f"  median over the processes: {statistics.median(ratios):.2f}x")
 
 
 def gpt4_vs_tiktoken(text: bytes, repeats: int):

@@ -44,10 +44,15 @@ inline ChunkTable<int64_t> count_chunks(std::string_view text, Pattern pattern, 
     std::vector<ChunkTable<int64_t>> tables(runs.size());
     const char* text_end = text.data() + text.size();
     run_threads(runs.size(), [&](size_t k) {
+        // A table of its own on each thread's stack, moved into `tables` at the end: the
+        // tables in that vector sit side by side, and their bookkeeping would share cache
+        // lines between threads.
+        ChunkTable<int64_t> table;
         for (const Segment& s : runs[k])
             if (s.special == Segment::kText)
                 for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern,
-                               [&](std::string_view chunk) { ++tables[k][ChunkKey(chunk, text_end)]; });
+                               [&](std::string_view chunk) { ++table[ChunkKey(chunk, text_end)]; });
+        tables[k] = std::move(table);
     });
     for (size_t k = 1; k < tables.size(); ++k) tables[0].add(tables[k]);
     return std::move(tables[0]);
