@@ -185,8 +185,8 @@ public:
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side
             // by side, and a thread that moves its end pointer at every id would pull the
-            // other's cache line away from under it (false sharing: two threads ran at
-            // half the speed of one).
+            // other's cache line away from under it (false sharing: two threads ran no
+            // faster than one).
             std::vector<uint32_t> ids = std::move(parts[k]);
             encode_segments(text, runs[k], ids);
             parts[k] = std::move(ids);
