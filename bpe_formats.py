@@ -18,7 +18,7 @@ import base64
 import json
 from pathlib import Path
 
-from bpe_reference import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+from bpe_reference import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, token_bytes
 
 # Our default split rule, as a regex over str for libraries that split text with one.
 # (\u0080-\U0010FFFF are the characters whose UTF-8 bytes are all >= 0x80.)
@@ -40,14 +40,6 @@ def _pattern_for(patterns: dict, pattern: str) -> str:
     if pattern not in patterns:
         raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
     return patterns[pattern]
-
-
-def token_bytes(merges) -> list[bytes]:
-    """The bytes of each of our tokens: the 256 bytes, then each merge's parts joined."""
-    vocab = [bytes([b]) for b in range(256)]
-    for a, b in merges:
-        vocab.append(vocab[a] + vocab[b])
-    return vocab
 
 
 def byte_alphabet() -> dict[int, str]:
