@@ -252,7 +252,7 @@ def peers(text5: bytes, big_size: int, repeats: int, reference_bytes: int):
         row.append(f"{timings['tokenizers'][1] / ours_s:>15.1f}x" if tokenizers else f"{'-':>16}")
         if rustbpe:
             tok = timings["rustbpe"][0]
-            same = [data for data, _ in sorted(tok.get_mergeable_ranks(), key=lambda t: t[1])] == bpe_formats.token_bytes(ours)
+            same = [data for data, _ in sorted(tok.get_mergeable_ranks(), key=lambda t: t[1])] == bpe_reference.token_bytes(ours)
             rust_tokenizer = rust_tokenizer or (tok if same else None)
             row.append(f"  (rustbpe: {'the same' if same else 'OTHER'} merges)")
         print(" ".join(row))

@@ -27,6 +27,14 @@ inline uint64_t mix(uint64_t x) {
     return x ^ (x >> 33);
 }
 
+// A power of two at least twice `expected`: the tables below stay at most half full,
+// so that probes stay short.
+inline size_t table_capacity(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < expected * 2) capacity *= 2;
+    return capacity;
+}
+
 // A chunk ready for lookup: its bytes, their first 16 bytes as two zero-padded words,
 // and a hash. `text_end` is the end of the text the chunk lies in: when 16 bytes are
 // readable from the chunk's start, they are loaded in two moves and masked, which is
@@ -73,7 +81,7 @@ struct ChunkKey {
 template <class Value>
 class ChunkTable {
 public:
-    explicit ChunkTable(size_t expected = 1024) : index_(capacity_for(expected), 0) { entries_.reserve(expected); }
+    explicit ChunkTable(size_t expected = 1024) : index_(table_capacity(expected), 0) { entries_.reserve(expected); }
 
     // The value stored for the key, inserted as Value{} if it was not there yet. The
     // table keeps a view of the key's bytes, which must outlive it.
@@ -122,11 +130,6 @@ private:
         }
     };
 
-    static size_t capacity_for(size_t expected) {
-        size_t capacity = 16;
-        while (capacity < expected * 2) capacity *= 2;
-        return capacity;
-    }
     static uint64_t tag(uint64_t hash) { return hash & 0xffffffff00000000ULL; }
 
     // The slot of the index that holds the key, or the empty slot where it would go.
@@ -161,7 +164,7 @@ class PairTable {
 public:
     static constexpr uint32_t kMissing = UINT32_MAX;
 
-    explicit PairTable(size_t expected = 16) : keys_(capacity_for(expected), kEmpty), values_(keys_.size()) {}
+    explicit PairTable(size_t expected = 16) : keys_(table_capacity(expected), kEmpty), values_(keys_.size()) {}
 
     // Stores value for (a, b) unless the pair is there already; returns false if it was.
     bool insert(uint32_t a, uint32_t b, uint32_t value) {
@@ -184,11 +187,6 @@ public:
 private:
     static constexpr uint64_t kEmpty = ~uint64_t(0);
     static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
-    static size_t capacity_for(size_t expected) {
-        size_t capacity = 16;
-        while (capacity < expected * 2) capacity *= 2;
-        return capacity;
-    }
     size_t probe(uint64_t key) const {
         size_t mask = keys_.size() - 1;
         size_t i = mix(key) & mask;
