@@ -138,18 +138,16 @@ def pieces_for_peers(text: str) -> list[str]:
 
 
 def large_pieces(text: str, count: int) -> list[str]:
-    """The text in `count` pieces of about equal size, cut before a new line that follows
-    a non-space (as pieces_for_peers cuts): for the peers' batch encoders, which take a
-    list and spread it over threads, few large pieces cost the least overhead."""
-    cuts = [0]
-    for k in range(1, count):
-        at = text.find("\n", len(text) * k // count)
-        while at > 0 and (text[at - 1].isspace()):
-            at = text.find("\n", at + 1)
-        if at > cuts[-1]:
-            cuts.append(at)
-    cuts.append(len(text))
-    return [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    """The pieces of pieces_for_peers joined into `count` of about equal size: for the
+    peers' batch encoders, which take a list and spread it over threads, few large
+    pieces cost the least overhead."""
+    groups, done = [[]], 0
+    for piece in pieces_for_peers(text):
+        if done >= len(text) * len(groups) / count:
+            groups.append([])
+        groups[-1].append(piece)
+        done += len(piece)
+    return ["".join(group) for group in groups]
 
 
 def count_down(n: int) -> int:
