@@ -27,6 +27,8 @@ from collections import Counter
 
 import numpy as np
 
+from bpe_reference import token_bytes
+
 END_OF_TEXT = "<|endoftext|>"
 PAD = "<|pad|>"
 SPECIALS = (PAD, END_OF_TEXT)  # the order in which they follow the rest of a vocabulary
@@ -330,9 +332,7 @@ class BPETokenizer(Tokenizer):
         self.encoder = bpe.Encoder(self.merges, special_tokens=self.special_tokens, pattern=pattern,
                                    token_ids=self.token_ids)
         # Each token's bytes: a merged token's are its two parts' joined.
-        self.token_bytes = [bytes([b]) for b in range(256)]
-        for a, b in self.merges:
-            self.token_bytes.append(self.token_bytes[a] + self.token_bytes[b])
+        self.token_bytes = token_bytes(self.merges)
         # No unknown token: any text is bytes and every byte is a token, so nothing is unknown.
         self.unknown = None
         # What decode writes for each id: specials as nothing, or as their text. An id
