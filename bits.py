@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 import data
 from model import checkpoint_path, load_checkpoint, pick_device
+from tokenizer import unknown_id
 
 CHARS = 2_000_000  # of the held-out stories
 BATCH_SIZE = 16  # windows per forward pass
@@ -38,7 +39,8 @@ BATCH_SIZE = 16  # windows per forward pass
 @torch.no_grad()
 def bits_per_character(model, tokenizer, stories, device, batch_size=BATCH_SIZE) -> dict:
     """The measures for one model on stories (a list of str)."""
-    ids = tokenizer.encode_array(data.token_text(stories), threads=0)
+    # The held-out text's own end-of-text markers become the token, as in the token files.
+    ids = tokenizer.encode_array(data.token_text(stories), allowed_special="all", threads=0)
     ids = torch.from_numpy(ids.astype(np.int64))
     context = model.config.context
     n = (len(ids) - 1) // context  # whole windows, each with the token after it
@@ -58,7 +60,7 @@ def bits_per_character(model, tokenizer, stories, device, batch_size=BATCH_SIZE)
         nats += F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1), reduction="sum").item()
     chars = data.count_chars(stories)  # end of text: one character
     covered = chars * (n * context) / len(ids)
-    unknown = 0.0 if tokenizer.unknown is None else (ids == tokenizer.unknown).float().mean().item()
+    unknown = 0.0 if unknown_id(tokenizer) is None else (ids == unknown_id(tokenizer)).float().mean().item()
     survived = sum(tokenizer.decode(tokenizer.encode(s)) == s for s in stories)
     return {
         "bits_per_char": nats / math.log(2) / covered,

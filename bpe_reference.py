@@ -17,7 +17,10 @@ import regex  # the third-party module: \p{L} and \p{N} need it; the standard re
 CHUNK = re.compile(rb" ?[A-Za-z0-9\x80-\xff]+| ?[^A-Za-z0-9\x80-\xff\s]+|\s+")
 
 
-# GPT-2's and GPT-4's (cl100k_base) split patterns as published, over characters.
+# GPT-2's and GPT-4's (cl100k_base) split patterns as published, over characters. The
+# library has its own copies (bpe/formats.py), and token_bytes below has its twin there
+# too: an oracle must not share code with what it checks, or a mistake in the shared
+# code would agree with itself.
 GPT2_SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_SPLIT_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT4_SPLIT_PATTERN)}
@@ -62,17 +65,24 @@ def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
 
 
 def train(text: bytes, num_merges: int, special_tokens=(), pattern: str = "default") -> list[tuple[int, int]]:
+    """Learn up to `num_merges` merges from one text (see train_on_texts)."""
+    return train_on_texts([text], num_merges, special_tokens, pattern)
+
+
+def train_on_texts(texts: list[bytes], num_merges: int, special_tokens=(), pattern: str = "default"):
     """Learn up to `num_merges` merges: each time, the most frequent pair becomes a token.
 
-    Pairs are counted with overlaps, as zip(ids, ids[1:]) gives them, each chunk
-    weighted by how often it occurs. Ties go to the smaller pair, compared as a tuple
-    of ids. Stops early when no pair is left (every chunk is a single token).
-    Special tokens (bytes) are cut out of the text first, and never counted.
+    Each text is split on its own, so no chunk crosses two texts. Pairs are counted
+    with overlaps, as zip(ids, ids[1:]) gives them, each chunk weighted by how often it
+    occurs. Ties go to the smaller pair, compared as a tuple of ids. Stops early when
+    no pair is left (every chunk is a single token). Special tokens (bytes) are cut out
+    of the texts first, and never counted.
     """
     chunks = Counter()
-    for piece, is_special in split_special(text, special_tokens):
-        if not is_special:
-            chunks.update(pretokenize(piece, pattern))
+    for text in texts:
+        for piece, is_special in split_special(text, special_tokens):
+            if not is_special:
+                chunks.update(pretokenize(piece, pattern))
     # Each distinct chunk is worked on once, along with its count.
     words = [(list(chunk), n) for chunk, n in chunks.items()]
     merges = []

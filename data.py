@@ -10,7 +10,8 @@ The data folder is data/ beside this script (--data-dir changes it). It holds:
     instruct.txt           line "<|endoftext|>"; instruct.txt holds instruction-style stories
                            (TinyStoriesInstruct), whose words a later fine-tuning stage needs
     vocab.json             the word-level vocabulary (WordTokenizer.save)
-    merges.txt             the BPE merges, one pair of ids "a b" per line, merge k making id 256 + k
+    tokenizer.bpe          the BPE tokenizer (bpe.BPETokenizer.save: JSON with the split pattern, the
+                           merges, the special tokens and their ids)
     train.bin, valid.bin   word-level token ids
     train-bpe.bin, ...     BPE token ids (valid-bpe.bin likewise)
 
@@ -25,13 +26,11 @@ only once complete; the text files are then written to a temporary name and rena
 interrupted run never leaves a file that looks complete and is not.
 """
 import argparse
-import contextlib
 import http.client
 import os
 import re
 import socket
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -39,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tokenizer import END_OF_TEXT, BPETokenizer, WordTokenizer, split_specials
+from bpe.files import atomic_write
+from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, unknown_id
 
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -58,8 +58,9 @@ INSTRUCT_URL = "TinyStoriesInstruct/resolve/main/TinyStories-Instruct-train.txt"
 TRAIN_MB = 86
 INSTRUCT_MB = 72
 
-# BPE: the 256 bytes, 7,934 merges and the 2 special tokens make 8,192 tokens.
-NUM_MERGES = 7934
+# BPE: the 256 bytes, 7,934 merges and the 2 special tokens (padding, end of text) make
+# the episode's 8,192 tokens.
+VOCAB_SIZE = 8192
 # The word-level tokenizer keeps this many words and runs of punctuation (then 3 specials).
 NUM_WORDS = 10_000
 
@@ -124,7 +125,7 @@ def write_stories(path, stories):
     for k, s in enumerate(stories):
         if END_OF_TEXT in s:
             raise ValueError(f"story {k} holds {END_OF_TEXT}, which separates stories")
-    with _atomic(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         f.write(f"\n{END_OF_TEXT}\n".join(stories))
         f.write("\n")
 
@@ -146,31 +147,6 @@ def read_stories(path, max_chars: int | None = None) -> list[str]:
     if not stories:
         raise DataError(f"{path} holds no stories: make it again with `python data.py`")
     return stories
-
-
-@contextlib.contextmanager
-def _atomic(path):
-    """A temporary path beside path to write to; on success it is flushed to disk and renamed
-    over path, on failure removed, so path is always the old file or the whole new one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
-    os.close(fd)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the file is not
-        yield tmp
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _decode(data: bytes, name, cut: bool) -> str:
@@ -412,7 +388,7 @@ def write_tokens(path, ids: np.ndarray, vocab_size: int):
     """Write ids as the token files hold them: little-endian uint16, no header."""
     if vocab_size > 1 << 16:
         raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
-    with _atomic(path) as tmp:
+    with atomic_write(path) as tmp:
         np.asarray(ids).astype("<u2", copy=False).tofile(tmp)
 
 
@@ -435,11 +411,18 @@ def load_tokens(path, vocab_size: int, bpe: bool | None = None) -> np.ndarray:
     return tokens
 
 
+def tokenizer_file(data_dir, bpe: bool) -> Path:
+    """data/tokenizer.bpe (bpe) or data/vocab.json."""
+    return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
+
+
 def load_tokenizer(data_dir, bpe: bool):
-    """The tokenizer that data.py built: data/merges.txt (bpe) or data/vocab.json."""
-    path = Path(data_dir) / ("merges.txt" if bpe else "vocab.json")
+    """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
+    path = tokenizer_file(data_dir, bpe)
     if not path.exists():
-        raise DataError(f"no {path}: make it with `{make_command(bpe)}`")
+        legacy = Path(data_dir) / "merges.txt"
+        earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
+        raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
     try:
         return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
     except ValueError as e:
@@ -453,14 +436,15 @@ def encode_split(tok, data_dir: Path, split: str, bpe: bool):
     out = token_file(data_dir, split, bpe)
     _progress(f"{out}: encoding {len(stories):,} stories...")
     start = time.perf_counter()
-    ids = tok.encode_array(text, threads=0)  # threads=0: one per core, where the tokenizer can
+    # The stories' own end-of-text markers become the token; threads=0: one per core.
+    ids = tok.encode_array(text, allowed_special="all", threads=0)
     seconds = time.perf_counter() - start
     write_tokens(out, ids, len(tok))
     chars = count_chars(stories)
-    if tok.unknown is None:
+    if unknown_id(tok) is None:
         unknown = "none (every byte is a token)"
     else:
-        n = int(np.count_nonzero(ids == tok.unknown))
+        n = int(np.count_nonzero(ids == unknown_id(tok)))
         unknown = f"{n:,} ({n / max(len(ids), 1):.2%})"
     print(f"{out}: {len(ids):,} tokens from {len(stories):,} stories, {chars / max(len(ids), 1):.2f} characters "
           f"per token, unknown {unknown}, encoded in {seconds:.2f} s")
@@ -481,32 +465,30 @@ def build_words(data_dir: Path, num_words: int):
     tok = WordTokenizer.build(text, size=num_words)
     print(f"word vocabulary: {len(tok):,} tokens ({len(tok.words):,} words and punctuation, then padding, "
           f"end of text, unknown) from {len(text.encode('utf-8')) / 1e6:.1f} MB in {time.perf_counter() - start:.2f} s")
-    with _atomic(data_dir / "vocab.json") as tmp:
+    with atomic_write(data_dir / "vocab.json") as tmp:
         tok.save(tmp)
     for split in ("train", "valid"):
         encode_split(tok, data_dir, split, bpe=False)
     return tok
 
 
-def build_bpe(data_dir: Path, num_merges: int):
-    try:
-        import bpe  # here, so the rest of data.py works where the module is not built
-    except ImportError:
-        raise DataError("data.py --bpe needs the C++ module bpe; build it with: "
-                        "python setup.py build_ext --inplace") from None
-    # End of text is a token of its own, never merged: a space stands in for it.
-    text = training_text(data_dir).replace(END_OF_TEXT, " ").encode("utf-8")
-    _progress(f"BPE: learning {num_merges:,} merges from {len(text) / 1e6:.1f} MB...")
+def build_bpe(data_dir: Path, vocab_size: int):
+    """Learn the BPE tokenizer from the stories and the instructions, one story at a time
+    (no merge crosses two stories), then encode the splits with it."""
+    stories = read_stories(data_dir / "train.txt")
+    if (data_dir / "instruct.txt").exists():
+        stories += read_stories(data_dir / "instruct.txt")
+    size = sum(len(s.encode("utf-8")) for s in stories)
     start = time.perf_counter()
-    merges = bpe.train(text, num_merges, threads=0)
+    tok = BPETokenizer.train(stories, vocab_size, special_tokens=[PAD, END_OF_TEXT], threads=0)
     seconds = time.perf_counter() - start
-    tok = BPETokenizer(merges)
-    print(f"BPE: learned {len(merges):,} merges from {len(text) / 1e6:.1f} MB of stories and instructions "
-          f"in {seconds:.2f} s; vocabulary {len(tok):,} tokens (256 bytes, the merges, padding, end of text)")
-    if len(merges) < num_merges:
-        print(f"  (asked for {num_merges:,}: the text ran out of pairs to merge)")
-    with _atomic(data_dir / "merges.txt") as tmp:
-        tok.save(tmp)
+    num_merges = len(tok.merges)
+    print(f"BPE: learned {num_merges:,} merges from {size / 1e6:.1f} MB of stories and instructions "
+          f"({len(stories):,} of them) in {seconds:.2f} s; vocabulary {len(tok):,} tokens (256 bytes, the merges, "
+          "padding, end of text)")
+    if len(tok) < vocab_size:
+        print(f"  (asked for {vocab_size:,} tokens: the text ran out of pairs to merge)")
+    tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
         encode_split(tok, data_dir, split, bpe=True)
     return tok
@@ -537,11 +519,12 @@ def build_parser() -> argparse.ArgumentParser:
                "uint16 ids with no header; each story is end of text followed by its tokens. "
                f"Without a network and without --source, data.py stops with: {NO_NETWORK}.")
     parser.add_argument("--bpe", action="store_true",
-                        help="learn BPE merges from the stories and the instructions (end of text becomes a space), "
-                             "write merges.txt and train-bpe.bin/valid-bpe.bin, instead of the word-level vocab.json "
+                        help="learn a BPE tokenizer from the stories and the instructions, one story at a time, "
+                             "write tokenizer.bpe and train-bpe.bin/valid-bpe.bin, instead of the word-level vocab.json "
                              "and train.bin/valid.bin")
-    parser.add_argument("--merges", type=int, default=NUM_MERGES,
-                        help="how many BPE merges to learn; the vocabulary is 256 + merges + 2 (default: %(default)s)")
+    parser.add_argument("--vocab-size", type=int, default=VOCAB_SIZE,
+                        help="BPE: the tokens in all, the 256 bytes, the merges and 2 special tokens (padding, end "
+                             "of text); 8,192 learns 7,934 merges (default: %(default)s)")
     parser.add_argument("--words", type=int, default=NUM_WORDS,
                         help="how many words and runs of punctuation the word-level vocabulary keeps (default: %(default)s)")
     parser.add_argument("--source", type=Path, metavar="DIR",
@@ -575,8 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.merges < 1 or args.merges + 258 > 1 << 16:
-        parser.error(f"--merges must be between 1 and {(1 << 16) - 258}, got {args.merges}")
+    if not 258 <= args.vocab_size <= 1 << 16:
+        parser.error(f"--vocab-size must be between 258 and {1 << 16} (token files hold 16-bit ids), "
+                     f"got {args.vocab_size}")
     if args.words < 1 or args.words + 3 > 1 << 16:
         parser.error(f"--words must be between 1 and {(1 << 16) - 3}, got {args.words}")
     if args.train_mb <= 0 or args.instruct_mb <= 0:
@@ -589,7 +573,7 @@ def main(argv=None):
             import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=not args.no_progress)
-        tok = build_bpe(data_dir, args.merges) if args.bpe else build_words(data_dir, args.words)
+        tok = build_bpe(data_dir, args.vocab_size) if args.bpe else build_words(data_dir, args.words)
     except DataError as e:
         parser.exit(1, f"{parser.prog}: error: {e}\n")
     show_sentence(tok)

@@ -31,6 +31,7 @@ import torch.distributed as dist
 
 import data
 from model import CHECKPOINT_NAME, GPT, GPTConfig, load_checkpoint, pick_device, save_checkpoint
+from tokenizer import kind
 
 # Knobs: the defaults of the flags below. The model's size defaults to GPTConfig's, the
 # episode's: 6 layers, 6 heads, 384 wide, a context of 256 tokens.
@@ -379,7 +380,7 @@ def train(parser, args, rank, world, device):
     if master:
         run_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(run_dir)
-    say(f"{name}: {raw_model.num_params() / 1e6:.2f} M parameters, vocabulary {vocab:,} ({tokenizer.kind}), "
+    say(f"{name}: {raw_model.num_params() / 1e6:.2f} M parameters, vocabulary {vocab:,} ({kind(tokenizer)}), "
         f"context {context}, {config.n_layer} layers, {config.n_head} heads, {config.n_embd} wide, "
         f"rope={config.rope}")
     say(f"  {len(train_tokens):,} training tokens, {len(valid_tokens):,} held out; {world} process(es) on "

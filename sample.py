@@ -74,13 +74,14 @@ def main(argv=None):
     if args.seed is not None:
         torch.manual_seed(args.seed)
 
-    # The prompt is a user's text: "<|endoftext|>" in it is plain text, not the token.
-    prompt = [tokenizer.eot_id] + tokenizer.encode(args.prompt, allowed_special="none")
+    # The story starts after end of text, as every story of the training text does. The
+    # prompt is a user's text: "<|endoftext|>" typed in it is plain text, not the token.
+    prompt = tokenizer.encode_ordinary(args.prompt)
     printer = StoryPrinter(tokenizer, prompt)
     printer.printed = tokenizer.decode(prompt)
     print(printer.printed, end="", flush=True)
-    for i in model.generate(prompt, args.tokens, temperature=args.temperature, top_k=args.top_k or None):
-        if i == tokenizer.eot_id:  # the story is over
+    for i in model.generate([tokenizer.eot_token] + prompt, args.tokens, temperature=args.temperature, top_k=args.top_k or None):
+        if i == tokenizer.eot_token:  # the story is over
             break
         printer.add(i)
     printer.finish()

@@ -1,7 +1,15 @@
-"""Builds the C++ module `bpe`: python setup.py build_ext --inplace
+"""Builds the compiled core of the `bpe` package, bpe._core:
 
-Set BPE_SANITIZE=1 to build it with AddressSanitizer and UndefinedBehaviorSanitizer,
-for running the tests under them (see README.md, "Checking the C++ for memory errors").
+    python setup.py build_ext --inplace     # for working in the repository
+    pip install .                           # the library alone, from any directory
+
+The package's name, version and dependencies are in pyproject.toml. Switches, through
+the environment:
+  BPE_SANITIZE=address   AddressSanitizer and UBSan, without NDEBUG so pybind11's
+                         checks that the GIL is held are on (see .ci/sanitize)
+  BPE_SANITIZE=thread    ThreadSanitizer, likewise
+  BPE_PORTABLE=1         the portable C++ path only, as an ARM machine builds it: no
+                         SSE2 block in the split rule (see bpe/split.h)
 """
 import glob
 import os
@@ -11,25 +19,46 @@ from setuptools import setup
 
 compile_args = ["-O3"]
 link_args = []
-if os.environ.get("BPE_SANITIZE") == "1":
+macros = []
+sanitize = os.environ.get("BPE_SANITIZE", "")
+if sanitize in ("1", "address"):
     # -O1 and frame pointers keep the sanitizers' stack traces readable.
-    sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
-    compile_args = ["-O1", "-g"] + sanitize
-    link_args = sanitize
+    flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
+    compile_args, link_args = ["-O1", "-g", "-UNDEBUG"] + flags, flags
+elif sanitize == "thread":
+    flags = ["-fsanitize=thread", "-fno-omit-frame-pointer"]
+    compile_args, link_args = ["-O1", "-g", "-UNDEBUG"] + flags, flags
+elif sanitize:
+    raise SystemExit(f"BPE_SANITIZE must be address or thread, got {sanitize!r}")
+if os.environ.get("BPE_PORTABLE") == "1":
+    macros.append(("BPE_PORTABLE", "1"))
+
+
+class BuildExt(build_ext):
+    """pybind11's build_ext, with NDEBUG left undefined in the sanitizer builds:
+    Python's own flags define it, and they come first on the command line."""
+
+    def build_extensions(self):
+        if sanitize:
+            for flags in (self.compiler.compiler_so, getattr(self.compiler, "compiler_so_cxx", [])):
+                while "-DNDEBUG" in flags:
+                    flags.remove("-DNDEBUG")
+        super().build_extensions()
+
 
 setup(
-    name="bpe",
-    version="0.1.0",
+    packages=["bpe"],
     ext_modules=[
         Pybind11Extension(
-            "bpe",
-            ["bpe/bpe.cpp"],
+            "bpe._core",
+            ["bpe/_core.cpp"],
             depends=sorted(glob.glob("bpe/*.h")),
             cxx_std=17,
+            define_macros=macros,
             extra_compile_args=compile_args,
             extra_link_args=link_args,
         )
     ],
-    cmdclass={"build_ext": build_ext},
+    cmdclass={"build_ext": BuildExt},
     zip_safe=False,
 )

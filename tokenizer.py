@@ -1,24 +1,27 @@
-"""Tokenizers for the GPT: the word-level one of the earlier episodes, and byte-level BPE.
+"""The pipeline's tokenizers: the word-level one of the earlier episodes, and byte-level
+BPE (bpe.BPETokenizer, from the library in bpe/).
 
-Both implement one small interface, `Tokenizer`, so that data.py, pretrain.py, bits.py
-and sample.py never ask which one they hold:
+Both offer one small interface, `Tokenizer`, so that data.py, pretrain.py, bits.py and
+sample.py never ask which one they hold. Its names are tiktoken's, as the BPE
+library's are:
 
-    ids = tok.encode("Once upon a time")      # list of ints
-    text = tok.decode(ids)                      # str
-    len(tok), tok.pad_id, tok.eot_id, tok.unknown, tok.kind
+    ids = tok.encode("Once upon a time")        # list of ints; special-token text raises
+    ids = tok.encode(text, allowed_special="all")   # the pipeline's own text
+    ids = tok.encode_ordinary(prompt)           # a user's text: specials are plain text
+    tok.encode_array(text, allowed_special="all", threads=0)   # numpy, for token files
+    text = tok.decode(ids)                      # str; special tokens as their text
+    len(tok), tok.eot_token, tok.id_to_token(i)
     tok.state()                                 # plain data, for checkpoints
     tokenizer_from_state(tok.state())           # the same tokenizer back
 
-Special tokens. `<|endoftext|>` separates stories in the pipeline's own text and
-`<|pad|>` pads; each is one whole token that never goes through the merges (BPE) or
-the word split. Who may write them is the caller's choice, through `allowed_special`:
-
-- The pipeline's own text (data.py encoding the stories, bits.py measuring held-out
-  stories) uses the default, "all": the markers in the text become their ids.
-- Text from a user (sample.py's --prompt) uses "none": a user who types
-  "<|endoftext|>" gets those 13 characters as ordinary text, and cannot smuggle a
-  control token into the model's input.
+Special tokens: `<|endoftext|>` separates stories in the pipeline's own text, and
+`<|pad|>` pads; each is one whole token that never goes through the merges (BPE) or the
+word split. As in tiktoken, encode refuses text that holds one unless the caller allows
+it: data.py and bits.py allow them in the stories they wrote themselves, and sample.py
+encodes a user's prompt with encode_ordinary, so that nobody can type a control token
+into the model's input.
 """
+import hashlib
 import json
 import operator
 import re
@@ -27,38 +30,42 @@ from collections import Counter
 
 import numpy as np
 
-from bpe_reference import token_bytes
+from bpe import BPETokenizer  # the library's class; without the compiled core it raises at first use
 
 END_OF_TEXT = "<|endoftext|>"
 PAD = "<|pad|>"
 SPECIALS = (PAD, END_OF_TEXT)  # the order in which they follow the rest of a vocabulary
 
-BUILD_COMMAND = "python setup.py build_ext --inplace"
 
-def _allowed_specials(allowed_special, specials=SPECIALS) -> frozenset:
-    """The set of special strings that `allowed_special` lets through as their ids."""
+def special_set(allowed_special, specials=SPECIALS) -> frozenset:
+    """The special strings that `allowed_special` ("all" or a set of them) names."""
     if isinstance(allowed_special, str):
         if allowed_special == "all":
             return frozenset(specials)
-        if allowed_special == "none":
-            return frozenset()
-        raise ValueError(f'allowed_special must be "all", "none" or a set of special tokens, got {allowed_special!r}')
+        raise ValueError(f'allowed_special must be "all" or a set of special tokens, got {allowed_special!r}')
     try:
         allowed = frozenset(allowed_special)
     except TypeError:
-        raise TypeError(f'allowed_special must be "all", "none" or a set of special tokens, got {allowed_special!r}') from None
+        raise TypeError(f'allowed_special must be "all" or a set of special tokens, got {allowed_special!r}') from None
     unknown = allowed - set(specials)
     if unknown:
         raise ValueError(f"not special tokens: {sorted(map(repr, unknown))}; the special tokens are {list(specials)}")
     return allowed
 
 
-def split_specials(text: str, allowed_special="all", specials=SPECIALS):
-    """Yield (piece, special) over text: special is the special string when the piece is
-    an allowed special token, else None (and piece is ordinary text, never empty)."""
+def split_specials(text: str, allowed_special="all", disallowed_special="all", specials=SPECIALS):
+    """Yield (piece, special) over text, as tiktoken cuts it: special is the special
+    string when the piece is an allowed special token, else None (and piece is ordinary
+    text, never empty). A disallowed special token anywhere in text is a ValueError."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    allowed = _allowed_specials(allowed_special, specials)
+    allowed = special_set(allowed_special, specials)
+    disallowed = set(specials) - allowed if disallowed_special == "all" else special_set(disallowed_special, specials)
+    for token in disallowed:
+        if token in text:
+            raise ValueError(f"the text holds the special token {token!r}, which is disallowed. To encode it as its "
+                             f"id, allow it: allowed_special={{{token!r}}} (or \"all\"); to encode it as ordinary "
+                             "text, disallowed_special=() or encode_ordinary")
     if not allowed:
         if text:
             yield text, None
@@ -98,21 +105,27 @@ def _as_ids(ids, vocab_size: int) -> list:
 
 
 class Tokenizer(ABC):
-    """What every tokenizer offers, so that no caller asks which one it holds."""
-
-    kind: str  # "word" or "bpe", saved in state() so tokenizer_from_state picks the class
-    unknown: int | None  # the id of the unknown token, or None where there is none
-    pad_id: int
-    eot_id: int
+    """What every tokenizer of the pipeline offers, so that no caller asks which one it
+    holds. bpe.BPETokenizer has all of it and is registered below as one."""
 
     @abstractmethod
-    def encode(self, text: str, allowed_special="all") -> list[int]:
-        """The ids of text. allowed_special: "all" (the pipeline's own text), "none" (text
-        from a user), or a set of the special strings to turn into their ids."""
+    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> list[int]:
+        """The ids of text. A special token in it becomes its id if allowed_special ("all",
+        or a set of special strings) holds it, and is an error if disallowed_special
+        ("all": every one not allowed) does."""
 
     @abstractmethod
-    def decode(self, ids, keep_special: bool = False) -> str:
-        """The text of ids; padding and end of text only when keep_special is true."""
+    def encode_ordinary(self, text: str) -> list[int]:
+        """The ids of text, special-token text encoded as ordinary text."""
+
+    @abstractmethod
+    def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+                     threads: int = 0) -> np.ndarray:
+        """As encode, as a numpy array: uint16 when the vocabulary fits, else uint32."""
+
+    @abstractmethod
+    def decode(self, ids) -> str:
+        """The text of ids, special tokens as their text."""
 
     @abstractmethod
     def id_to_token(self, i: int) -> str:
@@ -124,12 +137,8 @@ class Tokenizer(ABC):
 
     @abstractmethod
     def state(self) -> dict:
-        """The tokenizer as plain data (str, int, list, dict), for checkpoints that
+        """The tokenizer as plain data (str, int, list, dict, None), for checkpoints that
         torch.load(..., weights_only=True) must be able to read."""
-
-    def encode_array(self, text: str, threads: int = 0, allowed_special="all") -> np.ndarray:
-        """The ids of text as a numpy array: uint16 when the vocabulary fits, else uint32."""
-        return np.array(self.encode(text, allowed_special), dtype=array_dtype(len(self)))
 
     def _check_id(self, i) -> int:
         try:
@@ -141,17 +150,38 @@ class Tokenizer(ABC):
         return i
 
 
+Tokenizer.register(BPETokenizer)
+
+
+def kind(tok) -> str:
+    """"word" or "bpe", for messages and run descriptions."""
+    return "word" if isinstance(tok, WordTokenizer) else "bpe"
+
+
+def unknown_id(tok):
+    """The id of the unknown token, or None: byte-level BPE has none, since every byte
+    is a token and so nothing is unknown."""
+    return tok.unknown if isinstance(tok, WordTokenizer) else None
+
+
+def fingerprint(tok) -> str:
+    """A hash of a tokenizer's content (sha256 of its state as canonical JSON): token
+    files record it, so that files made by another tokenizer are refused."""
+    canonical = json.dumps(tok.state(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
 def tokenizer_from_state(state: dict) -> Tokenizer:
-    """The tokenizer that state() described: a word-level one or a BPE one."""
+    """The tokenizer that state() described: a word-level one or a BPE one (the library's
+    format, or the state of a checkpoint from before it)."""
     if not isinstance(state, dict):
         raise TypeError(f"a tokenizer state must be a dict, not {type(state).__name__}")
-    kind = state.get("kind")
-    if kind == "word":
+    if state.get("kind") == "word":
         return WordTokenizer(state.get("words"))
-    if kind == "bpe":
-        return BPETokenizer(state.get("merges"), pattern=state.get("pattern", "default"),
-                            special_tokens=state.get("special_tokens"), token_ids=state.get("token_ids"))
-    raise ValueError(f'a tokenizer state must have kind "word" or "bpe", got {kind!r}')
+    if state.get("kind") == "bpe" or "format" in state:
+        return BPETokenizer.from_state({k: v for k, v in state.items() if k != "kind"})
+    raise ValueError(f'a tokenizer state must be a word vocabulary (kind "word") or a BPE tokenizer, got keys '
+                     f"{sorted(state)[:8]}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,8 +208,6 @@ class WordTokenizer(Tokenizer):
     round-trip.
     """
 
-    kind = "word"
-
     def __init__(self, words):
         if isinstance(words, str) or not isinstance(words, (list, tuple)):
             raise TypeError(f"words must be a list of str, not {type(words).__name__}")
@@ -195,7 +223,7 @@ class WordTokenizer(Tokenizer):
         if clashes:
             raise ValueError(f"words must not contain the special tokens {sorted(clashes)}")
         n = len(self.words)
-        self.pad_id, self.eot_id, self.unknown = n, n + 1, n + 2
+        self.pad_token, self.eot_token, self.unknown = n, n + 1, n + 2
         self.tokens = self.words + [PAD, END_OF_TEXT, UNKNOWN]
 
     @classmethod
@@ -209,7 +237,7 @@ class WordTokenizer(Tokenizer):
         counts = Counter()
         # Story by story: end-of-text markers are not words, and a findall over a whole
         # corpus at once would hold every token of it in memory.
-        for piece, special in split_specials(text):
+        for piece, special in split_specials(text, allowed_special="all"):
             if special is None:
                 counts.update(WORD.findall(piece))
         # Most frequent first; ties in alphabetical order, so the same text gives the same ids.
@@ -224,14 +252,18 @@ class WordTokenizer(Tokenizer):
 
     @classmethod
     def load(cls, path) -> "WordTokenizer":
-        with open(path, encoding="utf-8") as f:
-            try:
+        """The vocabulary that save() wrote; ValueError names the file and what is wrong."""
+        try:
+            with open(path, encoding="utf-8") as f:
                 state = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path} is not a word vocabulary: {e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path} is not a word vocabulary: {e}") from None
         if not isinstance(state, dict) or state.get("kind") != "word":
             raise ValueError(f'{path} is not a word vocabulary: expected a JSON object with "kind": "word"')
-        return cls(state.get("words"))
+        try:
+            return cls(state.get("words"))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path} is not a word vocabulary: {e}") from None
 
     def state(self) -> dict:
         return {"kind": "word", "words": list(self.words)}
@@ -239,25 +271,29 @@ class WordTokenizer(Tokenizer):
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def _iter_ids(self, text, allowed_special):
+    def _iter_ids(self, text, allowed_special, disallowed_special):
         lookup, unknown = self.ids, self.unknown
-        special_ids = {PAD: self.pad_id, END_OF_TEXT: self.eot_id}
-        for piece, special in split_specials(text, allowed_special):
+        special_ids = {PAD: self.pad_token, END_OF_TEXT: self.eot_token}
+        for piece, special in split_specials(text, allowed_special, disallowed_special):
             if special is not None:
                 yield special_ids[special]
             else:
                 for w in WORD.findall(piece):
                     yield lookup.get(w, unknown)
 
-    def encode(self, text: str, allowed_special="all") -> list[int]:
-        return list(self._iter_ids(text, allowed_special))
+    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> list[int]:
+        return list(self._iter_ids(text, allowed_special, disallowed_special))
 
-    def encode_array(self, text: str, threads: int = 0, allowed_special="all") -> np.ndarray:
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self.encode(text, allowed_special=(), disallowed_special=())
+
+    def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+                     threads: int = 0) -> np.ndarray:
         """As encode, into a numpy array without a Python list in between (threads is
         ignored: the word split is plain Python)."""
-        return np.fromiter(self._iter_ids(text, allowed_special), dtype=array_dtype(len(self)))
+        return np.fromiter(self._iter_ids(text, allowed_special, disallowed_special), dtype=array_dtype(len(self)))
 
-    def decode(self, ids, keep_special: bool = False) -> str:
+    def decode(self, ids) -> str:
         """Words joined by spaces, except by the rules for punctuation and quotes. Each
         space is decided from the tokens before it, so decoding more ids only appends
         (sample.py prints a story token by token on that)."""
@@ -265,8 +301,6 @@ class WordTokenizer(Tokenizer):
         quote_open = False  # inside a pair of double quotes: '"' opens, the next one closes
         prev = ""
         for i in _as_ids(ids, len(self)):
-            if i in (self.pad_id, self.eot_id) and not keep_special:
-                continue
             token = self.tokens[i]
             if out and not self._glues(prev, token, quote_open):
                 out.append(" ")
@@ -291,185 +325,3 @@ class WordTokenizer(Tokenizer):
         return self.tokens[self._check_id(i)]
 
 
-# ---------------------------------------------------------------------------------------
-# Byte-level BPE, on the C++ module `bpe`
-
-
-class BPETokenizer(Tokenizer):
-    """Byte-level BPE: ids 0-255 are the bytes, 256 + k is merge k, then `<|pad|>` and
-    `<|endoftext|>`. Encoding is the C++ module `bpe`; this class owns the specials,
-    decoding and the errors.
-
-    A vocabulary from elsewhere (GPT-2's files, GPT-4's tiktoken file: see from_gpt2 and
-    from_tiktoken) numbers its tokens its own way and has its own special tokens:
-    token_ids[i] is then the id of our token i, and special_tokens maps each special
-    string to its id. It must have `<|endoftext|>`, which the pipeline puts between
-    stories; `<|pad|>` is optional (pad_id is None without it).
-    """
-
-    kind = "bpe"
-
-    def __init__(self, merges, pattern: str = "default", special_tokens=None, token_ids=None):
-        try:
-            import bpe  # here, so the rest of this file works where the module is not built
-        except ImportError as e:
-            raise ImportError(f"BPETokenizer needs the C++ module bpe; build it with: {BUILD_COMMAND}") from e
-        if not isinstance(pattern, str):
-            raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
-        self.merges = _as_merges(merges)
-        self.pattern = pattern
-        n = 256 + len(self.merges)
-        self.token_ids = None if token_ids is None else [operator.index(i) for i in token_ids]
-        if special_tokens is None:
-            special_tokens = {PAD: n, END_OF_TEXT: n + 1}
-        if not isinstance(special_tokens, dict) or END_OF_TEXT not in special_tokens:
-            raise ValueError(f"special_tokens must be a dict from str to id that has {END_OF_TEXT}")
-        self.special_tokens = {str(s): operator.index(i) for s, i in special_tokens.items()}
-        self.pad_id, self.eot_id = self.special_tokens.get(PAD), self.special_tokens[END_OF_TEXT]
-        # The C++ finds the specials itself, so that a corpus of stories is one call. The
-        # Encoder checks that each merge could have been learned, the pattern's name,
-        # and that no two tokens share an id.
-        self.encoder = bpe.Encoder(self.merges, special_tokens=self.special_tokens, pattern=pattern,
-                                   token_ids=self.token_ids)
-        # Each token's bytes: a merged token's are its two parts' joined.
-        self.token_bytes = token_bytes(self.merges)
-        # No unknown token: any text is bytes and every byte is a token, so nothing is unknown.
-        self.unknown = None
-        # What decode writes for each id: specials as nothing, or as their text. An id
-        # that is no token (GPT-4 leaves gaps) stays None, and decoding it is an error.
-        self._plain = [None] * self.encoder.vocab_size
-        for i, data in zip(self.token_ids or range(n), self.token_bytes):
-            self._plain[i] = data
-        self._with_special = list(self._plain)
-        for special, i in self.special_tokens.items():
-            self._plain[i], self._with_special[i] = b"", special.encode("utf-8")
-
-    @classmethod
-    def from_tiktoken(cls, path, pattern: str = "gpt4", special_tokens=None) -> "BPETokenizer":
-        """A tiktoken ranks file (GPT-4's cl100k_base.tiktoken, say). The file holds neither
-        the split pattern nor the special tokens; GPT-4's are the defaults."""
-        import bpe_formats
-
-        merges, token_ids = bpe_formats.load_tiktoken(path)
-        return cls(merges, pattern=pattern, token_ids=token_ids,
-                   special_tokens=special_tokens or bpe_formats.CL100K_SPECIAL_TOKENS)
-
-    @classmethod
-    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2") -> "BPETokenizer":
-        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or a Hugging Face export)."""
-        import bpe_formats
-
-        merges, token_ids, special_tokens = bpe_formats.load_gpt2(vocab_path, merges_path)
-        return cls(merges, pattern=pattern, token_ids=token_ids, special_tokens=special_tokens)
-
-    def save_tiktoken(self, path):
-        """Write a tiktoken ranks file (tiktoken wants the pattern and specials apart:
-        bpe_formats.TIKTOKEN_PATTERNS[self.pattern] and self.special_tokens)."""
-        import bpe_formats
-
-        bpe_formats.save_tiktoken(self.merges, path, token_ids=self.token_ids)
-
-    def save_huggingface(self, path):
-        """Write a Hugging Face tokenizer.json, with the split pattern and special tokens."""
-        import bpe_formats
-
-        bpe_formats.save_huggingface(self.merges, path, pattern=self.pattern, special_tokens=self.special_tokens,
-                                     token_ids=self.token_ids)
-
-    @classmethod
-    def load(cls, path, pattern: str = "default") -> "BPETokenizer":
-        """Read merges.txt: one merge per line, two ids separated by a space. The file does
-        not record a split pattern; pass the one the merges were learned with."""
-        merges = []
-        with open(path, encoding="ascii") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                parts = line.split()
-                if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                    raise ValueError(f"{path}, line {number}: expected two ids separated by a space, got {line.strip()!r}")
-                merges.append((int(parts[0]), int(parts[1])))
-        try:
-            return cls(merges, pattern=pattern)
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{path}: {e}") from None
-
-    def save(self, path):
-        """Write merges.txt, one merge per line."""
-        with open(path, "w", encoding="ascii") as f:
-            f.writelines(f"{a} {b}\n" for a, b in self.merges)
-
-    def state(self) -> dict:
-        state = {"kind": "bpe", "merges": [[a, b] for a, b in self.merges], "pattern": self.pattern}
-        n = 256 + len(self.merges)
-        if self.special_tokens != {PAD: n, END_OF_TEXT: n + 1} or self.token_ids is not None:
-            state["special_tokens"] = dict(self.special_tokens)
-            state["token_ids"] = self.token_ids
-        return state
-
-    def __len__(self) -> int:
-        return len(self._plain)
-
-    def encode(self, text: str, allowed_special="all") -> list[int]:
-        allowed = _allowed_specials(allowed_special, self.special_tokens)
-        if len(allowed) in (0, len(self.special_tokens)):  # all or none: the C++ does it in one call
-            return self.encoder.encode(_utf8(text), allowed_special=bool(allowed))
-        ids = []
-        for piece, special in split_specials(text, allowed, self.special_tokens):
-            if special is not None:
-                ids.append(self.special_tokens[special])
-            else:
-                ids.extend(self.encoder.encode(_utf8(piece), allowed_special=False))
-        return ids
-
-    def encode_array(self, text: str, threads: int = 0, allowed_special="all") -> np.ndarray:
-        """As encode, into a numpy array, by the C++ encoder on `threads` threads (0: one
-        per core), with no Python object per token."""
-        allowed = _allowed_specials(allowed_special, self.special_tokens)
-        if len(allowed) in (0, len(self.special_tokens)):
-            ids = self.encoder.encode_array(_utf8(text), threads=threads, allowed_special=bool(allowed))
-            return ids.astype(array_dtype(len(self)), copy=False)
-        return np.array(self.encode(text, allowed), dtype=array_dtype(len(self)))
-
-    def decode(self, ids, keep_special: bool = False) -> str:
-        """All the bytes first, then UTF-8 with replacement: a token can end in the middle
-        of a character, which the next token completes."""
-        table = self._with_special if keep_special else self._plain
-        try:
-            return b"".join([table[i] for i in _as_ids(ids, len(self))]).decode("utf-8", errors="replace")
-        except TypeError:  # a None: an id in a gap of the vocabulary
-            gap = next(i for i in _as_ids(ids, len(self)) if table[i] is None)
-            raise ValueError(f"token id {gap} is not a token of this vocabulary of {len(self)} ids") from None
-
-    def id_to_token(self, i: int) -> str:
-        """One token as text, for printing: a token that ends mid-character shows U+FFFD."""
-        data = self._with_special[self._check_id(i)]
-        if data is None:
-            raise ValueError(f"token id {i} is not a token of this vocabulary of {len(self)} ids")
-        return data.decode("utf-8", errors="replace")
-
-
-def _as_merges(merges) -> list[tuple[int, int]]:
-    """merges as a list of (int, int), from lists, tuples or numpy arrays of ints; the
-    C++ then checks that each one could have been learned."""
-    if isinstance(merges, (str, bytes)) or not hasattr(merges, "__iter__"):
-        raise TypeError(f"merges must be a list of (int, int) pairs, not {type(merges).__name__}")
-    out = []
-    for k, pair in enumerate(merges):
-        try:
-            a, b = pair
-            if isinstance(a, bool) or isinstance(b, bool):
-                raise TypeError
-            out.append((operator.index(a), operator.index(b)))
-        except (TypeError, ValueError):
-            raise TypeError(f"merge {k} is {pair!r}: expected a pair of ints") from None
-    return out
-
-
-def _utf8(text: str) -> bytes:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, not {type(text).__name__}")
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(f"text cannot be encoded as UTF-8 (a lone surrogate at position {e.start}?)") from None

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,28 @@ inline size_t table_capacity(size_t expected) {
     while (capacity < expected * 2) capacity *= 2;
     return capacity;
 }
+
+// Bytes kept for as long as their owner lives, in blocks that never move, so that
+// views into them stay valid: the keys of a table whose texts have gone.
+class ByteArena {
+public:
+    std::string_view keep(std::string_view bytes) {
+        if (blocks_.empty() || used_ + bytes.size() > block_size_) {
+            block_size_ = std::max(kBlockSize, bytes.size());
+            blocks_.push_back(std::make_unique<char[]>(block_size_));
+            used_ = 0;
+        }
+        char* copy = blocks_.back().get() + used_;
+        if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
+        used_ += bytes.size();
+        return {copy, bytes.size()};
+    }
+
+private:
+    static constexpr size_t kBlockSize = 1 << 20;
+    std::vector<std::unique_ptr<char[]>> blocks_;
+    size_t used_ = 0, block_size_ = 0;
+};
 
 // A chunk ready for lookup: its bytes, their first 16 bytes as two zero-padded words,
 // and a hash. `text_end` is the end of the text the chunk lies in: when 16 bytes are
@@ -108,12 +131,21 @@ public:
         for (const Entry& e : entries_) f(e.bytes, e.value);
     }
 
-    // Adds each entry of another table to this one with +=.
-    void add(const ChunkTable& other) {
+    // Adds each entry of another table to this one with +=. A key new to this table
+    // is stored as keep(bytes) returns it: a copy that outlives the other's text.
+    template <class Keep>
+    void add(const ChunkTable& other, Keep&& keep) {
         for (const Entry& e : other.entries_) {
             ChunkKey key;
             key.bytes = e.bytes, key.head[0] = e.head[0], key.head[1] = e.head[1], key.hash = e.hash;
-            (*this)[key] += e.value;
+            size_t slot = probe(key);
+            if (index_[slot] != 0) {
+                entries_[uint32_t(index_[slot]) - 1].value += e.value;
+                continue;
+            }
+            entries_.push_back({e.hash, {e.head[0], e.head[1]}, keep(e.bytes), e.value});
+            index_[slot] = tag(e.hash) | entries_.size();
+            if (entries_.size() * 2 > index_.size()) grow();
         }
     }
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <queue>
@@ -24,10 +25,10 @@
 #include <vector>
 
 #include "chunk_table.h"
+#include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
-#include "train.h"
 
 namespace bpe {
 
@@ -85,44 +86,42 @@ public:
             source.append_to(key, ids);
             if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
             ChunkKey owned = key;
-            owned.bytes = copy_bytes(key.bytes);
+            owned.bytes = arena_.keep(key.bytes);
             table_.insert(owned, ids.data(), ids.size());
         }
     }
 
 private:
     static constexpr size_t kMaxEntries = 1 << 20;
-    static constexpr size_t kBlockSize = 1 << 16;
-
-    std::string_view copy_bytes(std::string_view bytes) {
-        if (blocks_.empty() || block_used_ + bytes.size() > kBlockSize) {
-            blocks_.push_back(std::make_unique<char[]>(kBlockSize));
-            block_used_ = 0;
-        }
-        char* copy = blocks_.back().get() + block_used_;
-        std::memcpy(copy, bytes.data(), bytes.size());
-        block_used_ += bytes.size();
-        return {copy, bytes.size()};
-    }
 
     mutable std::shared_mutex mutex_;
     IdsTable table_{1024};
-    std::vector<std::unique_ptr<char[]>> blocks_;
-    size_t block_used_ = 0;
+    ByteArena arena_;  // the cached chunks' bytes
 };
+
+// The largest id a token may have: 2^24 - 1, far above any published vocabulary
+// (GPT-4's largest is 100,276). Ids index tables, so an unchecked 2^31 would make
+// a table of 2^31 entries.
+inline constexpr uint32_t kMaxId = (1u << 24) - 1;
+// The most bytes all tokens together may hold. Each merge joins two earlier tokens,
+// so 40 merges of a token with itself would make a token of 2^40 bytes: a few
+// lines of a file must not be able to ask for that much memory.
+inline constexpr uint64_t kMaxVocabularyBytes = uint64_t(1) << 28;
 
 class Encoder {
 public:
-    // Merge k makes token 256 + k. encode returns those ids, or, when token_ids is
-    // given (one id for each of the 256 + merges tokens, all different), token_ids[i]
-    // for token i: GPT-2 and GPT-4 number their tokens their own way.
+    // Our numbering: ids 0-255 are the bytes, merge k makes token 256 + k, and the
+    // special tokens follow the merges in the order given. encode returns those
+    // numbers, or, when token_ids is given (one id for every token, in that order),
+    // token_ids[i] for token i: GPT-2 and GPT-4 number their tokens their own way.
     //
     // Throws std::invalid_argument for merges that could not have been learned (merge
-    // k may use only the bytes and the tokens of the merges before it, once each), and
-    // for a special token whose id is also a byte's or a merge's.
-    explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault, SpecialTokens specials = {},
-                     std::vector<uint32_t> token_ids = {})
-        : ranks_(merges.size()), pattern_(pattern), specials_(std::move(specials)), token_ids_(std::move(token_ids)) {
+    // k may use only the bytes and the tokens of the merges before it, once each),
+    // for token_ids of the wrong length, with an id repeated or above kMaxId, and for
+    // merges whose tokens would hold more than kMaxVocabularyBytes.
+    explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault,
+                     const std::vector<std::string>& special_tokens = {}, std::vector<uint32_t> token_ids = {})
+        : ranks_(merges.size()), pattern_(pattern) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -134,36 +133,37 @@ public:
                                             std::to_string(ranks_.get(a, b)) + ": (" + std::to_string(a) + ", " +
                                             std::to_string(b) + ")");
         }
-        size_t tokens = 256 + merges.size();
-        if (!token_ids_.empty() && token_ids_.size() != tokens)
-            throw std::invalid_argument("token_ids has " + std::to_string(token_ids_.size()) + " ids, but there are " +
-                                        std::to_string(tokens) + " tokens (256 bytes and " +
-                                        std::to_string(merges.size()) + " merges)");
-        std::vector<uint32_t> taken = token_ids_;  // every id a byte or merge stands for
-        if (taken.empty())
-            for (uint32_t i = 0; i < tokens; ++i) taken.push_back(i);
-        std::sort(taken.begin(), taken.end());
-        if (std::adjacent_find(taken.begin(), taken.end()) != taken.end())
-            throw std::invalid_argument("token_ids gives two tokens the id " +
-                                        std::to_string(*std::adjacent_find(taken.begin(), taken.end())));
-        vocab_size_ = size_t(taken.back()) + 1;
-        for (const auto& [bytes, id] : specials_.tokens()) {
-            if (std::binary_search(taken.begin(), taken.end(), id))
-                throw std::invalid_argument("the special token " + bytes + " has id " + std::to_string(id) +
-                                            ", which is a byte's or a merge's");
-            vocab_size_ = std::max<size_t>(vocab_size_, size_t(id) + 1);
+        size_t tokens = 256 + merges.size() + special_tokens.size();
+        if (token_ids.empty()) {
+            if (tokens - 1 > kMaxId)
+                throw std::invalid_argument("a vocabulary of " + std::to_string(tokens) + " tokens has ids above " +
+                                            std::to_string(kMaxId) + ", the largest allowed");
+        } else if (token_ids.size() != tokens) {
+            throw std::invalid_argument("token_ids has " + std::to_string(token_ids.size()) +
+                                        " ids, but there are " + std::to_string(tokens) + " tokens (256 bytes, " +
+                                        std::to_string(merges.size()) + " merges and " +
+                                        std::to_string(special_tokens.size()) + " special tokens)");
         }
+        token_ids_ = std::move(token_ids);
+        std::vector<std::pair<std::string, uint32_t>> specials;
+        for (size_t j = 0; j < special_tokens.size(); ++j)
+            specials.emplace_back(special_tokens[j], id_of(uint32_t(256 + merges.size() + j)));
+        specials_ = SpecialTokens(std::move(specials));
+        number_tokens(tokens);
+        store_token_bytes(merges);
     }
 
     size_t num_merges() const { return ranks_.size(); }
     Pattern pattern() const { return pattern_; }
-    // One more than the largest id encode can return.
-    size_t vocab_size() const { return vocab_size_; }
+    const SpecialTokens& specials() const { return specials_; }
+    // One more than the largest id (tiktoken's n_vocab): the size a table indexed by
+    // id needs. Larger than the number of tokens when the numbering has gaps.
+    size_t n_vocab() const { return n_vocab_; }
 
-    // The ids of `text` on `threads` threads. Special tokens become their ids when
-    // `allow_special` is true, and are encoded as ordinary text otherwise.
-    std::vector<uint32_t> encode(std::string_view text, bool allow_special = true, unsigned threads = 1) const {
-        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allow_special, threads);
+    // The ids of `text` on `threads` threads. The specials that `allowed` holds become
+    // their ids; the others are encoded as ordinary text.
+    std::vector<uint32_t> encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1) const {
+        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allowed, threads);
         if (parts.size() == 1) return std::move(parts[0]);
         std::vector<uint32_t> ids;
         size_t total = 0;
@@ -176,10 +176,9 @@ public:
     // As encode, but the ids come as consecutive parts, one per thread, which joined
     // are the ids of the whole text: a caller that copies them somewhere anyway (into
     // a numpy array) can then copy each part on its own thread.
-    std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, bool allow_special, unsigned threads) const {
-        std::vector<Segment> segments = allow_special && !specials_.empty()
-                                            ? specials_.segments(text)
-                                            : std::vector<Segment>{{0, text.size(), Segment::kText}};
+    std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
+                                                    unsigned threads) const {
+        std::vector<Segment> segments = specials_.segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
@@ -192,6 +191,37 @@ public:
             parts[k] = std::move(ids);
         });
         return parts;
+    }
+
+    // Whether id is a token's (not a gap in the numbering).
+    bool has_id(uint32_t id) const { return token_of(id) != kNoToken; }
+
+    // The bytes of the token with this id (a special token's are its text); id must
+    // be one of has_id's.
+    std::string_view token_bytes(uint32_t id) const {
+        uint32_t t = token_of(id);
+        return std::string_view(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
+    }
+
+    // The bytes of ids, joined; each id must be one of has_id's. Special tokens give
+    // their text unless skip_special.
+    std::string decode(const uint32_t* ids, size_t n, bool skip_special = false) const {
+        std::string out;
+        size_t total = 0;
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t t = token_of(ids[i]);
+            if (!(skip_special && t >= first_special_)) total += offsets_[t + 1] - offsets_[t];
+        }
+        out.resize(total);
+        char* at = out.data();
+        for (size_t i = 0; i < n; ++i) {
+            uint32_t t = token_of(ids[i]);
+            if (skip_special && t >= first_special_) continue;
+            size_t len = offsets_[t + 1] - offsets_[t];
+            std::memcpy(at, bytes_.data() + offsets_[t], len);
+            at += len;
+        }
+        return out;
     }
 
     // The ids of one chunk, with merges applied in rank order.
@@ -315,12 +345,81 @@ private:
         for (int32_t p = 0; p >= 0; p = next[p]) out.push_back(symbol[p]);
     }
 
-    static constexpr uint32_t kDead = UINT32_MAX;
+    // --- the numbering, and each token's bytes, for decoding -----------------------
+
+    uint32_t id_of(uint32_t token) const { return token_ids_.empty() ? token : token_ids_[token]; }
+
+    // Checks the ids and makes the table from id back to token: dense (4 bytes an id)
+    // when the numbering has few gaps, else sorted pairs searched by halves, so that
+    // memory follows the number of tokens and never the largest id.
+    void number_tokens(size_t tokens) {
+        first_special_ = uint32_t(tokens - specials_.size());
+        std::vector<std::pair<uint32_t, uint32_t>> by_id;  // (id, token)
+        by_id.reserve(tokens);
+        for (uint32_t t = 0; t < tokens; ++t) {
+            uint32_t id = id_of(t);
+            if (id > kMaxId)
+                throw std::invalid_argument("token " + std::to_string(t) + " has id " + std::to_string(id) +
+                                            ", above " + std::to_string(kMaxId) + ", the largest allowed");
+            by_id.emplace_back(id, t);
+        }
+        std::sort(by_id.begin(), by_id.end());
+        for (size_t k = 1; k < by_id.size(); ++k)
+            if (by_id[k].first == by_id[k - 1].first)
+                throw std::invalid_argument("two tokens have the id " + std::to_string(by_id[k].first));
+        n_vocab_ = size_t(by_id.back().first) + 1;
+        if (n_vocab_ <= 2 * tokens) {
+            dense_.assign(n_vocab_, kNoToken);
+            for (auto [id, t] : by_id) dense_[id] = t;
+        } else {
+            sparse_ = std::move(by_id);
+        }
+    }
+
+    uint32_t token_of(uint32_t id) const {
+        if (!dense_.empty()) return id < dense_.size() ? dense_[id] : kNoToken;
+        auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(id, uint32_t(0)));
+        return it != sparse_.end() && it->first == id ? it->second : kNoToken;
+    }
+
+    // Every token's bytes back to back: the bytes, each merge's two parts joined, then
+    // the specials' text. Sizes are added up first, so that merges which would make
+    // huge tokens are refused before anything is allocated.
+    void store_token_bytes(const std::vector<Pair>& merges) {
+        std::vector<uint64_t> size(256 + merges.size(), 1);
+        uint64_t total = 256;
+        for (size_t k = 0; k < merges.size(); ++k) {
+            size[256 + k] = size[merges[k].first] + size[merges[k].second];
+            total += size[256 + k];
+            if (total > kMaxVocabularyBytes)
+                throw std::invalid_argument("merge " + std::to_string(k) + " makes the tokens hold more than " +
+                                            std::to_string(kMaxVocabularyBytes) + " bytes in all; merges this "
+                                            "long could not have been learned from real text");
+        }
+        for (const auto& [text, id] : specials_.tokens()) total += text.size();
+        offsets_.reserve(size.size() + specials_.size() + 1);
+        bytes_.reserve(total);
+        offsets_.push_back(0);
+        for (uint32_t b = 0; b < 256; ++b) bytes_.push_back(char(b)), offsets_.push_back(bytes_.size());
+        for (const auto& [a, b] : merges) {
+            bytes_.append(bytes_, offsets_[a], offsets_[a + 1] - offsets_[a]);
+            bytes_.append(bytes_, offsets_[b], offsets_[b + 1] - offsets_[b]);
+            offsets_.push_back(bytes_.size());
+        }
+        for (const auto& [text, id] : specials_.tokens()) bytes_ += text, offsets_.push_back(bytes_.size());
+    }
+
+    static constexpr uint32_t kNoToken = UINT32_MAX;
     PairTable ranks_;
     Pattern pattern_;
     SpecialTokens specials_;
     std::vector<uint32_t> token_ids_;  // empty: token i is id i
-    size_t vocab_size_;
+    size_t n_vocab_ = 0;
+    uint32_t first_special_ = 0;  // our number of the first special token
+    std::vector<uint32_t> dense_;  // id -> token, or kNoToken; empty when sparse_ is used
+    std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
+    std::string bytes_;  // every token's bytes, back to back
+    std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
     mutable SharedCache cache_;
 };
 

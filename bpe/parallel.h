@@ -17,18 +17,15 @@
 
 namespace bpe {
 
-// The segments cut into `parts` runs of consecutive segments, of about equal size
-// (fewer runs when the text has too few places to cut).
-inline std::vector<std::vector<Segment>> share_out(std::string_view text, const std::vector<Segment>& segments,
-                                                   size_t parts) {
-    parts = std::max<size_t>(parts, 1);
-    size_t share = std::max<size_t>(text.size() / parts, 1);
+// The segments with each long stretch of ordinary text cut about every `share`
+// bytes, at the first certain boundary from there (none: it stays whole).
+inline std::vector<Segment> cut_long_segments(std::string_view text, const std::vector<Segment>& segments,
+                                              size_t share) {
+    share = std::max<size_t>(share, 1);
     std::vector<Segment> pieces;
     for (const Segment& s : segments) {
         size_t begin = s.begin;
         if (s.special == Segment::kText) {
-            // Cut a long segment about every `share` bytes, at the first certain
-            // boundary from there.
             for (size_t p = begin + share; p < s.end; p = std::max(p, begin + share)) {
                 while (p < s.end && !is_safe_cut(text, p)) ++p;
                 if (p >= s.end) break;
@@ -38,9 +35,18 @@ inline std::vector<std::vector<Segment>> share_out(std::string_view text, const 
         }
         pieces.push_back({begin, s.end, s.special});
     }
+    return pieces;
+}
+
+// The segments cut into `parts` runs of consecutive segments, of about equal size
+// (fewer runs when the text has too few places to cut).
+inline std::vector<std::vector<Segment>> share_out(std::string_view text, const std::vector<Segment>& segments,
+                                                   size_t parts) {
+    parts = std::max<size_t>(parts, 1);
+    size_t share = std::max<size_t>(text.size() / parts, 1);
     std::vector<std::vector<Segment>> runs(1);
     size_t filled = 0;
-    for (const Segment& piece : pieces) {
+    for (const Segment& piece : cut_long_segments(text, segments, share)) {
         if (filled >= share * runs.size() && runs.size() < parts) runs.emplace_back();
         runs.back().push_back(piece);
         filled += piece.end - piece.begin;
@@ -48,9 +54,17 @@ inline std::vector<std::vector<Segment>> share_out(std::string_view text, const 
     return runs;
 }
 
+// The most threads one call may start. A thread's stack reserves megabytes of
+// address space, so a careless threads=100000 would fail to start most of them;
+// 256 is far beyond any machine this runs on, and asking for more is an error.
+inline constexpr unsigned kMaxThreads = 256;
+
 // Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
 // An exception in any of them is thrown here once all have finished, rather than
-// ending the process, as one escaping a std::thread would.
+// ending the process, as one escaping a std::thread would. If the system cannot
+// start a thread (out of memory or address space), the threads already running are
+// joined first and the failure is thrown as std::system_error: destroying a thread
+// that is still running would end the process instead (std::terminate).
 template <class Work>
 void run_threads(size_t n, Work&& work) {
     std::vector<std::exception_ptr> errors(n);
@@ -62,9 +76,16 @@ void run_threads(size_t n, Work&& work) {
         }
     };
     std::vector<std::thread> threads;
-    for (size_t k = 1; k < n; ++k) threads.emplace_back(guarded, k);
-    guarded(0);
+    std::exception_ptr start_failed;
+    try {
+        threads.reserve(n > 0 ? n - 1 : 0);
+        for (size_t k = 1; k < n; ++k) threads.emplace_back(guarded, k);
+    } catch (...) {
+        start_failed = std::current_exception();
+    }
+    if (!start_failed) guarded(0);
     for (auto& t : threads) t.join();
+    if (start_failed) std::rethrow_exception(start_failed);
     for (auto& error : errors)
         if (error) std::rethrow_exception(error);
 }

@@ -15,7 +15,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <string_view>
@@ -24,39 +28,73 @@
 #include <vector>
 
 #include "chunk_table.h"
+#include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
 
 namespace bpe {
 
-using Pair = std::pair<uint32_t, uint32_t>;
+// How often each distinct chunk occurs, counted text by text as texts stream in, so
+// that memory grows with the distinct chunks and not with the corpus. No chunk
+// crosses two texts, nor a special token, which are never counted.
+class ChunkCounter {
+public:
+    ChunkCounter(Pattern pattern, SpecialTokens specials) : pattern_(pattern), specials_(std::move(specials)) {}
 
-inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
-
-// How often each distinct chunk occurs in the text, leaving out special tokens,
-// counted by `threads` threads, each on its share of the text.
-inline ChunkTable<int64_t> count_chunks(std::string_view text, Pattern pattern, const SpecialTokens& specials,
-                                        unsigned threads) {
-    std::vector<Segment> segments = specials.empty() ? std::vector<Segment>{{0, text.size(), Segment::kText}}
-                                                     : specials.segments(text);
-    std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
-    std::vector<ChunkTable<int64_t>> tables(runs.size());
-    const char* text_end = text.data() + text.size();
-    run_threads(runs.size(), [&](size_t k) {
-        // A table of its own on each thread's stack, moved into `tables` at the end: the
-        // tables in that vector sit side by side, and their bookkeeping would share cache
-        // lines between threads.
-        ChunkTable<int64_t> table;
-        for (const Segment& s : runs[k])
-            if (s.special == Segment::kText)
-                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern,
+    // Counts the chunks of each text on `threads` threads. The texts are cut at their
+    // special tokens and, where long, at certain chunk boundaries (is_safe_cut), into
+    // pieces that the threads take in turn; each thread counts into a table of its own,
+    // and the tables are then added to the counts kept so far.
+    void add(const std::vector<std::string_view>& texts, unsigned threads) {
+        struct Piece { size_t text; Segment segment; };
+        size_t total = 0;
+        for (std::string_view text : texts) total += text.size();
+        // Several pieces a thread, so that one slow piece does not hold up the rest.
+        size_t share = std::max<size_t>(total / (size_t(threads) * 8), 1 << 16);
+        std::vector<Piece> pieces;
+        for (size_t t = 0; t < texts.size(); ++t)
+            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
+                if (s.special == Segment::kText) pieces.push_back({t, s});
+        size_t workers = std::clamp<size_t>(pieces.size(), 1, threads);
+        std::vector<ChunkTable<int64_t>> tables(workers);
+        std::atomic<size_t> next{0};
+        run_threads(workers, [&](size_t k) {
+            // A table of its own on each thread's stack, moved into `tables` at the end: the
+            // tables in that vector sit side by side, and their bookkeeping would share cache
+            // lines between threads.
+            ChunkTable<int64_t> table;
+            for (size_t i = next++; i < pieces.size(); i = next++) {
+                std::string_view text = texts[pieces[i].text];
+                const Segment& s = pieces[i].segment;
+                const char* text_end = text.data() + text.size();
+                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_,
                                [&](std::string_view chunk) { ++table[ChunkKey(chunk, text_end)]; });
-        tables[k] = std::move(table);
-    });
-    for (size_t k = 1; k < tables.size(); ++k) tables[0].add(tables[k]);
-    return std::move(tables[0]);
-}
+            }
+            tables[k] = std::move(table);
+        });
+        for (const ChunkTable<int64_t>& table : tables)
+            counts_.add(table, [&](std::string_view bytes) { return arena_.keep(bytes); });
+    }
+
+    Pattern pattern() const { return pattern_; }
+    const ChunkTable<int64_t>& counts() const { return counts_; }
+
+    // Hands over the counts, leaving this counter empty: the trainer makes its own
+    // arrays of them, and the table would only hold memory that training needs.
+    std::pair<ChunkTable<int64_t>, ByteArena> take() {
+        std::pair<ChunkTable<int64_t>, ByteArena> out{std::move(counts_), std::move(arena_)};
+        counts_ = ChunkTable<int64_t>();
+        arena_ = ByteArena();
+        return out;
+    }
+
+private:
+    Pattern pattern_;
+    SpecialTokens specials_;
+    ChunkTable<int64_t> counts_;
+    ByteArena arena_;
+};
 
 class Trainer {
 public:
@@ -83,7 +121,9 @@ public:
         for (auto& [key, stats] : pairs_) heap_.push({stats.count, uint32_t(key >> 32), uint32_t(key)});
     }
 
-    std::vector<Pair> train(int64_t num_merges) {
+    // progress(merges done) is called every kProgressEvery merges (if given);
+    // returning false stops training there.
+    std::vector<Pair> train(int64_t num_merges, const std::function<bool(size_t)>& progress = nullptr) {
         std::vector<Pair> merges;
         while (int64_t(merges.size()) < num_merges && !heap_.empty()) {
             Candidate top = heap_.top();
@@ -97,6 +137,7 @@ public:
             uint32_t new_id = 256 + uint32_t(merges.size());
             merges.emplace_back(top.a, top.b);
             apply_merge(top.a, top.b, new_id);
+            if (progress && merges.size() % kProgressEvery == 0 && !progress(merges.size())) break;
         }
         return merges;
     }
@@ -116,7 +157,7 @@ private:
             return std::tie(a, b) > std::tie(o.a, o.b);
         }
     };
-    static constexpr uint32_t kDead = UINT32_MAX;
+    static constexpr size_t kProgressEvery = 256;
 
     void add(uint32_t a, uint32_t b, int64_t n, int32_t position) {
         PairStats& stats = pairs_[pair_key(a, b)];
@@ -176,10 +217,22 @@ private:
     std::priority_queue<Candidate> heap_;
 };
 
+// Learns up to num_merges merges from the chunks counted so far, using the counts up.
+// progress(merges done) is called now and then; returning false stops training there.
+inline std::vector<Pair> train(ChunkCounter& counter, int64_t num_merges,
+                               const std::function<bool(size_t)>& progress = nullptr) {
+    auto [counts, arena] = counter.take();
+    Trainer trainer(counts);
+    counts = ChunkTable<int64_t>();  // the trainer has its own copy: free the table's memory now
+    arena = ByteArena();
+    return trainer.train(num_merges, progress);
+}
+
 inline std::vector<Pair> train(std::string_view text, int64_t num_merges, Pattern pattern,
                                const SpecialTokens& specials, unsigned threads) {
-    Trainer trainer(count_chunks(text, pattern, specials, threads));
-    return trainer.train(num_merges);
+    ChunkCounter counter(pattern, specials);
+    counter.add({text}, threads);
+    return train(counter, num_merges);
 }
 
 }  // namespace bpe

@@ -123,31 +123,48 @@ def test_property_long_repetitive_chunks(unit_and_repeats, num_merges):
 # Special tokens in random places of random text, and the parallel paths on it: with
 # texts of a few hundred bytes and 2-5 threads, each thread's share is a few dozen
 # bytes, so the cuts between shares land everywhere a cut may go.
-SPECIALS = {b"<|endoftext|>": 5000, b"<|pad|>": 5001, b"<|end": 5002}
-with_specials = st.lists(st.one_of(random_bytes, st.sampled_from(sorted(SPECIALS))), max_size=6).map(b"".join)
+SPECIALS = ["<|endoftext|>", "<|pad|>", "<|end"]
+SPECIAL_IDS = [5000, 5001, 5002]  # given through token_ids, after a gap
+with_specials = st.lists(st.one_of(random_bytes, st.sampled_from([s.encode() for s in SPECIALS])),
+                         max_size=6).map(b"".join)
+
+
+def numbered(merges):
+    """token_ids that give the bytes and merges their own numbers and the specials SPECIAL_IDS."""
+    return list(range(256 + len(merges))) + SPECIAL_IDS
 
 
 @settings(max_examples=200, deadline=None)
 @given(with_specials, st.integers(0, 200), st.integers(1, 5))
 def test_property_train_with_special_tokens(text, num_merges, threads):
-    expected = ref.train(text, num_merges, special_tokens=list(SPECIALS))
-    assert bpe.train(text, num_merges, threads=threads, special_tokens=list(SPECIALS)) == expected
+    expected = ref.train(text, num_merges, special_tokens=[s.encode() for s in SPECIALS])
+    assert bpe.train(text, num_merges, threads=threads, special_tokens=SPECIALS) == expected
 
 
 @settings(max_examples=200, deadline=None)
 @given(with_specials, st.integers(0, 200), st.integers(1, 5))
 def test_property_encode_with_special_tokens_and_threads(text, num_merges, threads):
-    merges = ref.train(text, num_merges, special_tokens=list(SPECIALS))
-    encoder = bpe.Encoder(merges, special_tokens=SPECIALS)
-    expected = ref.encode(text, merges, SPECIALS)
-    assert encoder.encode(text) == expected
-    assert encoder.encode_array(text, threads=threads).tolist() == expected
-    assert encoder.encode_batch([text, text[: len(text) // 2]], threads=threads) == [
-        expected, ref.encode(text[: len(text) // 2], merges, SPECIALS)]
-    # Disallowed, the specials are ordinary text.
+    merges = ref.train(text, num_merges, special_tokens=[s.encode() for s in SPECIALS])
+    encoder = bpe.Encoder(merges, special_tokens=SPECIALS, token_ids=numbered(merges))
+    ids = {s.encode(): i for s, i in zip(SPECIALS, SPECIAL_IDS)}
+    expected = ref.encode(text, merges, ids)
+    assert encoder.encode(text, allowed_special="all") == expected
+    assert encoder.encode_array(text, allowed_special="all", threads=threads).tolist() == expected
+    assert encoder.encode_batch([text, text[: len(text) // 2]], allowed_special="all", threads=threads) == [
+        expected, ref.encode(text[: len(text) // 2], merges, ids)]
+    # Neither allowed nor disallowed, the specials are ordinary text.
     plain = ref.encode(text, merges)
-    assert encoder.encode(text, allowed_special=False) == plain
-    assert encoder.encode_array(text, threads=threads, allowed_special=False).tolist() == plain
+    assert encoder.encode(text, disallowed_special=()) == plain
+    assert encoder.encode_array(text, disallowed_special=(), threads=threads).tolist() == plain
+    # Some allowed: the others are ordinary text.
+    some = {b"<|pad|>": 5001}
+    assert encoder.encode(text, allowed_special={"<|pad|>"}, disallowed_special=()) == ref.encode(text, merges, some)
+    # By default a special token in the text is an error, as in tiktoken.
+    if any(s.encode() in text for s in SPECIALS):
+        with pytest.raises(ValueError, match="disallowed"):
+            encoder.encode(text)
+    else:
+        assert encoder.encode(text) == plain
 
 
 def test_special_tokens_never_merge():
@@ -155,31 +172,136 @@ def test_special_tokens_never_merge():
     merges = bpe.train(text, 100, special_tokens=["<|endoftext|>"])
     vocab = token_bytes(merges)
     assert not any(b"<|" in vocab[256 + k] or b"|>" in vocab[256 + k] for k in range(len(merges)))
-    encoder = bpe.Encoder(merges, special_tokens={"<|endoftext|>": 256 + len(merges)})
-    assert encoder.encode(text).count(256 + len(merges)) == 52
+    encoder = bpe.Encoder(merges, special_tokens=["<|endoftext|>"])
+    assert encoder.encode(text, allowed_special="all").count(256 + len(merges)) == 52
 
 
 def test_large_vocabulary_gives_uint32():
-    encoder = bpe.Encoder([], special_tokens={"<|x|>": 70_000})
-    array = encoder.encode_array(b"a<|x|>")
+    encoder = bpe.Encoder([], special_tokens=["<|x|>"], token_ids=list(range(256)) + [70_000])
+    array = encoder.encode_array(b"a<|x|>", allowed_special="all")
     assert array.dtype.name == "uint32" and array.tolist() == [97, 70_000]
-    assert encoder.vocab_size == 70_001
+    assert encoder.n_vocab == 70_001
+
+
+BYTES = list(range(256))
 
 
 @pytest.mark.parametrize(
-    "specials, error, message",
+    "specials, token_ids, error, message",
     [
-        ({"<|x|>": 10}, ValueError, "id 10, which is a byte's or a merge's"),
-        ({"": 300}, ValueError, "cannot be empty"),
-        ({"<|x|>": -1}, ValueError, "out of range"),
-        ({"<|x|>": "300"}, TypeError, "must be an int"),
-        ({5: 300}, TypeError, "str or bytes"),
-        (["<|x|>"], TypeError, "dict"),
+        ([""], None, ValueError, "cannot be empty"),
+        (["<|x|>", "<|x|>"], None, ValueError, "given twice"),
+        ([b"<|x|>"], None, TypeError, "must be str, not bytes"),  # was taken as "b'<|x|>'"
+        (["<|\ud800|>"], None, ValueError, "lone surrogate"),  # was "RuntimeError: Unable to cast"
+        ({"<|x|>": 300}, None, TypeError, "list of str"),
+        (["<|x|>"], BYTES + [10], ValueError, "two tokens have the id 10"),
+        (["<|a|>", "<|b|>"], BYTES + [300, 300], ValueError, "two tokens have the id 300"),  # was accepted
+        (["<|x|>"], BYTES + [-1], ValueError, "between 0 and 16777215"),
+        (["<|x|>"], BYTES + [2**24], ValueError, "between 0 and 16777215"),
+        (["<|x|>"], BYTES + [2**31], ValueError, "between 0 and 16777215"),  # was a MemoryError, or 32 GB
+        (["<|x|>"], BYTES + ["300"], TypeError, "list of ints"),
+        (["<|x|>"], BYTES, ValueError, "token_ids has 256 ids, but there are 257 tokens"),
     ],
 )
-def test_bad_special_tokens(specials, error, message):
+def test_bad_special_tokens_and_ids(specials, token_ids, error, message):
     with pytest.raises(error, match=message):
-        bpe.Encoder([], special_tokens=specials)
+        bpe.Encoder([], special_tokens=specials, token_ids=token_ids)
+
+
+def test_memory_follows_the_tokens_not_the_largest_id():
+    # An id near the cap must not size a table: 2**24 ids of 4 bytes would be 64 MB
+    # for each of these encoders, 1.3 GB for the twenty.
+    def rss_mb():
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+    before = rss_mb()
+    encoders = [bpe.Encoder([], special_tokens=["<|x|>"], token_ids=BYTES + [bpe.MAX_ID]) for _ in range(20)]
+    assert rss_mb() - before < 100
+    assert encoders[0].n_vocab == bpe.MAX_ID + 1 == 2**24
+    assert encoders[0].encode(b"a<|x|>", allowed_special="all") == [97, bpe.MAX_ID]
+    assert encoders[0].decode_bytes([97, bpe.MAX_ID]) == b"a<|x|>"
+
+
+def test_decode_bytes_checks_every_id():
+    encoder = bpe.Encoder([(104, 105)], special_tokens=["<|x|>"], token_ids=BYTES + [300, 400])
+    assert encoder.decode_bytes([300, 400, 33]) == b"hi<|x|>!"
+    assert encoder.decode_single_token_bytes(400) == b"<|x|>"
+    np = pytest.importorskip("numpy")
+    assert encoder.decode_bytes(np.array([300, 33], dtype=np.uint16)) == b"hi!"
+    for bad, message in [(350, "not a token of this vocabulary"), (401, "outside the vocabulary of 401 ids"),
+                         (-1, "outside the vocabulary"), (2**70, "outside the vocabulary")]:
+        with pytest.raises(ValueError, match=message):
+            encoder.decode_bytes([104, bad])
+    with pytest.raises(TypeError, match="ints"):
+        encoder.decode_bytes([1.5])
+    with pytest.raises(TypeError, match="integers"):
+        encoder.decode_bytes(np.array([1.0]))
+
+
+def test_merges_that_would_make_huge_tokens_are_refused():
+    # Each merge doubles a token: 40 of them would ask for 2**40 bytes.
+    merges = [(97, 97)] + [(256 + k, 256 + k) for k in range(40)]
+    with pytest.raises(ValueError, match="more than 268435456 bytes"):
+        bpe.Encoder(merges)
+
+
+def test_allowed_and_disallowed_special_name_special_tokens():
+    encoder = bpe.Encoder([], special_tokens=["<|a|>", "<|b|>"])
+    assert encoder.encode(b"x<|a|><|b|>", allowed_special={"<|a|>"}, disallowed_special=()) == \
+        [120, 256] + list(b"<|b|>")
+    with pytest.raises(ValueError, match="'<\\|b\\|>', which is disallowed"):
+        encoder.encode(b"x<|a|><|b|>", allowed_special={"<|a|>"})
+    with pytest.raises(ValueError, match="not a special token of this encoder"):
+        encoder.encode(b"x", allowed_special={"<|c|>"})
+    with pytest.raises(ValueError, match='"all" or a set'):
+        encoder.encode(b"x", allowed_special="none")
+    with pytest.raises(TypeError, match='"all" or a set'):
+        encoder.encode(b"x", allowed_special=True)
+
+
+def test_thread_counts_are_checked():
+    encoder = bpe.Encoder([])
+    for call in (lambda n: bpe.train(b"ab ab", 1, threads=n), lambda n: encoder.encode_array(b"ab", threads=n),
+                 lambda n: encoder.encode_batch([b"ab"], threads=n), lambda n: bpe.ChunkCounter().add(b"ab", threads=n)):
+        with pytest.raises(ValueError, match="threads must be 0"):
+            call(-1)
+        with pytest.raises(ValueError, match=f"at most {bpe.MAX_THREADS}"):
+            call(bpe.MAX_THREADS + 1)
+        call(bpe.MAX_THREADS)  # many threads for little text: fewer are started
+
+
+def test_streamed_counting_equals_one_text():
+    # Texts counted one by one, several calls and threads, equal the reference on the
+    # texts apart: no chunk crosses two texts (b"ab" + b"c" is not b"abc").
+    texts = [SAMPLE[k * 7_000:(k + 1) * 7_000] for k in range(30)] + [b"ab", b"c", b"ab", b"c"]
+    counter = bpe.ChunkCounter()
+    counter.add(texts[:10], threads=3)
+    for text in texts[10:]:
+        counter.add(text, threads=1)
+    expected = ref.train_on_texts(texts, 300)
+    assert counter.train(300) == expected
+    assert len(counter) == 0  # the counts are used up
+    # A single text: the same as bpe.train.
+    one = bpe.ChunkCounter()
+    one.add(SAMPLE[:100_000])
+    assert one.train(200) == bpe.train(SAMPLE[:100_000], 200) == ref.train(SAMPLE[:100_000], 200)
+
+
+def test_training_progress_is_reported_and_can_stop_training():
+    counter = bpe.ChunkCounter()
+    counter.add(SAMPLE)
+    seen = []
+    assert counter.train(1000, progress=seen.append) == bpe.train(SAMPLE, 1000)
+    assert seen and seen == sorted(seen) and seen[-1] <= 1000
+
+    def stop(done):
+        raise KeyboardInterrupt
+
+    counter = bpe.ChunkCounter()
+    counter.add(SAMPLE)
+    with pytest.raises(KeyboardInterrupt):
+        counter.train(1000, progress=stop)
 
 
 def test_batch_of_short_bytearrays():
@@ -243,8 +365,6 @@ def test_pattern_errors():
         bpe.Encoder([], pattern="gpt4").encode(b"caf\xe9")
     with pytest.raises(ValueError, match="not valid UTF-8"):
         bpe.train(b"\xff\xfe", 10, pattern="gpt2")
-    with pytest.raises(ValueError, match="not valid UTF-8"):
-        bpe.Encoder([], special_tokens={b"\xff": 256}, pattern="gpt2")
     assert bpe.Encoder([]).encode(b"caf\xe9") == [99, 97, 102, 233]  # the default takes any bytes
     assert bpe.Encoder([], pattern="gpt4").pattern == "gpt4"
 

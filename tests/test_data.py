@@ -141,13 +141,19 @@ def test_vocabulary_too_large_for_16_bits_is_refused(tmp_path):
 
 
 def test_load_tokenizer_names_the_command(tmp_path):
-    with pytest.raises(data.DataError, match=r"merges\.txt: make it with `python data\.py --bpe`"):
+    with pytest.raises(data.DataError, match=r"tokenizer\.bpe: make it with `python data\.py --bpe`"):
         data.load_tokenizer(tmp_path, bpe=True)
     with pytest.raises(data.DataError, match=r"vocab\.json: make it with `python data\.py`"):
         data.load_tokenizer(tmp_path, bpe=False)
-    (tmp_path / "merges.txt").write_text("1 2 3\n")
-    with pytest.raises(data.DataError, match=r"line 1.*make it again"):
+    (tmp_path / "merges.txt").write_text("1 2\n")  # what data.py wrote before tokenizer.bpe
+    with pytest.raises(data.DataError, match=r"merges\.txt is from an earlier version.*make it with `python data\.py --bpe`"):
         data.load_tokenizer(tmp_path, bpe=True)
+    (tmp_path / "tokenizer.bpe").write_text('{"format": "bpe-tokenizer", "version": 1')
+    with pytest.raises(data.DataError, match=r"tokenizer\.bpe is not a readable.*make it again"):
+        data.load_tokenizer(tmp_path, bpe=True)
+    (tmp_path / "vocab.json").write_text('{"kind": "word", "words": 5}')  # was a TypeError traceback
+    with pytest.raises(data.DataError, match=r"vocab\.json is not a word vocabulary.*make it again"):
+        data.load_tokenizer(tmp_path, bpe=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,8 +182,8 @@ def test_source_like_the_samples_writes_stories_and_word_tokens(tmp_path, capsys
     assert "60 stories separated by one or more blank lines (auto)" in out
     tok = WordTokenizer.load(d / "vocab.json")
     ids = data.load_tokens(d / "train.bin", len(tok))
-    assert ids[0] == tok.eot_id and int(np.count_nonzero(ids == tok.eot_id)) == 60
-    assert tok.decode(ids[1:list(ids[1:]).index(tok.eot_id) + 1]) == train[0].lower()
+    assert ids[0] == tok.eot_token and int(np.count_nonzero(ids == tok.eot_token)) == 60
+    assert tok.decode(ids[1:list(ids[1:]).index(tok.eot_token) + 1]) == train[0].lower()
     # The statistics the issue asks for: tokens, unknown share, characters per token, seconds.
     assert re.search(r"valid\.bin: [\d,]+ tokens from 20 stories, [\d.]+ characters per token, unknown [\d,]+ \([\d.]+%\), "
                      r"encoded in [\d.]+ s", out)

