@@ -475,13 +475,36 @@ def test_sample_with_a_word_checkpoint_and_a_seed_repeats(tmp_path, word_tok, ca
     assert first.startswith("Tom saw <|unk|>")
 
 
+def test_sample_sliding_cache_flag_reaches_generate_for_rotary_models_only(tmp_path, word_tok, capsys, monkeypatch):
+    asked = []
+    generate = GPT.generate
+
+    def spy(self, *args, **kwargs):
+        asked.append(kwargs.get("sliding_cache"))
+        return generate(self, *args, **kwargs)
+
+    monkeypatch.setattr(GPT, "generate", spy)
+    stories = []
+    for rope in (True, False):
+        path = tmp_path / f"rope-{rope}.pt"
+        save_checkpoint(path, tiny(vocab_size=len(word_tok), rope=rope), word_tok, step=0, losses=[])
+        for flag in ([], ["--sliding-cache"]):  # 40 tokens: well past the window of 16
+            sample.main([str(path), "--prompt", "Tom saw", "--tokens", "40", "--seed", "5", "--device", "cpu"] + flag)
+            stories.append(capsys.readouterr().out)
+    # Learned positions cannot slide: the flag leaves them exact, and the story unchanged.
+    assert asked == [False, True, False, False]
+    assert stories[2] == stories[3]
+
+
 def test_sample_help_documents_every_flag(capsys):
     with pytest.raises(SystemExit) as exit:
         sample.main(["--help"])
     assert exit.value.code == 0
     help_text = capsys.readouterr().out
-    for flag in ("--prompt", "--tokens", "--temperature", "--top-k", "--seed", "--device"):
+    for flag in ("--prompt", "--tokens", "--temperature", "--top-k", "--seed", "--device", "--sliding-cache"):
         assert flag in help_text
+    sliding = next(a for a in sample.build_parser()._actions if "--sliding-cache" in a.option_strings)
+    assert "faster" in sliding.help and "approximate" in sliding.help
     # Every flag has words after it, not just its name.
     for action in sample.build_parser()._actions:
         assert action.help, f"{action.dest} is undocumented"
