@@ -3,8 +3,10 @@
 Token embeddings tied to the output head, pre-norm blocks, and positions either from a
 learned table or from rotary embeddings (rope=True), which turn each head's queries and
 keys by an angle that grows with the position, so attention sees how far apart two
-tokens are. Generation keeps a KV cache; past the context window it slides a token at a
-time (rotary) or crops the input to the window (learned positions).
+tokens are. Generation keeps a KV cache while the prompt and the story fit the context
+window; past it, each token comes from a fresh pass over the last `context` tokens, which
+is exact. Rotary models may instead slide the cache a token at a time (sliding_cache=True):
+faster, but approximate past the window.
 
 A checkpoint holds the weights, the config, the tokenizer's state, the step and the
 losses as plain data, so torch.load(..., weights_only=True) reads it without running code.
@@ -198,7 +200,7 @@ class GPT(nn.Module):
         if T == 0:
             raise ValueError("idx must hold at least one token")
         if self.config.rope:
-            window = past + T  # the cache slides, so only what attention sees is bounded
+            window = past + T  # a sliding cache counts tokens gone, so bound what attention sees
         else:
             window = start + T  # a learned table has a row per position and no more
         if window > self.config.context:
@@ -226,16 +228,25 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1).long())
         return logits, loss
 
-    def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None):
+    def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                 *, sliding_cache: bool = False):
         """Yield max_new_tokens ids, one int at a time, continuing the ids idx (a list, or
         a tensor of shape (T,) or (1, T)). temperature 0 picks the likeliest token; top_k
         samples among the k likeliest only. Bad arguments raise here, not at the first
         token.
 
-        Past the context window, rotary models slide the KV cache a token at a time (the
-        oldest key drops out; relative positions are unchanged). Learned positions have no
-        row past the window, so each step crops the input to the last `context` ids and
-        runs it again without a cache.
+        Each token is drawn from what a fresh pass over the last `context` ids gives, for
+        both kinds of positions. While the ids fit the window, a KV cache keeps each layer's
+        keys and values, so a step runs only the newest token; past the window, each step
+        runs the last `context` ids again without a cache.
+
+        sliding_cache=True (rotary models only) keeps the cache past the window instead and
+        drops its oldest key and value at each step: faster, as a step stays one token's
+        work, but approximate. The distances between positions are right, yet from the
+        second layer up the keys and values kept were computed while tokens that have since
+        slid out were still in view, so they differ from a fresh pass's. Learned positions
+        have nothing to slide to (the table has no row past `context`, and the positions
+        added into the kept keys would all be one off), so there it raises ValueError.
         """
         ids = self._prompt_ids(idx)
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
@@ -244,10 +255,15 @@ class GPT(nn.Module):
             raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be None or an int >= 1, got {top_k!r}")
-        return self._generate(ids, max_new_tokens, temperature, top_k)
+        if not isinstance(sliding_cache, bool):
+            raise TypeError(f"sliding_cache must be True or False, got {sliding_cache!r}")
+        if sliding_cache and not self.config.rope:
+            raise ValueError("sliding_cache=True needs a rotary model (rope=True): learned positions "
+                             "have no row past the context window to slide to")
+        return self._generate(ids, max_new_tokens, temperature, top_k, sliding_cache)
 
     @torch.no_grad()
-    def _generate(self, ids, max_new_tokens, temperature, top_k):
+    def _generate(self, ids, max_new_tokens, temperature, top_k, sliding_cache):
         if max_new_tokens == 0:
             return
         context = self.config.context
@@ -261,11 +277,20 @@ class GPT(nn.Module):
             if n == max_new_tokens - 1:
                 break
             ids.append(next_id)
-            if self.config.rope or len(ids) <= context:
-                if len(cache) == context:
-                    cache.keep_last(context - 1)
+            if len(ids) <= context:
+                # Nothing has left the window: every key and value cached is what a fresh
+                # pass would compute.
+                logits, _ = self(torch.tensor([[next_id]], device=device), cache=cache)
+            elif sliding_cache:
+                cache.keep_last(context - 1)
                 logits, _ = self(torch.tensor([[next_id]], device=device), cache=cache)
             else:
+                # The window moved on, and from the second layer up every kept token's key
+                # and value changes, as the token that left was in each one's view. Only a
+                # rotary model's first layer could be reused (its keys and values depend on
+                # the token and its turn alone, and scores on distances between turns), and
+                # that saves one projection of n_layer layers: not worth a second path. So
+                # the whole window runs again.
                 logits, _ = self(torch.tensor([ids[-context:]], device=device))
 
     def _prompt_ids(self, idx) -> list:

@@ -26,6 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sample among the k likeliest tokens only; 0 for all of them (default: 200)")
     parser.add_argument("--seed", type=int, default=None, help="random seed, for a story that can be written again (default: none)")
     parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: the first of them that is available)")
+    parser.add_argument("--sliding-cache", action="store_true",
+                        help="faster but approximate past the context window: slide the KV cache there instead of "
+                        "running the last window again (default: exact; rotary models only, learned positions "
+                        "always run exact)")
     return parser
 
 
@@ -80,7 +84,8 @@ def main(argv=None):
     printer = StoryPrinter(tokenizer, prompt)
     printer.printed = tokenizer.decode(prompt)
     print(printer.printed, end="", flush=True)
-    for i in model.generate([tokenizer.eot_token] + prompt, args.tokens, temperature=args.temperature, top_k=args.top_k or None):
+    for i in model.generate([tokenizer.eot_token] + prompt, args.tokens, temperature=args.temperature,
+                            top_k=args.top_k or None, sliding_cache=args.sliding_cache and model.config.rope):
         if i == tokenizer.eot_token:  # the story is over
             break
         printer.add(i)
