@@ -25,6 +25,24 @@ GPT2_SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}
 GPT4_SPLIT_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT4_SPLIT_PATTERN)}
 
+# What is a letter (\p{L}) or a number (\p{N}) depends on the Unicode that the engine
+# running the pattern knows. tiktoken runs it with Rust's regex crate, which knows
+# Unicode 16.0; `regex` knows 17.0. So to tiktoken the letters and numbers that 17.0
+# added are unassigned code points, and split like punctuation: "\U00011de0123" is
+# "\U00011de0", "123" there, not "\U00011de012", "3". GPT-4's ids are tiktoken's
+# (and Hugging Face tokenizers, GPT-2's, agrees), so here these characters stand in as
+# U+FFFF (a noncharacter, which no Unicode assigns) while the pattern runs, and the
+# chunks are cut from the real text at the same places. The list is the one that
+# bpe/make_unicode_tables.py reads from tiktoken and prints in bpe/unicode_tables.h.
+NEWER_THAN_TIKTOKEN = regex.compile(
+    r"[\u088F\u0C5C\u0CDC\uA7CE-\uA7CF\uA7D2\uA7D4\uA7F1\U00010940-\U00010959\U00010EC5-\U00010EC7"
+    r"\U00011DB0-\U00011DDB\U00011DE0-\U00011DE9\U00016EA0-\U00016EB8\U00016EBB-\U00016ED3"
+    r"\U00016FF2-\U00016FF6\U000187F8-\U000187FF\U00018D09-\U00018D1E\U00018D80-\U00018DF2"
+    r"\U0001E6C0-\U0001E6DE\U0001E6E0-\U0001E6E2\U0001E6E4-\U0001E6E5\U0001E6E7-\U0001E6ED"
+    r"\U0001E6F0-\U0001E6F4\U0001E6FE-\U0001E6FF\U0002B73A-\U0002B73F\U0002CEA2-\U0002CEAD"
+    r"\U000323B0-\U00033479]"
+)
+
 
 def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
     """Split text into the chunks that training and encoding work inside.
@@ -36,7 +54,9 @@ def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
         return CHUNK.findall(text)
     if pattern not in PATTERNS:
         raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
-    return [chunk.encode("utf-8") for chunk in PATTERNS[pattern].findall(text.decode("utf-8"))]
+    chars = text.decode("utf-8")
+    as_tiktoken_sees_it = NEWER_THAN_TIKTOKEN.sub("\uffff", chars)
+    return [chars[m.start():m.end()].encode("utf-8") for m in PATTERNS[pattern].finditer(as_tiktoken_sees_it)]
 
 
 def split_special(text: bytes, specials) -> list[tuple[bytes, bool]]:

@@ -4,12 +4,31 @@ patterns ask about, as compact tables for the C++ splitters in bpe/split_unicode
     python bpe/make_unicode_tables.py          # rewrites bpe/unicode_tables.h
     python bpe/make_unicode_tables.py --check  # fails if the header is out of date
 
-The published patterns are run by the `regex` module, so the oracle for what counts
-as a letter (\\p{L}), a number (\\p{N}) or whitespace (\\s) is that module itself, not
-Python's unicodedata (which may know an older Unicode): every code point is put to
-the compiled classes one at a time. The same goes for the case-insensitive
-contractions of gpt4, '(?i:[sdmt]|ll|ve|re): which characters besides the ASCII
-letters match them is asked of `regex` too.
+Both read the classes from tiktoken (pip install -r requirements-bench.txt) and stop
+with that advice where it is not installed.
+
+Why tiktoken: the project promises tiktoken's ids (GPT-4's cl100k_base in our
+encoder gives tiktoken's ids), so a letter (\\p{L}), a number (\\p{N}) or whitespace
+(\\s) is whatever the engine that tiktoken runs the patterns with says it is: Rust's
+regex crate, under fancy-regex. Its tables are older than those of the `regex`
+module, which runs the published patterns in Python: Unicode 16.0 in tiktoken 0.14,
+against 17.0 in `regex` 2026.5.9. The two differ only on the letters and numbers
+that Unicode 17.0 added (4,644 letters, 13 numbers: CJK Extension J, Tangut, Sidetic,
+Tolong Siki, ...), which tiktoken's engine takes for unassigned code points, and so
+for punctuation: "\\U00011de0123" splits as "\\U00011de0", "123" in tiktoken but as
+"\\U00011de012", "3" with `regex`. Hugging Face tokenizers (Oniguruma, in 0.23),
+which GPT-2's ids are checked against, classes these characters as tiktoken does.
+Tables of a newer Unicode would be right by the book and wrong by the promise. The
+header lists where they part from `regex`, and bpe_reference.py hides exactly those
+characters from `regex`, so that it splits as tiktoken does too.
+
+How: tiktoken skips text that its pattern does not match, so an encoding whose
+pattern is one class, \\p{L} say, and whose tokens are the 256 bytes turns a string
+of every code point into the UTF-8 of exactly the code points in the class: one call
+reads the engine's whole table for a class. The case-insensitive contractions of
+gpt4, '(?i:[sdmt]|ll|ve|re), are asked of the engine the same way: which characters
+besides the ASCII letters match them. Surrogates are left out: UTF-8 cannot hold
+them, so they never reach the splitters (nor tiktoken).
 
 Layout: two bits per code point (other, letter, number, space), in blocks of 128 code
 points; identical blocks are stored once, and a first-level table maps each block
@@ -22,6 +41,11 @@ from pathlib import Path
 
 import regex
 
+try:
+    import tiktoken
+except ImportError:
+    tiktoken = None
+
 HEADER = Path(__file__).with_name("unicode_tables.h")
 
 OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
@@ -29,8 +53,12 @@ BLOCK_SHIFT = 7  # 128 code points a block: the smallest tables of the shifts tr
 BLOCK_SIZE = 1 << BLOCK_SHIFT
 WORDS_PER_BLOCK = BLOCK_SIZE * 2 // 64  # two bits a code point, in 64-bit words
 
-# A script that first appeared in each Unicode version: the newest one that `regex`
-# knows tells which Unicode its tables come from (it exposes no version number).
+# Every code point that can be text, once each, in order.
+ALL_TEXT = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+BYTE_TOKENS = {bytes([b]): b for b in range(256)}
+
+# A script that first appeared in each Unicode version: the newest one that an engine
+# knows tells which Unicode its tables come from (neither engine gives a version).
 # 15.1 added no script, only CJK Extension I, whose first ideograph is U+2EBF0.
 VERSION_PROBES = [
     ("10.0", r"\p{Script=Masaram_Gondi}"),
@@ -45,61 +73,114 @@ VERSION_PROBES = [
 ]
 
 
-def unicode_version() -> str:
+def tiktoken_matches(pattern: str, text: str) -> str:
+    """What tiktoken's engine matches of text with pattern, every match joined."""
+    encoding = tiktoken.Encoding("probe", pat_str=pattern, mergeable_ranks=BYTE_TOKENS, special_tokens={})
+    return bytes(encoding.encode_ordinary(text)).decode("utf-8")
+
+
+def tiktoken_class(pattern: str) -> set[int]:
+    """The code points that a one-character pattern matches, in tiktoken's engine."""
+    return set(map(ord, tiktoken_matches(pattern, ALL_TEXT)))
+
+
+def regex_class(pattern: str) -> set[int]:
+    """The same, in the `regex` module."""
+    return set(map(ord, regex.findall(pattern, ALL_TEXT)))
+
+
+def unicode_version(compiles, is_letter) -> str:
     known = "older than 10.0"
     for version, probe in VERSION_PROBES:
-        if probe is None:
-            if not regex.fullmatch(r"\p{L}", "\U0002EBF0"):
-                break
-        else:
-            try:
-                regex.compile(probe)
-            except regex.error:
-                break
+        if not (is_letter("\U0002EBF0") if probe is None else compiles(probe)):
+            break
         known = version
     if known == VERSION_PROBES[-1][0]:
         known += " or newer"  # the newest version probed for
     return known
 
 
+def tiktoken_unicode() -> str:
+    def compiles(pattern):
+        try:
+            tiktoken_matches(pattern, "")
+        except ValueError:  # what tiktoken raises for a pattern its engine refuses
+            return False
+        return True
+    return unicode_version(compiles, lambda ch: tiktoken_matches(r"\p{L}", ch) == ch)
+
+
+def regex_unicode() -> str:
+    def compiles(pattern):
+        try:
+            regex.compile(pattern)
+        except regex.error:
+            return False
+        return True
+    return unicode_version(compiles, lambda ch: bool(regex.fullmatch(r"\p{L}", ch)))
+
+
 def classify_all() -> bytearray:
-    """The class of every code point, as `regex` matches the pattern classes."""
-    letter, number, space = (regex.compile(p) for p in (r"\p{L}", r"\p{N}", r"\s"))
-    not_space = regex.compile(r"\S")
+    """The class of every code point, as tiktoken's engine matches the pattern classes."""
+    letters, numbers, spaces, not_spaces = map(tiktoken_class, (r"\p{L}", r"\p{N}", r"\s", r"\S"))
+    # The splitters treat the three classes as disjoint, and \S as the complement of
+    # \s (the lookahead (?!\S) relies on that); make sure the engine agrees.
+    assert not (letters & numbers or letters & spaces or numbers & spaces), "the classes overlap"
+    assert not spaces & not_spaces and len(spaces) + len(not_spaces) == len(ALL_TEXT), "\\s and \\S overlap or leave a gap"
     classes = bytearray(0x110000)
-    for cp in range(0x110000):
-        ch = chr(cp)
-        found = [cls for cls, pat in ((LETTER, letter), (NUMBER, number), (SPACE, space)) if pat.fullmatch(ch)]
-        # The splitters treat the three classes as disjoint, and \S as the complement
-        # of \s (the lookahead (?!\S) relies on that); make sure `regex` agrees.
-        assert len(found) <= 1, f"U+{cp:04X} is in more than one class: {found}"
-        assert (SPACE in found) != bool(not_space.fullmatch(ch)), f"U+{cp:04X}: \\s and \\S overlap or leave a gap"
-        classes[cp] = found[0] if found else OTHER
+    for cls, members in ((LETTER, letters), (NUMBER, numbers), (SPACE, spaces)):
+        for cp in members:
+            classes[cp] = cls
     return classes
+
+
+def regex_differences(classes: bytearray) -> tuple[dict[str, int], list[tuple[int, int]]]:
+    """Where the `regex` module classes code points differently: how many for each
+    class, and all of them as ranges (first, last).
+
+    Checks that each is a letter or number to `regex` and unassigned to tiktoken, a
+    character newer than tiktoken's Unicode: that is what lets bpe_reference.py split
+    as tiktoken does by hiding these characters from `regex`.
+    """
+    unassigned = tiktoken_class(r"\p{Cn}")
+    counts, differ = {}, []
+    for name, cls, pattern in (("letters", LETTER, r"\p{L}"), ("numbers", NUMBER, r"\p{N}"), ("whitespace", SPACE, r"\s")):
+        theirs = regex_class(pattern)
+        ours = {cp for cp in range(0x110000) if classes[cp] == cls}
+        assert ours <= theirs, f"tiktoken's engine has {pattern} members that `regex` has not"
+        assert theirs - ours <= unassigned, "`regex` and tiktoken's engine class some old characters differently"
+        counts[name] = len(theirs - ours)
+        differ += theirs - ours
+    ranges: list[list[int]] = []
+    for cp in sorted(differ):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return counts, [(first, last) for first, last in ranges]
 
 
 def contraction_folds() -> list[tuple[int, str]]:
     """Non-ASCII characters that '(?i:x) matches for a letter x of the gpt4 contractions.
 
-    The ASCII ones are the two cases of x, checked here; anything else (in regex
-    2026.5.9 only U+017F LATIN SMALL LETTER LONG S, matching s) goes into the header.
+    The ASCII ones are the two cases of x, checked here; anything else (in tiktoken 0.14,
+    as in `regex`, only U+017F LATIN SMALL LETTER LONG S, matching s) goes into the header.
     """
     folds = []
     for letter in "sdmtlvre":
-        pat = regex.compile(f"(?i:{letter})")
-        matches = [cp for cp in range(0x110000) if pat.fullmatch(chr(cp))]
-        ascii_matches = sorted(cp for cp in matches if cp < 0x80)
+        matches = sorted(tiktoken_class(f"(?i:{letter})"))
+        ascii_matches = [cp for cp in matches if cp < 0x80]
         assert ascii_matches == sorted({ord(letter), ord(letter.upper())}), (letter, ascii_matches)
         folds += [(cp, letter) for cp in matches if cp >= 0x80]
     # The contractions are sequences of single literal characters, so matching them
-    # one character at a time is what `regex` does; check that on the two-letter ones
-    # with every character that can stand for each letter.
-    contraction = regex.compile(r"'(?i:[sdmt]|ll|ve|re)")
+    # one character at a time is what the engine does; check that on the two-letter
+    # ones with every character that can stand for each letter.
     stands_for = {x: [x, x.upper()] + [chr(cp) for cp, y in folds if y == x] for x in "lvre"}
     for first, second in ("ll", "ve", "re"):
         for a in stands_for[first]:
             for b in stands_for[second]:
-                assert contraction.fullmatch(f"'{a}{b}"), (a, b)
+                text = f"'{a}{b}"
+                assert tiktoken_matches(r"'(?i:[sdmt]|ll|ve|re)", text) == text, (a, b)
     return sorted(folds)
 
 
@@ -120,13 +201,13 @@ def build_blocks(classes: bytearray):
     return limit, block_index, list(stored)
 
 
-def rows(items: list[str], width: int = 100, indent: str = "    ") -> str:
+def rows(items: list[str], width: int = 100, indent: str = "    ", sep: str = ", ") -> str:
     lines, line = [], indent
     for item in items:
-        if len(line) + len(item) + 2 > width and line.strip():
+        if len(line) + len(item) + len(sep) > width and line.strip():
             lines.append(line.rstrip())
             line = indent
-        line += item + ", "
+        line += item + sep
     lines.append(line.rstrip())
     return "\n".join(lines)
 
@@ -135,6 +216,7 @@ def render() -> str:
     classes = classify_all()
     limit, block_index, blocks = build_blocks(classes)
     folds = contraction_folds()
+    differ_counts, differ_ranges = regex_differences(classes)
     counts = {name: classes.count(cls) for name, cls in (("letters", LETTER), ("numbers", NUMBER), ("spaces", SPACE))}
     ascii_class = [str(classes[cp]) for cp in range(128)]
     words = [f"0x{word:016x}" for block in blocks for word in block]
@@ -142,13 +224,18 @@ def render() -> str:
     fold_items = [f"{{0x{cp:04X}, '{letter}'}}" for cp, letter in folds]
     if not fold_items:  # C++ has no empty arrays: a code point that never occurs stands in
         fold_items = ["{0x110000, 0}"]
+    differ_items = [f"{first:04X}" if first == last else f"{first:04X}-{last:04X}" for first, last in differ_ranges]
     return f"""\
 // Generated by bpe/make_unicode_tables.py: do not edit; run it again instead.
 //
-// Character classes of the gpt2 and gpt4 split patterns, as the `regex` module
-// matches them in str patterns:
-//     regex module {regex.__version__}, Unicode {unicode_version()}
+// Character classes of the gpt2 and gpt4 split patterns, as tiktoken's regex engine
+// (Rust's regex crate) matches them, read from tiktoken itself:
+//     Unicode {tiktoken_unicode()}
 //     \\p{{L}}: {counts['letters']} code points, \\p{{N}}: {counts['numbers']}, \\s (White_Space): {counts['spaces']}
+// The `regex` module (Unicode {regex_unicode()}) has {differ_counts['letters']} letters, {differ_counts['numbers']} numbers and
+// {differ_counts['whitespace']} whitespace more: characters that tiktoken's Unicode does not have yet,
+// and so "other" here. bpe_reference.py hides exactly these from `regex` (in hex):
+{rows(differ_items, indent="//     ", sep=" ")}
 // Two bits per code point in blocks of {BLOCK_SIZE}: {len(block_index)} block numbers, {len(blocks)} distinct
 // blocks, {table_bytes} bytes in all. The lookup is char_class() at the bottom.
 #pragma once
@@ -202,6 +289,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the header differs from what would be written")
     args = parser.parse_args()
+    if tiktoken is None:
+        sys.exit("bpe/make_unicode_tables.py reads the classes from tiktoken, which is not installed: "
+                 "pip install -r requirements-bench.txt")
     text = render()
     if args.check:
         if not HEADER.exists() or HEADER.read_text() != text:

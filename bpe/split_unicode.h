@@ -1,7 +1,7 @@
 // The gpt2 and gpt4 split rules, written out by hand over UTF-8 bytes.
 //
 // Each function below returns the end of the chunk that starts at byte i, exactly as
-// the `regex` module's findall cuts the decoded text with the published patterns:
+// tiktoken cuts the text with the published patterns:
 //
 //   GPT2: '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //   GPT4: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}
@@ -10,8 +10,18 @@
 // A regex engine tries the alternatives in order at each position; here the first
 // character's class (letter, number, space, other) picks the only alternative that
 // can win, so a chunk costs one pass over its bytes. The classes come from
-// unicode_tables.h, generated from the `regex` module itself; ASCII bytes are
-// classed through a table and only bytes >= 0x80 are decoded.
+// unicode_tables.h; ASCII bytes are classed through a table and only bytes >= 0x80
+// are decoded.
+//
+// Whose classes: tiktoken's. The promise is tiktoken's ids, and tiktoken runs the
+// patterns with Rust's regex crate, whose tables are Unicode 16.0 (tiktoken 0.14), so
+// the tables are read from tiktoken itself (bpe/make_unicode_tables.py). The `regex`
+// module, which runs the same patterns in Python, knows Unicode 17.0 and cuts apart
+// from tiktoken only on the 4,644 letters and 13 numbers that 17.0 added: to
+// tiktoken, and so here, they are unassigned, "other" ("\U00011de0123" is
+// "\U00011de0", "123", where `regex` gives "\U00011de012", "3"). Hugging Face
+// tokenizers, which GPT-2's ids are checked against, classes them as tiktoken does.
+// bpe_reference.py hides them from `regex` to split the same way.
 //
 // Every character is a letter, a number, whitespace or "other", and each has an
 // alternative that matches it, so the chunks always cover the text: findall never
@@ -136,7 +146,8 @@ inline size_t space_run_chunk_end(const SpaceRun& run, size_t i, size_t n) {
 // The contraction after an apostrophe at byte k-1: '(?:[sdmt]|ll|ve|re) matches
 // "s", "d", "m", "t", "ll", "ve" or "re" here; returns its length in bytes, 0 for
 // none. With ignore_case (gpt4's (?i:...)), a letter matches in either case, and so
-// does any character that `regex` folds onto it (kContractionFolds: U+017F long s).
+// does any character that tiktoken's engine folds onto it (kContractionFolds: U+017F
+// long s).
 inline char contraction_letter(const unsigned char* s, size_t n, size_t k, bool ignore_case, uint32_t* len) {
     if (k >= n) return 0;
     const unsigned char b = s[k];
