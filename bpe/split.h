@@ -20,7 +20,11 @@
 
 #include "split_unicode.h"
 
-#if defined(__SSE2__)
+// The SSE2 block below is what every x86-64 compiler builds; ARM machines (and a build
+// with BPE_PORTABLE=1, which CI makes so the portable path is tested here too) use
+// the plain loop alone.
+#if defined(__SSE2__) && !defined(BPE_PORTABLE)
+#define BPE_SSE2 1
 #include <emmintrin.h>
 #endif
 
@@ -60,7 +64,7 @@ constexpr std::array<uint8_t, 256> make_byte_classes() {
 }
 inline constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
 
-#if defined(__SSE2__)
+#if defined(BPE_SSE2)
 // The classes of 16 bytes at once: bit k of `word` is set when byte k is a word byte,
 // of `space` when it is whitespace (neither: punctuation).
 inline void classify_16(const unsigned char* p, uint32_t& word, uint32_t& space) {
@@ -83,7 +87,7 @@ inline void classify_16(const unsigned char* p, uint32_t& word, uint32_t& space)
 inline size_t chunk_end(std::string_view text, size_t i) {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
-#if defined(__SSE2__)
+#if defined(BPE_SSE2)
     // Most chunks are a few bytes: classify the next 16 at once and find where the
     // class changes from the bits, rather than with a hard-to-predict branch per byte.
     if (i + 16 <= n) {

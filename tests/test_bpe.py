@@ -1,6 +1,9 @@
 """The C++ module `bpe` against the plain-Python reference: chunks, merges and ids must
 be identical, and text must come back exactly as it was."""
+import os
 import random
+import subprocess
+import sys
 import threading
 import time
 
@@ -502,3 +505,33 @@ def test_encoder_is_thread_safe():
     for t in threads:
         t.join()
     assert errors == []
+
+
+# --- threads the system cannot start ------------------------------------------------
+
+@pytest.mark.skipif(os.environ.get("BPE_VARIANT") in ("address", "thread"),
+                    reason="the sanitizers reserve terabytes of address space, so an address-space limit stops them")
+@pytest.mark.parametrize("call", ["train", "counter", "encode_array", "encode_batch"])
+def test_threads_that_cannot_start_are_an_exception_not_an_abort(call):
+    # Under a 1 GB address-space limit, 256 threads (8 MB of stack each) cannot all
+    # start. That used to end the process: "terminate called without an active
+    # exception", SIGABRT (std::thread objects destroyed while running).
+    code = f"""
+import resource, bpe
+text = b"ab cd ef " * 2_400_000  # 21 MB: enough pieces of 64 KB for every thread to have one
+encoder = bpe.Encoder(bpe.train(text[:1000], 5))
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+calls = {{"train": lambda: bpe.train(text, 10, threads=256),
+         "counter": lambda: bpe.ChunkCounter().add([text, text], threads=256),
+         "encode_array": lambda: encoder.encode_array(text, threads=256),
+         "encode_batch": lambda: encoder.encode_batch([text[:5000]] * 600, threads=256)}}
+try:
+    calls[{call!r}]()
+except (RuntimeError, MemoryError) as e:
+    print("raised:", type(e).__name__, e)
+else:
+    print("ran")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "raised: RuntimeError could not start a thread" in result.stdout, result.stdout
