@@ -15,7 +15,7 @@
 //
 // Whose classes: tiktoken's. The promise is tiktoken's ids, and tiktoken runs the
 // patterns with Rust's regex crate, whose tables are Unicode 16.0 (tiktoken 0.14), so
-// the tables are read from tiktoken itself (bpe/make_unicode_tables.py). The `regex`
+// the tables are read from tiktoken itself (tools/make_unicode_tables.py). The `regex`
 // module, which runs the same patterns in Python, knows Unicode 17.0 and cuts apart
 // from tiktoken only on the 4,644 letters and 13 numbers that 17.0 added: to
 // tiktoken, and so here, they are unassigned, "other" ("\U00011de0123" is

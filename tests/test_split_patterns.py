@@ -32,9 +32,8 @@ import regex
 import bpe
 from bpe import BPETokenizer
 import bpe_reference as ref
-from test_interop import cl100k_path
+from vocabularies import SHARED_DATA, cl100k_path, gpt2_files
 
-SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PATTERNS = {"gpt2": ref.GPT2_SPLIT_PATTERN, "gpt4": ref.GPT4_SPLIT_PATTERN}
 
 
@@ -206,7 +205,7 @@ def test_reference_hides_what_tiktoken_does_not_know(engines_disagree):
     """In tiktoken 0.14 and `regex` 2026.5.9: Unicode 17's 4,644 letters and 13 numbers."""
     hidden = ref.NEWER_THAN_TIKTOKEN.findall(ALL_TEXT)
     assert hidden == engines_disagree, (
-        "tiktoken's engine and `regex` disagree on other characters now: run python bpe/make_unicode_tables.py "
+        "tiktoken's engine and `regex` disagree on other characters now: run python tools/make_unicode_tables.py "
         "and copy the list in bpe/unicode_tables.h into bpe_reference.NEWER_THAN_TIKTOKEN")
 
 
@@ -237,9 +236,7 @@ def test_new_characters_give_gpt2s_ids_in_huggingface(new_characters):
     """GPT-2's ids, as Hugging Face tokenizers gives them (GPT-2's files come with the
     project's shared folder)."""
     tokenizers = pytest.importorskip("tokenizers")
-    vocab, merges_txt = SHARED_DATA / "cs336" / "gpt2_vocab.json", SHARED_DATA / "cs336" / "gpt2_merges.txt"
-    if not vocab.exists():
-        pytest.skip(f"GPT-2's files are not in {vocab.parent}")
+    vocab, merges_txt = gpt2_files()
     ours = BPETokenizer.from_gpt2(vocab, merges_txt)
     theirs = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges_txt)))
     theirs.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)

