@@ -31,6 +31,7 @@ from collections import Counter
 import numpy as np
 
 from bpe import BPETokenizer  # the library's class; without the compiled core it raises at first use
+from bpe.tokenizer import array_dtype
 
 END_OF_TEXT = "<|endoftext|>"
 PAD = "<|pad|>"
@@ -79,11 +80,6 @@ def split_specials(text: str, allowed_special="all", disallowed_special="all", s
             yield piece, piece
         elif piece:
             yield piece, None
-
-
-def array_dtype(vocab_size: int):
-    """The smallest unsigned type that holds every id: uint16 up to 65,536 tokens."""
-    return np.uint16 if vocab_size <= 65536 else np.uint32
 
 
 def _as_ids(ids, vocab_size: int) -> list:

@@ -46,6 +46,12 @@ BUILD_COMMAND = "python setup.py build_ext --inplace"
 TRAIN_BATCH_BYTES = 8 << 20
 
 
+def array_dtype(n_vocab: int):
+    """The numpy type of an array of ids: uint16 when every id fits (n_vocab of 65,536 or
+    less), else uint32. (The core's encode_array applies the same rule.)"""
+    return np.uint16 if n_vocab <= 65536 else np.uint32
+
+
 def load_core():
     """The compiled core, or an ImportError that says how to build it."""
     try:
