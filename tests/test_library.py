@@ -154,6 +154,11 @@ def test_old_merges_txt_loads_given_its_pattern(tmp_path):
     old.write_text("97 98\n97 x\n")
     with pytest.raises(ValueError, match="line 2"):
         BPETokenizer.load(old, pattern="default")
+    # Non-ASCII bytes were "'ascii' codec can't decode ...", without the file's name.
+    for data, message in [("97 98\n\u00e9 1\n".encode(), "merges.txt, line 2"), (b"97 98\n\xff 1\n", "merges.txt is not")]:
+        old.write_bytes(data)
+        with pytest.raises(ValueError, match=message):
+            BPETokenizer.load(old, pattern="default")
 
 
 # --- training --------------------------------------------------------------------------
