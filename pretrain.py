@@ -390,14 +390,14 @@ class Interrupt:
         if self.flag and signum == signal.SIGINT:
             # Exit here, wherever the loop is, without unwinding it (no traceback). The
             # checkpoint on disk is still whole: saves are atomic, and a temporary file
-            # that a save cut short leaves is removed by the next run. os.write, as the
-            # loop may be inside a print to the same stream.
+            # that a save cut short leaves is removed by the next run. os.write to the
+            # stderr descriptor, as the loop may be inside a print to the same stream.
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
                 except (OSError, RuntimeError, ValueError):
                     pass
-            os.write(sys.stderr.fileno(), b"\nSIGINT again: stopped at once, without saving\n")
+            os.write(2, b"\nSIGINT again: stopped at once, without saving\n")
             os._exit(130)
         self.flag = True
         print(f"\n{signal.Signals(signum).name}: saving a checkpoint after this step "
