@@ -14,7 +14,6 @@ losses as plain data, so torch.load(..., weights_only=True) reads it without run
 import math
 import os
 import pickle
-import tempfile
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
@@ -22,6 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from bpe.files import atomic_write
 from tokenizer import Tokenizer, tokenizer_from_state
 
 # The file a run folder keeps its checkpoint in: load_checkpoint("runs/pretrain-rope-bpe")
@@ -371,9 +371,9 @@ def _check_plain(value, where: str):
 
 
 def save_checkpoint(path, model: GPT, tokenizer: Tokenizer, step: int, losses, optimizer=None, extra=None):
-    """Write a checkpoint atomically: to a temporary file in the same folder, flushed to
-    disk, then renamed over path, so a crash leaves the old checkpoint or the new one,
-    never half of one."""
+    """Write a checkpoint atomically (bpe.files.atomic_write: a temporary file beside
+    path, flushed to disk, then renamed over it), so a crash leaves the old checkpoint or
+    the new one, never half of one."""
     model = getattr(model, "_orig_mod", model)  # torch.compile wraps the model
     if not isinstance(model, GPT):
         raise TypeError(f"model must be a GPT, not {type(model).__name__}")
@@ -399,31 +399,10 @@ def save_checkpoint(path, model: GPT, tokenizer: Tokenizer, step: int, losses, o
     for key in ("losses", "optimizer", "extra"):
         _check_plain(checkpoint.get(key), key)
 
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    # mkstemp makes the file readable by its owner only; a checkpoint is shared like
-    # any file the user writes, so it gets the usual permissions (umask applied).
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(checkpoint, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    # The rename is on disk only once the folder's entry is.
-    if hasattr(os, "O_DIRECTORY"):
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    # atomic_write gives the file the usual permissions (the umask's), as any file the
+    # user writes, rather than the owner-only ones of a temporary file.
+    with atomic_write(path) as tmp:
+        torch.save(checkpoint, tmp)
 
 
 def checkpoint_path(path) -> str:

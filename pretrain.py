@@ -8,11 +8,33 @@
 Each kind of model has a run folder of its own, named from the flags (runs/pretrain,
 runs/pretrain-rope, runs/pretrain-bpe, runs/pretrain-rope-bpe), holding ckpt.pt (weights,
 config, tokenizer, optimizer, step; see model.save_checkpoint) and log.jsonl (one JSON
-object per line: the losses, learning rate and speed as training goes).
+object per line: the losses, learning rate and speed as training goes). The checkpoint's
+`extra` holds the rest of the run: its flags, elapsed time and tokens, and the random
+state of every process (the generator that draws its training windows, and the one
+dropout draws from), so --resume carries on where the run stopped.
+
+The learning rate warms up, then follows a cosine down to --min-lr over either the time
+budget (the default) or --decay-steps steps. Under the time budget the rate at a step
+depends on how fast the steps went, so no two runs are alike. A step schedule makes the
+run repeatable: the same flags give the same weights, and a run stopped early (by
+--max-steps, --minutes or Ctrl-C) and then --resume'd gives the weights and losses of the
+run that was never stopped (bit for bit on the CPU, with as many processes as before):
+
+    python pretrain.py --decay-steps 2000 --max-steps 1000   # the first half
+    python pretrain.py --resume --max-steps 2000             # equals one run of 2000 steps
+
+--max-steps and --minutes only say when to stop. --resume keeps every flag of the run
+(schedule, batch size, seed, intervals, budget, and the model's size) unless given again:
+a schedule flag given again replaces the run's from there on; the model cannot change.
 
 Under torchrun, every process trains on its own random windows and DistributedDataParallel
-averages the gradients, so all of them hold the same weights; only rank 0 prints and writes.
-Ctrl-C (or SIGTERM) finishes the step, saves the checkpoint and exits; --resume continues.
+averages the gradients, so all of them hold the same weights: at each checkpoint they
+compare a hash of their weights, and log.jsonl records it. Only rank 0 prints and writes.
+Resumed with another number of processes, process r continues process r's windows where
+there was one, and a new process starts its own from --seed, its rank and the step: the
+same every time, but not the run the old number of processes would have made.
+Ctrl-C (or SIGTERM) finishes the step, saves the checkpoint and exits; a second Ctrl-C
+stops at once without saving (the checkpoint on disk stays whole: saves are atomic).
 """
 import argparse
 import hashlib
@@ -30,6 +52,7 @@ import torch
 import torch.distributed as dist
 
 import data
+from bpe.files import remove_stale_temporaries
 from model import CHECKPOINT_NAME, GPT, GPTConfig, load_checkpoint, pick_device, save_checkpoint
 from tokenizer import kind
 
@@ -48,71 +71,133 @@ LOG_INTERVAL = 10  # steps between progress lines
 SEED = 1337
 RUNS_DIR = Path(__file__).resolve().parent / "runs"
 
-# For the tests, through the environment, so no flag a user sees exists only for them:
-#   PRETRAIN_HASH_DIR=DIR        each rank writes DIR/weights-rank<r>.txt, a hash of its final weights
-#   PRETRAIN_PAUSE_BEFORE_RENAME=S   each checkpoint save sleeps S seconds between writing the
-#                                temporary file and renaming it over ckpt.pt (to kill it there)
-HASH_DIR_ENV = "PRETRAIN_HASH_DIR"
-PAUSE_ENV = "PRETRAIN_PAUSE_BEFORE_RENAME"
+# The flags that shape a run, and their defaults. A new run takes each from the command
+# line or from here; --resume takes the checkpoint's unless the flag is given again.
+RUN_DEFAULTS = {"minutes": MINUTES, "max_steps": None, "decay_steps": None, "batch_size": BATCH_SIZE,
+                "lr": LEARNING_RATE, "min_lr": MIN_LR, "warmup_steps": WARMUP_STEPS,
+                "eval_interval": EVAL_INTERVAL, "eval_batches": EVAL_BATCHES, "log_interval": LOG_INTERVAL,
+                "seed": SEED}
+# The model's flags: a resumed run's model is the checkpoint's, and cannot change.
+MODEL_FLAGS = ("context", "n_layer", "n_head", "n_embd", "dropout")
 
 
 def run_name(rope: bool, bpe: bool) -> str:
     return "pretrain" + ("-rope" if rope else "") + ("-bpe" if bpe else "")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def model_defaults() -> dict:
     defaults = GPTConfig(vocab_size=1)
+    return {name: getattr(defaults, name) for name in MODEL_FLAGS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The flags. Those of the run and of the model have no default here (argparse leaves
+    them out when not given), so that --resume can tell a flag given again from one left
+    out; settle_flags fills them in."""
+    run, model = RUN_DEFAULTS, model_defaults()
     parser = argparse.ArgumentParser(
         description="Pretrain the GPT on the stories for a time budget. The run folder is "
                     "RUNS_DIR/pretrain[-rope][-bpe]; it holds ckpt.pt and log.jsonl.",
-        epilog="Runs unchanged under torchrun --nproc_per_node=N (DistributedDataParallel: NCCL on GPUs, "
-               "gloo on the CPU); --batch-size is then per process. Ctrl-C saves the checkpoint and exits.")
+        epilog="Repeatable runs: under the time budget the learning rate at each step depends on how fast the "
+               "steps went, so runs differ. With --decay-steps the schedule is in steps, and a run is repeatable: "
+               "stopped early (--max-steps, --minutes, Ctrl-C) and continued with --resume, it gives the weights "
+               "and losses of the unbroken run (bit for bit on the CPU, with the same number of processes), e.g. "
+               "`--decay-steps 40 --max-steps 20`, then `--resume --max-steps 40`, equals "
+               "`--decay-steps 40 --max-steps 40`. "
+               "Runs unchanged under torchrun --nproc_per_node=N (DistributedDataParallel: NCCL on GPUs, "
+               "gloo on the CPU); --batch-size is then per process. Ctrl-C saves the checkpoint and exits; "
+               "a second Ctrl-C stops at once without saving.")
+    S = argparse.SUPPRESS
     parser.add_argument("--rope", action="store_true", help="rotary position embeddings instead of a learned table")
     parser.add_argument("--bpe", action="store_true",
                         help="train on the BPE tokens (data/train-bpe.bin, from `python data.py --bpe`) "
                              "instead of the word-level ones (data/train.bin, from `python data.py`)")
-    parser.add_argument("--minutes", type=float, default=MINUTES,
-                        help="the run's time budget, counting the time before a --resume; the learning rate "
-                             "decays over it")
-    parser.add_argument("--max-steps", type=int, default=None,
-                        help="stop after this many steps in all (with --resume too), if that comes first")
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="windows of context tokens per step, per process")
-    parser.add_argument("--lr", type=float, default=LEARNING_RATE, help="the peak learning rate (AdamW)")
-    parser.add_argument("--min-lr", type=float, default=MIN_LR, help="the learning rate at the end of the budget")
-    parser.add_argument("--warmup-steps", type=int, default=WARMUP_STEPS, help="steps of linear warmup")
-    parser.add_argument("--n-layer", type=int, default=defaults.n_layer, help="transformer blocks")
-    parser.add_argument("--n-head", type=int, default=defaults.n_head, help="attention heads per block")
-    parser.add_argument("--n-embd", type=int, default=defaults.n_embd, help="width of the residual stream")
-    parser.add_argument("--context", type=int, default=defaults.context, help="tokens the model sees at once")
-    parser.add_argument("--dropout", type=float, default=defaults.dropout, help="dropout rate")
-    parser.add_argument("--eval-interval", type=int, default=EVAL_INTERVAL,
-                        help="steps between held-out losses; a checkpoint is saved at each one, and at the end")
-    parser.add_argument("--eval-batches", type=int, default=EVAL_BATCHES, help="held-out batches per evaluation")
-    parser.add_argument("--log-interval", type=int, default=LOG_INTERVAL, help="steps between progress lines")
+    parser.add_argument("--minutes", type=float, default=S,
+                        help=f"the run's time budget, counting the time before a --resume; without --decay-steps "
+                             f"the learning rate decays over it (default {run['minutes']})")
+    parser.add_argument("--max-steps", type=int, default=S,
+                        help="stop after this many steps in all (with --resume too), if that comes before the end "
+                             "of the budget; it does not change the learning rate's schedule (see --decay-steps)")
+    parser.add_argument("--decay-steps", type=int, default=S,
+                        help="the learning rate's cosine reaches --min-lr at this step, and stays there: a schedule "
+                             "in steps, which makes the run repeatable and a stopped run resume exactly "
+                             "(default: it decays over the time budget instead)")
+    parser.add_argument("--batch-size", type=int, default=S,
+                        help=f"windows of context tokens per step, per process (default {run['batch_size']})")
+    parser.add_argument("--lr", type=float, default=S, help=f"the peak learning rate, AdamW (default {run['lr']:g})")
+    parser.add_argument("--min-lr", type=float, default=S,
+                        help=f"the learning rate at the end of the schedule (default {run['min_lr']:g})")
+    parser.add_argument("--warmup-steps", type=int, default=S,
+                        help=f"steps of linear warmup (default {run['warmup_steps']})")
+    parser.add_argument("--n-layer", type=int, default=S, help=f"transformer blocks (default {model['n_layer']})")
+    parser.add_argument("--n-head", type=int, default=S, help=f"attention heads per block (default {model['n_head']})")
+    parser.add_argument("--n-embd", type=int, default=S,
+                        help=f"width of the residual stream (default {model['n_embd']})")
+    parser.add_argument("--context", type=int, default=S,
+                        help=f"tokens the model sees at once (default {model['context']})")
+    parser.add_argument("--dropout", type=float, default=S, help=f"dropout rate (default {model['dropout']})")
+    parser.add_argument("--eval-interval", type=int, default=S,
+                        help=f"steps between held-out losses; a checkpoint is saved at each one, and at the end "
+                             f"(default {run['eval_interval']})")
+    parser.add_argument("--eval-batches", type=int, default=S,
+                        help=f"held-out batches per evaluation (default {run['eval_batches']})")
+    parser.add_argument("--log-interval", type=int, default=S,
+                        help=f"steps between progress lines (default {run['log_interval']})")
     parser.add_argument("--resume", action="store_true",
-                        help="continue the run in the run folder from its checkpoint (its model size, optimizer "
-                             "and step); without it, a run folder that holds a checkpoint is an error")
+                        help="continue the run in the run folder from its checkpoint: its model, optimizer, step, "
+                             "random state and flags (a flag given again replaces the run's, except the model's "
+                             "size); without it, a run folder that holds a checkpoint is an error")
     parser.add_argument("--overwrite", action="store_true", help="start again, replacing the run folder's checkpoint")
     parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: the first of them that is available)")
-    parser.add_argument("--seed", type=int, default=SEED, help="random seed (each process adds its rank)")
+    parser.add_argument("--seed", type=int, default=S,
+                        help=f"random seed of the initial weights and of the training windows (a process's "
+                             f"windows: seed + 1000 x its rank) (default {run['seed']})")
     parser.add_argument("--data-dir", type=Path, default=data.DATA_DIR, help="the data folder that data.py wrote")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where run folders go")
     return parser
 
 
 def check_args(parser, args):
-    positive = ["batch_size", "n_layer", "n_head", "n_embd", "context", "eval_interval", "eval_batches", "log_interval"]
+    """The flags' values that make no sense; a flag not given yet (see settle_flags) is
+    not checked."""
+    given = vars(args)
+    positive = ["batch_size", "n_layer", "n_head", "n_embd", "context", "eval_interval", "eval_batches",
+                "log_interval", "decay_steps"]
     for name in positive:
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if not args.minutes > 0:
-        parser.error(f"--minutes must be positive, got {args.minutes}")
-    if args.max_steps is not None and args.max_steps < 0:
-        parser.error(f"--max-steps must be 0 or more, got {args.max_steps}")
-    if args.warmup_steps < 0 or not args.lr > 0 or not 0 <= args.min_lr <= args.lr:
+        if given.get(name) is not None and given[name] < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {given[name]}")
+    if "minutes" in given and not given["minutes"] > 0:
+        parser.error(f"--minutes must be positive, got {given['minutes']}")
+    if given.get("max_steps") is not None and given["max_steps"] < 0:
+        parser.error(f"--max-steps must be 0 or more, got {given['max_steps']}")
+    if given.get("warmup_steps", 0) < 0 or not given.get("lr", 1) > 0 or given.get("min_lr", 0) < 0 \
+            or given.get("min_lr", 0) > given.get("lr", math.inf):
         parser.error("need --warmup-steps >= 0 and 0 <= --min-lr <= --lr, with --lr > 0")
     if args.resume and args.overwrite:
         parser.error("--resume and --overwrite do not go together")
+
+
+def settle_flags(parser, args, saved_args, config, say):
+    """Fill in the run's and the model's flags that were not given: from the checkpoint on
+    --resume (saved_args, its config), else the defaults. On --resume a run flag given
+    again replaces the run's, and says so; a model flag must agree with the checkpoint."""
+    if config is not None:
+        for name in MODEL_FLAGS:
+            if name in vars(args) and getattr(args, name) != getattr(config, name):
+                parser.exit(1, f"{parser.prog}: error: --resume: --{name.replace('_', '-')} {getattr(args, name)}, "
+                               f"but the run's model has {getattr(config, name)}: a resumed run keeps its model "
+                               "(--overwrite starts again)\n")
+            setattr(args, name, getattr(config, name))
+    else:
+        for name, value in model_defaults().items():
+            vars(args).setdefault(name, value)
+    for name, default in RUN_DEFAULTS.items():
+        if saved_args is not None and name in saved_args:
+            if name in vars(args) and getattr(args, name) != saved_args[name]:
+                say(f"--resume: --{name.replace('_', '-')} {getattr(args, name)} replaces the run's {saved_args[name]}")
+            vars(args).setdefault(name, saved_args[name])
+        vars(args).setdefault(name, default)
+    check_args(parser, args)
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,11 +262,13 @@ def get_batch(tokens, batch_size, context, generator, device):
     return x.to(device), y.to(device)
 
 
-def learning_rate(step, progress, args):
+def learning_rate(step, elapsed, args):
     """Linear warmup over the first steps, then a cosine from --lr down to --min-lr as the
-    budget (time or steps, whichever is further along) runs out."""
+    schedule runs out: --decay-steps steps if given (the same at a step in every run),
+    else the time budget (it depends on how fast the steps went)."""
     if step < args.warmup_steps:
         return args.lr * (step + 1) / args.warmup_steps
+    progress = step / args.decay_steps if args.decay_steps else elapsed / (args.minutes * 60)
     return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
@@ -219,9 +306,76 @@ def weights_hash(model) -> str:
     return h.hexdigest()
 
 
+# ---------------------------------------------------------------------------------------
+# What each process holds that the checkpoint must keep: its random state, its weights
+
+
+def gather(t: torch.Tensor, device) -> list:
+    """Every process's tensor t (the same shape and dtype in each), in rank order, on the
+    CPU; rank 0 writes the checkpoint, so it needs them all."""
+    if not dist.is_initialized():
+        return [t.cpu().clone()]
+    t = t.to(device)
+    parts = [torch.empty_like(t) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, t)
+    return [p.cpu() for p in parts]
+
+
+def dropout_generator_state(device) -> torch.Tensor:
+    """The state of the generator that dropout draws from: the device's default one."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        return torch.cuda.get_rng_state(device)
+    if kind == "mps":
+        return torch.mps.get_rng_state()
+    return torch.get_rng_state()
+
+
+def set_dropout_generator_state(device, state):
+    kind = torch.device(device).type
+    if kind == "cuda":
+        torch.cuda.set_rng_state(state, device)
+    elif kind == "mps":
+        torch.mps.set_rng_state(state)
+    else:
+        torch.set_rng_state(state)
+
+
+def random_state(windows: torch.Generator, device) -> dict:
+    """Every process's random state, for the checkpoint: plain uint8 tensors, a list of
+    one per rank for each generator."""
+    return {"windows": gather(windows.get_state(), device), "dropout": gather(dropout_generator_state(device), device)}
+
+
+def restore_random_state(saved, rank, step, seed, device) -> torch.Generator:
+    """This process's generator of training windows, and its dropout generator set, as the
+    checkpoint left them (saved, from random_state). A rank the checkpoint has no state
+    for (a run resumed with more processes, or a checkpoint from before the state was
+    kept) draws windows from seed + 1000 * rank + step, and takes rank 0's dropout state
+    (every process's is the same: they all draw alike)."""
+    windows = torch.Generator()
+    saved = saved or {}
+    saved_windows, saved_dropout = saved.get("windows") or [], saved.get("dropout") or []
+    if rank < len(saved_windows):
+        windows.set_state(saved_windows[rank].cpu())
+    else:
+        windows.manual_seed(seed + 1000 * rank + step)
+    if saved_dropout:
+        set_dropout_generator_state(device, saved_dropout[rank if rank < len(saved_dropout) else 0].cpu())
+    return windows
+
+
+def weights_hashes(model, device) -> list:
+    """Every process's hash of its weights, in rank order: DistributedDataParallel keeps
+    them identical, and the checkpoints check it."""
+    digest = bytes.fromhex(weights_hash(model))
+    parts = gather(torch.tensor(list(digest), dtype=torch.uint8), device)
+    return [bytes(p.tolist()).hex() for p in parts]
+
+
 class Interrupt:
     """Ctrl-C and SIGTERM set a flag that the loop reads after each step; a second Ctrl-C
-    stops at once (the checkpoint on disk is still whole: saves are atomic)."""
+    stops at once."""
 
     def __init__(self):
         self.flag = False
@@ -234,7 +388,17 @@ class Interrupt:
 
     def handle(self, signum, frame):
         if self.flag and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+            # Exit here, wherever the loop is, without unwinding it (no traceback). The
+            # checkpoint on disk is still whole: saves are atomic, and a temporary file
+            # that a save cut short leaves is removed by the next run. os.write to the
+            # stderr descriptor, as the loop may be inside a print to the same stream.
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, RuntimeError, ValueError):
+                    pass
+            os.write(2, b"\nSIGINT again: stopped at once, without saving\n")
+            os._exit(130)
         self.flag = True
         print(f"\n{signal.Signals(signum).name}: saving a checkpoint after this step "
               "(Ctrl-C again to stop without saving)", file=sys.stderr, flush=True)
@@ -243,34 +407,6 @@ class Interrupt:
         for sig, handler in self.old.items():
             signal.signal(sig, handler)
         return False
-
-
-def save(path, model, tokenizer, step, losses, optimizer, extra):
-    """model.save_checkpoint, with the tests' pause before the rename when asked for."""
-    pause = float(os.environ.get(PAUSE_ENV, "0") or 0)
-    if not pause:
-        save_checkpoint(path, model, tokenizer, step, losses, optimizer, extra)
-        return
-    # save_checkpoint writes a temporary file, then os.replace()s it over path: pausing in
-    # os.replace stops it exactly between the two, where the test kills the process.
-    real_replace = os.replace
-
-    def slow_replace(src, dst, *a, **k):
-        print(f"checkpoint: temporary file written, pausing {pause:g} s before the rename", flush=True)
-        time.sleep(pause)
-        return real_replace(src, dst, *a, **k)
-
-    os.replace = slow_replace
-    try:
-        save_checkpoint(path, model, tokenizer, step, losses, optimizer, extra)
-    finally:
-        os.replace = real_replace
-
-
-def remove_stale_temporaries(folder: Path):
-    """A save killed before its rename leaves its temporary file: nothing reads it."""
-    for tmp in folder.glob(f".{CHECKPOINT_NAME}.*.tmp"):
-        tmp.unlink(missing_ok=True)
 
 
 def fmt_time(seconds):
@@ -340,7 +476,9 @@ def train(parser, args, rank, world, device):
         saved = checkpoint.get("losses")
         if isinstance(saved, dict) and all(isinstance(saved.get(k), list) for k in losses):
             losses = saved
+        settle_flags(parser, args, extra.get("args") or {}, config, say)
     else:
+        settle_flags(parser, args, None, None, say)
         try:
             config = GPTConfig(vocab_size=vocab, context=args.context, n_layer=args.n_layer, n_head=args.n_head,
                                n_embd=args.n_embd, dropout=args.dropout, rope=args.rope)
@@ -372,32 +510,55 @@ def train(parser, args, rank, world, device):
     g = torch.Generator().manual_seed(args.seed)
     eval_x, eval_y = zip(*(get_batch(valid_tokens, args.batch_size, context, g, "cpu")
                            for _ in range(args.eval_batches)))
-    # Training windows: each process draws its own, and a resumed run new ones.
-    train_gen = torch.Generator().manual_seed(args.seed + 1000 * rank + step)
+    # Training windows: each process draws its own, from a generator of its own; a resumed
+    # run's carry on where the checkpoint left them (and so does dropout's).
+    saved_random = (checkpoint.get("extra") or {}).get("random") if checkpoint is not None else None
+    train_gen = restore_random_state(saved_random, rank, step, args.seed, device)
 
     budget = args.minutes * 60
     tokens_per_step = args.batch_size * context * world
     if master:
         run_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(run_dir)
+        remove_stale_temporaries(ckpt_path)
     say(f"{name}: {raw_model.num_params() / 1e6:.2f} M parameters, vocabulary {vocab:,} ({kind(tokenizer)}), "
         f"context {context}, {config.n_layer} layers, {config.n_head} heads, {config.n_embd} wide, "
         f"rope={config.rope}")
     say(f"  {len(train_tokens):,} training tokens, {len(valid_tokens):,} held out; {world} process(es) on "
         f"{device}, {tokens_per_step:,} tokens per step; budget {fmt_time(budget)}"
         + (f" or {args.max_steps} steps" if args.max_steps is not None else "")
+        + (f"; learning rate decaying over {args.decay_steps} steps" if args.decay_steps else "")
         + (f"; resuming at step {step} ({fmt_time(elapsed_before)} done)" if args.resume else ""))
+    saved_world = len((saved_random or {}).get("windows") or [])
+    if args.resume and saved_world != world:
+        say(f"  the run was trained by {saved_world or 'an unknown number of'} process(es), this is {world}: "
+            f"process r continues process r's training windows where the checkpoint has them, and any other "
+            f"draws new ones from --seed, its rank and the step (repeatable, but not the run that "
+            f"{saved_world or 'the old number of'} process(es) would have made)")
 
     def log(record):
         if master:
             with open(log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
 
-    def checkpoint_now(elapsed):
+    def checkpoint_now(elapsed) -> bool:
+        """Save the checkpoint (every process takes part: rank 0 gathers their random state
+        and checks their weights); False, saving nothing, when the weights differ."""
+        random = random_state(train_gen, device)
+        record = {"event": "checkpoint", "step": step}
+        if world > 1:
+            hashes = weights_hashes(raw_model, device)
+            record["weights_sha256"] = hashes
+            if len(set(hashes)) > 1:
+                log(record)
+                say(f"step {step}: the processes hold different weights (hashes {', '.join(h[:12] for h in hashes)}):"
+                    " DistributedDataParallel did not keep them alike; stopping without saving", flush=True)
+                return False
         if master:
-            extra = {"elapsed_s": elapsed, "tokens": tokens_seen, "run": name,
+            extra = {"elapsed_s": elapsed, "tokens": tokens_seen, "run": name, "random": random,
                      "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
-            save(ckpt_path, raw_model, tokenizer, step, losses, optimizer, extra)
+            save_checkpoint(ckpt_path, raw_model, tokenizer, step, losses, optimizer, extra)
+        log(record)
+        return True
 
     log({"event": "start", "step": step, "world": world, "device": device, "params": raw_model.num_params(),
          "config": vars(config), "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -429,14 +590,13 @@ def train(parser, args, rank, world, device):
                     + f" ({fmt_time(elapsed)} of {fmt_time(budget)})", flush=True)
                 log({"event": "eval", "step": step, "valid_loss": valid, "train_loss": train_loss,
                      "elapsed_s": round(elapsed, 3), "tokens": tokens_seen})
-                if step > 0 or done:
-                    checkpoint_now(elapsed)
+                if (step > 0 or done) and not checkpoint_now(elapsed):
+                    return 1
                 window_start = time.time()  # the speed is the training's, not the evaluation's
             if done:
                 break
 
-            progress = max(elapsed / budget, step / args.max_steps if args.max_steps else 0.0)
-            lr = learning_rate(step, progress, args)
+            lr = learning_rate(step, elapsed, args)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             x, y = get_batch(train_tokens, args.batch_size, context, train_gen, device)
@@ -465,10 +625,6 @@ def train(parser, args, rank, world, device):
                 window_start, window_steps, window_loss = time.time(), 0, 0.0
 
     final_elapsed = elapsed_before + time.time() - start
-    if os.environ.get(HASH_DIR_ENV):
-        folder = Path(os.environ[HASH_DIR_ENV])
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"weights-rank{rank}.txt").write_text(weights_hash(raw_model) + "\n")
     log({"event": "stop", "step": step, "elapsed_s": round(final_elapsed, 3), "tokens": tokens_seen,
          "interrupted": bool(stop_signal)})
     if args.resume and step == start_step and not stop_signal:

@@ -363,8 +363,12 @@ def test_save_leaves_no_temporary_file_and_replaces_atomically(tmp_path, word_to
     before = path.read_bytes()
     assert os.listdir(tmp_path) == ["ckpt.pt"]
 
-    def broken_save(obj, f, *args, **kwargs):
-        f.write(b"half a checkpoint")
+    def broken_save(obj, f, *args, **kwargs):  # torch.save takes a path or a file
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as out:
+                out.write(b"half a checkpoint")
+        else:
+            f.write(b"half a checkpoint")
         raise OSError("disk full")
 
     monkeypatch.setattr(torch, "save", broken_save)
@@ -372,6 +376,18 @@ def test_save_leaves_no_temporary_file_and_replaces_atomically(tmp_path, word_to
         save_checkpoint(path, model, word_tok, step=2, losses=[])
     assert path.read_bytes() == before  # the old checkpoint is still whole
     assert os.listdir(tmp_path) == ["ckpt.pt"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_checkpoint_gets_the_usual_permissions(tmp_path, word_tok, umask):
+    """Like any file the user writes (the umask applied), not the owner-only ones of the
+    temporary file it was written to."""
+    old = os.umask(umask)
+    try:
+        save_checkpoint(tmp_path / "ckpt.pt", tiny(vocab_size=len(word_tok)), word_tok, step=1, losses=[])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "ckpt.pt").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_save_refuses_data_that_weights_only_could_not_read(tmp_path, word_tok):

@@ -2,8 +2,11 @@
 
 Tiny models (1 layer, 2 heads, 32 wide, context 32) for a few steps, so the file runs in
 well under a minute on two cores. The corpus is made here, in a temporary folder.
-Also: pretrain.py under torchrun with 2 CPU processes (identical weights at the end), a
-SIGKILL in the middle of a checkpoint save, Ctrl-C, --resume, and the scripts' errors.
+Also: pretrain.py under torchrun with 2 CPU processes (identical weights in both), --resume
+continuing a run exactly (one process and two), a SIGKILL in the middle of a checkpoint
+save, Ctrl-C once and twice, and the scripts' errors. Everything is driven from outside:
+pretrain.py has no hooks for the tests; where a test needs a save to pause, it runs
+pretrain.main under a wrapper that slows os.replace down.
 """
 import json
 import math
@@ -21,6 +24,7 @@ import torch
 import bits
 import data
 import pretrain
+from bpe.files import temporary_name_pattern
 from model import CHECKPOINT_NAME, load_checkpoint
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer
 
@@ -185,32 +189,186 @@ def test_bits_per_character_is_the_summed_loss_over_characters(data_dir, tmp_pat
 # Several processes
 
 
+def torchrun(*args):
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+            str(ROOT / "pretrain.py"), *args, "--device", "cpu"]
+
+
+def read_log(run_dir):
+    return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+
+
 def test_torchrun_two_cpu_processes_end_with_identical_weights(data_dir, tmp_path):
-    hashes = tmp_path / "hashes"
+    runs = tmp_path / "runs"
     result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(ROOT / "pretrain.py"), "--bpe", "--rope", "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"),
-         "--max-steps", "4", "--eval-interval", "2", "--device", "cpu", *TINY],
-        cwd=ROOT, env=run_env(PRETRAIN_HASH_DIR=str(hashes)), capture_output=True, text=True, timeout=180)
+        torchrun("--bpe", "--rope", "--data-dir", str(data_dir), "--runs-dir", str(runs), "--max-steps", "4",
+                 "--eval-interval", "2", *TINY),
+        cwd=ROOT, env=run_env(), capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
-    rank0, rank1 = (hashes / "weights-rank0.txt").read_text(), (hashes / "weights-rank1.txt").read_text()
-    assert rank0 == rank1
-    # The run did train: the weights moved away from where they started.
-    model, _, ckpt = load_checkpoint(tmp_path / "runs" / "pretrain-rope-bpe")
-    assert ckpt["step"] == 4 and pretrain.weights_hash(model) + "\n" == rank0
+    # At each checkpoint every process reports a hash of its weights, and they agree...
+    log = read_log(runs / "pretrain-rope-bpe")
+    saves = [r for r in log if r["event"] == "checkpoint"]
+    assert [r["step"] for r in saves] == [2, 4]
+    for r in saves:
+        assert len(r["weights_sha256"]) == 2 and r["weights_sha256"][0] == r["weights_sha256"][1]
+    assert saves[0]["weights_sha256"] != saves[1]["weights_sha256"]  # the run did train
+    # ...with the weights the checkpoint holds.
+    model, _, ckpt = load_checkpoint(runs / "pretrain-rope-bpe")
+    assert ckpt["step"] == 4 and pretrain.weights_hash(model) == saves[-1]["weights_sha256"][0]
     assert "2 process(es)" in result.stdout and result.stdout.count("done: 4 steps") == 1  # only rank 0 prints
-    log = [json.loads(line) for line in (tmp_path / "runs" / "pretrain-rope-bpe" / "log.jsonl").read_text().splitlines()]
     assert log[0]["world"] == 2 and log[-1]["tokens"] == 4 * 2 * 4 * 32
+    assert "Traceback" not in result.stderr
 
 
 # ---------------------------------------------------------------------------------------
 # Crashes, interrupts, resuming
 
 
-def start_pretrain(data_dir, runs, *flags, **env):
+# A run with a schedule in steps, in full and in two halves, as a user would type them:
+# the halves must give what the full run gives, step for step. Dropout is on, so that its
+# random state has to carry over too.
+STEP_RUN = ["--bpe", "--decay-steps", "40", "--minutes", "60", "--eval-interval", "10", "--dropout", "0.1", *TINY]
+FULL = [*STEP_RUN, "--max-steps", "40"]
+FIRST_HALF = [*STEP_RUN, "--max-steps", "20"]
+SECOND_HALF = ["--bpe", "--resume", "--max-steps", "40"]
+
+
+def pretrain_cli(data_dir, runs, *flags):
+    return [str(ROOT / "pretrain.py"), "--data-dir", str(data_dir), "--runs-dir", str(runs), *flags]
+
+
+def run_ok(command):
+    result = subprocess.run(command, cwd=ROOT, env=run_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.stdout
+
+
+def assert_same_run(run_a, run_b):
+    """Step for step the same losses and learning rates, and the same checkpoint at the end:
+    weights, optimizer, evaluations and random state."""
+    def steps(run):
+        return [(r["step"], r["loss"], r["lr"]) for r in read_log(run) if r["event"] == "train"]
+    assert [s for s, _, _ in steps(run_a)] == list(range(1, 41))
+    assert steps(run_a) == steps(run_b)
+    _, _, a = load_checkpoint(run_a)
+    _, _, b = load_checkpoint(run_b)
+    assert a["step"] == b["step"] == 40 and a["losses"] == b["losses"]
+    assert a["model"].keys() == b["model"].keys()
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    for k, state in a["optimizer"]["state"].items():
+        for name, value in state.items():
+            assert torch.equal(value, b["optimizer"]["state"][k][name]), (k, name)
+    for which in ("windows", "dropout"):
+        assert len(a["extra"]["random"][which]) == len(b["extra"]["random"][which])
+        for x, y in zip(a["extra"]["random"][which], b["extra"]["random"][which]):
+            assert torch.equal(x, y), which
+    assert a["extra"]["args"]["decay_steps"] == b["extra"]["args"]["decay_steps"] == 40
+
+
+def test_resume_continues_a_run_exactly(data_dir, tmp_path):
+    full, halves = tmp_path / "full", tmp_path / "halves"
+    run_ok([sys.executable, *pretrain_cli(data_dir, full, *FULL)])
+    run_ok([sys.executable, *pretrain_cli(data_dir, halves, *FIRST_HALF)])
+    assert load_checkpoint(halves / "pretrain-bpe")[2]["step"] == 20
+    out = run_ok([sys.executable, *pretrain_cli(data_dir, halves, *SECOND_HALF)])
+    assert "resuming at step 20" in out and "--max-steps 40 replaces the run's 20" in out
+    assert_same_run(full / "pretrain-bpe", halves / "pretrain-bpe")
+
+
+@pytest.fixture(scope="module")
+def torchrun_halves(data_dir, tmp_path_factory):
+    """The same under torchrun with 2 CPU processes: (full run's folder, halves' folder)."""
+    full, halves = tmp_path_factory.mktemp("full"), tmp_path_factory.mktemp("halves")
+    run_ok(torchrun(*pretrain_cli(data_dir, full, *FULL)[1:]))
+    run_ok(torchrun(*pretrain_cli(data_dir, halves, *FIRST_HALF)[1:]))
+    run_ok(torchrun(*pretrain_cli(data_dir, halves, *SECOND_HALF)[1:]))
+    return full / "pretrain-bpe", halves / "pretrain-bpe"
+
+
+def test_resume_under_torchrun_continues_every_process_exactly(torchrun_halves):
+    full, halves = torchrun_halves
+    assert_same_run(full, halves)
+    _, _, ckpt = load_checkpoint(halves)
+    windows = ckpt["extra"]["random"]["windows"]
+    assert len(windows) == 2 and not torch.equal(windows[0], windows[1])  # each process's own
+
+
+def test_resume_with_fewer_processes_is_repeatable_and_says_how(torchrun_halves, data_dir, tmp_path, capsys):
+    """Two processes' run resumed by one: the one continues rank 0's windows; twice the
+    same."""
+    _, halves = torchrun_halves
+    weights = []
+    for copy in ("a", "b"):
+        runs = tmp_path / copy
+        (runs / "pretrain-bpe").mkdir(parents=True)
+        (runs / "pretrain-bpe" / CHECKPOINT_NAME).write_bytes((halves / CHECKPOINT_NAME).read_bytes())
+        assert pretrain.main(["--data-dir", str(data_dir), "--runs-dir", str(runs), "--bpe", "--resume",
+                              "--max-steps", "43"]) == 0
+        assert "the run was trained by 2 process(es), this is 1" in capsys.readouterr().out
+        model, _, ckpt = load_checkpoint(runs / "pretrain-bpe")
+        assert ckpt["step"] == 43 and len(ckpt["extra"]["random"]["windows"]) == 1
+        weights.append(pretrain.weights_hash(model))
+    assert weights[0] == weights[1]
+
+
+def test_a_process_the_checkpoint_has_no_state_for_draws_from_the_seed():
+    g = torch.Generator().manual_seed(5)
+    g.get_state()
+    saved = {"windows": [g.get_state()], "dropout": [torch.get_rng_state()]}
+    rank0 = pretrain.restore_random_state(saved, 0, 7, 1337, "cpu")
+    assert torch.equal(rank0.get_state(), saved["windows"][0])
+    rank1 = pretrain.restore_random_state(saved, 1, 7, 1337, "cpu")
+    assert torch.equal(rank1.get_state(), torch.Generator().manual_seed(1337 + 1000 + 7).get_state())
+
+
+def test_resume_keeps_the_runs_flags_and_says_which_change(data_dir, tmp_path, capsys):
+    args = ["--data-dir", str(data_dir), "--runs-dir", str(tmp_path)]
+    assert pretrain.main([*args, "--max-steps", "1", "--decay-steps", "30", "--lr", "0.002", *TINY]) == 0
+    capsys.readouterr()
+    assert pretrain.main([*args, "--resume", "--max-steps", "2", "--lr", "0.003"]) == 0
+    out = capsys.readouterr().out
+    assert "--lr 0.003 replaces the run's 0.002" in out and "decaying over 30 steps" in out
+    flags = load_checkpoint(tmp_path / "pretrain")[2]["extra"]["args"]
+    assert (flags["lr"], flags["decay_steps"], flags["batch_size"], flags["warmup_steps"]) == (0.003, 30, 4, 2)
+    train = [r for r in read_log(tmp_path / "pretrain") if r["event"] == "train"]
+    assert [r["lr"] for r in train] == [0.002 * 1 / 2, 0.003 * 2 / 2]  # in warmup: --lr * (step + 1) / 2
+    with pytest.raises(SystemExit) as e:
+        pretrain.main([*args, "--resume", "--max-steps", "3", "--n-layer", "2"])
+    assert e.value.code == 1 and "--n-layer 2, but the run's model has 1" in capsys.readouterr().err
+
+
+def test_decay_steps_sets_the_schedule_in_steps(data_dir, tmp_path):
+    assert pretrain.main(["--data-dir", str(data_dir), "--runs-dir", str(tmp_path), "--max-steps", "8",
+                          "--decay-steps", "6", "--lr", "0.01", "--min-lr", "0.001", *TINY]) == 0
+    lrs = [r["lr"] for r in read_log(tmp_path / "pretrain") if r["event"] == "train"]
+    cosine = [0.001 + 0.5 * 0.009 * (1 + math.cos(math.pi * min(s / 6, 1))) for s in range(2, 8)]
+    assert lrs == pytest.approx([0.005, 0.01, *cosine], rel=1e-12)
+    assert lrs[-2:] == [0.001] * 2  # at --min-lr from step 6 on
+
+
+# pretrain.main, with every rename onto a checkpoint paused for a minute after the
+# temporary file is written in full: where a crash in the middle of a save lands.
+PAUSED_SAVES = """
+import os, sys, time
+real_replace = os.replace
+def paused_replace(src, dst, *args, **kwargs):
+    if os.path.basename(os.fspath(dst)) == "ckpt.pt":
+        print("checkpoint: temporary file written, pausing before the rename", flush=True)
+        time.sleep(60)
+    return real_replace(src, dst, *args, **kwargs)
+os.replace = paused_replace
+import pretrain
+sys.exit(pretrain.main(sys.argv[1:]))
+"""
+
+
+def start_pretrain(data_dir, runs, *flags, paused_saves=False):
+    launch = ["-c", PAUSED_SAVES] if paused_saves else []
     return subprocess.Popen(
-        [sys.executable, str(ROOT / "pretrain.py"), "--data-dir", str(data_dir), "--runs-dir", str(runs), *TINY, *flags],
-        cwd=ROOT, env=run_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [sys.executable, *launch, *pretrain_cli(data_dir, runs, *TINY, *flags)[1 if paused_saves else 0:]],
+        cwd=ROOT, env=run_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def wait_for_line(proc, pattern, seen):
@@ -227,11 +385,11 @@ def test_sigkill_during_a_checkpoint_save_leaves_the_previous_one_loadable(data_
     ckpt = runs / "pretrain" / CHECKPOINT_NAME
     before = ckpt.read_bytes()
 
-    proc = start_pretrain(data_dir, runs, "--resume", "--max-steps", "4", PRETRAIN_PAUSE_BEFORE_RENAME="60")
+    proc = start_pretrain(data_dir, runs, "--resume", "--max-steps", "4", paused_saves=True)
     seen = []
     try:
         wait_for_line(proc, r"temporary file written, pausing", seen)
-        temporaries = list(ckpt.parent.glob(f".{CHECKPOINT_NAME}.*.tmp"))
+        temporaries = list(ckpt.parent.glob(temporary_name_pattern(ckpt)))
         assert len(temporaries) == 1 and temporaries[0].stat().st_size > 0  # the new one, written in full
         proc.send_signal(signal.SIGKILL)
     finally:
@@ -247,7 +405,28 @@ def test_sigkill_during_a_checkpoint_save_leaves_the_previous_one_loadable(data_
     assert pretrain.main(["--data-dir", str(data_dir), "--runs-dir", str(runs), "--resume", "--max-steps", "3",
                           *TINY]) == 0
     assert load_checkpoint(ckpt)[2]["step"] == 3
-    assert not list(ckpt.parent.glob(f".{CHECKPOINT_NAME}.*.tmp"))
+    assert not list(ckpt.parent.glob(temporary_name_pattern(ckpt)))
+
+
+def test_a_second_ctrl_c_stops_at_once_without_a_traceback(data_dir, tmp_path):
+    """The first Ctrl-C asks for a save; the second comes while it is being written."""
+    runs = tmp_path / "runs"
+    proc = start_pretrain(data_dir, runs, "--max-steps", "100000", "--eval-interval", "100000", paused_saves=True)
+    seen = []
+    try:
+        wait_for_line(proc, r"^step 3 \|", seen)
+        proc.send_signal(signal.SIGINT)
+        wait_for_line(proc, r"temporary file written, pausing", seen)
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    output = "".join(seen) + rest
+    assert proc.returncode == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert rest.strip() == "SIGINT again: stopped at once, without saving", output
+    assert not (runs / "pretrain" / CHECKPOINT_NAME).exists()  # the save it cut short never landed
 
 
 def test_ctrl_c_saves_and_exits_then_resume_continues(data_dir, tmp_path, capsys):
