@@ -37,7 +37,8 @@ appends their ids to the token file. Peak memory is, whatever the input's size:
   + what follows the text's variety, not its size: BPE's table of distinct chunks, the word
     counts, the encoder's cache (at most 2^20 chunks of up to 64 bytes each).
 On 3 GB of made-up TinyStories-like stories, under a 1 GiB cap on its address space, data.py
-peaked at 105 MB resident with --bpe and at 86 MB without (`python data_memory.py`).
+peaked at 102 to 105 MB resident with --bpe and at 86 to 88 MB without, in two runs of
+`python data_memory.py`.
 
 Downloads come from the Hugging Face hub (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0), into
 data/downloads/ as NAME.part, resumed with an HTTP Range request when interrupted, and renamed
@@ -124,8 +125,9 @@ _SPLIT = {
 DETECT_BYTES = 1 << 20
 # ...and picks "line" when at least this share of the breaks between lines of text are
 # single line breaks. The shared samples sit far on either side: in the training sample
-# (a story per line, blank lines between paragraphs) 21 % of the breaks are single, in the
-# held-out one (blank lines between stories and paragraphs alike) 1.2 %.
+# (a single line break after each story, a blank line after each paragraph inside one)
+# 21 % of the breaks are single, in the held-out one (blank lines after stories and
+# paragraphs alike, a single line break inside a paragraph now and then) 1.2 %.
 LINE_SHARE = 0.1
 
 # Files are read this many bytes at a time.
@@ -140,8 +142,8 @@ MAX_STORY_CHARS = 8_000_000
 def detect_separator(text: str) -> str:
     """What separates the stories of text (a file's first MB) when --separator is auto:
     end of text if the text has it; else single line breaks if they are at least
-    LINE_SHARE of the breaks between lines of text (a story per line, blank lines
-    between paragraphs); else blank lines."""
+    LINE_SHARE of the breaks between lines of text (stories that end with a single line
+    break, paragraphs with a blank line); else blank lines."""
     if END_OF_TEXT in text:
         return "eot"
     text = text.replace("\r\n", "\n")
@@ -594,8 +596,9 @@ def load_tokens(path, tokenizer) -> np.ndarray:
     if about["dtype"] != TOKEN_DTYPE:
         raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
     if about["tokens"] != size // 2:
-        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {about['tokens']!s} "
-                        f"(changed or copied since?); {again}")
+        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
+        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
+                        f"since?); {again}")
     tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
     top = int(tokens.max())
     if top >= len(tokenizer):
@@ -780,7 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
                "BPE and word counts kept per distinct chunk or word), so peak memory does not grow with the "
                "input's size: about 50 MB, plus about 45 MB for the 8 M characters of stories encoded at a "
                "time (more for text outside Latin-1), plus what grows with the text's variety (distinct chunks "
-               "and words); 105 MB with --bpe on 3 GB of TinyStories-like text (python data_memory.py measures "
+               "and words); about 105 MB with --bpe on 3 GB of TinyStories-like text (python data_memory.py measures "
                "it). A story over 8 M characters is refused as a wrong --separator. "
                f"Without a network and without --source, data.py stops with: {NO_NETWORK}.")
     parser.add_argument("--bpe", action="store_true",
@@ -808,8 +811,9 @@ def build_parser() -> argparse.ArgumentParser:
                              + ". <|endoftext|> ends a story whatever the choice. auto (the default) looks at a "
                                "file's first MB: eot if it holds <|endoftext|>; else line if at least 1 in 10 of its "
                                "breaks between lines of text are single line breaks; else blank. The samples in "
-                               "shared/data/tinystories: train-sample-lowercase.txt puts each story on a line of "
-                               "its own (blank lines between its paragraphs; auto: line, 5,478 stories); "
+                               "shared/data/tinystories: train-sample-lowercase.txt ends each story with a single "
+                               "line break and each paragraph inside one with a blank line (auto: line, 5,478 "
+                               "stories); "
                                "valid-sample.txt puts blank lines between stories and between paragraphs alike, so "
                                "no rule can tell them apart and each of its 4,302 'stories' is a paragraph (auto: blank)")
     parser.add_argument("--train-mb", type=float, default=TRAIN_MB,
