@@ -14,11 +14,31 @@ The data folder is data/ beside this script (--data-dir changes it). It holds:
                            merges, the special tokens and their ids)
     train.bin, valid.bin   word-level token ids
     train-bpe.bin, ...     BPE token ids (valid-bpe.bin likewise)
+    train.bin.json, ...    beside each token file, its sidecar: the tokenizer that wrote it (its file's
+                           name and tokenizer.fingerprint, a sha256 of its content), the dtype and the
+                           number of ids
 
 Token files are a flat array of unsigned 16-bit integers, little-endian (numpy "<u2"), with no
-header: each story is the end-of-text token followed by the story's tokens, story after story,
-so the model learns that a story starts after end of text (sample.py starts its stories there).
-`load_tokens` reads them back and checks them.
+header, so that they memory-map as they are: each story is the end-of-text token followed by the
+story's tokens, story after story, so the model learns that a story starts after end of text
+(sample.py starts its stories there). `load_tokens` reads one back for a tokenizer and refuses it,
+with the command that makes it again, unless its sidecar names that very tokenizer.
+
+Memory: every step streams, so a corpus of any size goes through in the same memory. Files are
+read a megabyte at a time and cut into stories as they are read; BPE counts the chunks of a few
+megabytes of stories at a time and keeps only the distinct ones (bpe.BPETokenizer.train), the
+word level keeps only word counts; encoding takes 8 M characters of stories at a time and
+appends their ids to the token file. Peak memory is, whatever the input's size:
+    about 50 MB for Python, numpy and the tokenizer,
+  + about 45 MB for the piece of stories being encoded (PIECE_CHARS, 8 M characters of ASCII
+    text; up to 4 times that for text that Python stores in 2 or 4 bytes a character),
+  + the longest story, a few times over (at most MAX_STORY_CHARS, 8 M characters: a longer
+    one means the separator is wrong, and is refused),
+  + what follows the text's variety, not its size: BPE's table of distinct chunks, the word
+    counts, the encoder's cache (at most 2^20 chunks of up to 64 bytes each).
+On 3 GB of made-up TinyStories-like stories, under a 1 GiB cap on its address space, data.py
+peaked at 102 to 105 MB resident with --bpe and at 86 to 88 MB without, in two runs of
+`python data_memory.py`.
 
 Downloads come from the Hugging Face hub (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0), into
 data/downloads/ as NAME.part, resumed with an HTTP Range request when interrupted, and renamed
@@ -26,7 +46,10 @@ only once complete; the text files are then written to a temporary name and rena
 interrupted run never leaves a file that looks complete and is not.
 """
 import argparse
+import codecs
+import contextlib
 import http.client
+import json
 import os
 import re
 import socket
@@ -34,12 +57,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from bpe.files import atomic_write
-from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, unknown_id
+from tokenizer import END_OF_TEXT, PAD, WORD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -77,34 +101,156 @@ class DataError(Exception):
 
 # ---------------------------------------------------------------------------------------
 # Stories as text
+#
+# Every file is read a block at a time and cut into stories as it goes (iter_stories), so
+# that no step holds more than a block, one story and one piece of stories in memory.
 
 
 SEPARATORS = {
     "eot": "the text <|endoftext|> (TinyStories' own files put it on a line of its own)",
-    "blank": "one or more blank lines (a line break inside a story stays in it)",
-    "line": "a single line break between two lines of text; blank lines are paragraph breaks "
-            "inside a story (a TinyStories file with its <|endoftext|> lines taken out)",
+    "blank": "one or more blank lines (a single line break stays inside a story)",
+    "line": "single line breaks (between two lines of text; blank lines are paragraph breaks inside a "
+            "story, as in a TinyStories file with its <|endoftext|> lines taken out)",
 }
+# Whatever the separator, <|endoftext|> ends a story: no story may hold it, since it
+# separates the stories of the files data.py writes.
+_EOT = re.escape(END_OF_TEXT)
+_SPLIT = {
+    "eot": re.compile(_EOT),
+    "blank": re.compile(_EOT + r"|\n[ \t]*\n"),
+    "line": re.compile(_EOT + r"|(?<=\S)[ \t]*\n(?=[ \t]*\S)"),
+}
+
+# --separator auto looks at this much of a file's beginning.
+DETECT_BYTES = 1 << 20
+# ...and picks "line" when at least this share of the breaks between lines of text are
+# single line breaks. The shared samples sit far on either side: in the training sample
+# (a single line break after each story, a blank line after each paragraph inside one)
+# 21 % of the breaks are single, in the held-out one (blank lines after stories and
+# paragraphs alike, a single line break inside a paragraph now and then) 1.2 %.
+LINE_SHARE = 0.1
+
+# Files are read this many bytes at a time.
+READ_BYTES = 1 << 20
+# Stories are encoded this many characters at a time: enough for the threads to share.
+PIECE_CHARS = 1 << 23
+# A longer "story" means the separator is wrong (TinyStories' are a few thousand
+# characters); refusing it keeps memory bounded whatever the file.
+MAX_STORY_CHARS = 8_000_000
 
 
 def detect_separator(text: str) -> str:
-    """What separates the stories of text when --separator is auto: end of text if the text
-    has it, else blank lines (the samples in shared/data/tinystories/ are written so)."""
-    return "eot" if END_OF_TEXT in text else "blank"
+    """What separates the stories of text (a file's first MB) when --separator is auto:
+    end of text if the text has it; else single line breaks if they are at least
+    LINE_SHARE of the breaks between lines of text (stories that end with a single line
+    break, paragraphs with a blank line); else blank lines."""
+    if END_OF_TEXT in text:
+        return "eot"
+    text = text.replace("\r\n", "\n")
+    single = len(_SPLIT["line"].findall(text))
+    blank = len(re.findall(r"\n(?:[ \t]*\n)+", text))
+    return "line" if single and single >= LINE_SHARE * (single + blank) else "blank"
 
 
 def split_stories(text: str, separator: str = "eot") -> list[str]:
     """The stories of text, each stripped of the whitespace around it; empty ones dropped."""
-    text = text.replace("\r\n", "\n")
-    if separator == "eot":
-        pieces = text.split(END_OF_TEXT)
-    elif separator == "blank":
-        pieces = re.split(r"\n[ \t]*\n", text)
-    elif separator == "line":
-        pieces = re.split(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)", text)
-    else:
+    return list(_stories([text.replace("\r\n", "\n")], separator))
+
+
+def _stories(blocks, separator: str, complete: bool = True, name="the text"):
+    """The stories of text given as consecutive blocks of str. The text after the last
+    separator is a story only if complete (else it may be cut off in the middle)."""
+    if separator not in _SPLIT:
         raise ValueError(f"separator must be one of {sorted(SEPARATORS)}, got {separator!r}")
-    return [s for s in (p.strip() for p in pieces) if s]
+    pattern = _SPLIT[separator]
+    rest = ""  # the text after the last separator found so far: the start of a story
+    for block in blocks:
+        # rest begins right after a separator, so splitting it again with the next block
+        # finds the same separators as splitting the whole text would.
+        pieces = pattern.split(rest + block)
+        rest = pieces.pop()
+        for piece in pieces:
+            story = piece.strip()
+            if story:
+                yield story
+        if len(rest) > MAX_STORY_CHARS:
+            raise DataError(f"{name}: a story longer than {MAX_STORY_CHARS:,} characters: are its stories "
+                            f"separated by {SEPARATORS[separator].split(' (')[0]}? (see --separator)")
+    story = rest.strip()
+    if complete and story:
+        yield story
+
+
+def _text_blocks(path, max_bytes: int | None, cut: bool, name, progress=None):
+    """The UTF-8 text of a file (its first max_bytes bytes, when given), READ_BYTES at a
+    time, with "\r\n" as "\n". When cut (the bytes are a prefix of a longer text), a
+    character cut at the end is dropped. progress(n) is told of the bytes read."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    done = 0  # bytes read so far
+    held = ""  # a "\r" at the end of a block, which may start a "\r\n"
+    with _reading(path):
+        with open(path, "rb") as f:
+            while True:
+                want = READ_BYTES if max_bytes is None else min(READ_BYTES, max_bytes - done)
+                data = f.read(want) if want > 0 else b""
+                last = not data
+                pending = len(decoder.getstate()[0])
+                try:
+                    text = decoder.decode(data, final=last and not cut)
+                except UnicodeDecodeError as e:  # its position counts from the pending bytes
+                    raise DataError(f"{name} is not UTF-8 text (byte {done - pending + e.start:,}: {e.reason})") from None
+                done += len(data)
+                if progress is not None:
+                    progress(len(data))
+                text = held + text
+                held = "\r" if text.endswith("\r") and not last else ""
+                text = text[:-1] if held else text
+                yield text.replace("\r\n", "\n")
+                if last:
+                    return
+
+
+@contextlib.contextmanager
+def _reading(path):
+    """An OSError while reading path (a folder, no permission, a disk error) as a DataError."""
+    try:
+        yield
+    except OSError as e:
+        raise DataError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+@contextlib.contextmanager
+def _writing(path):
+    """An OSError while writing path (disk full, no permission) as a DataError."""
+    try:
+        yield
+    except OSError as e:
+        raise DataError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def iter_stories(path, separator: str = "eot", max_bytes: int | None = None, cut: bool | None = None,
+                 name=None, progress=None, remake: str | None = None):
+    """The stories of a text file, one at a time, read a block at a time: memory holds a
+    block and a story, whatever the file's size. With max_bytes, of its first max_bytes
+    bytes; when those are a prefix of a longer text (cut; by default, when the file is
+    longer), the last story is dropped, as it may be cut off in the middle. A file with no
+    story is a DataError; remake, when given, is the command that makes the file."""
+    path = Path(path)
+    name = path if name is None else name
+    if not path.exists():
+        raise DataError(f"no {path}" + (f": make it with `{remake}`" if remake else ""))
+    if cut is None:
+        with _reading(path):
+            cut = max_bytes is not None and path.stat().st_size > max_bytes
+    found = 0
+    for story in _stories(_text_blocks(path, max_bytes, cut, name, progress), separator, not cut, name):
+        found += 1
+        yield story
+    if not found:
+        what = "complete story" if cut else "story"
+        raise DataError(f"{name}: found no {what} (stories separated by {SEPARATORS[separator]})"
+                        + ("; take a larger prefix" if cut else "")
+                        + (f"; make it again with `{remake}`" if remake else ""))
 
 
 def token_text(stories) -> str:
@@ -117,27 +263,36 @@ def count_chars(stories) -> int:
     return sum(len(s) for s in stories) + len(stories)
 
 
-def write_stories(path, stories):
-    """Write stories as TinyStories' files do (a line <|endoftext|> between stories),
-    atomically: a crash leaves the old file or the new one."""
-    if not stories:
-        raise DataError(f"no stories to write to {path}")
-    for k, s in enumerate(stories):
-        if END_OF_TEXT in s:
-            raise ValueError(f"story {k} holds {END_OF_TEXT}, which separates stories")
-    with atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
-        f.write(f"\n{END_OF_TEXT}\n".join(stories))
+def write_stories(path, stories) -> int:
+    """Write stories (any iterable of str, written as it comes) as TinyStories' files do,
+    a line <|endoftext|> between stories, atomically: a crash, or an error while the
+    stories are read, leaves the old file or the new one. Returns how many it wrote."""
+    n = 0
+    with _writing(path), atomic_write(path) as tmp, open(tmp, "w", encoding="utf-8", buffering=1 << 20) as f:
+        for story in stories:
+            if END_OF_TEXT in story:
+                raise ValueError(f"story {n} holds {END_OF_TEXT}, which separates stories")
+            f.write(f"\n{END_OF_TEXT}\n" + story if n else story)
+            n += 1
+        if not n:
+            raise DataError(f"no stories to write to {path}")
         f.write("\n")
+    return n
 
 
 def read_stories(path, max_chars: int | None = None) -> list[str]:
-    """The stories of a text file that data.py wrote; with max_chars, of its first max_chars
-    characters only (the last story then ends where the limit cuts it)."""
+    """The stories of a text file that data.py wrote, as a list (bits.py takes the first 2 M
+    characters of the held-out ones); with max_chars, of its first max_chars characters
+    only (the last story then ends where the limit cuts it)."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"no {path}: make it with `python data.py` (or `python data.py --source DIR`)")
-    with open(path, encoding="utf-8") as f:
-        text = f.read() if max_chars is None else f.read(max_chars)
+    with _reading(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read() if max_chars is None else f.read(max_chars)
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path} is not UTF-8 text ({e.reason}): make it again with `python data.py`") from None
     if max_chars is not None and len(text) == max_chars:
         # The limit may cut a marker in half: what is left of it is not story text.
         tail = text.rfind("\n<")
@@ -149,29 +304,9 @@ def read_stories(path, max_chars: int | None = None) -> list[str]:
     return stories
 
 
-def _decode(data: bytes, name, cut: bool) -> str:
-    """data as UTF-8; when a size limit cut it, its last character may be cut too."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if cut and e.start >= len(data) - 3:
-            return data[:e.start].decode("utf-8")
-        raise DataError(f"{name} is not UTF-8 text (byte {e.start}: {e.reason})") from None
-
-
-def stories_from_bytes(data: bytes, name, separator: str, cut: bool) -> list[str]:
-    """The stories of a file's bytes; when cut (a prefix of a longer file), the last story is
-    dropped, as it may be cut off in the middle."""
-    text = _decode(data, name, cut)
-    sep = detect_separator(text) if separator == "auto" else separator
-    stories = split_stories(text, sep)
-    if cut:
-        stories = stories[:-1]
-    if not stories:
-        what = "a complete story" if cut else "any story"
-        raise DataError(f"{name}: found no {what} (stories separated by {SEPARATORS[sep]})"
-                        + ("; take a larger prefix" if cut else ""))
-    return stories
+def data_stories(path, progress=None):
+    """The stories of a file that data.py wrote (train.txt, ...), streamed."""
+    return iter_stories(path, "eot", progress=progress, remake="python data.py")
 
 
 # ---------------------------------------------------------------------------------------
@@ -288,13 +423,11 @@ def get_stories(data_dir: Path, base_url: str, train_mb: float, instruct_mb: flo
         max_bytes = None if mb is None else _mb_to_bytes(mb)
         raw_name = Path(remote).name + ("" if max_bytes is None else f".first-{max_bytes}-bytes")
         raw = download(url, data_dir / "downloads" / raw_name, max_bytes, progress=progress)
-        data = raw.read_bytes()
         # A prefix shorter than asked for is the whole file: its last story is complete.
-        cut = max_bytes is not None and len(data) == max_bytes
-        stories = stories_from_bytes(data, url, "eot", cut)
-        write_stories(out, stories)
+        cut = max_bytes is not None and raw.stat().st_size == max_bytes
+        n = write_stories(out, iter_stories(raw, "eot", cut=cut, name=url))
         raw.unlink()
-        print(f"{out}: {len(stories):,} stories, {out.stat().st_size / 1e6:.1f} MB, from {url}"
+        print(f"{out}: {n:,} stories, {out.stat().st_size / 1e6:.1f} MB, from {url}"
               + (f" (its first {mb:g} MB, cut after the last whole story)" if cut else ""))
 
 
@@ -337,9 +470,9 @@ def find_source_files(source: Path) -> dict:
 
 
 def import_source(source: Path, data_dir: Path, separator: str, train_mb: float, instruct_mb: float,
-                  lowercase: bool = False):
+                  lowercase: bool = False, progress: bool = True):
     """Write train.txt, valid.txt and instruct.txt from local files (always again, so that
-    the data folder follows the source), each story lowercased if asked."""
+    the data folder follows the source), each story lowercased if asked; streamed."""
     files = find_source_files(source)
     limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
     for split, path in files.items():
@@ -350,19 +483,20 @@ def import_source(source: Path, data_dir: Path, separator: str, train_mb: float,
             _remove(out)
             continue
         max_bytes = None if limits[split] is None else _mb_to_bytes(limits[split])
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            data = f.read() if max_bytes is None else f.read(max_bytes)
-        cut = len(data) < size
+        with _reading(path):
+            size = path.stat().st_size
+        cut = max_bytes is not None and size > max_bytes
         text_sep = separator
         if separator == "auto":
-            text_sep = detect_separator(_decode(data, path, cut))
-        stories = stories_from_bytes(data, path, text_sep, cut)
-        if lowercase:
-            stories = [story.lower() for story in stories]
-        write_stories(out, stories)
+            head = DETECT_BYTES if max_bytes is None else min(DETECT_BYTES, max_bytes)
+            text_sep = detect_separator("".join(_text_blocks(path, head, size > head, path)))
+        with _bar(min(size, max_bytes or size), f"{out.name} from {path.name}", progress) as bar:
+            stories = iter_stories(path, text_sep, max_bytes, name=path, progress=bar.update)
+            if lowercase:
+                stories = (story.lower() for story in stories)
+            n = write_stories(out, stories)
         how = f"separated by {SEPARATORS[text_sep].split(' (')[0]}" + (" (auto)" if separator == "auto" else "")
-        print(f"{out}: {len(stories):,} stories {how}, {out.stat().st_size / 1e6:.1f} MB, from {path}"
+        print(f"{out}: {n:,} stories {how}, {out.stat().st_size / 1e6:.1f} MB, from {path}"
               + (f" (its first {limits[split]:g} MB, cut after the last whole story)" if cut else ""))
 
 
@@ -375,6 +509,10 @@ def _remove(path: Path):
 # Token files
 
 
+# The token files' ids: unsigned 16-bit, little-endian, whatever the machine.
+TOKEN_DTYPE = "<u2"
+
+
 def token_file(data_dir, split: str, bpe: bool) -> Path:
     """data/train.bin, data/valid-bpe.bin, ..."""
     return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
@@ -384,30 +522,87 @@ def make_command(bpe: bool) -> str:
     return "python data.py --bpe" if bpe else "python data.py"
 
 
-def write_tokens(path, ids: np.ndarray, vocab_size: int):
-    """Write ids as the token files hold them: little-endian uint16, no header."""
+def sidecar_file(path) -> Path:
+    """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
+
+
+def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
+    """Write a token file from pieces (arrays of ids, appended as they come) and then its
+    sidecar, which names the tokenizer: the hash of its content (tokenizer.fingerprint),
+    its file's name, the dtype and the number of tokens. The file is little-endian
+    uint16 with no header, so that it memory-maps as it is. Returns the tokens written."""
+    vocab_size = len(tokenizer)
     if vocab_size > 1 << 16:
         raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
-    with atomic_write(path) as tmp:
-        np.asarray(ids).astype("<u2", copy=False).tofile(tmp)
+    path, sidecar = Path(path), sidecar_file(path)
+    # No sidecar while the file changes: a crash leaves a token file that load_tokens refuses,
+    # never an old sidecar beside a new file.
+    with _writing(sidecar):
+        _remove(sidecar)
+    tokens = 0
+    with _writing(path), atomic_write(path) as tmp, open(tmp, "wb") as f:
+        for ids in pieces:
+            np.asarray(ids).astype(TOKEN_DTYPE, copy=False).tofile(f)
+            tokens += len(ids)
+    about = {
+        "about": f"the token ids in {path.name}: {TOKEN_DTYPE} (little-endian uint16), no header; written by data.py",
+        "dtype": TOKEN_DTYPE,
+        "tokens": tokens,
+        "tokenizer": tokenizer_file(path.parent, kind(tokenizer) == "bpe").name,
+        "tokenizer_sha256": fingerprint(tokenizer),
+        "n_vocab": vocab_size,
+        "text": text_name,
+    }
+    with _writing(sidecar), atomic_write(sidecar) as tmp:
+        Path(tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+    return tokens
 
 
-def load_tokens(path, vocab_size: int, bpe: bool | None = None) -> np.ndarray:
+def load_tokens(path, tokenizer) -> np.ndarray:
     """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
-    checked: a whole number of 16-bit ids, at least one, each below vocab_size."""
+    checked against its sidecar and the tokenizer that will read it: written by this very
+    tokenizer (the same fingerprint), as uint16, whole, and each id below its vocabulary.
+    Anything else is a DataError, in one line, with the command that makes the file again."""
+    if not hasattr(tokenizer, "state"):
+        raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
     path = Path(path)
-    command = make_command(bool(bpe) if bpe is not None else path.stem.endswith("-bpe"))
+    bpe = kind(tokenizer) == "bpe"
+    command = make_command(bpe)
+    again = f"make it again with `{command}`"
     if not path.exists():
         raise DataError(f"no {path}: make it with `{command}`")
-    size = path.stat().st_size
+    with _reading(path):
+        size = path.stat().st_size
     if size == 0 or size % 2:
         raise DataError(f"{path} is not a token file: {size:,} bytes is not a whole number of 16-bit ids "
-                        f"(interrupted?); make it again with `{command}`")
-    tokens = np.memmap(path, dtype="<u2", mode="r")
+                        f"(interrupted?); {again}")
+    sidecar = sidecar_file(path)
+    if not sidecar.exists():
+        raise DataError(f"{path} has no {sidecar.name} to name the tokenizer that wrote it (an earlier data.py, "
+                        f"or a copied file?); {again}")
+    with _reading(sidecar):
+        try:
+            about = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(f"{sidecar} is not readable JSON ({e}); {again}") from None
+    if not isinstance(about, dict) or not all(k in about for k in ("dtype", "tokens", "tokenizer_sha256")):
+        raise DataError(f"{sidecar} does not describe a token file (no dtype, tokens, tokenizer_sha256); {again}")
+    if about["tokenizer_sha256"] != fingerprint(tokenizer):
+        raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
+                        f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
+                        f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
+    if about["dtype"] != TOKEN_DTYPE:
+        raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
+    if about["tokens"] != size // 2:
+        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
+        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
+                        f"since?); {again}")
+    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
     top = int(tokens.max())
-    if top >= vocab_size:
-        raise DataError(f"{path} holds id {top}, outside the tokenizer's {vocab_size} tokens: the tokenizer "
-                        f"changed since it was written; make it again with `{command}`")
+    if top >= len(tokenizer):
+        raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
     return tokens
 
 
@@ -424,80 +619,145 @@ def load_tokenizer(data_dir, bpe: bool):
         earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
         raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
     try:
-        return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
+        with _reading(path):
+            return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
     except ValueError as e:
         raise DataError(f"{e}; make it again with `{make_command(bpe)}`") from None
 
 
-def encode_split(tok, data_dir: Path, split: str, bpe: bool):
-    """Encode data/<split>.txt to its token file; print what it took (encoding timed alone)."""
-    stories = read_stories(data_dir / f"{split}.txt")
-    text = token_text(stories)
+def story_pieces(stories, size: int | None = None):
+    """Lists of consecutive stories of about `size` characters (PIECE_CHARS) each."""
+    size = PIECE_CHARS if size is None else size
+    piece, chars = [], 0
+    for story in stories:
+        piece.append(story)
+        chars += len(story) + 1
+        if chars >= size:
+            yield piece
+            piece, chars = [], 0
+    if piece:
+        yield piece
+
+
+def encode_split(tok, data_dir: Path, split: str, bpe: bool, progress: bool = True):
+    """Encode data/<split>.txt to its token file, a piece of stories at a time, and print
+    what it took (the encoding timed alone)."""
+    source = data_dir / f"{split}.txt"
     out = token_file(data_dir, split, bpe)
-    _progress(f"{out}: encoding {len(stories):,} stories...")
-    start = time.perf_counter()
-    # The stories' own end-of-text markers become the token; threads=0: one per core.
-    ids = tok.encode_array(text, allowed_special="all", threads=0)
-    seconds = time.perf_counter() - start
-    write_tokens(out, ids, len(tok))
-    chars = count_chars(stories)
-    if unknown_id(tok) is None:
-        unknown = "none (every byte is a token)"
+    counts = {"stories": 0, "chars": 0, "unknown": 0, "seconds": 0.0}
+    unknown = unknown_id(tok)
+
+    def encoded(stories):
+        for piece in story_pieces(stories):
+            start = time.perf_counter()
+            # The stories' own end-of-text markers become the token; threads=0: one per core.
+            ids = tok.encode_array(token_text(piece), allowed_special="all", threads=0)
+            counts["seconds"] += time.perf_counter() - start
+            counts["stories"] += len(piece)
+            counts["chars"] += count_chars(piece)
+            if unknown is not None:
+                counts["unknown"] += int(np.count_nonzero(ids == unknown))
+            yield ids
+
+    with _bar(_size(source), f"encoding {source.name}", progress) as bar:
+        tokens = write_tokens(out, encoded(data_stories(source, bar.update)), tok, source.name)
+    per_token = counts["chars"] / max(tokens, 1)
+    if unknown is None:
+        unknown_text = "none (every byte is a token)"
     else:
-        n = int(np.count_nonzero(ids == unknown_id(tok)))
-        unknown = f"{n:,} ({n / max(len(ids), 1):.2%})"
-    print(f"{out}: {len(ids):,} tokens from {len(stories):,} stories, {chars / max(len(ids), 1):.2f} characters "
-          f"per token, unknown {unknown}, encoded in {seconds:.2f} s")
+        unknown_text = f"{counts['unknown']:,} ({counts['unknown'] / max(tokens, 1):.2%})"
+    print(f"{out}: {tokens:,} tokens from {counts['stories']:,} stories, {per_token:.2f} characters per token, "
+          f"unknown {unknown_text}, encoded in {counts['seconds']:.2f} s")
 
 
-def training_text(data_dir: Path) -> str:
-    """The stories and the instructions, as the tokenizers learn from them."""
-    stories = read_stories(data_dir / "train.txt")
+def training_stories(data_dir: Path, progress=None):
+    """The stories and the instructions, streamed, as the tokenizers learn from them."""
+    yield from data_stories(data_dir / "train.txt", progress)
     if (data_dir / "instruct.txt").exists():
-        stories += read_stories(data_dir / "instruct.txt")
-    return token_text(stories)
+        yield from data_stories(data_dir / "instruct.txt", progress)
 
 
-def build_words(data_dir: Path, num_words: int):
-    text = training_text(data_dir)
-    _progress(f"word vocabulary: counting the words of {len(text) / 1e6:.1f} M characters...")
+def _training_size(data_dir: Path) -> int:
+    return sum(_size(data_dir / name) for name in ("train.txt", "instruct.txt"))
+
+
+def count_words(stories) -> Counter:
+    """How often each word and run of punctuation occurs in stories, story by story: the
+    counts that WordTokenizer.build makes of one text, made without one text in memory."""
+    counts = Counter()
+    for story in stories:
+        counts.update(WORD.findall(story))
+    return counts
+
+
+class _Tally:
+    """Stories as they go by, counted: how many, and their UTF-8 bytes."""
+
+    def __init__(self, stories):
+        self.stories, self.count, self.bytes = stories, 0, 0
+
+    def __iter__(self):
+        for story in self.stories:
+            self.count += 1
+            self.bytes += len(story) if story.isascii() else len(story.encode("utf-8"))
+            yield story
+
+
+def build_words(data_dir: Path, num_words: int, progress: bool = True):
+    """Count the words of the stories and the instructions, story by story; keep the most
+    frequent; then encode the splits."""
     start = time.perf_counter()
-    tok = WordTokenizer.build(text, size=num_words)
+    with _bar(_training_size(data_dir), "counting words", progress) as bar:
+        stories = _Tally(training_stories(data_dir, bar.update))
+        counts = count_words(stories)
+    # WordTokenizer.build's choice, from the counts: the most frequent first, ties in
+    # alphabetical order, so the same text gives the same ids.
+    ranked = sorted(counts.items(), key=lambda wc: (-wc[1], wc[0]))
+    tok = WordTokenizer([w for w, _ in ranked[:num_words]])
     print(f"word vocabulary: {len(tok):,} tokens ({len(tok.words):,} words and punctuation, then padding, "
-          f"end of text, unknown) from {len(text.encode('utf-8')) / 1e6:.1f} MB in {time.perf_counter() - start:.2f} s")
-    with atomic_write(data_dir / "vocab.json") as tmp:
+          f"end of text, unknown) from {stories.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.2f} s")
+    with _writing(tokenizer_file(data_dir, bpe=False)), atomic_write(tokenizer_file(data_dir, bpe=False)) as tmp:
         tok.save(tmp)
     for split in ("train", "valid"):
-        encode_split(tok, data_dir, split, bpe=False)
+        encode_split(tok, data_dir, split, bpe=False, progress=progress)
     return tok
 
 
-def build_bpe(data_dir: Path, vocab_size: int):
+def build_bpe(data_dir: Path, vocab_size: int, progress: bool = True):
     """Learn the BPE tokenizer from the stories and the instructions, one story at a time
-    (no merge crosses two stories), then encode the splits with it."""
-    stories = read_stories(data_dir / "train.txt")
-    if (data_dir / "instruct.txt").exists():
-        stories += read_stories(data_dir / "instruct.txt")
-    size = sum(len(s.encode("utf-8")) for s in stories)
+    (no merge crosses two stories), streamed, on all cores; then encode the splits."""
     start = time.perf_counter()
-    tok = BPETokenizer.train(stories, vocab_size, special_tokens=[PAD, END_OF_TEXT], threads=0)
+    stories = _Tally(training_stories(data_dir))
+    # The library's bars (bytes counted, then merges) show on a terminal unless --no-progress.
+    tok = BPETokenizer.train(stories, vocab_size, special_tokens=[PAD, END_OF_TEXT], threads=0,
+                             progress=None if progress else False)
     seconds = time.perf_counter() - start
     num_merges = len(tok.merges)
-    print(f"BPE: learned {num_merges:,} merges from {size / 1e6:.1f} MB of stories and instructions "
-          f"({len(stories):,} of them) in {seconds:.2f} s; vocabulary {len(tok):,} tokens (256 bytes, the merges, "
+    print(f"BPE: learned {num_merges:,} merges from {stories.bytes / 1e6:.1f} MB of stories and instructions "
+          f"({stories.count:,} of them) in {seconds:.2f} s; vocabulary {len(tok):,} tokens (256 bytes, the merges, "
           "padding, end of text)")
     if len(tok) < vocab_size:
         print(f"  (asked for {vocab_size:,} tokens: the text ran out of pairs to merge)")
-    tok.save(tokenizer_file(data_dir, bpe=True))
+    with _writing(tokenizer_file(data_dir, bpe=True)):
+        tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
-        encode_split(tok, data_dir, split, bpe=True)
+        encode_split(tok, data_dir, split, bpe=True, progress=progress)
     return tok
 
 
-def _progress(message):
-    """A line that says what the next long step is, on a terminal, for the result to overwrite."""
-    if sys.stdout.isatty():
-        print(message, end="\r", flush=True)
+def _size(path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def _bar(total: int, desc: str, progress: bool):
+    """A progress bar in bytes, on a terminal only, unless progress is False."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, disable=None if progress else True,
+                leave=False, file=sys.stderr)
 
 
 def show_sentence(tok):
@@ -516,7 +776,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Get the TinyStories stories and write their token files: word-level by default, "
                     "byte-level BPE with --bpe.",
         epilog=f"Token files ({{train,valid}}.bin, {{train,valid}}-bpe.bin) are flat arrays of little-endian "
-               "uint16 ids with no header; each story is end of text followed by its tokens. "
+               "uint16 ids with no header; each story is end of text followed by its tokens. Beside each, a "
+               "sidecar (train-bpe.bin.json, ...) names the tokenizer that wrote it (a sha256 of its content) and "
+               "the dtype; pretrain.py refuses a token file without one, or made by another tokenizer. "
+               "Memory: every step streams (files read a MB at a time, stories encoded 8 M characters at a time, "
+               "BPE and word counts kept per distinct chunk or word), so peak memory does not grow with the "
+               "input's size: about 50 MB, plus about 45 MB for the 8 M characters of stories encoded at a "
+               "time (more for text outside Latin-1), plus what grows with the text's variety (distinct chunks "
+               "and words); about 105 MB with --bpe on 3 GB of TinyStories-like text (python data_memory.py measures "
+               "it). A story over 8 M characters is refused as a wrong --separator. "
                f"Without a network and without --source, data.py stops with: {NO_NETWORK}.")
     parser.add_argument("--bpe", action="store_true",
                         help="learn a BPE tokenizer from the stories and the instructions, one story at a time, "
@@ -540,7 +808,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--separator", choices=["auto", *SEPARATORS], default="auto",
                         help="what separates the stories in --source files: "
                              + "; ".join(f"{k}: {v}" for k, v in SEPARATORS.items())
-                             + "; auto: eot if the file holds <|endoftext|>, else blank (default: %(default)s)")
+                             + ". <|endoftext|> ends a story whatever the choice. auto (the default) looks at a "
+                               "file's first MB: eot if it holds <|endoftext|>; else line if at least 1 in 10 of its "
+                               "breaks between lines of text are single line breaks; else blank. The samples in "
+                               "shared/data/tinystories: train-sample-lowercase.txt ends each story with a single "
+                               "line break and each paragraph inside one with a blank line (auto: line, 5,478 "
+                               "stories); "
+                               "valid-sample.txt puts blank lines between stories and between paragraphs alike, so "
+                               "no rule can tell them apart and each of its 4,302 'stories' is a paragraph (auto: blank)")
     parser.add_argument("--train-mb", type=float, default=TRAIN_MB,
                         help="take the first this many MB (10^6 bytes) of the training stories (downloaded or --source), cut after the last "
                              "whole story; the default, %(default)s, is the episode's ~21 M BPE tokens")
@@ -569,11 +844,16 @@ def main(argv=None):
         parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
     data_dir = args.data_dir
     try:
+        progress = not args.no_progress
         if args.source is not None:
-            import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase)
+            import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase,
+                          progress)
         else:
-            get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=not args.no_progress)
-        tok = build_bpe(data_dir, args.vocab_size) if args.bpe else build_words(data_dir, args.words)
+            get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=progress)
+        if args.bpe:
+            tok = build_bpe(data_dir, args.vocab_size, progress)
+        else:
+            tok = build_words(data_dir, args.words, progress)
     except DataError as e:
         parser.exit(1, f"{parser.prog}: error: {e}\n")
     show_sentence(tok)

@@ -446,8 +446,8 @@ def train(parser, args, rank, world, device):
     try:
         tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
         vocab = len(tokenizer)
-        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), vocab, args.bpe)
-        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), vocab, args.bpe)
+        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
+        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
     except data.DataError as e:
         parser.exit(1, f"{parser.prog}: error: {e}\n")
 

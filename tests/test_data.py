@@ -5,7 +5,10 @@ with byte ranges, and can drop a connection part way, or ignore ranges, as real 
 No network beyond 127.0.0.1, and nothing from outside the repository.
 """
 import http.server
+import json
+import random
 import re
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -13,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import bpe.tokenizer
 import data
-from tokenizer import END_OF_TEXT, WordTokenizer
+from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint
 
 STORIES = [
     "Once upon a time, there was a little cat named Tom. Tom liked to play in the sun.",
@@ -64,8 +68,83 @@ def test_split_stories_on_single_line_breaks_keeps_paragraphs():
 def test_separator_detection_and_bad_separator():
     assert data.detect_separator(f"a\n{END_OF_TEXT}\nb") == "eot"
     assert data.detect_separator("a\n\nb") == "blank"
+    assert data.detect_separator("a story.\nanother story.\na third.\n") == "line"  # one story per line
+    assert data.detect_separator("just one line") == "blank"  # one story either way
     with pytest.raises(ValueError, match="separator"):
         data.split_stories("a", "comma")
+
+
+def paragraphs(story_number, rng):
+    """A story of 2 to 5 paragraphs of made-up sentences."""
+    return ["".join(f"story {story_number} part {k} sentence {j}. " for j in range(rng.randint(1, 4))).strip()
+            for k in range(rng.randint(2, 5))]
+
+
+def shaped_like_train_sample(n, seed=0):
+    """As shared/data/tinystories/train-sample-lowercase.txt is: blank lines between a
+    story's paragraphs, a single line break between stories."""
+    rng = random.Random(seed)
+    stories = ["\n\n".join(paragraphs(k, rng)) for k in range(n)]
+    return stories, "\n".join(stories) + "\n"
+
+
+def shaped_like_valid_sample(n, seed=0):
+    """As shared/data/tinystories/valid-sample.txt is: blank lines between stories and between
+    paragraphs alike (so its "stories" are paragraphs), and rarely a line break inside one."""
+    rng = random.Random(seed)
+    pieces = [p for k in range(n) for p in paragraphs(k, rng)]
+    for k in range(0, len(pieces), 80):  # about 1 in 80, as in the sample (54 in 4,302)
+        pieces[k] = pieces[k].replace(". ", ".\n", 1)
+    return pieces, "\n\n".join(pieces) + "\n"
+
+
+def test_separator_detection_on_files_shaped_like_the_samples():
+    train, train_text = shaped_like_train_sample(300)
+    assert data.detect_separator(train_text) == "line"  # was "blank": paragraphs taken for stories
+    assert data.split_stories(train_text, "line") == train
+    valid, valid_text = shaped_like_valid_sample(300)
+    assert data.detect_separator(valid_text) == "blank"
+    assert data.split_stories(valid_text, "blank") == valid
+
+
+def test_end_of_text_ends_a_story_whatever_the_separator():
+    assert data.split_stories(f"a\n\nb{END_OF_TEXT}c", "blank") == ["a", "b", "c"]
+    assert data.split_stories(f"a\nb{END_OF_TEXT}c", "line") == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("separator", ["eot", "blank", "line"])
+def test_stories_read_block_by_block_are_the_stories_of_the_whole_text(tmp_path, monkeypatch, separator):
+    """Every way a block boundary can fall: inside a separator, a marker, a "\r\n", a
+    character of several bytes."""
+    rng = random.Random(separator)
+    parts = ["a", "b c", " ", "\t", "\n", "\n", "\r\n", "é", "日本", END_OF_TEXT, "<|", "\n\n"]
+    path = tmp_path / "stories.txt"
+    for trial in range(200):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 40)))
+        path.write_bytes(text.encode("utf-8"))
+        monkeypatch.setattr(data, "READ_BYTES", rng.randint(1, 9))
+        expected = data.split_stories(text, separator)
+        try:
+            streamed = list(data.iter_stories(path, separator))
+        except data.DataError:
+            streamed = []  # a file with no story
+        assert streamed == expected, (trial, text)
+
+
+def test_a_prefix_drops_the_last_story_and_a_cut_character(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "READ_BYTES", 3)
+    path = tmp_path / "s.txt"
+    path.write_bytes(f"un été\n{END_OF_TEXT}\nun café\n{END_OF_TEXT}\nla fin".encode("utf-8"))
+    whole, marker = path.read_bytes(), END_OF_TEXT.encode()
+    for limit in range(1, len(whole)):
+        last = whole[:limit].rfind(marker)  # what comes after the last whole marker may be cut off
+        if last < 0:
+            with pytest.raises(data.DataError, match="found no complete story.*take a larger prefix"):
+                list(data.iter_stories(path, "eot", max_bytes=limit))
+        else:
+            expected = data.split_stories(whole[:last].decode("utf-8"), "eot")
+            assert list(data.iter_stories(path, "eot", max_bytes=limit)) == expected, limit
+    assert list(data.iter_stories(path, "eot", max_bytes=len(whole))) == ["un été", "un café", "la fin"]
 
 
 def test_stories_written_and_read_back(tmp_path):
@@ -107,37 +186,85 @@ def test_token_text_and_character_count():
 # Token files
 
 
-def test_token_files_are_headerless_little_endian_uint16(tmp_path):
+def test_token_files_are_headerless_little_endian_uint16_with_a_sidecar(tmp_path):
     path = tmp_path / "train.bin"
+    tok = WordTokenizer([f"w{i}" for i in range(65533)])  # 65,536 tokens: every 16-bit id
     ids = np.array([0, 1, 258, 65535], dtype=np.int64)
-    data.write_tokens(path, ids, vocab_size=65536)
+    assert data.write_tokens(path, [ids[:1], ids[1:]], tok, "train.txt") == 4  # appended piece by piece
     assert path.read_bytes() == b"\x00\x00\x01\x00\x02\x01\xff\xff"
-    back = data.load_tokens(path, 65536)
+    about = json.loads(data.sidecar_file(path).read_text())
+    assert about["dtype"] == "<u2" and about["tokens"] == 4 and about["tokenizer"] == "vocab.json"
+    assert about["tokenizer_sha256"] == fingerprint(tok) and about["text"] == "train.txt"
+    back = data.load_tokens(path, tok)
     assert back.dtype == np.dtype("<u2") and back.tolist() == ids.tolist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.bin", "train.bin.json"]  # no temporary left
+
+
+def bpe_tokenizer(merges=((104, 101), (108, 108), (111, 32))):
+    return BPETokenizer(list(merges), special_tokens=[PAD, END_OF_TEXT])
 
 
 def test_load_tokens_checks_the_file(tmp_path):
+    tok = bpe_tokenizer()
     path = tmp_path / "train-bpe.bin"
     with pytest.raises(data.DataError, match=r"no .*train-bpe\.bin: make it with `python data\.py --bpe`"):
-        data.load_tokens(path, 100)
+        data.load_tokens(path, tok)
     path.write_bytes(b"\x01\x00\x02")
-    with pytest.raises(data.DataError, match=r"not a whole number of 16-bit ids.*python data\.py --bpe"):
-        data.load_tokens(path, 100)
+    with pytest.raises(data.DataError, match=r"not a whole number of 16-bit ids.*python data\.py --bpe`$"):
+        data.load_tokens(path, tok)
     path.write_bytes(b"")
     with pytest.raises(data.DataError, match="not a token file"):
-        data.load_tokens(path, 100)
-    path.write_bytes(np.array([5, 100], dtype="<u2").tobytes())
-    with pytest.raises(data.DataError, match=r"id 100, outside the tokenizer's 100 tokens"):
-        data.load_tokens(path, 100)
+        data.load_tokens(path, tok)
+    data.write_tokens(path, [np.array([5, len(tok)])], tok)
+    with pytest.raises(data.DataError, match=rf"id {len(tok)}, outside the tokenizer's {len(tok)} tokens"):
+        data.load_tokens(path, tok)
+    word = WordTokenizer(["a", "b"])
     word_file = tmp_path / "valid.bin"
-    word_file.write_bytes(np.array([7], dtype="<u2").tobytes())
-    with pytest.raises(data.DataError, match=r"make it again with `python data\.py`$"):
-        data.load_tokens(word_file, 5)
+    data.write_tokens(word_file, [np.array([1, 2, 3])], word)
+    word_file.write_bytes(np.array([1, 2], dtype="<u2").tobytes())  # changed after its sidecar was written
+    with pytest.raises(data.DataError, match=r"holds 2 ids, its valid\.bin\.json says 3.*make it again with `python data\.py`$"):
+        data.load_tokens(word_file, word)
+    data.sidecar_file(word_file).write_text("{not json")
+    with pytest.raises(data.DataError, match=r"valid\.bin\.json is not readable JSON.*make it again with `python data\.py`$"):
+        data.load_tokens(word_file, word)
 
 
-def test_vocabulary_too_large_for_16_bits_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="16 bits"):
-        data.write_tokens(tmp_path / "x.bin", np.array([1]), vocab_size=70_000)
+def test_a_token_file_without_its_sidecar_is_refused(tmp_path):
+    tok = bpe_tokenizer()
+    path = tmp_path / "train-bpe.bin"
+    np.array([1, 2, 3], dtype="<u2").tofile(path)  # as data.py wrote token files before sidecars
+    with pytest.raises(data.DataError) as e:
+        data.load_tokens(path, tok)
+    message = str(e.value)
+    assert "\n" not in message and "train-bpe.bin has no train-bpe.bin.json" in message
+    assert message.endswith("make it again with `python data.py --bpe`")
+
+
+def test_token_files_of_another_tokenizer_are_refused(tmp_path):
+    """BPE token files copied over the word-level ones, with their sidecar or without it."""
+    word, bpe = WordTokenizer([f"w{i}" for i in range(600)]), bpe_tokenizer()
+    data.write_tokens(tmp_path / "train.bin", [np.array([600, 3, 4, 5])], word)
+    data.write_tokens(tmp_path / "train-bpe.bin", [np.array([258, 104, 256, 32, 257])], bpe)
+    shutil.copy(tmp_path / "train-bpe.bin", tmp_path / "train.bin")  # the old sidecar stays
+    with pytest.raises(data.DataError, match=r"holds 5 ids, its train\.bin\.json says 4.*`python data\.py`$"):
+        data.load_tokens(tmp_path / "train.bin", word)
+    shutil.copy(tmp_path / "train-bpe.bin.json", tmp_path / "train.bin.json")  # and its sidecar too
+    with pytest.raises(data.DataError, match=r"train\.bin was written by another tokenizer than the word tokenizer "
+                                             r"given \(its train\.bin\.json names tokenizer\.bpe.*`python data\.py`$"):
+        data.load_tokens(tmp_path / "train.bin", word)
+
+
+def test_a_tokenizer_with_two_merges_swapped_is_refused(tmp_path):
+    """The two merges make different tokens, neither from the other: the swapped tokenizer
+    loads without complaint, and encodes other ids."""
+    tok = bpe_tokenizer()
+    path = tmp_path / "train-bpe.bin"
+    data.write_tokens(path, [tok.encode_array("hello hello", allowed_special="all")], tok)
+    swapped = bpe_tokenizer([(108, 108), (104, 101), (111, 32)])
+    assert len(swapped) == len(tok) and swapped.encode("hello") != tok.encode("hello")
+    with pytest.raises(data.DataError, match=r"written by another tokenizer.*make it again with `python data\.py --bpe`$"):
+        data.load_tokens(path, swapped)
+    assert data.load_tokens(path, tok).tolist() == tok.encode("hello hello")
 
 
 def test_load_tokenizer_names_the_command(tmp_path):
@@ -161,11 +288,13 @@ def test_load_tokenizer_names_the_command(tmp_path):
 
 
 def sample_like_source(folder: Path):
-    """Files named and laid out as the samples in shared/data/tinystories/ are: blank lines
-    between stories, no end-of-text markers."""
+    """Files named and laid out as the samples in shared/data/tinystories/ are: no end-of-text
+    markers; the training stories lowercased, a story per line, blank lines between their
+    paragraphs; blank lines between the held-out stories and their paragraphs alike."""
     folder.mkdir()
-    train, valid = many_stories(60, seed=1), many_stories(20, seed=2)
-    (folder / "train-sample-lowercase.txt").write_text("\n\n".join(s.lower() for s in train) + "\n", encoding="utf-8")
+    train, text = shaped_like_train_sample(60, seed=1)
+    (folder / "train-sample-lowercase.txt").write_text(text, encoding="utf-8")
+    valid = many_stories(20, seed=2)
     (folder / "valid-sample.txt").write_text("\n\n".join(valid) + "\n\n", encoding="utf-8")
     (folder / "README.md").write_text("not a story file")
     return train, valid
@@ -176,14 +305,16 @@ def test_source_like_the_samples_writes_stories_and_word_tokens(tmp_path, capsys
     d = tmp_path / "data"
     data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d)])
     out = capsys.readouterr().out
-    assert data.read_stories(d / "train.txt") == [s.lower() for s in train]
+    assert data.read_stories(d / "train.txt") == train
     assert data.read_stories(d / "valid.txt") == valid
     assert not (d / "instruct.txt").exists() and "no instruction file" in out
-    assert "60 stories separated by one or more blank lines (auto)" in out
+    assert "train.txt: 60 stories separated by single line breaks (auto)" in out
+    assert "valid.txt: 20 stories separated by one or more blank lines (auto)" in out
     tok = WordTokenizer.load(d / "vocab.json")
-    ids = data.load_tokens(d / "train.bin", len(tok))
+    ids = data.load_tokens(d / "train.bin", tok)
     assert ids[0] == tok.eot_token and int(np.count_nonzero(ids == tok.eot_token)) == 60
-    assert tok.decode(ids[1:list(ids[1:]).index(tok.eot_token) + 1]) == train[0].lower()
+    first = tok.decode(ids[1:list(ids[1:]).index(tok.eot_token) + 1])
+    assert first == " ".join(train[0].split())  # the word level drops line breaks
     # The statistics the issue asks for: tokens, unknown share, characters per token, seconds.
     assert re.search(r"valid\.bin: [\d,]+ tokens from 20 stories, [\d.]+ characters per token, unknown [\d,]+ \([\d.]+%\), "
                      r"encoded in [\d.]+ s", out)
@@ -195,7 +326,7 @@ def test_source_lowercase_makes_the_held_out_stories_like_the_training_ones(tmp_
     d = tmp_path / "data"
     data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--lowercase"])
     assert data.read_stories(d / "valid.txt") == [s.lower() for s in valid] != valid
-    assert data.read_stories(d / "train.txt") == [s.lower() for s in train]
+    assert data.read_stories(d / "train.txt") == train  # lowercase already
     with pytest.raises(SystemExit):
         data.main(["--data-dir", str(d), "--lowercase"])  # only with --source
 
@@ -261,6 +392,109 @@ def test_help_documents_every_flag(capsys):
         for flag in action.option_strings:
             assert flag in out
     assert "uint16 ids" in out and "no network: use --source DIR" in out
+
+
+# ---------------------------------------------------------------------------------------
+# Streaming: files of any size in bounded memory
+
+
+def mixed_source(folder: Path):
+    """Training stories with markers, Windows line ends and accents; held-out stories one per
+    line; instructions with markers."""
+    folder.mkdir()
+    train = [s.replace("saw", "vit l'été") for s in many_stories(300, seed=5)]
+    (folder / "train.txt").write_bytes(tinystories_file(train).replace(b"\n", b"\r\n"))
+    (folder / "valid.txt").write_text("\n".join(many_stories(40, seed=6)) + "\n", encoding="utf-8")
+    (folder / "instruct-train.txt").write_bytes(tinystories_file(
+        [f"Words: cat, 日本\nStory: {s}" for s in many_stories(50, seed=7)]))
+
+
+@pytest.mark.parametrize("flags", [["--bpe", "--vocab-size", "400"], ["--words", "40"]])
+def test_streamed_files_equal_the_one_piece_files_byte_for_byte(tmp_path, monkeypatch, flags):
+    """Read 7 bytes at a time, encoded 100 characters at a time, trained 50 bytes at a time,
+    and all at once: the same stories, tokenizer, token files and sidecars."""
+    mixed_source(tmp_path / "src")
+    folders = {}
+    for name, (read, piece, batch) in {"small": (7, 100, 50), "whole": (1 << 24, 1 << 24, 1 << 24)}.items():
+        monkeypatch.setattr(data, "READ_BYTES", read)
+        monkeypatch.setattr(data, "PIECE_CHARS", piece)
+        monkeypatch.setattr(bpe.tokenizer, "TRAIN_BATCH_BYTES", batch)
+        folders[name] = tmp_path / name
+        data.main(["--source", str(tmp_path / "src"), "--data-dir", str(folders[name]), "--no-progress", *flags])
+    names = sorted(p.name for p in folders["small"].iterdir())
+    made = ["tokenizer.bpe", "train-bpe.bin", "valid-bpe.bin"] if "--bpe" in flags else ["vocab.json", "train.bin", "valid.bin"]
+    made += [name + ".json" for name in made if name.endswith(".bin")]
+    assert names == sorted(p.name for p in folders["whole"].iterdir()) == sorted(["train.txt", "valid.txt", "instruct.txt", *made])
+    for name in names:
+        assert (folders["small"] / name).read_bytes() == (folders["whole"] / name).read_bytes(), name
+    assert len(data.read_stories(folders["small"] / "valid.txt")) == 40  # one per line, detected
+
+
+def test_the_streamed_word_vocabulary_is_word_tokenizer_builds(tmp_path):
+    stories = many_stories(200, seed=8) + ["Un café, s'il vous plaît... l'été!"]
+    counted = data.count_words(iter(stories))
+    ranked = sorted(counted.items(), key=lambda wc: (-wc[1], wc[0]))
+    for size in (5, 30, 1000):
+        assert [w for w, _ in ranked[:size]] == WordTokenizer.build(data.token_text(stories), size).words
+
+
+# ---------------------------------------------------------------------------------------
+# Errors name the file, without a traceback
+
+
+def data_folder(folder: Path, train: bytes):
+    """A data folder that data.py made, but for train.txt: no download needed."""
+    folder.mkdir()
+    (folder / "train.txt").write_bytes(train)
+    for name in ("valid.txt", "instruct.txt"):
+        (folder / name).write_bytes(tinystories_file(STORIES))
+
+
+@pytest.mark.parametrize("flags", [[], ["--bpe"]])
+def test_a_data_file_that_is_not_utf8_is_named(tmp_path, capsys, monkeypatch, flags):
+    # The bad byte in a later block: its offset counts from the start. (raising=False: the
+    # test runs against the data.py of before streaming too, to see it fail there.)
+    monkeypatch.setattr(data, "READ_BYTES", 5, raising=False)
+    data_folder(tmp_path / "d", tinystories_file(STORIES[:2]) + b"caf\xe9\n")
+    with pytest.raises(SystemExit) as e:
+        data.main(["--data-dir", str(tmp_path / "d"), "--no-progress", *flags])
+    err = capsys.readouterr().err
+    offset = len(tinystories_file(STORIES[:2])) + 3
+    assert e.value.code == 1 and f"train.txt is not UTF-8 text (byte {offset}: invalid continuation byte)" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", r"train\.txt: found no story"),
+    (b" \n\n \n", r"train\.txt: found no story"),
+])
+def test_an_empty_source_file_is_named(tmp_path, capsys, content, message):
+    (tmp_path / "train.txt").write_bytes(content)
+    (tmp_path / "valid.txt").write_text("A story.\n")
+    with pytest.raises(SystemExit) as e:
+        data.main(["--source", str(tmp_path), "--data-dir", str(tmp_path / "data"), "--no-progress"])
+    assert e.value.code == 1 and re.search(message, capsys.readouterr().err)
+
+
+def test_a_story_too_long_for_memory_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(data, "MAX_STORY_CHARS", 1000, raising=False)
+    monkeypatch.setattr(data, "READ_BYTES", 256, raising=False)
+    (tmp_path / "train.txt").write_text("word " * 2000 + f"\n{END_OF_TEXT}\n")
+    (tmp_path / "valid.txt").write_text("A story.\n")
+    with pytest.raises(SystemExit):
+        data.main(["--source", str(tmp_path), "--data-dir", str(tmp_path / "data"), "--no-progress"])
+    assert re.search(r"train\.txt: a story longer than 1,000 characters: are its stories separated by the text "
+                     r"<\|endoftext\|>\? \(see --separator\)", capsys.readouterr().err)
+
+
+def test_a_data_file_that_cannot_be_read_is_named(tmp_path, capsys):
+    data_folder(tmp_path / "d", b"")
+    (tmp_path / "d" / "train.txt").unlink()
+    (tmp_path / "d" / "train.txt").mkdir()  # exists, and is no file
+    with pytest.raises(SystemExit):
+        data.main(["--data-dir", str(tmp_path / "d"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "train.txt" in err and "Traceback" not in err
 
 
 # ---------------------------------------------------------------------------------------

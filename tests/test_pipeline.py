@@ -13,6 +13,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -75,8 +76,9 @@ def data_dir(corpus, tmp_path_factory):
     """data.py --source, then data.py --bpe --source: word-level and BPE files side by side."""
     src = corpus[0]
     d = tmp_path_factory.mktemp("data")
-    data.main(["--source", str(src), "--data-dir", str(d)])
-    data.main(["--bpe", "--vocab-size", "458", "--source", str(src), "--data-dir", str(d)])
+    # The held-out stories hold line breaks, which auto would take for a story per line.
+    data.main(["--source", str(src), "--data-dir", str(d), "--separator", "blank"])
+    data.main(["--bpe", "--vocab-size", "458", "--source", str(src), "--data-dir", str(d), "--separator", "blank"])
     return d
 
 
@@ -117,7 +119,7 @@ def test_data_py_writes_both_tokenizations(data_dir, corpus, capsys):
     tok = data.load_tokenizer(data_dir, bpe=True)
     assert tok == BPETokenizer.load(data_dir / "tokenizer.bpe")
     assert len(tok.merges) == 200 and len(tok) == 256 + 200 + 2 and tok.special_tokens == (PAD, END_OF_TEXT)
-    ids = data.load_tokens(data.token_file(data_dir, "train", True), len(tok))
+    ids = data.load_tokens(data.token_file(data_dir, "train", True), tok)
     # Story after story, each after its end of text, and decoding gives the stories back.
     assert ids[0] == tok.eot_token
     pieces = tok.decode(ids).split(END_OF_TEXT)
@@ -499,6 +501,23 @@ def test_missing_data_names_the_command(tmp_path, capsys, flags, command):
     with pytest.raises(SystemExit) as e:
         pretrain.main(["--data-dir", str(tmp_path), "--runs-dir", str(tmp_path), *flags])
     assert e.value.code == 1 and f"make it with `{command}`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("with_sidecars", [True, False])
+def test_token_files_of_the_other_tokenizer_are_refused(data_dir, tmp_path, capsys, with_sidecars):
+    """The word-level files copied over the BPE ones: every word id is a BPE id too (141
+    words against 458 BPE tokens here), so only the sidecars can tell."""
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir, copy)
+    assert len(data.load_tokenizer(copy, bpe=False)) < len(data.load_tokenizer(copy, bpe=True))
+    for split in ("train", "valid"):
+        for suffix in ([".bin", ".bin.json"] if with_sidecars else [".bin"]):
+            shutil.copy(copy / f"{split}{suffix}", copy / f"{split}-bpe{suffix}")
+    with pytest.raises(SystemExit) as e:
+        pretrain.main(["--data-dir", str(copy), "--runs-dir", str(tmp_path / "runs"), "--bpe", "--max-steps", "1", *TINY])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and "train-bpe.bin" in err and err.endswith("make it again with `python data.py --bpe`\n")
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
 
 
 def test_bits_errors_are_clear(data_dir, tmp_path, capsys):
