@@ -57,13 +57,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from bpe.files import atomic_write
-from tokenizer import END_OF_TEXT, PAD, WORD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
+from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -681,15 +680,6 @@ def _training_size(data_dir: Path) -> int:
     return sum(_size(data_dir / name) for name in ("train.txt", "instruct.txt"))
 
 
-def count_words(stories) -> Counter:
-    """How often each word and run of punctuation occurs in stories, story by story: the
-    counts that WordTokenizer.build makes of one text, made without one text in memory."""
-    counts = Counter()
-    for story in stories:
-        counts.update(WORD.findall(story))
-    return counts
-
-
 class _Tally:
     """Stories as they go by, counted: how many, and their UTF-8 bytes."""
 
@@ -709,11 +699,7 @@ def build_words(data_dir: Path, num_words: int, progress: bool = True):
     start = time.perf_counter()
     with _bar(_training_size(data_dir), "counting words", progress) as bar:
         stories = _Tally(training_stories(data_dir, bar.update))
-        counts = count_words(stories)
-    # WordTokenizer.build's choice, from the counts: the most frequent first, ties in
-    # alphabetical order, so the same text gives the same ids.
-    ranked = sorted(counts.items(), key=lambda wc: (-wc[1], wc[0]))
-    tok = WordTokenizer([w for w, _ in ranked[:num_words]])
+        tok = WordTokenizer.build(stories, size=num_words)
     print(f"word vocabulary: {len(tok):,} tokens ({len(tok.words):,} words and punctuation, then padding, "
           f"end of text, unknown) from {stories.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.2f} s")
     with _writing(tokenizer_file(data_dir, bpe=False)), atomic_write(tokenizer_file(data_dir, bpe=False)) as tmp:

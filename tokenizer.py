@@ -223,19 +223,24 @@ class WordTokenizer(Tokenizer):
         self.tokens = self.words + [PAD, END_OF_TEXT, UNKNOWN]
 
     @classmethod
-    def build(cls, text: str, size: int = 10_000) -> "WordTokenizer":
-        """The `size` most frequent words and punctuation runs of text (fewer if it has
-        fewer), plus padding, end of text and unknown: 10,003 tokens by default."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+    def build(cls, texts, size: int = 10_000) -> "WordTokenizer":
+        """The `size` most frequent words and punctuation runs of texts (fewer if they have
+        fewer), plus padding, end of text and unknown: 10,003 tokens by default. texts is a
+        str, or any iterable of str (stories, say), counted one at a time so that a
+        corpus need not be in memory at once."""
+        if isinstance(texts, str):
+            texts = [texts]
+        elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
+            raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"size must be a positive int, got {size!r}")
         counts = Counter()
-        # Story by story: end-of-text markers are not words, and a findall over a whole
-        # corpus at once would hold every token of it in memory.
-        for piece, special in split_specials(text, allowed_special="all"):
-            if special is None:
-                counts.update(WORD.findall(piece))
+        for text in texts:
+            # Piece by piece: end-of-text markers are not words, and a findall over a
+            # whole corpus at once would hold every token of it in memory.
+            for piece, special in split_specials(text, allowed_special="all"):
+                if special is None:
+                    counts.update(WORD.findall(piece))
         # Most frequent first; ties in alphabetical order, so the same text gives the same ids.
         ranked = sorted(counts.items(), key=lambda wc: (-wc[1], wc[0]))
         return cls([w for w, _ in ranked[:size]])
