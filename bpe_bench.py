@@ -957,8 +957,7 @@ def run_train(args):
 
     tables = []
     for name, (text, what) in texts.items():
-        data = text.encode("utf-8")
-        mb = len(data) / 1e6
+        mb = len(text.encode("utf-8")) / 1e6
         chunks, distinct = chunk_counts(bpe, text)
         parts = pieces(text, 1 << 20)
         contenders = [Contender("ours", "bpe", lambda: text, lambda text: bpe.BPETokenizer.train(
