@@ -429,8 +429,13 @@ def versions() -> dict:
     bpe = import_bpe()
     found["bpe"] = bpe.__version__
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, check=True).stdout.strip()
+        git = ["git", "-C", str(ROOT)]
+        commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        # Changed files, but the results this benchmark writes, make the commit "dirty".
+        changed = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                  ":(exclude)docs/results"], capture_output=True, text=True, check=True).stdout
+        commit += "-dirty" if changed.strip() else ""
     except (OSError, subprocess.CalledProcessError):
         commit = None
     found["bpe_commit"] = commit

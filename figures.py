@@ -32,6 +32,7 @@ import json
 import re
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -287,11 +288,12 @@ def figure_train(results: Path, out: Path):
         bar_labels(ax, bars, labels)
     ax.set_yscale("log")
     ax.set_xticks(range(len(tables)), [
-        f"{t['mb']:.0f} MB: {t['what']}\n{t['chunks'] / 1e6:.1f} M chunks, {t['distinct_chunks'] / 1e6:.2f} M distinct"
+        f"{t['mb']:.0f} MB: " + "\n".join(textwrap.wrap(t["what"], 30)) +
+        f"\n{t['chunks'] / 1e6:.1f} M chunks, {t['distinct_chunks'] / 1e6:.2f} M distinct"
         f"\nours' peak memory {t['ours_peak_rss_mb']:,.0f} MB" for t in tables], fontsize=7)
     ax.set_ylabel(f"seconds, median of {data['repeats']} (log scale)")
-    ax.set_title("learning 7,934 merges, all cores; = the same merges as ours, ≠ other merges "
-                 "(tokenizers: GPT-2's split)", fontsize=8)
+    ax.set_title(f"learning 7,934 merges, all cores ({tables[0]['cores']}); = the same merges as ours, ≠ other "
+                 "merges (tokenizers: GPT-2's split)", fontsize=8)
     ax.legend(frameon=False, loc="upper left", fontsize=8)
     ax.set_ylim(min(r["median_s"] for t in tables for r in t["rows"]) / 2,
                 max(r["median_s"] for t in tables for r in t["rows"]) * 8)
