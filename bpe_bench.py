@@ -42,7 +42,7 @@ generated words (seeded).
     pip install -r requirements-bench.txt      # the peers; a missing one is left out
     python bpe_bench.py encode                 # writes docs/results/bench-encode.json
     python bpe_bench.py train --repeats 5
-    python bpe_bench.py all --quick            # small sizes, a minute or two, saves nothing
+    python bpe_bench.py all --quick            # small sizes, about two minutes, saves nothing
 
 The stories and GPT-2's files come from the project's shared data folder
 (../shared/data beside the repository, or --data, or $BPE_SHARED_DATA); GPT-4's
@@ -1118,8 +1118,8 @@ def main(argv=None):
     def common(p):
         p.add_argument("--repeats", type=int, default=None, help="rounds; the tables give medians (default: 7 "
                        "for encode and threads, 5 for train and reference; at least 5)")
-        p.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs (about a "
-                       "minute); saves nothing unless --out is given")
+        p.add_argument("--quick", action="store_true", help="small sizes, to check that everything runs (all four: "
+                       "about two minutes); saves nothing unless --out is given")
         p.add_argument("--out", type=Path, default=None, help="where bench-NAME.json and .txt go (default: "
                        "docs/results; with --quick: nowhere)")
         p.add_argument("--data", type=Path, default=SHARED_DATA, help=f"the shared data folder (default: {SHARED_DATA})")
@@ -1149,8 +1149,8 @@ def main(argv=None):
     p.add_argument("--many-mb", type=float, default=100.0,
                    help="megabytes of source + generated words, millions of distinct chunks (default: 100)")
     p.add_argument("--reference-mb", type=float, default=1.0,
-                   help="check our merges against the reference's on this prefix of the stories (default: 1, "
-                        "about two minutes)")
+                   help="check our merges against the reference's on this prefix of the stories (default: 1; "
+                        "the reference takes about a minute)")
     p.add_argument("--hf-on", type=lambda s: s.split(","), default=["stories", "distinct"],
                    help="the corpora that Hugging Face tokenizers learns from too (default: stories,distinct; on "
                         "'many' it would take minutes a round)")
