@@ -3,21 +3,26 @@
     python figures.py                      # all figures, from docs/results/
     python figures.py --runs runs/pretrain-rope runs/pretrain-rope-bpe   # take the logs of these runs first
 
-Nothing is typed in by hand: each figure is drawn from the printed output of a
-script, saved to a text file, or from a run folder's log.jsonl:
+Nothing is typed in by hand: each figure is drawn from what a script saved, the
+benchmark's JSON files, a script's printed output saved to a text file, or a run
+folder's log.jsonl:
 
-    docs/results/bench-reference.txt   python bpe_bench.py --text FILE > docs/results/bench-reference.txt
-    docs/results/bench-peers.txt       python bpe_bench.py --peers --text FILE... > docs/results/bench-peers.txt
+    docs/results/bench-reference.json  python bpe_bench.py reference
+    docs/results/bench-encode.json     python bpe_bench.py encode
+    docs/results/bench-threads.json    python bpe_bench.py threads
+    docs/results/bench-train.json      python bpe_bench.py train
     docs/results/bits.txt              python bits.py runs/pretrain-rope runs/pretrain-rope-bpe > docs/results/bits.txt
     docs/results/logs/NAME.jsonl       runs/NAME/log.jsonl, copied there by --runs (runs/ is not committed)
 
 and the figures go to docs/images/:
 
-    speed-reference.png     the C++ against the Python reference (bench-reference.txt)
-    speed-peers-train.png   training against rustbpe and tokenizers (bench-peers.txt)
-    speed-peers-encode.png  encoding against tiktoken, tokenizers and rustbpe (bench-peers.txt)
-    loss-curves.png         held-out loss over pretraining, per run (logs/*.jsonl)
-    bits-per-char.png       bits per character, per model (bits.txt)
+    speed-reference.png      the C++ against the Python reference (bench-reference.json)
+    speed-encode-lists.png   encoding on one core, lists against lists (bench-encode.json)
+    speed-encode-arrays.png  encoding on one core, arrays against arrays (bench-encode.json)
+    speed-threads.png        our encoder on two threads against one (bench-threads.json)
+    speed-train.png          training against rustbpe and tokenizers; counting on 1 and 2 threads (bench-train.json)
+    loss-curves.png          held-out loss over pretraining, per run (logs/*.jsonl)
+    bits-per-char.png        bits per character, per model (bits.txt)
 
 A figure whose input is missing is skipped, with the command that makes the input.
 Needs matplotlib (pip install -r requirements-docs.txt).
@@ -27,21 +32,26 @@ import json
 import re
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "docs" / "results"
 IMAGES = ROOT / "docs" / "images"
 
-# One colour per thing measured, the same in every figure.
+# One colour per library, the same in every figure (keys: the benchmark's "library").
 COLOURS = {
-    "Python reference": "#9e9e9e",
-    "C++ (bpe)": "#1f77b4",
-    "ours": "#1f77b4",
+    "bpe_reference": "#9e9e9e",
+    "bpe": "#1f77b4",
     "rustbpe": "#d62728",
     "tokenizers": "#ff7f0e",
     "tiktoken": "#2ca02c",
+    "fastokens": "#9467bd",
+    "gigatok": "#8c564b",
+    "rs_bpe": "#e377c2",
+    "bpe-openai": "#17becf",
 }
+OTHER_COLOUR = "#777777"
 WORD_COLOUR, BPE_COLOUR = "#8c564b", "#1f77b4"
 DPI = 110
 
@@ -56,61 +66,27 @@ class MissingInput(Exception):
 
 def read_text(path: Path, command: str) -> str:
     if not path.exists():
-        raise MissingInput(f"no {path.relative_to(ROOT)}: make it with `{command}`")
+        raise MissingInput(f"no {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: make it with "
+                           f"`{command}`")
     return path.read_text(encoding="utf-8")
 
 
-def parse_bench_reference(text: str) -> list[dict]:
-    """The rows of `python bpe_bench.py`'s table: task, MB, Python s, C++ s, times faster."""
-    rows = []
-    row = re.compile(r"^(?P<task>train \d+ merges|encode)\s+(?P<mb>[\d.]+)\s+(?P<ref>[\d.]+)\s+(?P<cpp>[\d.]+)\s+(?P<x>\d+)x\s*$")
-    for line in text.splitlines():
-        m = row.match(line)
-        if m:
-            rows.append({"task": m["task"], "mb": float(m["mb"]), "ref": float(m["ref"]), "cpp": float(m["cpp"]),
-                         "faster": float(m["x"])})
-    return rows
+def read_bench(results: Path, section: str) -> dict:
+    """What `python bpe_bench.py SECTION` saved in bench-SECTION.json."""
+    path = results / f"bench-{section}.json"
+    try:
+        data = json.loads(read_text(path, f"python bpe_bench.py {section}"))
+    except json.JSONDecodeError as e:
+        raise MissingInput(f"{path.name} is not JSON ({e}): make it again with `python bpe_bench.py {section}`")
+    if data.get("section") != section:
+        raise MissingInput(f"{path.name} is not the output of `python bpe_bench.py {section}`")
+    return data
 
 
-def parse_bench_peers(text: str) -> dict:
-    """The tables of `python bpe_bench.py --peers`: training times per text and library,
-    peak memory, encoding on one thread, encoding the big text on all cores."""
-    lines = text.splitlines()
-    out = {"train": [], "memory": [], "encode": [], "encode_big": [], "encode_title": "", "encode_big_title": ""}
-    section = None
-    columns = []
-    number = r"[\d.]+"
-    for line in lines:
-        if line.startswith("Training "):
-            section = "train"
-            continue
-        if line.startswith("Peak memory"):
-            section = "memory"
-            continue
-        if line.startswith("Encoding "):
-            section = "encode" if "one thread" in line else "encode_big"
-            out[section + "_title"] = line.strip()
-            continue
-        if section == "train":
-            if line.split()[:2] == ["text", "ours"]:
-                columns = [c for c in line.split()[1:] if "/" not in c]  # ours, rustbpe, tokenizers (those run)
-                continue
-            m = re.match(rf"^\s*({number}) MB\s+(.*)$", line)
-            if m and columns:
-                values = m.group(2).split()
-                times = {name: float(v) for name, v in zip(columns, values)}
-                out["train"].append({"mb": float(m.group(1)), "times": times,
-                                     "same_merges": "the same merges" in line})
-        elif section == "memory":
-            m = re.match(rf"^\s*({number}) MB: ({number}) MB", line)
-            if m:
-                out["memory"].append({"mb": float(m.group(1)), "peak_mb": float(m.group(2))})
-        elif section in ("encode", "encode_big"):
-            m = re.match(rf"^(?P<name>\S.*?)\s+(?P<s>{number})\s+(?P<mbs>{number})\s+(?P<ratio>{number})x\s*$", line)
-            if m:
-                out[section].append({"name": m["name"], "s": float(m["s"]), "mb_per_s": float(m["mbs"]),
-                                     "ratio": float(m["ratio"])})
-    return out
+def machine_label(data: dict) -> str:
+    """"2-core AMD EPYC": the machine a benchmark ran on, for a figure's title."""
+    m = data.get("machine", {})
+    return f"{m.get('cores', '?')}-core {m.get('cpu_model') or 'machine'}"
 
 
 def parse_bits(text: str) -> list[dict]:
@@ -180,100 +156,160 @@ def seconds_label(s: float) -> str:
 
 
 def figure_speed_reference(results: Path, out: Path):
-    text = read_text(results / "bench-reference.txt",
-                     "python bpe_bench.py --text ../shared/data/tinystories/train-sample-lowercase.txt "
-                     "> docs/results/bench-reference.txt")
-    rows = parse_bench_reference(text)
-    if not rows:
-        raise MissingInput("bench-reference.txt holds no table rows of bpe_bench.py")
-    runs = re.search(r"(\d+) runs each", text)
-    median = f"median of {runs.group(1)}" if runs else "median"
+    data = read_bench(results, "reference")
+    rows = data["rows"]
     p = plt()
     fig, axes = p.subplots(1, 2, figsize=(9, 3.6))
     for ax, task in zip(axes, ("train", "encode")):
         mine = [r for r in rows if r["task"].startswith(task)]
         xs = range(len(mine))
         width = 0.38
-        ref_bars = ax.bar([x - width / 2 for x in xs], [r["ref"] for r in mine], width,
-                          color=COLOURS["Python reference"], label="Python reference")
-        cpp_bars = ax.bar([x + width / 2 for x in xs], [r["cpp"] for r in mine], width,
-                          color=COLOURS["C++ (bpe)"], label="C++ (bpe)")
-        bar_labels(ax, ref_bars, [seconds_label(r["ref"]) for r in mine])
-        bar_labels(ax, cpp_bars, [f"{seconds_label(r['cpp'])}\n{r['faster']:.0f}x faster" for r in mine])
+        ref = [r["reference"]["median_s"] for r in mine]
+        cpp = [r["cpp"]["median_s"] for r in mine]
+        ref_bars = ax.bar([x - width / 2 for x in xs], ref, width, color=COLOURS["bpe_reference"],
+                          label="Python reference")
+        cpp_bars = ax.bar([x + width / 2 for x in xs], cpp, width, color=COLOURS["bpe"], label="C++ (bpe)")
+        bar_labels(ax, ref_bars, [seconds_label(v) for v in ref])
+        bar_labels(ax, cpp_bars, [f"{seconds_label(c)}\n{r / c:.0f}x faster" for r, c in zip(ref, cpp)])
         ax.set_yscale("log")
         ax.set_xticks(list(xs), [f"{r['mb']:g} MB" for r in mine])
         ax.set_title(mine[0]["task"] if task == "train" else "encode (the same text, those merges)")
-        ax.set_ylabel(f"seconds (log scale), {median}")
-        ax.set_ylim(min(r["cpp"] for r in mine) / 3, max(r["ref"] for r in mine) * 6)
+        ax.set_ylabel(f"seconds (log scale), median of {data['repeats']}")
+        ax.set_ylim(min(cpp) / 3, max(ref) * 6)
     axes[0].legend(loc="upper left", frameon=False)
-    fig.suptitle("The C++ module against the Python reference (bpe_bench.py, 2-core machine)", fontsize=11)
+    fig.suptitle(f"The C++ module against the Python reference, one thread each (bpe_bench.py reference, "
+                 f"{machine_label(data)})", fontsize=10)
     fig.tight_layout()
     save(fig, "speed-reference.png", out)
 
 
-def read_peers(results: Path) -> dict:
-    text = read_text(results / "bench-peers.txt",
-                     "python bpe_bench.py --peers --text ../shared/data/tinystories/train-sample-lowercase.txt "
-                     "../shared/data/tinystories/valid-sample.txt > docs/results/bench-peers.txt")
-    tables = parse_bench_peers(text)
-    if not tables["train"] or not tables["encode"]:
-        raise MissingInput("bench-peers.txt holds no training or encoding table of bpe_bench.py --peers")
-    return tables
+VOCABULARY_LABELS = {"ours": "our 8,192 tokens", "gpt2": "GPT-2's", "cl100k": "GPT-4's cl100k_base"}
 
 
-def figure_peers_training(results: Path, out: Path):
-    tables = read_peers(results)
+def figure_encode(kind: str, results: Path, out: Path):
+    """One panel per vocabulary and text: MB per second of each library, on one core."""
+    data = read_bench(results, "encode")
+    tables = [t for t in data["tables"] if t["kind"] == kind]
+    if not tables:
+        raise MissingInput(f"bench-encode.json holds no {kind} tables")
+    vocabularies = list(dict.fromkeys(t["vocabulary"] for t in tables))
+    texts = list(dict.fromkeys(t["text"] for t in tables))
+    most = max(len(t["rows"]) for t in tables)
     p = plt()
-    fig, ax = p.subplots(figsize=(7.5, 3.8))
-    libraries = list(tables["train"][0]["times"])
-    width = 0.8 / len(libraries)
-    for k, lib in enumerate(libraries):
-        xs = [i + (k - (len(libraries) - 1) / 2) * width for i in range(len(tables["train"]))]
-        values = [row["times"].get(lib, float("nan")) for row in tables["train"]]
-        bars = ax.bar(xs, values, width, color=COLOURS.get(lib, "#777777"), label="ours (bpe)" if lib == "ours" else lib)
-        bar_labels(ax, bars, [seconds_label(v) for v in values])
-    # The second text is the first repeated (bpe_bench.py --big-mb): same distinct chunks.
-    ax.set_xticks(range(len(tables["train"])),
-                  [f"{row['mb']:g} MB of stories" if k == 0 else f"{row['mb']:g} MB (the {tables['train'][0]['mb']:g} MB repeated)"
-                   for k, row in enumerate(tables["train"])])
-    ax.set_ylabel("seconds, median (lower is faster)")
-    ax.set_title("Training 7,934 merges on all cores (bpe_bench.py --peers, 2-core machine)", fontsize=10)
-    ax.legend(frameon=False, loc="upper left")
-    ax.set_ylim(0, max(max(row["times"].values()) for row in tables["train"]) * 1.18)
-    fig.tight_layout()
-    save(fig, "speed-peers-train.png", out)
-
-
-def figure_peers_encoding(results: Path, out: Path):
-    tables = read_peers(results)
-    panels = [("encode", "MB per second, median", tables["encode_title"])]
-    if tables["encode_big"]:
-        panels.append(("encode_big", "MB per second, median", tables["encode_big_title"]))
-    p = plt()
-    fig, axes = p.subplots(len(panels), 1, figsize=(7.5, 2.9 * len(panels)), squeeze=False)
-    for ax, (key, xlabel, title) in zip(axes[:, 0], panels):
-        rows = tables[key]
-        bars = ax.barh(range(len(rows)), [r["mb_per_s"] for r in rows],
-                       color=[colour_of(r["name"]) for r in rows])
-        ax.set_yticks(range(len(rows)), [r["name"] for r in rows])
+    fig, axes = p.subplots(len(vocabularies), len(texts), squeeze=False,
+                           figsize=(5.2 * len(texts), (0.35 * most + 1.1) * len(vocabularies)))
+    for t in tables:
+        ax = axes[vocabularies.index(t["vocabulary"])][texts.index(t["text"])]
+        rows = [r for r in t["rows"] if "median_s" in r]
+        speeds = [r["mb_per_s"] for r in rows]
+        bars = ax.barh(range(len(rows)), speeds, color=[COLOURS.get(r["library"], OTHER_COLOUR) for r in rows])
+        for bar, r in zip(bars, rows):
+            if r["ids_match"] is False:
+                bar.set_hatch("///")
+                bar.set_alpha(0.55)
+        ax.set_yticks(range(len(rows)), [r["name"] + ("" if r["ids_match"] else "\n(ids differ)") for r in rows],
+                     fontsize=8)
         ax.invert_yaxis()
         for bar, r in zip(bars, rows):
-            ax.annotate(f"{r['mb_per_s']:.1f}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
-        ax.set_xlabel(xlabel + " (higher is faster)")
-        ax.set_xlim(0, max(r["mb_per_s"] for r in rows) * 1.25)
-        # "Encoding 5.0 MB with our merges on one thread, medians of 3" -> "5.0 MB with our merges on one thread"
-        ax.set_title(re.sub(r"^Encoding |, medians of \d+$", "", title), fontsize=10)
-    fig.suptitle("Encoding (bpe_bench.py --peers, 2-core machine); every library's ids checked equal to ours",
-                 fontsize=10)
+            ax.annotate(f"{r['mb_per_s']:.0f} MB/s", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+        ax.set_xlim(0, max(speeds) * 1.3)
+        ax.set_title(f"{VOCABULARY_LABELS.get(t['vocabulary'], t['vocabulary'])}, {t['text']} ({t['mb']:.1f} MB)",
+                     fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel("MB per second, median (higher is faster)")
+    what = "Python lists of ints" if kind == "lists" else "numpy arrays"
+    pinned = "pinned to one CPU" if tables[0].get("pinned_cpu") is not None else "not pinned"
+    fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}), {tables[0]['caches']} "
+                 f"caches, median of {tables[0]['repeats']}\n(bpe_bench.py encode, {machine_label(data)}); every "
+                 "library's ids checked against ours, hatched where they differ", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-peers-encode.png", out)
+    save(fig, f"speed-encode-{kind}.png", out)
 
 
-def colour_of(name: str) -> str:
-    """A table row's library: 'tiktoken encode_ordinary' -> tiktoken's colour."""
-    first = name.split()[0].rstrip(",")
-    return COLOURS.get(first, "#777777")
+def figure_encode_lists(results: Path, out: Path):
+    figure_encode("lists", results, out)
+
+
+def figure_encode_arrays(results: Path, out: Path):
+    figure_encode("arrays", results, out)
+
+
+def figure_threads(results: Path, out: Path):
+    data = read_bench(results, "threads")
+    p = plt()
+    fig, axes = p.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 1.3]})
+    ax = axes[0]
+    rows = data["rows"]
+    bars = ax.bar(range(len(rows)), [r["mb_per_s"] for r in rows], color=COLOURS["bpe"])
+    bar_labels(ax, bars, [f"{r['mb_per_s']:.0f} MB/s" for r in rows])
+    ax.set_xticks(range(len(rows)), [f"{r['threads']} thread{'s' if r['threads'] > 1 else ''}" for r in rows])
+    ax.set_ylabel(f"MB per second, median of {data['repeats']}")
+    ax.set_ylim(0, max(r["mb_per_s"] for r in rows) * 1.2)
+    ax.set_title(f"encode_array on {data['mb']:.0f} MB of distinct text", fontsize=9)
+    ax = axes[1]
+    ratios = [data["ratio"]] + [r["ratio"] for r in data.get("fresh_processes", [])]
+    labels = ["this process"] + [f"fresh {k + 1}" for k in range(len(ratios) - 1)]
+    bars = ax.bar(range(len(ratios)), ratios, color=COLOURS["bpe"])
+    bar_labels(ax, bars, [f"{r:.2f}x" for r in ratios])
+    ax.axhline(data["floor"], color="#d62728", linestyle="--", linewidth=1, label=f"the floor, {data['floor']}x")
+    ax.axhline(data["ceiling"]["ratio"], color="#777777", linestyle=":", linewidth=1,
+               label=f"the machine's ceiling now, {data['ceiling']['ratio']:.2f}x (a Python loop in 2 processes)")
+    ax.set_xticks(range(len(ratios)), labels, fontsize=8)
+    ax.set_ylabel(f"{data['threads']} threads against 1 (times faster)")
+    ax.set_ylim(0, max(ratios + [data["floor"], data["ceiling"]["ratio"]]) * 1.3)
+    ax.legend(frameon=False, fontsize=7, loc="upper right")
+    fig.suptitle(f"Our encoder on {data['threads']} threads against 1: arrays, not pinned "
+                 f"(bpe_bench.py threads, {machine_label(data)})", fontsize=10)
+    fig.tight_layout()
+    save(fig, "speed-threads.png", out)
+
+
+def figure_train(results: Path, out: Path):
+    data = read_bench(results, "train")
+    tables = data["tables"]
+    libraries = list(dict.fromkeys(r["library"] for t in tables for r in t["rows"]))
+    names = {r["library"]: r["name"] for t in tables for r in t["rows"]}
+    p = plt()
+    fig, axes = p.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [2.4, 1]})
+    ax = axes[0]
+    width = 0.8 / len(libraries)
+    for k, library in enumerate(libraries):
+        xs, values, labels = [], [], []
+        for i, t in enumerate(tables):
+            row = next((r for r in t["rows"] if r["library"] == library), None)
+            if row is not None:
+                xs.append(i + (k - (len(libraries) - 1) / 2) * width)
+                values.append(row["median_s"])
+                same = "" if row["merges_match"] is None else (" =" if row["merges_match"] else " ≠")
+                labels.append(seconds_label(row["median_s"]) + same)
+        bars = ax.bar(xs, values, width, color=COLOURS.get(library, OTHER_COLOUR),
+                      label="ours (bpe)" if library == "bpe" else names[library])
+        bar_labels(ax, bars, labels)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(tables)), [
+        f"{t['mb']:.0f} MB: " + "\n".join(textwrap.wrap(t["what"], 30)) +
+        f"\n{t['chunks'] / 1e6:.1f} M chunks, {t['distinct_chunks'] / 1e6:.2f} M distinct"
+        f"\nours' peak memory {t['ours_peak_rss_mb']:,.0f} MB" for t in tables], fontsize=7)
+    ax.set_ylabel(f"seconds, median of {data['repeats']} (log scale)")
+    ax.set_title(f"learning 7,934 merges, all cores ({tables[0]['cores']}); = the same merges as ours, ≠ other "
+                 "merges (tokenizers: GPT-2's split)", fontsize=8)
+    ax.legend(frameon=False, loc="upper left", fontsize=8)
+    ax.set_ylim(min(r["median_s"] for t in tables for r in t["rows"]) / 2,
+                max(r["median_s"] for t in tables for r in t["rows"]) * 8)
+    ax = axes[1]
+    counting = data["counting"]
+    rows = counting["rows"]
+    bars = ax.bar(range(len(rows)), [r["mb_per_s"] for r in rows], color=COLOURS["bpe"])
+    bar_labels(ax, bars, [f"{r['mb_per_s']:.0f} MB/s" for r in rows])
+    ax.set_xticks(range(len(rows)), [f"{r['threads']} thread{'s' if r['threads'] > 1 else ''}" for r in rows])
+    ax.set_ylabel("MB per second, median")
+    ax.set_ylim(0, max(r["mb_per_s"] for r in rows) * 1.25)
+    ax.set_title(f"counting chunks alone, {counting['mb']:.0f} MB: {counting['ratio']:.2f}x\n(the machine's ceiling "
+                 f"now: {counting['ceiling']['ratio']:.2f}x)", fontsize=8)
+    fig.suptitle(f"Training (bpe_bench.py train, {machine_label(data)})", fontsize=10)
+    fig.tight_layout()
+    save(fig, "speed-train.png", out)
 
 
 def take_runs(runs, results: Path):
@@ -355,8 +391,10 @@ def figure_bits(results: Path, out: Path):
 
 FIGURES = {
     "speed-reference": figure_speed_reference,
-    "speed-peers-train": figure_peers_training,
-    "speed-peers-encode": figure_peers_encoding,
+    "speed-encode-lists": figure_encode_lists,
+    "speed-encode-arrays": figure_encode_arrays,
+    "speed-threads": figure_threads,
+    "speed-train": figure_train,
     "loss-curves": figure_loss_curves,
     "bits-per-char": figure_bits,
 }
