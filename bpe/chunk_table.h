@@ -119,7 +119,9 @@ struct ChunkKey {
 template <class Value>
 class ChunkTable {
 public:
-    explicit ChunkTable(size_t expected = 1024) : index_(table_capacity(expected), 0) { entries_.reserve(expected); }
+    explicit ChunkTable(size_t expected = 1024) : index_(table_capacity(expected), 0), mask_(index_.size() - 1) {
+        entries_.reserve(expected);
+    }
 
     // The value stored for the key, inserted as Value{} if it was not there yet.
     Value& operator[](const ChunkKey& key) {
@@ -150,6 +152,7 @@ public:
     void add(ChunkTable&& other, Keep&& keep) {
         if (entries_.empty()) {  // take the other's entries as they are
             index_.swap(other.index_);
+            std::swap(mask_, other.mask_);
             entries_.swap(other.entries_);
             for (Entry& e : entries_)
                 if (e.size > 16) e.data = keep(e.bytes()).data();
@@ -185,8 +188,7 @@ private:
 
     // The slot of the index that holds the key, or the empty slot where it would go.
     size_t probe(const ChunkKey& key) const {
-        size_t mask = index_.size() - 1;
-        for (size_t i = key.hash & mask;; i = (i + 1) & mask) {
+        for (size_t i = key.hash & mask_;; i = (i + 1) & mask_) {
             uint64_t slot = index_[i];
             if (slot == 0) return i;
             if ((slot & 0xffffffff00000000ULL) == tag(key.hash) && entries_[uint32_t(slot) - 1].holds(key)) return i;
@@ -210,9 +212,11 @@ private:
             index[i] = tag(hash) | (k + 1);
         }
         index_.swap(index);
+        mask_ = mask;
     }
 
     std::vector<uint64_t> index_;  // 0: empty; else the hash's high 32 bits, then entry number + 1
+    size_t mask_;                  // index_.size() - 1
     std::vector<Entry> entries_;
 };
 
