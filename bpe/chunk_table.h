@@ -277,80 +277,77 @@ private:
 };
 
 // A hash table from pairs of ids to a Value (the trainer's counts of pairs): flat,
-// with linear probing. Erasing shifts the entries after it back instead of leaving a
-// tombstone, so that a table whose pairs come and go, as the trainer's do, stays as
+// with linear probing over an array of keys alone, eight to a cache line, the values
+// in an array beside it. Erasing shifts the entries after it back instead of leaving
+// a tombstone, so that a table whose pairs come and go, as the trainer's do, stays as
 // short as the pairs alive. Pointers into it last until the next insert or erase.
 template <class Value>
 class PairMap {
 public:
-    PairMap() : slots_(16, Slot{kEmpty, Value{}}) {}
+    PairMap() : keys_(16, kEmpty), values_(16) {}
 
     Value* find(uint32_t a, uint32_t b) {
         size_t i = probe(key_of(a, b));
-        return slots_[i].key == kEmpty ? nullptr : &slots_[i].value;
+        return keys_[i] == kEmpty ? nullptr : &values_[i];
     }
 
     // Stores value for (a, b), which must not be there yet.
     void insert(uint32_t a, uint32_t b, const Value& value) {
-        if ((size_ + 1) * 4 > slots_.size() * 3) grow();  // at most 3/4 full: millions of pairs take much memory
-        slots_[probe(key_of(a, b))] = {key_of(a, b), value};
+        if ((size_ + 1) * 4 > keys_.size() * 3) grow();  // at most 3/4 full: millions of pairs take much memory
+        size_t i = probe(key_of(a, b));
+        keys_[i] = key_of(a, b);
+        values_[i] = value;
         ++size_;
     }
 
     void erase(uint32_t a, uint32_t b) {
-        size_t mask = slots_.size() - 1;
+        size_t mask = keys_.size() - 1;
         size_t hole = probe(key_of(a, b));
-        if (slots_[hole].key == kEmpty) return;
+        if (keys_[hole] == kEmpty) return;
         // Each entry after the hole, up to the next empty slot, moves back into it unless
         // its own home slot lies after the hole (it would then be found no more).
-        for (size_t i = (hole + 1) & mask; slots_[i].key != kEmpty; i = (i + 1) & mask) {
-            size_t home = mix(slots_[i].key) & mask;
+        for (size_t i = (hole + 1) & mask; keys_[i] != kEmpty; i = (i + 1) & mask) {
+            size_t home = mix(keys_[i]) & mask;
             if (((i - home) & mask) >= ((i - hole) & mask)) {
-                slots_[hole] = slots_[i];
+                keys_[hole] = keys_[i];
+                values_[hole] = values_[i];
                 hole = i;
             }
         }
-        slots_[hole].key = kEmpty;
+        keys_[hole] = kEmpty;
         --size_;
     }
 
     size_t size() const { return size_; }
 
-    // Calls f(a, b, value) for each entry.
-    template <class F>
-    void for_each(F&& f) {
-        for (Slot& slot : slots_)
-            if (slot.key != kEmpty) f(uint32_t(slot.key >> 32), uint32_t(slot.key), slot.value);
-    }
-
 private:
-    struct Slot {
-        uint64_t key;
-        Value value;
-    };
     static constexpr uint64_t kEmpty = ~uint64_t(0);
     static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
 
     size_t probe(uint64_t key) const {
-        size_t mask = slots_.size() - 1;
+        size_t mask = keys_.size() - 1;
         size_t i = mix(key) & mask;
-        while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask;
+        while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
         return i;
     }
 
     void grow() {
-        std::vector<Slot> old(slots_.size() * 2, Slot{kEmpty, Value{}});
-        old.swap(slots_);
-        size_t mask = slots_.size() - 1;
-        for (const Slot& slot : old) {
-            if (slot.key == kEmpty) continue;
-            size_t i = mix(slot.key) & mask;
-            while (slots_[i].key != kEmpty) i = (i + 1) & mask;
-            slots_[i] = slot;
+        std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+        std::vector<Value> values(keys.size());
+        keys.swap(keys_);
+        values.swap(values_);
+        size_t mask = keys_.size() - 1;
+        for (size_t j = 0; j < keys.size(); ++j) {
+            if (keys[j] == kEmpty) continue;
+            size_t i = mix(keys[j]) & mask;
+            while (keys_[i] != kEmpty) i = (i + 1) & mask;
+            keys_[i] = keys[j];
+            values_[i] = values[j];
         }
     }
 
-    std::vector<Slot> slots_;
+    std::vector<uint64_t> keys_;
+    std::vector<Value> values_;
     size_t size_ = 0;
 };
 
