@@ -3,11 +3,10 @@
 //
 // std::unordered_map spends most of those loops on a node allocation per entry and a
 // pointer chase per lookup. ChunkTable probes a flat index instead, and stores the
-// first 16 bytes of each key inside its entry: most chunks
-// are shorter than that (a word and its space), so a lookup compares two words held
-// in the table instead of reading the key's bytes from wherever in the text it was
-// first seen, which would be a cache miss. PairTable and PairMap do the same for pairs
-// of ids.
+// first 16 bytes of each key inside its entry: most chunks are shorter than that (a
+// word and its space), so a lookup compares two words held in the table instead of
+// reading the key's bytes from wherever in the text it was first seen, which would be
+// a cache miss. PairTable and PairMap do the same for pairs of ids.
 #pragma once
 
 #include <algorithm>
@@ -46,7 +45,8 @@ public:
     std::string_view keep(std::string_view bytes) {
         if (blocks_.empty() || used_ + bytes.size() > block_size_) {
             block_size_ = std::max(std::min(2 * block_size_, kMaxBlockSize), bytes.size());
-            blocks_.emplace_back(new char[block_size_]);  // not zeroed: every byte is written before it is read
+            // Not zeroed: every byte is written before it is read.
+            blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));
             used_ = 0;
         }
         char* copy = blocks_.back().get() + used_;
@@ -113,9 +113,9 @@ struct ChunkKey {
 //
 // A key of at most 16 bytes is held whole in its entry; the table keeps a view of a
 // longer key's bytes, which must outlive it. An entry does not keep its hash either
-// (the index has its tag, and growing the index works it out again from the key):
-// training counts millions of distinct chunks, mostly short, and this halves the
-// memory that their counts take.
+// (the index has its tag, and growing the index works it out again from the key).
+// Training counts millions of distinct chunks, mostly short: this saves 8 bytes an
+// entry, and a copy of each short chunk when the text it came from goes away.
 template <class Value>
 class ChunkTable {
 public:
