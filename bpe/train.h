@@ -30,6 +30,9 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "chunk_table.h"
 #include "pair.h"
@@ -137,6 +140,7 @@ public:
     // shard of them as soon as its words are laid out.
     explicit Trainer(std::vector<CountedChunks> chunks) {
         lay_out_words(chunks);
+        return_freed_memory();
         count_pairs();
     }
 
@@ -436,6 +440,15 @@ private:
 
     // ---- Memory ---------------------------------------------------------------------
     //
+    // The counts are freed once the words are laid out, but glibc keeps much of what the
+    // counting threads freed for reuse, where the trainer, on one thread, cannot reuse
+    // it: handing it back to the system first took 100 MB off the peak on 100 MB of text.
+    static void return_freed_memory() {
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+    }
+
     // Lists of positions are read in order, but the slots they name are scattered over
     // an array of hundreds of megabytes: asking for the slot of a position some way
     // ahead lets the memory work on several at once. (Training on 100 MB of text with
