@@ -275,9 +275,9 @@ private:
     // used. Lists of pairs that are gone are garbage, dropped by drop_garbage.
     struct PairStats {
         int64_t count;
-        uint64_t begin;
-        uint32_t length;
+        uint32_t begin, length;  // 16 bytes: millions of pairs are alive at once
     };
+    static constexpr uint64_t kMaxPositions = UINT32_MAX;
     PairMap<PairStats> pairs_;
     std::vector<uint32_t> positions_;
     std::vector<uint64_t> lists_;  // the pair of each list in positions_, in their order there
@@ -313,7 +313,7 @@ private:
             uint64_t occurrences = begin[key];
             begin[key] = filled;
             if (occurrences == 0) continue;
-            pairs_.insert(key >> 8, key & 0xff, {count[key], filled, uint32_t(occurrences)});
+            pairs_.insert(key >> 8, key & 0xff, {count[key], uint32_t(filled), uint32_t(occurrences)});
             lists_.push_back(pair_key(key >> 8, key & 0xff));
             candidates.push_back({count[key], key >> 8, key & 0xff});
             filled += occurrences;
@@ -361,7 +361,7 @@ private:
         pairs_.erase(a, b);
         garbage_ += merged.length;
         CountsInOrder counts(*this);
-        uint64_t end = merged.begin + merged.length;
+        uint64_t end = uint64_t(merged.begin) + merged.length;
         for (uint64_t i = merged.begin; i < end; ++i) {
             prefetch_slot(i + kPrefetchAhead, end);
             uint32_t p = positions_[i];
@@ -393,7 +393,7 @@ private:
         for (uint32_t y : right_.ids) lose(b, y, right_.count[y]);
         if (regained > 0) right_.count[a] -= regained;
 
-        drop_garbage();
+        drop_garbage(left_.positions.size() + right_.positions.size());
         add_new_pairs(left_, [&](uint32_t x) { return Pair(x, new_id); });
         add_new_pairs(right_, [&](uint32_t y) { return Pair(new_id, y); });
         left_.clear();
@@ -428,7 +428,7 @@ private:
             uint32_t length = side.occurrences[id] - begin;
             Pair pair = pair_with(id);
             if (side.count[id] > 0) {
-                pairs_.insert(pair.first, pair.second, {side.count[id], base + begin, length});
+                pairs_.insert(pair.first, pair.second, {side.count[id], uint32_t(base + begin), length});
                 lists_.push_back(pair_key(pair.first, pair.second));
                 heap_.push({side.count[id], pair.first, pair.second});
             } else {
@@ -462,8 +462,11 @@ private:
     // a copy from one end of the array to the other, which costs little next to
     // merging. (Leaving out their stale positions too would mean looking at the
     // slot of each, which costs as much as the merges that would skip them.)
-    void drop_garbage() {
-        if (garbage_ * 2 <= positions_.size()) return;
+    // Positions are numbered with 32 bits: when `needed` more would not fit, the garbage
+    // goes at once, and if they still do not fit, training stops.
+    void drop_garbage(size_t needed) {
+        bool full = positions_.size() + needed > kMaxPositions;
+        if (garbage_ * 2 <= positions_.size() && !full) return;
         uint64_t kept = 0;
         size_t lists_kept = 0;
         for (uint64_t key : lists_) {
@@ -471,13 +474,15 @@ private:
             if (stats == nullptr) continue;  // gone
             std::copy(positions_.begin() + stats->begin, positions_.begin() + stats->begin + stats->length,
                       positions_.begin() + kept);
-            stats->begin = kept;
+            stats->begin = uint32_t(kept);
             kept += stats->length;
             lists_[lists_kept++] = key;
         }
         positions_.resize(kept);
         lists_.resize(lists_kept);
         garbage_ = 0;
+        if (positions_.size() + needed > kMaxPositions)
+            throw std::length_error("training on this text needs more than 4 G positions of pairs: train on less");
     }
 };
 
