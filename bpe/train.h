@@ -66,6 +66,8 @@ public:
     // special tokens and, where long, at certain chunk boundaries (is_safe_cut), into
     // pieces that the threads take in turn; each thread counts into tables of its own,
     // which are then added to the counts kept so far, shard by shard, on all threads.
+    // Should memory run out, the error is thrown here, with the texts' counts added to
+    // some shards and not to others.
     void add(const std::vector<std::string_view>& texts, unsigned threads) {
         struct Piece { size_t text; Segment segment; };
         size_t total = 0;
@@ -353,9 +355,9 @@ private:
     };
     Neighbours left_, right_;
 
-    // Merges (a, b) into new_id wherever it still occurs, left to right, so that
-    // overlapping occurrences ("aaa") merge as the reference does: the leftmost first.
-    // Notes the left and right neighbour of each occurrence merged.
+    // Merges (a, b) into new_id wherever it still occurs, left to right (its list is in
+    // order), so that overlapping occurrences ("aaa") merge as the reference does: the
+    // leftmost first. Notes the left and right neighbour of each occurrence merged.
     void merge_occurrences(uint32_t a, uint32_t b, uint32_t new_id) {
         PairStats merged = *pairs_.find(a, b);
         pairs_.erase(a, b);
