@@ -15,8 +15,8 @@
 //      and right neighbour of each occurrence, and then update the pairs with those
 //      neighbours: (left, a) becomes (left, new), and (b, right) becomes (new, right).
 // A merge then costs time for its occurrences, not for the whole text, so even a
-// 10 MB chunk with no space in it trains in O(n log n). What keeps memory in bounds
-// (dropping the lists of pairs that are gone, prefetching) comes last in Trainer.
+// 10 MB chunk with no space in it trains in O(n log n). The machinery for memory
+// (prefetching, dropping the lists of pairs that are gone) comes last in Trainer.
 #pragma once
 
 #include <algorithm>
