@@ -378,7 +378,7 @@ PYBIND11_MODULE(_core, m) {
             py::arg("texts"), py::arg("threads") = 0,
             "Count the chunks of texts (one bytes object, or a list of them, each counted on its own), on "
             "`threads` threads (0: one per core).")
-        .def("__len__", [](const bpe::ChunkCounter& self) { return self.counts().size(); },
+        .def("__len__", [](const bpe::ChunkCounter& self) { return self.size(); },
              "How many distinct chunks have been counted.")
         .def(
             "train",

@@ -1,12 +1,12 @@
-// Hash tables for the two hottest loops of the engine: counting chunks (training) and
-// looking up chunks already encoded (encoding).
+// Hash tables for the hottest loops of the engine: counting chunks and pairs
+// (training) and looking up chunks already encoded (encoding).
 //
 // std::unordered_map spends most of those loops on a node allocation per entry and a
 // pointer chase per lookup. ChunkTable probes a flat index instead, and stores the
-// first 16 bytes of each key inside its entry: most chunks
-// are shorter than that (a word and its space), so a lookup compares two words held
-// in the table instead of reading the key's bytes from wherever in the text it was
-// first seen, which would be a cache miss. PairTable does the same for pairs of ids.
+// first 16 bytes of each key inside its entry: most chunks are shorter than that (a
+// word and its space), so a lookup compares two words held in the table instead of
+// reading the key's bytes from wherever in the text it was first seen, which would be
+// a cache miss. PairTable and PairMap do the same for pairs of ids.
 #pragma once
 
 #include <algorithm>
@@ -37,13 +37,16 @@ inline size_t table_capacity(size_t expected) {
 }
 
 // Bytes kept for as long as their owner lives, in blocks that never move, so that
-// views into them stay valid: the keys of a table whose texts have gone.
+// views into them stay valid: the keys of a table whose texts have gone. Blocks start
+// small and double up to 1 MB, since the counter keeps an arena for each of its many
+// shards, and most arenas hold little.
 class ByteArena {
 public:
     std::string_view keep(std::string_view bytes) {
         if (blocks_.empty() || used_ + bytes.size() > block_size_) {
-            block_size_ = std::max(kBlockSize, bytes.size());
-            blocks_.push_back(std::make_unique<char[]>(block_size_));
+            block_size_ = std::max(std::min(2 * block_size_, kMaxBlockSize), bytes.size());
+            // Not zeroed: every byte is written before it is read.
+            blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));
             used_ = 0;
         }
         char* copy = blocks_.back().get() + used_;
@@ -53,10 +56,27 @@ public:
     }
 
 private:
-    static constexpr size_t kBlockSize = 1 << 20;
+    static constexpr size_t kMaxBlockSize = 1 << 20;
     std::vector<std::unique_ptr<char[]>> blocks_;
-    size_t used_ = 0, block_size_ = 0;
+    size_t used_ = 0, block_size_ = 2048;
 };
+
+// The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
+// multiplies, then one more to spread every byte over the low bits (which pick the
+// slot) and the high ones (the tag): cheaper than mix() twice, which showed as a third
+// of all encoding time.
+inline uint64_t chunk_hash(const uint64_t head[2], std::string_view chunk) {
+    size_t n = chunk.size();
+    uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
+    for (size_t i = 16; i < n; i += 8) {  // the rest of a long chunk, 8 bytes at a time
+        uint64_t word = 0;
+        std::memcpy(&word, chunk.data() + i, std::min<size_t>(8, n - i));
+        h = (h ^ (h >> 32) ^ word) * 0x9e3779b97f4a7c15ULL;
+    }
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    return h ^ (h >> 32);
+}
 
 // A chunk ready for lookup: its bytes, their first 16 bytes as two zero-padded words,
 // and a hash. `text_end` is the end of the text the chunk lies in: when 16 bytes are
@@ -82,18 +102,7 @@ struct ChunkKey {
             head[0] = head[1] = 0;
             std::memcpy(head, chunk.data(), std::min<size_t>(n, 16));
         }
-        // Two independent multiplies, then one more to spread every byte over the low
-        // bits (which pick the slot) and the high ones (the tag): cheaper than mix()
-        // twice, which showed as a third of all encoding time.
-        uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
-        for (size_t i = 16; i < n; i += 8) {  // the rest of a long chunk, 8 bytes at a time
-            uint64_t word = 0;
-            std::memcpy(&word, chunk.data() + i, std::min<size_t>(8, n - i));
-            h = (h ^ (h >> 32) ^ word) * 0x9e3779b97f4a7c15ULL;
-        }
-        h ^= h >> 32;
-        h *= 0xd6e8feb86659fd93ULL;
-        hash = h ^ (h >> 32);
+        hash = chunk_hash(head, chunk);
     }
 };
 
@@ -101,20 +110,24 @@ struct ChunkKey {
 // of 8-byte slots (a tag of the hash, and the entry's number) is what probing walks.
 // The index of 10,000 chunks fits in the fastest caches, and the first chunks seen,
 // which are the most frequent ones, sit together at the front of the entries.
+//
+// A key of at most 16 bytes is held whole in its entry; the table keeps a view of a
+// longer key's bytes, which must outlive it. An entry does not keep its hash either
+// (the index has its tag, and growing the index works it out again from the key).
+// Training counts millions of distinct chunks, mostly short: this saves 8 bytes an
+// entry, and a copy of each short chunk when the text it came from goes away.
 template <class Value>
 class ChunkTable {
 public:
-    explicit ChunkTable(size_t expected = 1024) : index_(table_capacity(expected), 0) { entries_.reserve(expected); }
+    explicit ChunkTable(size_t expected = 1024) : index_(table_capacity(expected), 0), mask_(index_.size() - 1) {
+        entries_.reserve(expected);
+    }
 
-    // The value stored for the key, inserted as Value{} if it was not there yet. The
-    // table keeps a view of the key's bytes, which must outlive it.
+    // The value stored for the key, inserted as Value{} if it was not there yet.
     Value& operator[](const ChunkKey& key) {
         size_t slot = probe(key);
         if (index_[slot] != 0) return entries_[uint32_t(index_[slot]) - 1].value;
-        entries_.push_back({key.hash, {key.head[0], key.head[1]}, key.bytes, Value{}});
-        index_[slot] = tag(key.hash) | entries_.size();
-        if (entries_.size() * 2 > index_.size()) grow();  // at most half full: probes stay short
-        return entries_.back().value;
+        return insert_at(slot, key, key.bytes, Value{});
     }
 
     // The value stored for the key, or nullptr.
@@ -125,40 +138,49 @@ public:
 
     size_t size() const { return entries_.size(); }
 
-    // Calls f(chunk, value) for each entry, in the order they were inserted.
+    // Calls f(chunk, value) for each entry, in the order they were inserted. The view
+    // of a short chunk lies in the table, valid until the table changes.
     template <class F>
     void for_each(F&& f) const {
-        for (const Entry& e : entries_) f(e.bytes, e.value);
+        for (const Entry& e : entries_) f(e.bytes(), e.value);
     }
 
-    // Adds each entry of another table to this one with +=. A key new to this table
-    // is stored as keep(bytes) returns it: a copy that outlives the other's text.
+    // Adds each entry of another table to this one with +=, using the other table up.
+    // A long key new to this table is stored as keep(bytes) returns it: a copy that
+    // outlives the other's text.
     template <class Keep>
-    void add(const ChunkTable& other, Keep&& keep) {
+    void add(ChunkTable&& other, Keep&& keep) {
+        if (entries_.empty()) {  // take the other's entries as they are
+            index_.swap(other.index_);
+            std::swap(mask_, other.mask_);
+            entries_.swap(other.entries_);
+            for (Entry& e : entries_)
+                if (e.size > 16) e.data = keep(e.bytes()).data();
+            return;
+        }
         for (const Entry& e : other.entries_) {
             ChunkKey key;
-            key.bytes = e.bytes, key.head[0] = e.head[0], key.head[1] = e.head[1], key.hash = e.hash;
+            key.bytes = e.bytes(), key.head[0] = e.head[0], key.head[1] = e.head[1];
+            key.hash = chunk_hash(key.head, key.bytes);
             size_t slot = probe(key);
-            if (index_[slot] != 0) {
-                entries_[uint32_t(index_[slot]) - 1].value += e.value;
-                continue;
-            }
-            entries_.push_back({e.hash, {e.head[0], e.head[1]}, keep(e.bytes), e.value});
-            index_[slot] = tag(e.hash) | entries_.size();
-            if (entries_.size() * 2 > index_.size()) grow();
+            if (index_[slot] != 0) entries_[uint32_t(index_[slot]) - 1].value += e.value;
+            else insert_at(slot, key, e.size > 16 ? keep(key.bytes) : key.bytes, e.value);
         }
     }
 
 private:
     struct Entry {
-        uint64_t hash;
         uint64_t head[2];
-        std::string_view bytes;
+        const char* data;  // read only past the first 16 bytes
+        size_t size;
         Value value;
 
+        std::string_view bytes() const {
+            return {size <= 16 ? reinterpret_cast<const char*>(head) : data, size};
+        }
         bool holds(const ChunkKey& key) const {
-            return head[0] == key.head[0] && head[1] == key.head[1] && bytes.size() == key.bytes.size() &&
-                   (bytes.size() <= 16 || std::memcmp(bytes.data() + 16, key.bytes.data() + 16, bytes.size() - 16) == 0);
+            return head[0] == key.head[0] && head[1] == key.head[1] && size == key.bytes.size() &&
+                   (size <= 16 || std::memcmp(data + 16, key.bytes.data() + 16, size - 16) == 0);
         }
     };
 
@@ -166,26 +188,35 @@ private:
 
     // The slot of the index that holds the key, or the empty slot where it would go.
     size_t probe(const ChunkKey& key) const {
-        size_t mask = index_.size() - 1;
-        for (size_t i = key.hash & mask;; i = (i + 1) & mask) {
+        for (size_t i = key.hash & mask_;; i = (i + 1) & mask_) {
             uint64_t slot = index_[i];
             if (slot == 0) return i;
             if ((slot & 0xffffffff00000000ULL) == tag(key.hash) && entries_[uint32_t(slot) - 1].holds(key)) return i;
         }
     }
 
+    Value& insert_at(size_t slot, const ChunkKey& key, std::string_view bytes, Value value) {
+        entries_.push_back({{key.head[0], key.head[1]}, bytes.data(), bytes.size(), value});
+        index_[slot] = tag(key.hash) | entries_.size();
+        if (entries_.size() * 2 > index_.size()) grow();  // at most half full: probes stay short
+        return entries_.back().value;
+    }
+
     void grow() {
         std::vector<uint64_t> index(index_.size() * 2, 0);
         size_t mask = index.size() - 1;
         for (size_t k = 0; k < entries_.size(); ++k) {
-            size_t i = entries_[k].hash & mask;
+            uint64_t hash = chunk_hash(entries_[k].head, entries_[k].bytes());
+            size_t i = hash & mask;
             while (index[i] != 0) i = (i + 1) & mask;
-            index[i] = tag(entries_[k].hash) | (k + 1);
+            index[i] = tag(hash) | (k + 1);
         }
         index_.swap(index);
+        mask_ = mask;
     }
 
     std::vector<uint64_t> index_;  // 0: empty; else the hash's high 32 bits, then entry number + 1
+    size_t mask_;                  // index_.size() - 1
     std::vector<Entry> entries_;
 };
 
@@ -242,6 +273,81 @@ private:
 
     std::vector<uint64_t> keys_;
     std::vector<uint32_t> values_;
+    size_t size_ = 0;
+};
+
+// A hash table from pairs of ids to a Value (the trainer's counts of pairs): flat,
+// with linear probing over an array of keys alone, eight to a cache line, the values
+// in an array beside it. Erasing shifts the entries after it back instead of leaving
+// a tombstone, so that a table whose pairs come and go, as the trainer's do, stays as
+// short as the pairs alive. Pointers into it last until the next insert or erase.
+template <class Value>
+class PairMap {
+public:
+    PairMap() : keys_(16, kEmpty), values_(16) {}
+
+    Value* find(uint32_t a, uint32_t b) {
+        size_t i = probe(key_of(a, b));
+        return keys_[i] == kEmpty ? nullptr : &values_[i];
+    }
+
+    // Stores value for (a, b), which must not be there yet.
+    void insert(uint32_t a, uint32_t b, const Value& value) {
+        if ((size_ + 1) * 4 > keys_.size() * 3) grow();  // at most 3/4 full: millions of pairs take much memory
+        size_t i = probe(key_of(a, b));
+        keys_[i] = key_of(a, b);
+        values_[i] = value;
+        ++size_;
+    }
+
+    void erase(uint32_t a, uint32_t b) {
+        size_t mask = keys_.size() - 1;
+        size_t hole = probe(key_of(a, b));
+        if (keys_[hole] == kEmpty) return;
+        // Each entry after the hole, up to the next empty slot, moves back into it unless
+        // its own home slot lies after the hole (it would then be found no more).
+        for (size_t i = (hole + 1) & mask; keys_[i] != kEmpty; i = (i + 1) & mask) {
+            size_t home = mix(keys_[i]) & mask;
+            if (((i - home) & mask) >= ((i - hole) & mask)) {
+                keys_[hole] = keys_[i];
+                values_[hole] = values_[i];
+                hole = i;
+            }
+        }
+        keys_[hole] = kEmpty;
+        --size_;
+    }
+
+    size_t size() const { return size_; }
+
+private:
+    static constexpr uint64_t kEmpty = ~uint64_t(0);
+    static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
+
+    size_t probe(uint64_t key) const {
+        size_t mask = keys_.size() - 1;
+        size_t i = mix(key) & mask;
+        while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
+        return i;
+    }
+
+    void grow() {
+        std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+        std::vector<Value> values(keys.size());
+        keys.swap(keys_);
+        values.swap(values_);
+        size_t mask = keys_.size() - 1;
+        for (size_t j = 0; j < keys.size(); ++j) {
+            if (keys[j] == kEmpty) continue;
+            size_t i = mix(keys[j]) & mask;
+            while (keys_[i] != kEmpty) i = (i + 1) & mask;
+            keys_[i] = keys[j];
+            values_[i] = values[j];
+        }
+    }
+
+    std::vector<uint64_t> keys_;
+    std::vector<Value> values_;
     size_t size_ = 0;
 };
 
