@@ -363,7 +363,7 @@ def figure_bits(results: Path, out: Path):
     if not rows:
         raise MissingInput("bits.txt holds no table rows of bits.py")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(9, 0.7 + 0.6 * len(rows) + 1.2), gridspec_kw={"width_ratios": [1.4, 1]})
+    fig, axes = p.subplots(1, 2, figsize=(9.5, 0.7 + 0.6 * len(rows) + 1.4), gridspec_kw={"width_ratios": [1.4, 1]})
     labels = [run_description(r["model"]) for r in rows]
     colours = [BPE_COLOUR if r["model"].endswith("-bpe") else WORD_COLOUR for r in rows]
     ax = axes[0]
@@ -373,7 +373,7 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['bits_per_char']:.3f}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_xlabel("bits per character of held-out stories (lower is better)")
+    ax.set_title("bits per character of held-out stories\n(lower is better)", fontsize=10)
     ax.set_xlim(0, max(r["bits_per_char"] for r in rows) * 1.2)
     ax = axes[1]
     bars = ax.barh(range(len(rows)), [r["round_trip"] * 100 for r in rows], color=colours)
@@ -382,9 +382,10 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['round_trip']:.1%}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_xlabel("stories that survive encode, decode (%)")
+    ax.set_title("held-out stories that come back unchanged\nfrom encode, then decode (%)", fontsize=10)
     ax.set_xlim(0, 125)
-    fig.suptitle("Models per character (bits.py, docs/results/bits.txt)", fontsize=11)
+    fig.suptitle("Word-level and BPE models: bits per character and round trips of held-out stories\n"
+                 "(bits.py, docs/results/bits.txt)", fontsize=11)
     fig.tight_layout()
     save(fig, "bits-per-char.png", out)
 
