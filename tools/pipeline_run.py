@@ -30,8 +30,8 @@ RESULTS = ROOT / "docs" / "results"
 # A budget in steps, not minutes (the README's runs use minutes): both models get the same
 # number of steps and the same schedule whatever else the machine is doing, so the numbers
 # repeat and compare like with like.
-SMALL = ("--max-steps 450 --decay-steps 450 --minutes 60 --n-layer 4 --n-head 4 --n-embd 128 --context 128 --batch-size 16 --eval-interval 50 "
-         "--eval-batches 4 --warmup-steps 20").split()
+SMALL = ("--max-steps 450 --decay-steps 450 --minutes 60 --n-layer 4 --n-head 4 --n-embd 128 --context 128 "
+         "--batch-size 16 --eval-interval 50 --eval-batches 4 --warmup-steps 20").split()
 PROMPT = "Once upon a time, Zorblax"
 
 
@@ -76,7 +76,8 @@ def main():
     (RESULTS / "logs").mkdir(exist_ok=True)
     for name in ("pretrain-rope", "pretrain-rope-bpe"):
         shutil.copyfile(ROOT / "runs" / name / "log.jsonl", RESULTS / "logs" / f"{name}.jsonl")
-    print(f"wrote {', '.join(p.relative_to(ROOT).as_posix() for p in sorted(RESULTS.glob('*.txt')))} and the logs")
+    written = [RESULTS / name for name in ("pipeline-run.txt", "bits.txt", "samples.txt")]
+    print(f"wrote {', '.join(p.relative_to(ROOT).as_posix() for p in written)} and the runs' logs in docs/results/logs")
 
 
 if __name__ == "__main__":
