@@ -7,7 +7,9 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -62,13 +64,28 @@ inline constexpr unsigned kMaxThreads = 256;
 // Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
 // An exception in any of them is thrown here once all have finished, rather than
 // ending the process, as one escaping a std::thread would. If the system cannot
-// start a thread (out of memory or address space), the threads already running are
-// joined first and the failure is thrown as std::system_error: destroying a thread
-// that is still running would end the process instead (std::terminate).
+// start a thread (out of memory or address space), the failure is thrown as
+// std::system_error once the threads already started have been joined: destroying
+// a thread that is still running would end the process (std::terminate).
+//
+// The threads wait at a gate until every one has started, and leave without working
+// if one could not start. Otherwise they would already be allocating in the little
+// memory the failed start left, and there a failed allocation can end the process
+// inside the C library ("cannot allocate memory for thread-local data: ABORT", when
+// a thread first throws), before any exception reaches us.
 template <class Work>
 void run_threads(size_t n, Work&& work) {
+    enum class Gate { closed, open, cancelled };
+    Gate gate = Gate::closed;
+    std::mutex gate_mutex;
+    std::condition_variable gate_changed;
     std::vector<std::exception_ptr> errors(n);
     auto guarded = [&](size_t k) {
+        {
+            std::unique_lock<std::mutex> lock(gate_mutex);
+            gate_changed.wait(lock, [&] { return gate != Gate::closed; });
+            if (gate == Gate::cancelled) return;
+        }
         try {
             work(k);
         } catch (...) {
@@ -83,6 +100,11 @@ void run_threads(size_t n, Work&& work) {
     } catch (...) {
         start_failed = std::current_exception();
     }
+    {
+        std::lock_guard<std::mutex> lock(gate_mutex);
+        gate = start_failed ? Gate::cancelled : Gate::open;
+    }
+    gate_changed.notify_all();
     if (!start_failed) guarded(0);
     for (auto& t : threads) t.join();
     if (start_failed) std::rethrow_exception(start_failed);
