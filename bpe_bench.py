@@ -252,7 +252,7 @@ def import_bpe():
         import bpe
         bpe.load_core()
     except ImportError as error:
-        sys.exit(f"The C++ module is not built ({error}). Build it with: python setup.py build_ext --inplace")
+        sys.exit(f"bpe_bench.py: {error}")  # bpe's message names the build command (bpe.BUILD_COMMAND)
     return bpe
 
 
