@@ -7,97 +7,28 @@
 // later, so they never jump ahead of the occurrences still waiting.
 //
 // Chunks repeat (" the", " a", "."), so each call keeps the chunks it has encoded,
-// and the Encoder keeps a shared cache across calls. Python threads can call encode
-// at once (the GIL is released), so the shared cache sits behind a reader-writer
-// lock, taken only when a chunk is new to the call.
+// and the Encoder keeps a shared cache across calls (encode_cache.h: the tables, and
+// the lock that lets Python threads encode at once). This file is the algorithm.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <queue>
-#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "chunk_table.h"
+#include "encode_cache.h"
 #include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
 
 namespace bpe {
-
-// Chunks and their ids. Most chunks are a single token, whose id the entry holds
-// itself; the ids of the others go, back to back, to an array of their own.
-class IdsTable {
-public:
-    explicit IdsTable(size_t expected) : table_(expected) {}
-
-    // Appends the ids of the chunk to `out` and returns true, if the table has it.
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        const Ids* ids = table_.find(key);
-        if (ids == nullptr) return false;
-        if (ids->size == 1) out.push_back(ids->id_or_offset);
-        else out.insert(out.end(), spilled_.begin() + ids->id_or_offset, spilled_.begin() + ids->id_or_offset + ids->size);
-        return true;
-    }
-
-    // Keeps the ids of a chunk; the table keeps a view of the key's bytes.
-    void insert(const ChunkKey& key, const uint32_t* ids, size_t size) {
-        if (size == 1) {
-            table_[key] = {1, ids[0]};
-        } else if (size < UINT32_MAX && spilled_.size() + size < UINT32_MAX) {
-            table_[key] = {uint32_t(size), uint32_t(spilled_.size())};
-            spilled_.insert(spilled_.end(), ids, ids + size);
-        }
-    }
-
-    size_t size() const { return table_.size(); }
-
-private:
-    struct Ids { uint32_t size, id_or_offset; };
-    ChunkTable<Ids> table_;
-    std::vector<uint32_t> spilled_;
-};
-
-// The cache an Encoder shares between calls and threads. Lookups take a shared lock;
-// a call adds the chunks it had to encode all at once, under one exclusive lock, and
-// the cache copies their bytes into blocks it owns, since the caller's text goes away.
-class SharedCache {
-public:
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        std::shared_lock lock(mutex_);
-        return table_.append_to(key, out);
-    }
-
-    // Adds the chunks `keys`, whose ids `source` has, unless the cache is full.
-    void insert(const std::vector<ChunkKey>& keys, const IdsTable& source) {
-        if (keys.empty()) return;
-        std::vector<uint32_t> ids;
-        std::unique_lock lock(mutex_);
-        for (const ChunkKey& key : keys) {
-            if (table_.size() >= kMaxEntries) return;
-            ids.clear();
-            source.append_to(key, ids);
-            if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
-            ChunkKey owned = key;
-            owned.bytes = arena_.keep(key.bytes);
-            table_.insert(owned, ids.data(), ids.size());
-        }
-    }
-
-private:
-    static constexpr size_t kMaxEntries = 1 << 20;
-
-    mutable std::shared_mutex mutex_;
-    IdsTable table_{1024};
-    ByteArena arena_;  // the cached chunks' bytes
-};
 
 // The largest id a token may have: 2^24 - 1, far above any published vocabulary
 // (GPT-4's largest is 100,276). Ids index tables, so an unchecked 2^31 would make
