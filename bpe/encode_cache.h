@@ -49,6 +49,48 @@ private:
     std::vector<uint32_t> spilled_;
 };
 
+// The chunks of one token and at most 16 bytes that a call met last, in a small
+// direct-mapped array in front of its IdsTable: the frequent chunks (" the", ".") are
+// most of a text, and for them one load of a slot that is likely in the fastest
+// caches replaces the table's two dependent loads (its index, then its entry), which
+// were most of the time that encoding a text with a warm table took. A slot holds
+// the chunk's 16 bytes, zero-padded, its length and its id; a new chunk takes the
+// slot of its hash, whatever was there (it stays in the IdsTable).
+class RecentChunks {
+public:
+    // Slots for a text of `bytes` bytes: a slot per 8 bytes, 64 to 4,096 (96 KB), so
+    // that a short text does not pay to clear a large array.
+    explicit RecentChunks(size_t bytes) {
+        size_t n = 64;
+        while (n < kMaxSlots && n * 8 < bytes) n *= 2;
+        slots_.assign(n, Slot{});
+        mask_ = n - 1;
+    }
+
+    // The chunk's id, if it was kept; else nullptr.
+    const uint32_t* find(const ChunkKey& key) const {
+        const Slot& slot = slots_[key.hash & mask_];
+        bool same = slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size();
+        return same ? &slot.id : nullptr;
+    }
+
+    // Keeps a chunk that is the one token `id`; longer chunks are not kept.
+    void keep(const ChunkKey& key, uint32_t id) {
+        if (key.bytes.size() > 16) return;
+        slots_[key.hash & mask_] = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), id};
+    }
+
+private:
+    static constexpr size_t kMaxSlots = 4096;
+    struct Slot {
+        uint64_t head[2] = {0, 0};
+        uint32_t size = 0;  // 0: empty (no chunk is empty)
+        uint32_t id = 0;
+    };
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+};
+
 // The cache an Encoder shares between calls and threads. Lookups take a shared lock;
 // a call adds the chunks it had to encode all at once, under one exclusive lock, and
 // the cache copies their bytes into blocks it owns, since the caller's text goes away.

@@ -82,6 +82,7 @@ public:
         specials_ = SpecialTokens(std::move(specials));
         number_tokens(tokens);
         store_token_bytes(merges);
+        find_whole_tokens(256 + merges.size());
     }
 
     size_t num_merges() const { return ranks_.size(); }
@@ -167,6 +168,7 @@ private:
         // Chunks met in this call, keyed by views into `text`, so that a lookup needs
         // no lock and no copy. Chunks new to the shared cache join it at the end.
         IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
+        RecentChunks recent(text.size());
         std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
         out.reserve(out.size() + expected_ids(segments));
@@ -177,17 +179,25 @@ private:
             }
             for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
                 ChunkKey key(chunk, text_end);
-                if (seen.append_to(key, out)) return;
-                size_t start = out.size();
-                if (chunk.size() > kCachedChunk) {
-                    encode_chunk(chunk, out);
-                    renumber(out, start);
-                } else if (!cache_.append_to(key, out)) {
-                    encode_chunk(chunk, out);
-                    renumber(out, start);
-                    fresh.push_back(key);
+                if (const uint32_t* id = recent.find(key)) {
+                    out.push_back(*id);
+                    return;
                 }
-                if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                size_t start = out.size();
+                if (!seen.append_to(key, out)) {
+                    if (const uint32_t* id = whole_tokens_.find(key)) {
+                        out.push_back(*id);
+                    } else if (chunk.size() > kCachedChunk) {
+                        encode_chunk(chunk, out);
+                        renumber(out, start);
+                    } else if (!cache_.append_to(key, out)) {
+                        encode_chunk(chunk, out);
+                        renumber(out, start);
+                        fresh.push_back(key);
+                    }
+                    if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                }
+                if (out.size() == start + 1) recent.keep(key, out[start]);
             });
         }
         cache_.insert(fresh, seen);
@@ -340,6 +350,24 @@ private:
         for (const auto& [text, id] : specials_.tokens()) bytes_ += text, offsets_.push_back(bytes_.size());
     }
 
+    // The tokens whose own bytes merge back into the token itself, by their bytes: a
+    // chunk equal to one of them is that one token, found with one lookup instead of
+    // merging it (under GPT-2's and GPT-4's vocabularies most chunks are one token).
+    // Each token is checked by merging its bytes, not assumed: two merges can make the
+    // same bytes, and a token's bytes can merge, in rank order, into other tokens.
+    // The table keeps the caller's ids (token_ids).
+    void find_whole_tokens(size_t ordinary_tokens) {
+        std::vector<uint32_t> ids;
+        const char* end = bytes_.data() + bytes_.size();
+        for (uint32_t t = 0; t < ordinary_tokens; ++t) {
+            std::string_view bytes(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
+            if (bytes.size() > kCachedChunk) continue;
+            ids.clear();
+            encode_chunk(bytes, ids);
+            if (ids.size() == 1 && ids[0] == t) whole_tokens_[ChunkKey(bytes, end)] = id_of(t);
+        }
+    }
+
     static constexpr uint32_t kNoToken = UINT32_MAX;
     PairTable ranks_;
     Pattern pattern_;
@@ -351,6 +379,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
     std::string bytes_;  // every token's bytes, back to back
     std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
+    ChunkTable<uint32_t> whole_tokens_;  // keys are views into bytes_
     mutable SharedCache cache_;
 };
 
