@@ -73,6 +73,39 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     return args;
 }
 
+// The UTF-8 bytes of a str, read in place: CPython keeps a str's UTF-8 once made (an
+// ASCII str is its own UTF-8), so this costs no copy, and a str encoded again costs
+// nothing, where text.encode("utf-8") copied the whole text on every call. The str
+// holds the bytes while `owner` lives. A lone surrogate, which UTF-8 cannot hold, is
+// a ValueError that says where, as bpe.BPETokenizer has always said it.
+struct StrArg {
+    py::object owner;
+    std::string_view view;
+
+    explicit StrArg(py::handle obj) : owner(py::reinterpret_borrow<py::object>(obj)) {
+        if (!PyUnicode_Check(obj.ptr()))
+            throw py::type_error("text must be str, not " + BytesArg::type_name(obj));
+        Py_ssize_t size = 0;
+        const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+        if (data == nullptr) {
+            Py_ssize_t start = -1;
+            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                PyObject *type, *value, *trace;
+                PyErr_Fetch(&type, &value, &trace);
+                PyErr_NormalizeException(&type, &value, &trace);
+                if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
+                Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+                PyErr_Clear();
+            } else {
+                throw py::error_already_set();  // out of memory
+            }
+            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
+                                  std::to_string(start));
+        }
+        view = std::string_view(data, size_t(size));
+    }
+};
+
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
 void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
     if (pattern != bpe::Pattern::kDefault && !bpe::is_valid_utf8(text))
@@ -547,6 +580,38 @@ PYBIND11_MODULE(_core, m) {
             py::arg("threads") = 0,
             "As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on "
             "`threads` threads (0: one per core).")
+        .def(
+            "encode_str",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+                StrArg arg(text);  // valid UTF-8 by construction: no check needed
+                SpecialChoice choice(self, allowed_special, disallowed_special);
+                choice.check(self, arg.view);
+                std::vector<std::vector<uint32_t>> parts;
+                {
+                    py::gil_scoped_release release;
+                    parts = self.encode_parts(arg.view, choice.allowed, 1);
+                }
+                return parts_to_list(parts);
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            "As encode, for a str: its UTF-8 is read in place, with no copy (what bpe.BPETokenizer.encode calls).")
+        .def(
+            "encode_str_array",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+               int threads) {
+                StrArg arg(text);
+                SpecialChoice choice(self, allowed_special, disallowed_special);
+                unsigned workers = thread_count(threads);
+                choice.check(self, arg.view);
+                std::vector<std::vector<uint32_t>> parts;
+                {
+                    py::gil_scoped_release release;
+                    parts = self.encode_parts(arg.view, choice.allowed, workers);
+                }
+                return ids_to_array(parts, self.n_vocab());
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
         .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
