@@ -359,12 +359,13 @@ private:
     void find_whole_tokens(size_t ordinary_tokens) {
         std::vector<uint32_t> ids;
         const char* end = bytes_.data() + bytes_.size();
+        whole_tokens_ = ShortChunkMap(ordinary_tokens);
         for (uint32_t t = 0; t < ordinary_tokens; ++t) {
             std::string_view bytes(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
             if (bytes.size() > kCachedChunk) continue;
             ids.clear();
             encode_chunk(bytes, ids);
-            if (ids.size() == 1 && ids[0] == t) whole_tokens_[ChunkKey(bytes, end)] = id_of(t);
+            if (ids.size() == 1 && ids[0] == t) whole_tokens_.insert(ChunkKey(bytes, end), id_of(t));
         }
     }
 
@@ -379,7 +380,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
     std::string bytes_;  // every token's bytes, back to back
     std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
-    ChunkTable<uint32_t> whole_tokens_;  // keys are views into bytes_
+    ShortChunkMap whole_tokens_;  // keys longer than 16 bytes are views into bytes_
     mutable SharedCache cache_;
 };
 
