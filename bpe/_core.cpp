@@ -521,7 +521,10 @@ PYBIND11_MODULE(_core, m) {
                  auto encoder = std::make_unique<bpe::Encoder>(merges_from_python(merges), pattern,
                                                                special_tokens_from_python(special_tokens),
                                                                token_ids_from_python(token_ids));
-                 shared_ints.reserve(encoder->n_vocab());
+                 // Ints for the ids up to n_vocab, unless the numbering is sparse (a few
+                 // tokens with ids up to MAX_ID must not make a million ints).
+                 size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
+                 shared_ints.reserve(std::min(encoder->n_vocab(), 2 * tokens));
                  return encoder.release();
              }),
              py::arg("merges"), py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
