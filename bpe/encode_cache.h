@@ -26,8 +26,14 @@ public:
     bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
         const Ids* ids = table_.find(key);
         if (ids == nullptr) return false;
-        if (ids->size == 1) out.push_back(ids->id_or_offset);
-        else out.insert(out.end(), spilled_.begin() + ids->id_or_offset, spilled_.begin() + ids->id_or_offset + ids->size);
+        if (ids->size == 1) {
+            out.push_back(ids->id_or_offset);
+        } else {
+            // A loop, not insert: the ids of a chunk are a handful, and insert's call to
+            // memmove cost more than the copy (a tenth of encoding Python source).
+            const uint32_t* from = spilled_.data() + ids->id_or_offset;
+            for (uint32_t k = 0; k < ids->size; ++k) out.push_back(from[k]);
+        }
         return true;
     }
 
