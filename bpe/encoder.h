@@ -232,21 +232,27 @@ private:
         for (size_t i = start; i < out.size(); ++i) out[i] = token_ids_[out[i]];
     }
 
+    // The rank of each neighbouring pair is looked up once, and after a merge only the
+    // two pairs the new token is part of are looked up again: the scan for the lowest
+    // rank reads an array, where looking every pair up again after each merge cost a
+    // hash lookup per pair per merge (most of the time of a chunk new to the caches).
     void encode_short(std::string_view chunk, std::vector<uint32_t>& out) const {
-        uint32_t ids[kShortChunk];
+        uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
         size_t n = chunk.size();
         for (size_t i = 0; i < n; ++i) ids[i] = static_cast<unsigned char>(chunk[i]);
+        for (size_t i = 0; i + 1 < n; ++i) ranks[i] = rank(ids[i], ids[i + 1]);
         while (n > 1) {
             uint32_t best = kNoRank;
             size_t at = 0;
-            for (size_t i = 0; i + 1 < n; ++i) {
-                uint32_t r = rank(ids[i], ids[i + 1]);
-                if (r < best) best = r, at = i;
-            }
+            for (size_t i = 0; i + 1 < n; ++i)
+                if (ranks[i] < best) best = ranks[i], at = i;  // the leftmost of the lowest
             if (best == kNoRank) break;
             ids[at] = 256 + best;
             for (size_t i = at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
+            for (size_t i = at + 1; i + 2 < n; ++i) ranks[i] = ranks[i + 1];
             --n;
+            if (at > 0) ranks[at - 1] = rank(ids[at - 1], ids[at]);
+            if (at + 1 < n) ranks[at] = rank(ids[at], ids[at + 1]);
         }
         for (size_t i = 0; i < n; ++i) out.push_back(ids[i]);  // a handful: cheaper than insert's memmove
     }
