@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -71,6 +72,39 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text, "each text");
     return args;
 }
+
+// The UTF-8 bytes of a str, read in place: CPython keeps a str's UTF-8 once made (an
+// ASCII str is its own UTF-8), so this costs no copy, and a str encoded again costs
+// nothing, where text.encode("utf-8") copied the whole text on every call. The str
+// holds the bytes while `owner` lives. A lone surrogate, which UTF-8 cannot hold, is
+// a ValueError that says where, as bpe.BPETokenizer has always said it.
+struct StrArg {
+    py::object owner;
+    std::string_view view;
+
+    explicit StrArg(py::handle obj) : owner(py::reinterpret_borrow<py::object>(obj)) {
+        if (!PyUnicode_Check(obj.ptr()))
+            throw py::type_error("text must be str, not " + BytesArg::type_name(obj));
+        Py_ssize_t size = 0;
+        const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+        if (data == nullptr) {
+            Py_ssize_t start = -1;
+            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                PyObject *type, *value, *trace;
+                PyErr_Fetch(&type, &value, &trace);
+                PyErr_NormalizeException(&type, &value, &trace);
+                if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
+                Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+                PyErr_Clear();
+            } else {
+                throw py::error_already_set();  // out of memory
+            }
+            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
+                                  std::to_string(start));
+        }
+        view = std::string_view(data, size_t(size));
+    }
+};
 
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
 void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
@@ -275,9 +309,66 @@ std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::handle o
     return ids;
 }
 
+// Python ints for ids, made once and shared by every encoder (an int is the same
+// whichever vocabulary gave it): a list of ids then costs a reference count per id,
+// not an int allocated and, later, freed per id, which was most of the time encode
+// spent past the C++ work with GPT-2's and GPT-4's ids (CPython keeps ints up to 256
+// only). Grown, with the GIL held, when an encoder is made; kept for the life of the
+// process. Ids past kMaxShared (a vocabulary numbered sparsely) get a new int each.
+class SharedInts {
+public:
+    static constexpr size_t kMaxShared = size_t(1) << 20;  // at most 32 MB of ints
+
+    // Makes the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
+    void reserve(size_t n) {
+        n = std::min(n, kMaxShared);
+        ints_.reserve(n);
+        while (ints_.size() < n) {
+            PyObject* value = PyLong_FromSize_t(ints_.size());
+            if (value == nullptr) throw py::error_already_set();
+            ints_.push_back(value);
+        }
+    }
+
+    // A new reference to the int `id`, or nullptr with a Python error set; needs the GIL.
+    PyObject* get(uint32_t id) const {
+        if (id < ints_.size()) {
+            Py_INCREF(ints_[id]);
+            return ints_[id];
+        }
+        return PyLong_FromUnsignedLong(id);
+    }
+
+private:
+    std::vector<PyObject*> ints_;
+};
+SharedInts shared_ints;
+
+// Ids, in consecutive parts, as one list of ints.
+py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
+    size_t total = 0;
+    for (const auto& part : parts) total += part.size();
+    py::list out(total);
+    PyObject* list = out.ptr();
+    size_t i = 0;
+    for (const auto& part : parts) {
+        for (uint32_t id : part) {
+            PyObject* value = shared_ints.get(id);
+            if (value == nullptr) throw py::error_already_set();  // out of memory: out frees what is set
+            PyList_SET_ITEM(list, i++, value);
+        }
+    }
+    return out;
+}
+
 py::list ids_to_list(const std::vector<uint32_t>& ids) {
     py::list out(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) PyList_SET_ITEM(out.ptr(), i, PyLong_FromUnsignedLong(ids[i]));
+    PyObject* list = out.ptr();
+    for (size_t i = 0; i < ids.size(); ++i) {
+        PyObject* value = shared_ints.get(ids[i]);
+        if (value == nullptr) throw py::error_already_set();
+        PyList_SET_ITEM(list, i, value);
+    }
     return out;
 }
 
@@ -427,8 +518,14 @@ PYBIND11_MODULE(_core, m) {
         .def(py::init([](py::handle merges, const std::string& pattern_name, py::handle special_tokens,
                          py::handle token_ids) {
                  bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
-                 return new bpe::Encoder(merges_from_python(merges), pattern, special_tokens_from_python(special_tokens),
-                                         token_ids_from_python(token_ids));
+                 auto encoder = std::make_unique<bpe::Encoder>(merges_from_python(merges), pattern,
+                                                               special_tokens_from_python(special_tokens),
+                                                               token_ids_from_python(token_ids));
+                 // Ints for the ids up to n_vocab, unless the numbering is sparse (a few
+                 // tokens with ids up to MAX_ID must not make a million ints).
+                 size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
+                 shared_ints.reserve(std::min(encoder->n_vocab(), 2 * tokens));
+                 return encoder.release();
              }),
              py::arg("merges"), py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
              py::arg("token_ids") = py::none(),
@@ -455,12 +552,12 @@ PYBIND11_MODULE(_core, m) {
                 check_text_for(self.pattern(), arg.view, "text");
                 SpecialChoice choice(self, allowed_special, disallowed_special);
                 choice.check(self, arg.view);
-                std::vector<uint32_t> ids;
+                std::vector<std::vector<uint32_t>> parts;
                 {
                     py::gil_scoped_release release;
-                    ids = self.encode(arg.view, choice.allowed);
+                    parts = self.encode_parts(arg.view, choice.allowed, 1);
                 }
-                return ids_to_list(ids);
+                return parts_to_list(parts);
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             "The token ids of text, as a list of ints. As in tiktoken, a special token in the text becomes its id "
@@ -486,6 +583,38 @@ PYBIND11_MODULE(_core, m) {
             py::arg("threads") = 0,
             "As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on "
             "`threads` threads (0: one per core).")
+        .def(
+            "encode_str",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+                StrArg arg(text);  // valid UTF-8 by construction: no check needed
+                SpecialChoice choice(self, allowed_special, disallowed_special);
+                choice.check(self, arg.view);
+                std::vector<std::vector<uint32_t>> parts;
+                {
+                    py::gil_scoped_release release;
+                    parts = self.encode_parts(arg.view, choice.allowed, 1);
+                }
+                return parts_to_list(parts);
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            "As encode, for a str: its UTF-8 is read in place, with no copy (what bpe.BPETokenizer.encode calls).")
+        .def(
+            "encode_str_array",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+               int threads) {
+                StrArg arg(text);
+                SpecialChoice choice(self, allowed_special, disallowed_special);
+                unsigned workers = thread_count(threads);
+                choice.check(self, arg.view);
+                std::vector<std::vector<uint32_t>> parts;
+                {
+                    py::gil_scoped_release release;
+                    parts = self.encode_parts(arg.view, choice.allowed, workers);
+                }
+                return ids_to_array(parts, self.n_vocab());
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
         .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,

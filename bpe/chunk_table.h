@@ -220,59 +220,126 @@ private:
     std::vector<Entry> entries_;
 };
 
+// A table from chunks to a uint32 that is built once and then only read (the
+// encoder's whole tokens): chunks of at most 16 bytes sit whole in 32-byte slots, two
+// to a cache line, so a lookup is one load from memory where ChunkTable's is two
+// (its index, then its entry), and a vocabulary of 100,000 tokens is far larger than
+// the caches. Longer chunks go to a ChunkTable beside it, whose keys are views that
+// must outlive the table.
+class ShortChunkMap {
+public:
+    explicit ShortChunkMap(size_t expected = 16) : slots_(table_capacity(expected)), mask_(slots_.size() - 1) {}
+
+    // Stores value for the chunk unless it is there already.
+    void insert(const ChunkKey& key, uint32_t value) {
+        if (key.bytes.size() > 16) {
+            if (long_.find(key) == nullptr) long_[key] = value;
+            return;
+        }
+        if ((size_ + 1) * 2 > slots_.size()) grow();
+        Slot& slot = slots_[probe(key)];
+        if (slot.size != 0) return;
+        slot = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), value, key.hash};
+        ++size_;
+    }
+
+    // The value stored for the chunk, or nullptr.
+    const uint32_t* find(const ChunkKey& key) const {
+        if (key.bytes.size() > 16) return long_.find(key);
+        const Slot& slot = slots_[probe(key)];
+        return slot.size != 0 ? &slot.value : nullptr;
+    }
+
+private:
+    struct alignas(32) Slot {
+        uint64_t head[2] = {0, 0};
+        uint32_t size = 0;  // 0: empty (no chunk is empty)
+        uint32_t value = 0;
+        uint64_t hash = 0;  // for growing
+    };
+
+    size_t probe(const ChunkKey& key) const {
+        for (size_t i = key.hash & mask_;; i = (i + 1) & mask_) {
+            const Slot& slot = slots_[i];
+            if (slot.size == 0 ||
+                (slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size()))
+                return i;
+        }
+    }
+
+    void grow() {
+        std::vector<Slot> old(slots_.size() * 2);
+        old.swap(slots_);
+        mask_ = slots_.size() - 1;
+        for (const Slot& slot : old) {
+            if (slot.size == 0) continue;
+            size_t i = slot.hash & mask_;
+            while (slots_[i].size != 0) i = (i + 1) & mask_;
+            slots_[i] = slot;
+        }
+    }
+
+    std::vector<Slot> slots_;
+    size_t mask_;
+    size_t size_ = 0;
+    ChunkTable<uint32_t> long_{16};
+};
+
 // A hash table from pairs of ids to a uint32 (the encoder's ranks): flat, with
 // linear probing, and no entry can be the pair (UINT32_MAX, UINT32_MAX), which marks
-// empty slots.
+// empty slots. Each slot holds its key and its value side by side, 16 bytes, four to a
+// cache line: a merge's rank is then one load from memory, not two (the keys and the
+// values in arrays of their own cost a second cache miss on every pair that is a
+// merge, and GPT-4's 100,000 ranks are far larger than the caches).
 class PairTable {
 public:
     static constexpr uint32_t kMissing = UINT32_MAX;
 
-    explicit PairTable(size_t expected = 16) : keys_(table_capacity(expected), kEmpty), values_(keys_.size()) {}
+    explicit PairTable(size_t expected = 16) : slots_(table_capacity(expected)) {}
 
     // Stores value for (a, b) unless the pair is there already; returns false if it was.
     bool insert(uint32_t a, uint32_t b, uint32_t value) {
-        if ((size_ + 1) * 2 > keys_.size()) grow();
-        size_t i = probe(key_of(a, b));
-        if (keys_[i] != kEmpty) return false;
-        keys_[i] = key_of(a, b);
-        values_[i] = value;
+        if ((size_ + 1) * 2 > slots_.size()) grow();
+        Slot& slot = slots_[probe(key_of(a, b))];
+        if (slot.key != kEmpty) return false;
+        slot = {key_of(a, b), value};
         ++size_;
         return true;
     }
 
     uint32_t get(uint32_t a, uint32_t b) const {
-        size_t i = probe(key_of(a, b));
-        return keys_[i] == kEmpty ? kMissing : values_[i];
+        const Slot& slot = slots_[probe(key_of(a, b))];
+        return slot.key == kEmpty ? kMissing : slot.value;
     }
 
     size_t size() const { return size_; }
 
 private:
     static constexpr uint64_t kEmpty = ~uint64_t(0);
+    struct alignas(16) Slot {
+        uint64_t key = kEmpty;
+        uint32_t value = 0;
+    };
     static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
     size_t probe(uint64_t key) const {
-        size_t mask = keys_.size() - 1;
+        size_t mask = slots_.size() - 1;
         size_t i = mix(key) & mask;
-        while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
+        while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask;
         return i;
     }
     void grow() {
-        std::vector<uint64_t> old_keys(keys_.size() * 2, kEmpty);
-        std::vector<uint32_t> old_values(old_keys.size());
-        old_keys.swap(keys_);
-        old_values.swap(values_);
-        size_t mask = keys_.size() - 1;
-        for (size_t j = 0; j < old_keys.size(); ++j) {
-            if (old_keys[j] == kEmpty) continue;
-            size_t i = mix(old_keys[j]) & mask;
-            while (keys_[i] != kEmpty) i = (i + 1) & mask;
-            keys_[i] = old_keys[j];
-            values_[i] = old_values[j];
+        std::vector<Slot> old(slots_.size() * 2);
+        old.swap(slots_);
+        size_t mask = slots_.size() - 1;
+        for (const Slot& slot : old) {
+            if (slot.key == kEmpty) continue;
+            size_t i = mix(slot.key) & mask;
+            while (slots_[i].key != kEmpty) i = (i + 1) & mask;
+            slots_[i] = slot;
         }
     }
 
-    std::vector<uint64_t> keys_;
-    std::vector<uint32_t> values_;
+    std::vector<Slot> slots_;
     size_t size_ = 0;
 };
 

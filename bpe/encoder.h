@@ -7,97 +7,28 @@
 // later, so they never jump ahead of the occurrences still waiting.
 //
 // Chunks repeat (" the", " a", "."), so each call keeps the chunks it has encoded,
-// and the Encoder keeps a shared cache across calls. Python threads can call encode
-// at once (the GIL is released), so the shared cache sits behind a reader-writer
-// lock, taken only when a chunk is new to the call.
+// and the Encoder keeps a shared cache across calls (encode_cache.h: the tables, and
+// the lock that lets Python threads encode at once). This file is the algorithm.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <queue>
-#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "chunk_table.h"
+#include "encode_cache.h"
 #include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
 
 namespace bpe {
-
-// Chunks and their ids. Most chunks are a single token, whose id the entry holds
-// itself; the ids of the others go, back to back, to an array of their own.
-class IdsTable {
-public:
-    explicit IdsTable(size_t expected) : table_(expected) {}
-
-    // Appends the ids of the chunk to `out` and returns true, if the table has it.
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        const Ids* ids = table_.find(key);
-        if (ids == nullptr) return false;
-        if (ids->size == 1) out.push_back(ids->id_or_offset);
-        else out.insert(out.end(), spilled_.begin() + ids->id_or_offset, spilled_.begin() + ids->id_or_offset + ids->size);
-        return true;
-    }
-
-    // Keeps the ids of a chunk; the table keeps a view of the key's bytes.
-    void insert(const ChunkKey& key, const uint32_t* ids, size_t size) {
-        if (size == 1) {
-            table_[key] = {1, ids[0]};
-        } else if (size < UINT32_MAX && spilled_.size() + size < UINT32_MAX) {
-            table_[key] = {uint32_t(size), uint32_t(spilled_.size())};
-            spilled_.insert(spilled_.end(), ids, ids + size);
-        }
-    }
-
-    size_t size() const { return table_.size(); }
-
-private:
-    struct Ids { uint32_t size, id_or_offset; };
-    ChunkTable<Ids> table_;
-    std::vector<uint32_t> spilled_;
-};
-
-// The cache an Encoder shares between calls and threads. Lookups take a shared lock;
-// a call adds the chunks it had to encode all at once, under one exclusive lock, and
-// the cache copies their bytes into blocks it owns, since the caller's text goes away.
-class SharedCache {
-public:
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        std::shared_lock lock(mutex_);
-        return table_.append_to(key, out);
-    }
-
-    // Adds the chunks `keys`, whose ids `source` has, unless the cache is full.
-    void insert(const std::vector<ChunkKey>& keys, const IdsTable& source) {
-        if (keys.empty()) return;
-        std::vector<uint32_t> ids;
-        std::unique_lock lock(mutex_);
-        for (const ChunkKey& key : keys) {
-            if (table_.size() >= kMaxEntries) return;
-            ids.clear();
-            source.append_to(key, ids);
-            if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
-            ChunkKey owned = key;
-            owned.bytes = arena_.keep(key.bytes);
-            table_.insert(owned, ids.data(), ids.size());
-        }
-    }
-
-private:
-    static constexpr size_t kMaxEntries = 1 << 20;
-
-    mutable std::shared_mutex mutex_;
-    IdsTable table_{1024};
-    ByteArena arena_;  // the cached chunks' bytes
-};
 
 // The largest id a token may have: 2^24 - 1, far above any published vocabulary
 // (GPT-4's largest is 100,276). Ids index tables, so an unchecked 2^31 would make
@@ -151,6 +82,7 @@ public:
         specials_ = SpecialTokens(std::move(specials));
         number_tokens(tokens);
         store_token_bytes(merges);
+        find_whole_tokens(256 + merges.size());
     }
 
     size_t num_merges() const { return ranks_.size(); }
@@ -236,6 +168,7 @@ private:
         // Chunks met in this call, keyed by views into `text`, so that a lookup needs
         // no lock and no copy. Chunks new to the shared cache join it at the end.
         IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
+        RecentChunks recent(text.size());
         std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
         out.reserve(out.size() + expected_ids(segments));
@@ -246,28 +179,38 @@ private:
             }
             for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
                 ChunkKey key(chunk, text_end);
-                if (seen.append_to(key, out)) return;
-                size_t start = out.size();
-                if (chunk.size() > kCachedChunk) {
-                    encode_chunk(chunk, out);
-                    renumber(out, start);
-                } else if (!cache_.append_to(key, out)) {
-                    encode_chunk(chunk, out);
-                    renumber(out, start);
-                    fresh.push_back(key);
+                if (const uint32_t* id = recent.find(key)) {
+                    out.push_back(*id);
+                    return;
                 }
-                if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                size_t start = out.size();
+                if (!seen.append_to(key, out)) {
+                    if (const uint32_t* id = whole_tokens_.find(key)) {
+                        out.push_back(*id);
+                    } else if (chunk.size() > kCachedChunk) {
+                        encode_chunk(chunk, out);
+                        renumber(out, start);
+                    } else if (!cache_.append_to(key, out)) {
+                        encode_chunk(chunk, out);
+                        renumber(out, start);
+                        fresh.push_back(key);
+                    }
+                    if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                }
+                if (out.size() == start + 1) recent.keep(key, out[start]);
             });
         }
         cache_.insert(fresh, seen);
     }
 
-    // A token holds about 4 bytes of English: reserving that many ids up front saves
-    // the copies (and the page faults) of growing a large output step by step.
+    // A token holds about 4 bytes of English and 2 of Python source under GPT-2's
+    // vocabulary (more under larger ones): reserving an id per 2 bytes up front saves
+    // the copy (and the page faults) of growing a large output, and costs only address
+    // space where fewer are written, as pages are not touched until then.
     static size_t expected_ids(const std::vector<Segment>& segments) {
         size_t bytes = 0;
         for (const Segment& segment : segments) bytes += segment.end - segment.begin;
-        return bytes / 4 + 16;
+        return bytes / 2 + 16;
     }
 
     // Chunks up to this length are merged by scanning all pairs again after each
@@ -289,23 +232,29 @@ private:
         for (size_t i = start; i < out.size(); ++i) out[i] = token_ids_[out[i]];
     }
 
+    // The rank of each neighbouring pair is looked up once, and after a merge only the
+    // two pairs the new token is part of are looked up again: the scan for the lowest
+    // rank reads an array, where looking every pair up again after each merge cost a
+    // hash lookup per pair per merge (most of the time of a chunk new to the caches).
     void encode_short(std::string_view chunk, std::vector<uint32_t>& out) const {
-        uint32_t ids[kShortChunk];
+        uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
         size_t n = chunk.size();
         for (size_t i = 0; i < n; ++i) ids[i] = static_cast<unsigned char>(chunk[i]);
+        for (size_t i = 0; i + 1 < n; ++i) ranks[i] = rank(ids[i], ids[i + 1]);
         while (n > 1) {
             uint32_t best = kNoRank;
             size_t at = 0;
-            for (size_t i = 0; i + 1 < n; ++i) {
-                uint32_t r = rank(ids[i], ids[i + 1]);
-                if (r < best) best = r, at = i;
-            }
+            for (size_t i = 0; i + 1 < n; ++i)
+                if (ranks[i] < best) best = ranks[i], at = i;  // the leftmost of the lowest
             if (best == kNoRank) break;
             ids[at] = 256 + best;
             for (size_t i = at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
+            for (size_t i = at + 1; i + 2 < n; ++i) ranks[i] = ranks[i + 1];
             --n;
+            if (at > 0) ranks[at - 1] = rank(ids[at - 1], ids[at]);
+            if (at + 1 < n) ranks[at] = rank(ids[at], ids[at + 1]);
         }
-        out.insert(out.end(), ids, ids + n);
+        for (size_t i = 0; i < n; ++i) out.push_back(ids[i]);  // a handful: cheaper than insert's memmove
     }
 
     // The same merges in O(n log n): symbols in a linked list, and a heap of
@@ -409,6 +358,25 @@ private:
         for (const auto& [text, id] : specials_.tokens()) bytes_ += text, offsets_.push_back(bytes_.size());
     }
 
+    // The tokens whose own bytes merge back into the token itself, by their bytes: a
+    // chunk equal to one of them is that one token, found with one lookup instead of
+    // merging it (under GPT-2's and GPT-4's vocabularies most chunks are one token).
+    // Each token is checked by merging its bytes, not assumed: two merges can make the
+    // same bytes, and a token's bytes can merge, in rank order, into other tokens.
+    // The table keeps the caller's ids (token_ids).
+    void find_whole_tokens(size_t ordinary_tokens) {
+        std::vector<uint32_t> ids;
+        const char* end = bytes_.data() + bytes_.size();
+        whole_tokens_ = ShortChunkMap(ordinary_tokens);
+        for (uint32_t t = 0; t < ordinary_tokens; ++t) {
+            std::string_view bytes(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
+            if (bytes.size() > kCachedChunk) continue;
+            ids.clear();
+            encode_chunk(bytes, ids);
+            if (ids.size() == 1 && ids[0] == t) whole_tokens_.insert(ChunkKey(bytes, end), id_of(t));
+        }
+    }
+
     static constexpr uint32_t kNoToken = UINT32_MAX;
     PairTable ranks_;
     Pattern pattern_;
@@ -420,6 +388,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
     std::string bytes_;  // every token's bytes, back to back
     std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
+    ShortChunkMap whole_tokens_;  // keys longer than 16 bytes are views into bytes_
     mutable SharedCache cache_;
 };
 

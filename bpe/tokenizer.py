@@ -179,12 +179,12 @@ class BPETokenizer:
         allowed_special ("all", or a set of special tokens) holds it, and raises
         ValueError if disallowed_special ("all": every special that is not allowed)
         does; with both empty, it is ordinary text."""
-        return self._encoder.encode(_utf8(text), allowed_special, disallowed_special)
+        return self._encoder.encode_str(_str(text), allowed_special, disallowed_special)
 
     def encode_ordinary(self, text: str) -> list:
         """The ids of text, with special-token text encoded as ordinary text: for text
         from a user, who must not be able to type a control token."""
-        return self._encoder.encode(_utf8(text), (), ())
+        return self._encoder.encode_str(_str(text), (), ())
 
     def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> list:
         """encode for each text of a list, on `threads` threads (0: one per core)."""
@@ -198,7 +198,7 @@ class BPETokenizer:
                      threads: int = 0) -> np.ndarray:
         """As encode, as a numpy array with no Python object per token (uint16 when
         n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
-        return self._encoder.encode_array(_utf8(text), allowed_special, disallowed_special, threads)
+        return self._encoder.encode_str_array(_str(text), allowed_special, disallowed_special, threads)
 
     # --- decoding ------------------------------------------------------------------
 
@@ -463,6 +463,15 @@ def _as_special_tokens(special_tokens) -> tuple:
         except UnicodeEncodeError:
             raise ValueError(f"the special token {token!r} cannot be encoded as UTF-8 (a lone surrogate?)") from None
     return out
+
+
+def _str(text) -> str:
+    """text, checked to be a str: the core reads its UTF-8 in place (no copy) and
+    raises ValueError for a lone surrogate, as _utf8 does."""
+    if not isinstance(text, str):
+        hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
+        raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
+    return text
 
 
 def _utf8(text) -> bytes:

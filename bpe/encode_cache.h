@@ -1,0 +1,135 @@
+// The caches of encoding: what a call remembers of the chunks it has encoded, and
+// what an Encoder shares between calls and threads.
+//
+// They sit apart from encoder.h, which is the algorithm (split, look up, merge), since
+// none of this changes which ids come out: it only saves merging a chunk twice. Chunks
+// repeat (" the", " a", "."): a story of 4,000 chunks has a few hundred distinct ones.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <vector>
+
+#include "chunk_table.h"
+
+namespace bpe {
+
+// Chunks and their ids. Most chunks are a single token, whose id the entry holds
+// itself; the ids of the others go, back to back, to an array of their own.
+class IdsTable {
+public:
+    explicit IdsTable(size_t expected) : table_(expected) {}
+
+    // Appends the ids of the chunk to `out` and returns true, if the table has it.
+    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
+        const Ids* ids = table_.find(key);
+        if (ids == nullptr) return false;
+        if (ids->size == 1) {
+            out.push_back(ids->id_or_offset);
+        } else {
+            // A loop, not insert: the ids of a chunk are a handful, and insert's call to
+            // memmove cost more than the copy (a tenth of encoding Python source).
+            const uint32_t* from = spilled_.data() + ids->id_or_offset;
+            for (uint32_t k = 0; k < ids->size; ++k) out.push_back(from[k]);
+        }
+        return true;
+    }
+
+    // Keeps the ids of a chunk; the table keeps a view of the key's bytes.
+    void insert(const ChunkKey& key, const uint32_t* ids, size_t size) {
+        if (size == 1) {
+            table_[key] = {1, ids[0]};
+        } else if (size < UINT32_MAX && spilled_.size() + size < UINT32_MAX) {
+            table_[key] = {uint32_t(size), uint32_t(spilled_.size())};
+            spilled_.insert(spilled_.end(), ids, ids + size);
+        }
+    }
+
+    size_t size() const { return table_.size(); }
+
+private:
+    struct Ids { uint32_t size, id_or_offset; };
+    ChunkTable<Ids> table_;
+    std::vector<uint32_t> spilled_;
+};
+
+// The chunks of one token and at most 16 bytes that a call met last, in a small
+// direct-mapped array in front of its IdsTable: the frequent chunks (" the", ".") are
+// most of a text, and for them one load of a slot that is likely in the fastest
+// caches replaces the table's two dependent loads (its index, then its entry), which
+// were most of the time that encoding a text with a warm table took. A slot holds
+// the chunk's 16 bytes, zero-padded, its length and its id; a new chunk takes the
+// slot of its hash, whatever was there (it stays in the IdsTable).
+class RecentChunks {
+public:
+    // Slots for a text of `bytes` bytes: a slot per 8 bytes, 64 to 16,384 (384 KB, what
+    // a second-level cache holds; 2 MB of Python source has 15,000 distinct chunks), so
+    // that a short text does not pay to clear a large array.
+    explicit RecentChunks(size_t bytes) {
+        size_t n = 64;
+        while (n < kMaxSlots && n * 8 < bytes) n *= 2;
+        slots_.assign(n, Slot{});
+        mask_ = n - 1;
+    }
+
+    // The chunk's id, if it was kept; else nullptr.
+    const uint32_t* find(const ChunkKey& key) const {
+        const Slot& slot = slots_[key.hash & mask_];
+        bool same = slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size();
+        return same ? &slot.id : nullptr;
+    }
+
+    // Keeps a chunk that is the one token `id`; longer chunks are not kept.
+    void keep(const ChunkKey& key, uint32_t id) {
+        if (key.bytes.size() > 16) return;
+        slots_[key.hash & mask_] = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), id};
+    }
+
+private:
+    static constexpr size_t kMaxSlots = 16384;
+    struct Slot {
+        uint64_t head[2] = {0, 0};
+        uint32_t size = 0;  // 0: empty (no chunk is empty)
+        uint32_t id = 0;
+    };
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+};
+
+// The cache an Encoder shares between calls and threads. Lookups take a shared lock;
+// a call adds the chunks it had to encode all at once, under one exclusive lock, and
+// the cache copies their bytes into blocks it owns, since the caller's text goes away.
+class SharedCache {
+public:
+    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
+        std::shared_lock lock(mutex_);
+        return table_.append_to(key, out);
+    }
+
+    // Adds the chunks `keys`, whose ids `source` has, unless the cache is full.
+    void insert(const std::vector<ChunkKey>& keys, const IdsTable& source) {
+        if (keys.empty()) return;
+        std::vector<uint32_t> ids;
+        std::unique_lock lock(mutex_);
+        for (const ChunkKey& key : keys) {
+            if (table_.size() >= kMaxEntries) return;
+            ids.clear();
+            source.append_to(key, ids);
+            if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
+            ChunkKey owned = key;
+            owned.bytes = arena_.keep(key.bytes);
+            table_.insert(owned, ids.data(), ids.size());
+        }
+    }
+
+private:
+    static constexpr size_t kMaxEntries = 1 << 20;
+
+    mutable std::shared_mutex mutex_;
+    IdsTable table_{1024};
+    ByteArena arena_;  // the cached chunks' bytes
+};
+
+}  // namespace bpe
