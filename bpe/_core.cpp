@@ -397,6 +397,18 @@ py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, size_t n
     return fits_uint16(n_vocab) ? parts_to_array<uint16_t>(parts) : parts_to_array<uint32_t>(parts);
 }
 
+// What every encode binding does once it holds the text's UTF-8: check the special
+// tokens against allowed_special and disallowed_special, then encode on `workers`
+// threads without the GIL. The ids come back in parts, one per thread.
+std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std::string_view text,
+                                               py::handle allowed_special, py::handle disallowed_special,
+                                               unsigned workers) {
+    SpecialChoice choice(encoder, allowed_special, disallowed_special);
+    choice.check(encoder, text);
+    py::gil_scoped_release release;
+    return encoder.encode_parts(text, choice.allowed, workers);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -550,14 +562,7 @@ PYBIND11_MODULE(_core, m) {
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
                 BytesArg arg(text, "text");
                 check_text_for(self.pattern(), arg.view, "text");
-                SpecialChoice choice(self, allowed_special, disallowed_special);
-                choice.check(self, arg.view);
-                std::vector<std::vector<uint32_t>> parts;
-                {
-                    py::gil_scoped_release release;
-                    parts = self.encode_parts(arg.view, choice.allowed, 1);
-                }
-                return parts_to_list(parts);
+                return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             "The token ids of text, as a list of ints. As in tiktoken, a special token in the text becomes its id "
@@ -569,15 +574,9 @@ PYBIND11_MODULE(_core, m) {
                int threads) {
                 BytesArg arg(text, "text");
                 check_text_for(self.pattern(), arg.view, "text");
-                SpecialChoice choice(self, allowed_special, disallowed_special);
                 unsigned workers = thread_count(threads);
-                choice.check(self, arg.view);
-                std::vector<std::vector<uint32_t>> parts;
-                {
-                    py::gil_scoped_release release;
-                    parts = self.encode_parts(arg.view, choice.allowed, workers);
-                }
-                return ids_to_array(parts, self.n_vocab());
+                return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers),
+                                    self.n_vocab());
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0,
@@ -587,14 +586,7 @@ PYBIND11_MODULE(_core, m) {
             "encode_str",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
                 StrArg arg(text);  // valid UTF-8 by construction: no check needed
-                SpecialChoice choice(self, allowed_special, disallowed_special);
-                choice.check(self, arg.view);
-                std::vector<std::vector<uint32_t>> parts;
-                {
-                    py::gil_scoped_release release;
-                    parts = self.encode_parts(arg.view, choice.allowed, 1);
-                }
-                return parts_to_list(parts);
+                return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             "As encode, for a str: its UTF-8 is read in place, with no copy (what bpe.BPETokenizer.encode calls).")
@@ -603,15 +595,9 @@ PYBIND11_MODULE(_core, m) {
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
                int threads) {
                 StrArg arg(text);
-                SpecialChoice choice(self, allowed_special, disallowed_special);
                 unsigned workers = thread_count(threads);
-                choice.check(self, arg.view);
-                std::vector<std::vector<uint32_t>> parts;
-                {
-                    py::gil_scoped_release release;
-                    parts = self.encode_parts(arg.view, choice.allowed, workers);
-                }
-                return ids_to_array(parts, self.n_vocab());
+                return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers),
+                                    self.n_vocab());
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
