@@ -210,21 +210,21 @@ def _text_blocks(path, max_bytes: int | None, cut: bool, name, progress=None):
 
 
 @contextlib.contextmanager
+def _os_errors_as_data_errors(doing: str, path):
+    """An OSError while doing something to path (a folder, no permission, disk full, a
+    disk error) as a DataError that names both."""
+    try:
+        yield
+    except OSError as e:
+        raise DataError(f"cannot {doing} {path}: {e.strerror or e}") from None
+
+
 def _reading(path):
-    """An OSError while reading path (a folder, no permission, a disk error) as a DataError."""
-    try:
-        yield
-    except OSError as e:
-        raise DataError(f"cannot read {path}: {e.strerror or e}") from None
+    return _os_errors_as_data_errors("read", path)
 
 
-@contextlib.contextmanager
 def _writing(path):
-    """An OSError while writing path (disk full, no permission) as a DataError."""
-    try:
-        yield
-    except OSError as e:
-        raise DataError(f"cannot write {path}: {e.strerror or e}") from None
+    return _os_errors_as_data_errors("write", path)
 
 
 def iter_stories(path, separator: str = "eot", max_bytes: int | None = None, cut: bool | None = None,
