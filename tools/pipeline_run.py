@@ -7,8 +7,8 @@ that trains in minutes on a CPU:
 
     python data.py --source DIR --lowercase              (the word-level files)
     python data.py --bpe --source DIR --lowercase        (the BPE files)
-    python pretrain.py --rope SMALL                      (450 steps, 3 minutes)
-    python pretrain.py --rope --bpe SMALL                (450 steps, 3 minutes)
+    python pretrain.py --rope SMALL                      (450 steps)
+    python pretrain.py --rope --bpe SMALL                (450 steps)
     python bits.py runs/pretrain-rope runs/pretrain-rope-bpe
     python sample.py runs/pretrain-rope-bpe ...  and  runs/pretrain-rope ...
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
-# A budget in steps, not minutes (the README's runs use minutes): both models get the same
+# A budget in steps, not minutes (pretrain.py.s default is 10 minutes): both models get the same
 # number of steps and the same schedule whatever else the machine is doing, so the numbers
 # repeat and compare like with like.
 SMALL = ("--max-steps 450 --decay-steps 450 --minutes 60 --n-layer 4 --n-head 4 --n-embd 128 --context 128 "
