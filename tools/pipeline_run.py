@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
-# A budget in steps, not minutes (pretrain.py.s default is 10 minutes): both models get the same
+# A budget in steps, not minutes (pretrain.py's default is 10 minutes): both models get the same
 # number of steps and the same schedule whatever else the machine is doing, so the numbers
 # repeat and compare like with like.
 SMALL = ("--max-steps 450 --decay-steps 450 --minutes 60 --n-layer 4 --n-head 4 --n-embd 128 --context 128 "
