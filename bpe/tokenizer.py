@@ -475,11 +475,9 @@ def _str(text) -> str:
 
 
 def _utf8(text) -> bytes:
-    if not isinstance(text, str):
-        hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
-        raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
+    """text, checked to be a str, as UTF-8 bytes (for the core's calls that take bytes)."""
     try:
-        return text.encode("utf-8")
+        return _str(text).encode("utf-8")
     except UnicodeEncodeError as e:
         raise ValueError(f"text cannot be encoded as UTF-8: a lone surrogate at position {e.start}") from None
 
