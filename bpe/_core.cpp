@@ -344,15 +344,15 @@ private:
 };
 SharedInts shared_ints;
 
-// Ids, in consecutive parts, as one list of ints.
-py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
+// Ids, in n consecutive parts, as one list of ints.
+py::list ids_to_list(const std::vector<uint32_t>* parts, size_t n) {
     size_t total = 0;
-    for (const auto& part : parts) total += part.size();
+    for (size_t k = 0; k < n; ++k) total += parts[k].size();
     py::list out(total);
     PyObject* list = out.ptr();
     size_t i = 0;
-    for (const auto& part : parts) {
-        for (uint32_t id : part) {
+    for (size_t k = 0; k < n; ++k) {
+        for (uint32_t id : parts[k]) {
             PyObject* value = shared_ints.get(id);
             if (value == nullptr) throw py::error_already_set();  // out of memory: out frees what is set
             PyList_SET_ITEM(list, i++, value);
@@ -361,16 +361,10 @@ py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
     return out;
 }
 
-py::list ids_to_list(const std::vector<uint32_t>& ids) {
-    py::list out(ids.size());
-    PyObject* list = out.ptr();
-    for (size_t i = 0; i < ids.size(); ++i) {
-        PyObject* value = shared_ints.get(ids[i]);
-        if (value == nullptr) throw py::error_already_set();
-        PyList_SET_ITEM(list, i, value);
-    }
-    return out;
+py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
+    return ids_to_list(parts.data(), parts.size());
 }
+py::list ids_to_list(const std::vector<uint32_t>& ids) { return ids_to_list(&ids, 1); }
 
 // The smallest unsigned type that holds every id: uint16 up to 65,536 ids (the rule of
 // bpe.tokenizer.array_dtype, which the Python side uses).
