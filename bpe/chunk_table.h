@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pair.h"
+
 namespace bpe {
 
 inline uint64_t mix(uint64_t x) {
@@ -300,15 +302,15 @@ public:
     // Stores value for (a, b) unless the pair is there already; returns false if it was.
     bool insert(uint32_t a, uint32_t b, uint32_t value) {
         if ((size_ + 1) * 2 > slots_.size()) grow();
-        Slot& slot = slots_[probe(key_of(a, b))];
+        Slot& slot = slots_[probe(pair_key(a, b))];
         if (slot.key != kEmpty) return false;
-        slot = {key_of(a, b), value};
+        slot = {pair_key(a, b), value};
         ++size_;
         return true;
     }
 
     uint32_t get(uint32_t a, uint32_t b) const {
-        const Slot& slot = slots_[probe(key_of(a, b))];
+        const Slot& slot = slots_[probe(pair_key(a, b))];
         return slot.key == kEmpty ? kMissing : slot.value;
     }
 
@@ -320,7 +322,6 @@ private:
         uint64_t key = kEmpty;
         uint32_t value = 0;
     };
-    static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
     size_t probe(uint64_t key) const {
         size_t mask = slots_.size() - 1;
         size_t i = mix(key) & mask;
@@ -354,22 +355,22 @@ public:
     PairMap() : keys_(16, kEmpty), values_(16) {}
 
     Value* find(uint32_t a, uint32_t b) {
-        size_t i = probe(key_of(a, b));
+        size_t i = probe(pair_key(a, b));
         return keys_[i] == kEmpty ? nullptr : &values_[i];
     }
 
     // Stores value for (a, b), which must not be there yet.
     void insert(uint32_t a, uint32_t b, const Value& value) {
         if ((size_ + 1) * 4 > keys_.size() * 3) grow();  // at most 3/4 full: millions of pairs take much memory
-        size_t i = probe(key_of(a, b));
-        keys_[i] = key_of(a, b);
+        size_t i = probe(pair_key(a, b));
+        keys_[i] = pair_key(a, b);
         values_[i] = value;
         ++size_;
     }
 
     void erase(uint32_t a, uint32_t b) {
         size_t mask = keys_.size() - 1;
-        size_t hole = probe(key_of(a, b));
+        size_t hole = probe(pair_key(a, b));
         if (keys_[hole] == kEmpty) return;
         // Each entry after the hole, up to the next empty slot, moves back into it unless
         // its own home slot lies after the hole (it would then be found no more).
@@ -389,7 +390,6 @@ public:
 
 private:
     static constexpr uint64_t kEmpty = ~uint64_t(0);
-    static uint64_t key_of(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
 
     size_t probe(uint64_t key) const {
         size_t mask = keys_.size() - 1;
