@@ -18,16 +18,16 @@
 #include <string_view>
 #include <vector>
 
-// The SSE2 blocks here and in split_unicode.h are what every x86-64 compiler builds; ARM machines (and a build
+// The SSE2 blocks here and in split_unicode.h (which is included after this, so that
+// it sees BPE_SSE2) are what every x86-64 compiler builds; ARM machines (and a build
 // with BPE_PORTABLE=1, which CI makes so the portable path is tested here too) use
-// the plain loop alone.
+// the plain loops alone.
 #if defined(__SSE2__) && !defined(BPE_PORTABLE)
 #define BPE_SSE2 1
 #include <emmintrin.h>
 #endif
 
 #include "split_unicode.h"
-
 
 namespace bpe {
 
