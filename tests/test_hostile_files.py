@@ -345,7 +345,7 @@ def test_data_py_removes_its_stale_temporary_files(tmp_path, capsys):
     d.mkdir()
     stale = [d / ".train.txt.k3j2l9xa.tmp", d / ".train-bpe.bin.0a1b2c3d.tmp", d / ".tokenizer.bpe.zz12yy34.tmp"]
     for path in stale:
-        path.write_bytes(b"\0" * 1000)
+        path.write_bytes(b"\0" * 100_000)
     mine = [d / ".notes.txt.k3j2l9xa.tmp", d / "train.txt.tmp", d / ".train.txt.tmp"]
     for path in mine:
         path.write_text("not data.py's")
@@ -354,7 +354,7 @@ def test_data_py_removes_its_stale_temporary_files(tmp_path, capsys):
     assert [p for p in stale if p.exists()] == []
     assert all(p.read_text() == "not data.py's" for p in mine)
     lines = [line for line in out.splitlines() if "temporary" in line]
-    assert len(lines) == 1 and "3 temporary files" in lines[0] and "3.0 kB" in lines[0], out
+    assert len(lines) == 1 and "3 temporary files" in lines[0] and "0.3 MB" in lines[0], out
     data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress"])
     assert "temporary" not in capsys.readouterr().out  # nothing left, nothing said
 
