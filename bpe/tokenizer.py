@@ -392,9 +392,12 @@ class BPETokenizer:
         return cls._from_file(path, formats.load_tiktoken, pattern=pattern, special_ids=special_ids)
 
     @classmethod
-    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2") -> "BPETokenizer":
-        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's)."""
-        return cls._from_file(vocab_path, formats.load_gpt2, merges_path, pattern=pattern)
+    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> "BPETokenizer":
+        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's). The
+        files do not mark special tokens: name them (default: <|endoftext|>, if the
+        vocabulary has it); any other token that no merge makes is refused."""
+        return cls._from_file(vocab_path, formats.load_gpt2, merges_path, pattern=pattern,
+                              special_tokens=special_tokens)
 
     @classmethod
     def from_huggingface(cls, path) -> "BPETokenizer":
