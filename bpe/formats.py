@@ -21,7 +21,6 @@ Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
 special_tokens and token_ids.
 """
 import base64
-import heapq
 import json
 from pathlib import Path
 
@@ -177,71 +176,27 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     GPT-4). token_ids[i] is the rank of our token i: bytes first (GPT-4 gives them
     shuffled ranks), then the merges in rank order.
     """
+    from .tokenizer import load_core  # here: tokenizer.py imports this module
+
     singles = {data for data in ranks if len(data) == 1}
     if len(singles) != 256:
         raise ValueError(f"every byte needs a token of its own; {256 - len(singles)} bytes have none")
+    if b"" in ranks:
+        raise ValueError(f"the token of rank {ranks[b'']} is empty")
     our_id = {bytes([b]): b for b in range(256)}
     token_ids = [ranks[bytes([b])] for b in range(256)]
+    longer = [data for data, _ in sorted(ranks.items(), key=lambda item: item[1]) if len(data) > 1]
+    # The encoding of each token's bytes is in the core (bpe/ranks.h): O(n log n) for n
+    # bytes where rescanning the pairs after each merge, in Python, was O(n^2) per token.
     merges = []
-    for data, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(data) == 1:
-            continue
-        if not data:
-            raise ValueError(f"the token of rank {rank} is empty")
-        parts = _lower_rank_parts(data, ranks, rank)
-        if len(parts) != 2 or parts[0] not in our_id or parts[1] not in our_id:
-            raise ValueError(f"the token of rank {rank}, {data!r}, is not two lower-ranked tokens joined")
+    for data, split in zip(longer, load_core().lower_rank_splits(ranks, longer)):
+        left, right = data[:split], data[split:]
+        if not split or left not in our_id or right not in our_id:
+            raise ValueError(f"the token of rank {ranks[data]}, {data!r}, is not two lower-ranked tokens joined")
         our_id[data] = 256 + len(merges)
-        merges.append((our_id[parts[0]], our_id[parts[1]]))
-        token_ids.append(rank)
+        merges.append((our_id[left], our_id[right]))
+        token_ids.append(ranks[data])
     return merges, token_ids
-
-
-def _lower_rank_parts(data: bytes, ranks: dict[bytes, int], limit: int) -> list[bytes]:
-    """data's bytes, byte-pair encoded as tiktoken does (the adjacent pair whose bytes
-    have the lowest rank first, the leftmost of equals), with the ranks below limit only.
-
-    A heap of candidate pairs and a linked list of parts make this O(n log n) in the
-    length n of data; merging by rescanning every pair after each merge, as tiktoken
-    does for the short pieces of text it meets, is O(n^2) per token and made a file of
-    ranks for b"a" * k (k up to 1,000) take 20 s to load.
-    """
-    n = len(data)
-    after = list(range(1, n + 1))  # after[s]: where the part that starts at s ends
-    before = list(range(-1, n - 1))  # before[s]: where the part before the one at s starts
-    alive = [True] * n  # whether a part starts at s
-    rank_of, push, pop = ranks.get, heapq.heappush, heapq.heappop
-    heap = []  # (rank of the pair's bytes, where the pair starts, where it ends)
-    for s in range(n - 1):
-        rank = rank_of(data[s:s + 2], limit)
-        if rank < limit:
-            heap.append((rank, s, s + 2))
-    heapq.heapify(heap)
-    parts = n
-    while heap and parts > 2:
-        _, s, end = pop(heap)
-        middle = after[s]
-        if not alive[s] or middle >= n or after[middle] != end:
-            continue  # stale: one of its two parts has changed since it was pushed
-        alive[middle] = False
-        after[s] = end
-        parts -= 1
-        start = before[s]
-        if start >= 0:
-            rank = rank_of(data[start:end], limit)
-            if rank < limit:
-                push(heap, (rank, start, end))
-        if end < n:
-            before[end] = s
-            stop = after[end]
-            rank = rank_of(data[s:stop], limit)
-            if rank < limit:
-                push(heap, (rank, s, stop))
-    out, s = [], 0
-    while s < n:
-        out.append(data[s:after[s]])
-        s = after[s]
-    return out
 
 
 def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:

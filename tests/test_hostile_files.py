@@ -20,7 +20,7 @@ import pytest
 
 import bpe
 import data
-from bpe import BPETokenizer, formats
+from bpe import BPETokenizer, _core, formats
 from bpe.files import atomic_write
 from vocabularies import cl100k_path, gpt2_files
 
@@ -271,7 +271,8 @@ def rescanning_parts(data: bytes, ranks: dict, limit: int) -> list:
 
 def test_recovered_merges_are_the_rescanning_algorithms():
     # GPT-4's 100k merges rebuild each token's bytes; and every token of a vocabulary
-    # learned here, of tricky ones and of one that encoding never reaches splits as before.
+    # learned here, of b"a" * k and of one with tokens that encoding never reaches splits
+    # in the core (bpe/ranks.h) as the rescanning algorithm splits it.
     ranks = formats.read_tiktoken(cl100k_path())
     merges, token_ids = formats.merges_from_ranks(ranks)
     assert {data: i for data, i in zip(formats.token_bytes(merges), token_ids)} == ranks
@@ -279,12 +280,20 @@ def test_recovered_merges_are_the_rescanning_algorithms():
     unreachable = {bytes([b]): b for b in range(256)}
     unreachable.update({b"ab": 256, b"bc": 257, b"abc": 258, b"cd": 259, b"abcd": 260, b"xabcd": 261})
     for vocabulary in (learned, pathological_ranks(60), unreachable):
-        for data, rank in vocabulary.items():
-            assert formats._lower_rank_parts(data, vocabulary, rank) == rescanning_parts(data, vocabulary, rank)
+        tokens = list(vocabulary)
+        for data, split in zip(tokens, _core.lower_rank_splits(vocabulary, tokens)):
+            parts = rescanning_parts(data, vocabulary, vocabulary[data])
+            assert split == (len(parts[0]) if len(parts) == 2 else 0), data
     ranks = {bytes([b]): b for b in range(256)}
     ranks.update({b"ab": 256, b"abcd": 257})  # "abcd" is not two lower-ranked tokens joined
     with pytest.raises(ValueError, match="rank 257"):
         formats.merges_from_ranks(ranks)
+    with pytest.raises(TypeError, match="bytes to int"):
+        _core.lower_rank_splits({**ranks, b"xy": "1"}, [b"ab"])
+    with pytest.raises(ValueError, match="between 0 and"):
+        _core.lower_rank_splits({**ranks, b"xy": 1 << 70}, [b"ab"])
+    with pytest.raises(ValueError, match="has no rank"):
+        _core.lower_rank_splits(ranks, [b"xyz"])
 
 
 # --- 7. saving leaves the umask alone ------------------------------------------------------
