@@ -63,7 +63,9 @@ def load_core():
 
 
 class BPETokenizer:
-    """Byte-level BPE: train it, encode and decode with it, save and load it."""
+    """Byte-level BPE: train it, encode and decode with it, save and load it. It never
+    changes once made: its four parts are read-only, so equality, pickling and encoding
+    always agree."""
 
     def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None):
         core = load_core()

@@ -101,6 +101,10 @@ def test_a_special_token_with_a_bytes_id_is_refused(small, tmp_path):
     files = write_gpt2(tmp_path, {**vocab, "<|pad|>": 5}, pairs)
     with pytest.raises(ValueError, match="<\\|pad\\|>.*id 5.*byte 5"):
         BPETokenizer.from_gpt2(*files, special_tokens=[END_OF_TEXT, "<|pad|>"])
+    # And a ranks file's special ids, which the caller gives.
+    ranks = write_ranks(tmp_path / "t.tiktoken", formats.tiktoken_ranks(tok.merges))
+    with pytest.raises(ValueError, match="<\\|pad\\|>.*id 300, which is merge 44's"):
+        BPETokenizer.from_tiktoken(ranks, pattern="gpt2", special_ids={END_OF_TEXT: 400, "<|pad|>": 300})
 
 
 def test_a_merge_made_twice_is_refused(small, tmp_path):
