@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bpe.files import atomic_write
+from bpe.files import atomic_write, remove_stale_temporaries
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
@@ -610,6 +610,28 @@ def tokenizer_file(data_dir, bpe: bool) -> Path:
     return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
 
 
+def written_files(data_dir) -> list[Path]:
+    """Every file data.py writes in data_dir: the stories, the tokenizers, the token files
+    and their sidecars."""
+    data_dir = Path(data_dir)
+    files = [data_dir / f"{split}.txt" for split in ("train", "valid", "instruct")]
+    for bpe in (False, True):
+        files.append(tokenizer_file(data_dir, bpe))
+        for split in ("train", "valid"):
+            files += [token_file(data_dir, split, bpe), sidecar_file(token_file(data_dir, split, bpe))]
+    return files
+
+
+def remove_stale_temporaries_of(data_dir):
+    """Remove the temporary files that a run killed while writing left beside data.py's
+    files (bpe.files names them), and say so in one line."""
+    removed = [found for path in written_files(data_dir) for found in remove_stale_temporaries(path)]
+    if removed:
+        size = sum(size for _, size in removed)
+        print(f"{data_dir}: removed {len(removed)} temporary files ({size / 1e6:.1f} MB) that an interrupted "
+              "run left behind")
+
+
 def load_tokenizer(data_dir, bpe: bool):
     """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
     path = tokenizer_file(data_dir, bpe)
@@ -831,6 +853,7 @@ def main(argv=None):
     data_dir = args.data_dir
     try:
         progress = not args.no_progress
+        remove_stale_temporaries_of(data_dir)
         if args.source is not None:
             import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase,
                           progress)

@@ -7,6 +7,7 @@ story starts after an end-of-text token, as every story in the training text doe
 stops at the next one or after --tokens tokens.
 """
 import argparse
+import os
 import sys
 
 import torch
@@ -61,6 +62,21 @@ class StoryPrinter:
             self.printed = text
 
 
+def utf8_prompt(prompt: str, parser) -> str:
+    """The prompt as typed: its bytes (Python keeps an argument's bytes that are not UTF-8
+    as lone surrogates) read as UTF-8. Anything else is a mistake in the command line,
+    refused as argparse refuses other bad arguments: one line, exit status 2."""
+    try:
+        data = os.fsencode(prompt)
+        return data.decode("utf-8")
+    except UnicodeEncodeError as e:  # a str given to main() with a lone surrogate
+        parser.error(f"--prompt is not UTF-8 text: it has the lone surrogate U+{ord(prompt[e.start]):04X} "
+                     f"at character {e.start}")
+    except UnicodeDecodeError as e:
+        parser.error(f"--prompt is not UTF-8 text: byte 0x{data[e.start]:02x} at byte {e.start} starts no "
+                     "character (is the terminal set to UTF-8?)")
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -70,6 +86,7 @@ def main(argv=None):
         parser.error(f"--temperature must be 0 or more, got {args.temperature}")
     if args.top_k < 0:
         parser.error(f"--top-k must be 0 or more, got {args.top_k}")
+    prompt_text = utf8_prompt(args.prompt, parser)
     try:
         device = pick_device(args.device)
         model, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
@@ -80,7 +97,7 @@ def main(argv=None):
 
     # The story starts after end of text, as every story of the training text does. The
     # prompt is a user's text: "<|endoftext|>" typed in it is plain text, not the token.
-    prompt = tokenizer.encode_ordinary(args.prompt)
+    prompt = tokenizer.encode_ordinary(prompt_text)
     printer = StoryPrinter(tokenizer, prompt)
     printer.printed = tokenizer.decode(prompt)
     print(printer.printed, end="", flush=True)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "encoder.h"
+#include "ranks.h"
 #include "split.h"
 #include "train.h"
 
@@ -441,6 +442,50 @@ PYBIND11_MODULE(_core, m) {
         py::arg("text"), py::arg("pattern") = "default",
         "Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's "
         "rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).");
+
+    m.def(
+        "lower_rank_splits",
+        [](py::dict ranks, py::list tokens) {
+            // References of our own to every key and token, so the views stay valid with the
+            // GIL released whatever other threads do to the dict or the list.
+            std::vector<py::object> owners;
+            owners.reserve(ranks.size() + tokens.size());
+            bpe::RankMap map;
+            map.reserve(ranks.size());
+            for (auto [key, value] : ranks) {
+                if (!PyBytes_Check(key.ptr()) || !PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+                    throw py::type_error("ranks must map bytes to int, got " + BytesArg::type_name(key) + ": " +
+                                         BytesArg::type_name(value));
+                int overflow = 0;
+                long long rank = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+                if (overflow != 0 || rank < 0)
+                    throw py::value_error("a rank must be between 0 and 2**63 - 1, got " + std::string(py::repr(value)));
+                owners.push_back(py::reinterpret_borrow<py::object>(key));
+                map.emplace(std::string_view(PyBytes_AS_STRING(key.ptr()), size_t(PyBytes_GET_SIZE(key.ptr()))),
+                            int64_t(rank));
+            }
+            std::vector<std::string_view> views;
+            std::vector<int64_t> limits;
+            for (py::handle token : tokens) {
+                if (!PyBytes_Check(token.ptr())) throw py::type_error("tokens must be bytes, not " + BytesArg::type_name(token));
+                std::string_view view(PyBytes_AS_STRING(token.ptr()), size_t(PyBytes_GET_SIZE(token.ptr())));
+                auto it = map.find(view);
+                if (it == map.end()) throw py::value_error("the token " + std::string(py::repr(token)) + " has no rank");
+                owners.push_back(py::reinterpret_borrow<py::object>(token));
+                views.push_back(view);
+                limits.push_back(it->second);
+            }
+            std::vector<size_t> splits(views.size());
+            {
+                py::gil_scoped_release release;
+                for (size_t i = 0; i < views.size(); ++i) splits[i] = bpe::lower_rank_split(views[i], map, limits[i]);
+            }
+            return splits;
+        },
+        py::arg("ranks"), py::arg("tokens"),
+        "For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks "
+        "below its own: the length of the first part when that ends as two parts (the pair that made the "
+        "token), else 0. O(n log n) for a token of n bytes (bpe/ranks.h).");
 
     py::class_<bpe::ChunkCounter>(m, "ChunkCounter",
                                   "Counts the distinct chunks of texts as they stream in, for training: memory "

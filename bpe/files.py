@@ -7,7 +7,7 @@ files, which import it from here rather than keep a copy.
 """
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -16,18 +16,33 @@ def temporary_name_pattern(path) -> str:
     return f".{Path(path).name}.*.tmp"
 
 
+def _create_temporary(path: Path) -> str:
+    """Create an empty temporary file beside path and return its name.
+
+    It is created with mode 0o666, which the process's umask then narrows as it does
+    for any new file: readable by all under the usual umask 022, private under 077.
+    (mkstemp makes a file private whatever the umask, and widening it afterwards needs
+    the umask, which can only be read by setting it: for that moment, every other
+    thread's new files were made with umask 0.)
+    """
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 @contextlib.contextmanager
 def atomic_write(path):
     """A temporary path beside `path` to write to. On success it is flushed to disk and
     renamed over path (and the folder's entry flushed too); on failure it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    tmp = _create_temporary(path)
     try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; the file is not
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
@@ -43,8 +58,16 @@ def atomic_write(path):
             os.remove(tmp)
 
 
-def remove_stale_temporaries(path):
-    """Remove what a write of path killed before its rename left behind: nothing reads it."""
+def remove_stale_temporaries(path) -> list[tuple[Path, int]]:
+    """Remove what a write of path killed before its rename left behind: nothing reads it.
+    Returns each file removed, with its size."""
     path = Path(path)
+    removed = []
     for tmp in path.parent.glob(temporary_name_pattern(path)):
-        tmp.unlink(missing_ok=True)
+        try:
+            size = tmp.stat().st_size
+            tmp.unlink()
+        except FileNotFoundError:
+            continue  # removed meanwhile
+        removed.append((tmp, size))
+    return removed

@@ -47,6 +47,8 @@ ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN
 
 # GPT-4's special tokens and their ids, which cl100k_base.tiktoken does not hold
 # (tiktoken's source, tiktoken_ext/openai_public.py, has them).
+# GPT-2's one special token, which its vocab.json holds but does not mark as special.
+GPT2_END_OF_TEXT = "<|endoftext|>"
 CL100K_SPECIAL_IDS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
                       "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
@@ -92,9 +94,19 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
     """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
     of our byte or merge token i, special_ids maps each special token to its id."""
+    owner = {}  # id: which of our tokens has it, for the messages
+    for k, i in enumerate(merge_ids):
+        name = f"byte {k}" if k < 256 else f"merge {k - 256}"
+        if i in owner:
+            raise ValueError(f"{name} has id {i}, which is {owner[i]}'s too: each token needs an id of its own")
+        owner[i] = name
     for token, i in special_ids.items():
         if not isinstance(token, str) or isinstance(i, bool) or not isinstance(i, int):
             raise ValueError(f"special token {token!r}: expected a str with an int id, got id {i!r}")
+        if i in owner:  # a dict can hold it beside the byte; dropping either would change the ids
+            raise ValueError(f"the special token {token!r} has id {i}, which is {owner[i]}'s: each token needs an "
+                             "id of its own")
+        owner[i] = f"the special token {token!r}"
     return {"merges": merges, "special_tokens": list(special_ids),
             "token_ids": list(merge_ids) + list(special_ids.values())}
 
@@ -164,29 +176,26 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     GPT-4). token_ids[i] is the rank of our token i: bytes first (GPT-4 gives them
     shuffled ranks), then the merges in rank order.
     """
+    from .tokenizer import load_core  # here: tokenizer.py imports this module
+
     singles = {data for data in ranks if len(data) == 1}
     if len(singles) != 256:
         raise ValueError(f"every byte needs a token of its own; {256 - len(singles)} bytes have none")
+    if b"" in ranks:
+        raise ValueError(f"the token of rank {ranks[b'']} is empty")
     our_id = {bytes([b]): b for b in range(256)}
     token_ids = [ranks[bytes([b])] for b in range(256)]
+    longer = [data for data, _ in sorted(ranks.items(), key=lambda item: item[1]) if len(data) > 1]
+    # The encoding of each token's bytes is in the core (bpe/ranks.h): O(n log n) for n
+    # bytes where rescanning the pairs after each merge, in Python, was O(n^2) per token.
     merges = []
-    for data, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(data) == 1:
-            continue
-        if not data:
-            raise ValueError(f"the token of rank {rank} is empty")
-        parts = [bytes([b]) for b in data]
-        while len(parts) > 2:
-            pair_ranks = [ranks.get(parts[i] + parts[i + 1], rank) for i in range(len(parts) - 1)]
-            best = min(range(len(pair_ranks)), key=pair_ranks.__getitem__)
-            if pair_ranks[best] >= rank:
-                break
-            parts[best:best + 2] = [parts[best] + parts[best + 1]]
-        if len(parts) != 2 or parts[0] not in our_id or parts[1] not in our_id:
-            raise ValueError(f"the token of rank {rank}, {data!r}, is not two lower-ranked tokens joined")
+    for data, split in zip(longer, load_core().lower_rank_splits(ranks, longer)):
+        left, right = data[:split], data[split:]
+        if not split or left not in our_id or right not in our_id:
+            raise ValueError(f"the token of rank {ranks[data]}, {data!r}, is not two lower-ranked tokens joined")
         our_id[data] = 256 + len(merges)
-        merges.append((our_id[parts[0]], our_id[parts[1]]))
-        token_ids.append(rank)
+        merges.append((our_id[left], our_id[right]))
+        token_ids.append(ranks[data])
     return merges, token_ids
 
 
@@ -200,10 +209,17 @@ def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
 
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
 
-def _merges_from_vocab(vocab: dict, merge_pairs, where: str) -> dict:
+def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str) -> dict:
     """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
-    byte alphabet to ids and merges as pairs of such strings: the tokens of the
-    vocabulary that are neither bytes nor merges are the special tokens."""
+    byte alphabet to ids and merges as pairs of such strings.
+
+    The special tokens are the ones the caller names (from the file's own list of them,
+    or the user's), never whatever the merges happen not to make: a truncated list of
+    merges would otherwise turn every token it lost into a special token, and text that
+    holds one ("hello") into an error or other ids. The vocabulary's tokens that are
+    neither bytes, merges nor named are refused, the first few by name, with
+    unmade_hint (what to check).
+    """
     if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
                                               for t, i in vocab.items()):
         raise ValueError(f"{where}: expected a vocabulary from token strings to int ids")
@@ -215,38 +231,61 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str) -> dict:
         except KeyError as e:
             raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
 
-    our_id, merge_ids, merges = {}, [], []
+    our_id, merge_ids, merges, made_at = {}, [], [], {}
     for b, char in byte_alphabet().items():
         if char not in vocab:
             raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
         our_id[bytes([b])] = b
         merge_ids.append(vocab[char])
+        made_at[char] = f"byte {b}"
     for at, left_text, right_text in merge_pairs:
         left, right = as_bytes(left_text, at), as_bytes(right_text, at)
         if left not in our_id or right not in our_id:
             raise ValueError(f"{at}: {left_text} {right_text} uses a token that no earlier merge makes")
-        if left_text + right_text not in vocab:
-            raise ValueError(f"{at}: {left_text + right_text!r} is not in the vocabulary")
+        joined = left_text + right_text
+        if joined not in vocab:
+            raise ValueError(f"{at}: {joined!r} is not in the vocabulary")
+        if joined in made_at:
+            raise ValueError(f"{at}: {left_text} {right_text} makes {joined!r}, but {made_at[joined]} already makes "
+                             "it: each token has one merge")
+        made_at[joined] = at
         our_id[left + right] = 256 + len(merges)
         merges.append((our_id[left], our_id[right]))
-        merge_ids.append(vocab[left_text + right_text])
-    used = set(merge_ids)
-    return _numbering(merges, merge_ids, {token: i for token, i in vocab.items() if i not in used})
+        merge_ids.append(vocab[joined])
+    special_ids = {}
+    for token in special_tokens:
+        if token not in vocab:
+            raise ValueError(f"{where}: the special token {token!r} is not in the vocabulary")
+        if token in made_at:
+            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too ({made_at[token]} "
+                             "makes it): a merge makes it, so it cannot also be special")
+        special_ids[token] = vocab[token]
+    unmade = sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    if unmade:
+        named = ", ".join(repr(token) for _, token in unmade[:5])
+        raise ValueError(f"{where}: {len(unmade)} tokens of the vocabulary that no merge makes and that are not named "
+                         f"as special tokens, such as {named}: {unmade_hint}")
+    return _numbering(merges, merge_ids, special_ids)
 
 
-def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2") -> dict:
+def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> dict:
     """GPT-2 style vocab.json and merges.txt, as BPETokenizer's arguments.
 
     vocab.json maps each token, written in the byte alphabet, to its id; merges.txt
     has one merge per line, its two tokens separated by a space, after a "#version"
-    line. Tokens of the vocabulary that are not bytes or merges are special tokens
-    (GPT-2 has one: <|endoftext|>).
+    line. The files do not say which tokens are special: special_tokens names them
+    (default: GPT-2's one, <|endoftext|>, when the vocabulary has it). Any other token
+    that no merge makes is refused: it means merges.txt lost lines.
     """
     try:
         with open(vocab_path, encoding="utf-8") as f:
             vocab = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
+    if special_tokens is None:
+        special_tokens = [GPT2_END_OF_TEXT] if isinstance(vocab, dict) and GPT2_END_OF_TEXT in vocab else []
+    elif isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
+        raise TypeError("special_tokens must be a list of str")
 
     def pairs():
         with open(merges_path, encoding="utf-8") as f:
@@ -260,7 +299,9 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2") -> dict:
                     raise ValueError(f"{at}: expected two tokens separated by a space, got {line!r}")
                 yield at, parts[0], parts[1]
 
-    return {**_merges_from_vocab(vocab, pairs(), str(vocab_path)), "pattern": pattern}
+    hint = (f"a truncated merges.txt ({merges_path})? If they are special tokens, name them: "
+            "from_gpt2(vocab, merges, special_tokens=[...])")
+    return {**_merges_from_vocab(vocab, pairs(), str(vocab_path), list(special_tokens), hint), "pattern": pattern}
 
 
 def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_ids=None) -> str:
@@ -329,7 +370,11 @@ def load_huggingface(path) -> dict:
     It must split text as one of our patterns does: a ByteLevel pre-tokenizer with its
     own regex (GPT-2's pattern) and no prefix space, or a Split by one of our patterns'
     regexes followed by a ByteLevel without regex (what save_huggingface writes). No
-    normalizer, no unknown token, no prefix or suffix on subwords.
+    unknown token, no prefix or suffix on subwords. Every other part of the file that
+    would make Hugging Face's ids differ from ours is refused by name (see
+    _refuse_what_changes_the_ids); what changes no id (a ByteLevel post-processor, which
+    only moves offsets; "normalized" on an added token, with no normalizer) is fine.
+    The special tokens are the added tokens, all of them marked special.
     """
     where = str(path)
     try:
@@ -345,8 +390,7 @@ def load_huggingface(path) -> dict:
     for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(key) not in (None, ""):
             raise ValueError(f"{where}: the model sets {key}={model[key]!r}, which byte-level BPE here does not have")
-    if document.get("normalizer") is not None:
-        raise ValueError(f"{where}: it has a normalizer ({document['normalizer'].get('type')}), which we do not")
+    _refuse_what_changes_the_ids(document, where)
     pattern = _huggingface_pattern(document.get("pre_tokenizer"), where)
 
     def pairs():
@@ -357,12 +401,62 @@ def load_huggingface(path) -> dict:
                 raise ValueError(f"{at}: expected two tokens, got {merge!r}")
             yield at, parts[0], parts[1]
 
-    vocab = dict(model.get("vocab") or {})
+    vocab = model.get("vocab") or {}
+    if not isinstance(vocab, dict):
+        raise ValueError(f"{where}: the model's \"vocab\" is not a dict from token strings to ids")
+    vocab, specials = dict(vocab), []
     for added in document.get("added_tokens") or []:
-        if not isinstance(added, dict) or not isinstance(added.get("content"), str) or not isinstance(added.get("id"), int):
+        if not isinstance(added, dict) or not isinstance(added.get("content"), str) or \
+                isinstance(added.get("id"), bool) or not isinstance(added.get("id"), int):
             raise ValueError(f"{where}: an added token is not {{\"id\": int, \"content\": str, ...}}: {added!r}")
-        vocab.setdefault(added["content"], added["id"])
-    return {**_merges_from_vocab(vocab, pairs(), where), "pattern": pattern}
+        vocab.setdefault(added["content"], added["id"])  # Hugging Face gives it the vocabulary's id, if it has one
+        if added["content"] not in specials:
+            specials.append(added["content"])
+    hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's special tokens are its added_tokens with "
+            "\"special\": true)")
+    return {**_merges_from_vocab(vocab, pairs(), where, specials, hint), "pattern": pattern}
+
+
+def _refuse_what_changes_the_ids(document: dict, where: str):
+    """Refuse, naming the field, each part of a tokenizer.json that makes Hugging Face's
+    ids differ from what the merges, the split rule and the special tokens give:
+    something added to the ids or cut from them, text changed before it is split, and
+    added tokens that are matched other than as their exact text, or in every text
+    (ours are special: matched only where encode allows them)."""
+    for key, does in (("truncation", "cuts the ids to a length"), ("padding", "pads the ids to a length")):
+        if document.get(key) is not None:
+            raise ValueError(f"{where}: \"{key}\" is set: Hugging Face {does}, which encode here does not")
+    normalizer = document.get("normalizer")
+    if normalizer is not None and normalizer != {"type": "Sequence", "normalizers": []}:
+        kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
+        raise ValueError(f"{where}: its \"normalizer\" ({kind}) changes the text before it is split, which encode "
+                         "here does not")
+    processor = document.get("post_processor")
+    steps = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" \
+        else [processor]
+    for step in steps or []:
+        # ByteLevel only moves the offsets; anything else (TemplateProcessing, Roberta,
+        # Bert) adds tokens such as a start token to every text.
+        if step is not None and not (isinstance(step, dict) and step.get("type") == "ByteLevel"):
+            kind = step.get("type") if isinstance(step, dict) else step
+            raise ValueError(f"{where}: its \"post_processor\" ({kind}) adds tokens to the ids (a start or end "
+                             "token), which encode here does not")
+    if document["model"].get("ignore_merges"):
+        raise ValueError(f"{where}: the model sets \"ignore_merges\": a word in the vocabulary becomes its token "
+                         "whatever the merges say, which encode here does not do")
+    for added in document.get("added_tokens") or []:
+        if not isinstance(added, dict):
+            continue  # load_huggingface names it
+        for flag, does in (("lstrip", "takes the spaces before it into it"),
+                           ("rstrip", "takes the spaces after it into it"),
+                           ("single_word", "is matched only as a whole word")):
+            if added.get(flag):
+                raise ValueError(f"{where}: the added token {added.get('content')!r} has \"{flag}\": true: it {does} "
+                                 "in Hugging Face, but not here")
+        if not added.get("special", False):
+            raise ValueError(f"{where}: the added token {added.get('content')!r} has \"special\": false: Hugging Face "
+                             "matches it in every text, but here only special tokens are matched, and only where "
+                             "encode allows them")
 
 
 def _huggingface_pattern(pre_tokenizer, where: str) -> str:

@@ -63,22 +63,28 @@ def load_core():
 
 
 class BPETokenizer:
-    """Byte-level BPE: train it, encode and decode with it, save and load it."""
+    """Byte-level BPE: train it, encode and decode with it, save and load it. It never
+    changes once made: its four parts are read-only, so equality, pickling and encoding
+    always agree."""
 
     def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None):
         core = load_core()
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
-        self.merges = _as_merges(merges)
-        self.pattern = pattern
-        self.special_tokens = _as_special_tokens(special_tokens)
-        self.token_ids = None if token_ids is None else _as_ids(token_ids, "token_ids")
-        if self.token_ids == list(range(len(self.token_ids or ()))):
-            self.token_ids = None  # one way to say "token i is id i", so equal tokenizers have equal states
+        # Tuples, behind read-only properties: the encoder is built from them once, so a
+        # change afterwards would make equality and pickling (which read them) disagree
+        # with encoding (which does not).
+        self._merges = tuple(_as_merges(merges))
+        self._pattern = pattern
+        self._special_tokens = _as_special_tokens(special_tokens)
+        ids = None if token_ids is None else tuple(_as_ids(token_ids, "token_ids"))
+        if ids == tuple(range(len(ids or ()))):
+            ids = None  # one way to say "token i is id i", so equal tokenizers have equal states
+        self._token_ids = ids
         # The core checks the rest: that each merge could have been learned, the
         # pattern's name, the ids (all different, none above bpe.MAX_ID), the sizes.
-        self._encoder = core.Encoder(self.merges, pattern=pattern, special_tokens=list(self.special_tokens),
-                                     token_ids=self.token_ids)
+        self._encoder = core.Encoder(list(self._merges), pattern=pattern, special_tokens=list(self._special_tokens),
+                                     token_ids=None if ids is None else list(ids))
         self._special_ids = self._encoder.special_tokens  # {special token: id}
         self._ids_by_bytes = None  # built by token_to_id when first asked
 
@@ -124,6 +130,27 @@ class BPETokenizer:
     # --- the vocabulary ------------------------------------------------------------
 
     @property
+    def merges(self) -> tuple:
+        """The merges, (a, b) pairs of ids: merge k makes token 256 + k."""
+        return self._merges
+
+    @property
+    def pattern(self) -> str:
+        """The split rule's name: "default", "gpt2" or "gpt4"."""
+        return self._pattern
+
+    @property
+    def special_tokens(self) -> tuple:
+        """The special tokens, in the order of their ids."""
+        return self._special_tokens
+
+    @property
+    def token_ids(self):
+        """The id of every token (bytes, merges, specials) as a tuple, or None when token i
+        has id i."""
+        return self._token_ids
+
+    @property
     def n_vocab(self) -> int:
         """One more than the largest id: the rows a model's embedding needs. More than
         the number of tokens when the numbering has gaps (GPT-4's has)."""
@@ -158,11 +185,16 @@ class BPETokenizer:
     def token_to_id(self, token):
         """The id of a token given as its text (str) or its bytes, or None if no token
         is exactly that. A special token's text gives the special token's id."""
-        if isinstance(token, str):
+        if isinstance(token, (bytes, bytearray)):
+            # A special token's text as bytes names it as its str does.
+            special = next((s for s in self._special_ids if s.encode("utf-8") == token), None)
+            if special is not None:
+                return self._special_ids[special]
+        elif isinstance(token, str):
             if token in self._special_ids:
                 return self._special_ids[token]
             token = token.encode("utf-8")
-        if not isinstance(token, (bytes, bytearray)):
+        else:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
         if self._ids_by_bytes is None:
             ids = self.token_ids or range(256 + len(self.merges))
@@ -225,7 +257,7 @@ class BPETokenizer:
             "version": FILE_VERSION,
             "pattern": self.pattern,
             "special_tokens": list(self.special_tokens),
-            "token_ids": self.token_ids,
+            "token_ids": None if self.token_ids is None else list(self.token_ids),
             "merges": [[a, b] for a, b in self.merges],
         }
 
@@ -362,9 +394,12 @@ class BPETokenizer:
         return cls._from_file(path, formats.load_tiktoken, pattern=pattern, special_ids=special_ids)
 
     @classmethod
-    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2") -> "BPETokenizer":
-        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's)."""
-        return cls._from_file(vocab_path, formats.load_gpt2, merges_path, pattern=pattern)
+    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> "BPETokenizer":
+        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's). The
+        files do not mark special tokens: name them (default: <|endoftext|>, if the
+        vocabulary has it); any other token that no merge makes is refused."""
+        return cls._from_file(vocab_path, formats.load_gpt2, merges_path, pattern=pattern,
+                              special_tokens=special_tokens)
 
     @classmethod
     def from_huggingface(cls, path) -> "BPETokenizer":

@@ -38,7 +38,7 @@ def bpe_tok():
 
 @pytest.fixture(scope="module")
 def merges(bpe_tok):
-    return bpe_tok.merges
+    return list(bpe_tok.merges)  # as a list, to compare with the reference's
 
 
 @pytest.fixture(scope="module")
