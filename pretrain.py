@@ -35,6 +35,14 @@ there was one, and a new process starts its own from --seed, its rank and the st
 same every time, but not the run the old number of processes would have made.
 Ctrl-C (or SIGTERM) finishes the step, saves the checkpoint and exits; a second Ctrl-C
 stops at once without saving (the checkpoint on disk stays whole: saves are atomic).
+--resume checks every value it takes from the checkpoint (type and range) before using it,
+and names the field that is wrong.
+
+The progress lines give tokens per second and, on CUDA, model FLOPs utilisation: the
+model's FLOPs per token (GPT.flops_per_token, PaLM's 6N + attention) times tokens per
+second, over the devices' peak dense bf16 FLOPs (model.PEAK_BF16_FLOPS); "n/a" on a CPU
+or MPS, "unknown" on a GPU the table lacks. --compile runs the model through
+torch.compile; it is off by default until measured on a GPU (tools/gpu_check.sh).
 """
 import argparse
 import hashlib
@@ -578,12 +586,7 @@ def start_run(parser, args, rank, world, device) -> Run:
     name = run_name(args.rope, args.bpe)
     run_dir = args.runs_dir / name
     ckpt_path = run_dir / CHECKPOINT_NAME
-    try:
-        tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
-        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
-        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
-    except data.DataError as e:
-        fail(e)
+    tokenizer, train_tokens, valid_tokens = load_data(fail, args)
     if ckpt_path.exists() and not (args.resume or args.overwrite):
         fail(f"{ckpt_path} exists: --resume continues that run, --overwrite starts again")
 
@@ -596,13 +599,7 @@ def start_run(parser, args, rank, world, device) -> Run:
     else:
         checkpoint, step, losses, elapsed_before, tokens_seen = None, 0, {"step": [], "train": [], "valid": []}, 0.0, 0
         settle_flags(parser, args, None, None, say)
-        try:
-            config = GPTConfig(vocab_size=len(tokenizer), context=args.context, n_layer=args.n_layer,
-                               n_head=args.n_head, n_embd=args.n_embd, dropout=args.dropout, rope=args.rope)
-        except (ValueError, TypeError) as e:
-            fail(e)
-        torch.manual_seed(args.seed)  # the same initial weights in every process
-        model = GPT(config).to(device)
+        model = new_model(fail, args, len(tokenizer), device)
     config = model.config
     for split, tokens in (("train", train_tokens), ("valid", valid_tokens)):
         if len(tokens) <= config.context:
@@ -617,16 +614,7 @@ def start_run(parser, args, rank, world, device) -> Run:
         except (ValueError, KeyError, TypeError, RuntimeError) as e:
             fail(f"--resume: {ckpt_path}: the checkpoint's optimizer does not fit the model: {e}")
     raw_model = model
-    device_type = torch.device(device).type
-    if world > 1:
-        model = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[torch.device(device).index] if device_type == "cuda" else None)
-    if args.compile:
-        model = torch.compile(model)  # compiles at the first step, inside the time budget
-    if device_type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device_type == "cuda" else nullcontext()
+    model, autocast = for_training(model, args.compile, world, device)
 
     # Held-out windows: drawn once, so every evaluation measures the same text.
     g = torch.Generator().manual_seed(args.seed)
@@ -652,6 +640,44 @@ def start_run(parser, args, rank, world, device) -> Run:
              "config": vars(config), "flops_per_token": run.flops_per_token, "peak_flops": run.peak_flops[0],
              "compile": args.compile, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
     return run
+
+
+def load_data(fail, args):
+    """(tokenizer, training tokens, held-out tokens) from the data folder data.py wrote."""
+    try:
+        tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
+        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
+        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
+    except data.DataError as e:
+        fail(e)
+    return tokenizer, train_tokens, valid_tokens
+
+
+def new_model(fail, args, vocab_size, device) -> GPT:
+    """A new model of the flags' size, initialised from --seed (alike in every process)."""
+    try:
+        config = GPTConfig(vocab_size=vocab_size, context=args.context, n_layer=args.n_layer, n_head=args.n_head,
+                           n_embd=args.n_embd, dropout=args.dropout, rope=args.rope)
+    except (ValueError, TypeError) as e:
+        fail(e)
+    torch.manual_seed(args.seed)
+    return GPT(config).to(device)
+
+
+def for_training(model, compile_it, world, device):
+    """(what the training steps call, autocast): the model wrapped for several processes
+    and compiled if asked; bfloat16 autocast and TF32 on CUDA, float32 elsewhere."""
+    device_type = torch.device(device).type
+    if world > 1:
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[torch.device(device).index] if device_type == "cuda" else None)
+    if compile_it:
+        model = torch.compile(model)  # compiles at the first step, inside the time budget
+    if device_type != "cuda":
+        return model, nullcontext()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    return model, torch.autocast("cuda", dtype=torch.bfloat16)
 
 
 def resume_checkpoint(fail, args, ckpt_path, tokenizer, device):

@@ -3,8 +3,8 @@
 # how much of the GPU it uses (MFU), with and without torch.compile.
 #
 # It builds the core, makes the word-level and BPE token files from a folder of stories,
-# trains the default model (13.8 M parameters, --rope) for GPU_CHECK_MINUTES with each
-# tokenizer, eager and then with --compile, prints each run's tokens per second and MFU,
+# trains the default model (13.8 M parameters, --rope) with each tokenizer, eager and then
+# with --compile, for a budget each, prints each run's tokens per second and MFU,
 # and runs bits.py on the two eager models. Everything it prints also goes to LOG.
 #
 # The GPU machine has no network (no pip install) and no ../shared, so fill gpu-data/ (git
@@ -22,13 +22,14 @@
 #     bash tools/gpu_check.sh "$OUT/gpu_check.log"
 #
 # Knobs, from the environment:
-#     GPU_CHECK_MINUTES  each training run's budget, compilation and evaluations included (default 0.4:
-#                        4 runs, plus the build, the data and bits.py, fit in 4 minutes)
+#     GPU_CHECK_MINUTES  each eager run's budget, evaluations included (default 0.4)
+#     GPU_CHECK_COMPILE_MINUTES  each compiled run's, the compiler's wait included (default 0.7); with
+#                        the build (about 40 s), the data and bits.py, the 4 runs fit in 4 minutes
 #     GPU_CHECK_DEVICE   the device pretrain.py and bits.py run on (default cuda)
 #     GPU_CHECK_MODEL    more pretrain.py flags (default none: the default model)
 #     GPU_CHECK_CHARS    bits.py's --chars (default: bits.py's own)
 # Its logic was checked on a CPU machine with a tiny model and budget:
-#     GPU_CHECK_DEVICE=cpu GPU_CHECK_MINUTES=0.05 \
+#     GPU_CHECK_DEVICE=cpu GPU_CHECK_MINUTES=0.3 GPU_CHECK_COMPILE_MINUTES=1.5 \
 #     GPU_CHECK_MODEL="--n-layer 1 --n-head 2 --n-embd 32 --context 32 --batch-size 4 --log-interval 2" \
 #     GPU_CHECK_CHARS=100000 bash tools/gpu_check.sh /tmp/gpu_check.log
 set -euo pipefail
@@ -43,6 +44,7 @@ ROOT=$(pwd)
 DATA_SRC=$ROOT/gpu-data
 WORK=$DATA_SRC/work
 MINUTES=${GPU_CHECK_MINUTES:-0.4}
+COMPILE_MINUTES=${GPU_CHECK_COMPILE_MINUTES:-0.7}
 DEVICE=${GPU_CHECK_DEVICE:-cuda}
 read -r -a MODEL <<< "${GPU_CHECK_MODEL:-}"
 CHARS=()
@@ -105,21 +107,25 @@ if not train:
 speed = statistics.median(r["tokens_per_s"] for r in train)
 mfu = [r["mfu"] for r in train if r["mfu"] is not None]
 shown = f"{statistics.median(mfu):.1%}" if mfu else "n/a (no peak figure for this device)"
+first = [r for r in records if r["event"] == "train"][0]
 print(f"RESULT {sys.argv[2]}: {speed:,.0f} tokens/s, MFU {shown} (median of {len(train)} progress records "
-      f"after the first; {start['flops_per_token'] / 1e6:.1f} M FLOPs per token; last step {records[-1]['step']})")
+      f"after the first, which came {first['elapsed_s']:.1f} s in, at step {first['step']}; "
+      f"{start['flops_per_token'] / 1e6:.1f} M FLOPs per token; {records[-1]['step']} steps)")
 EOF
 }
 
 for tokenizer in word bpe; do
     for compile in eager compile; do
-        flags=(--rope --minutes "$MINUTES" --device "$DEVICE" --overwrite "${MODEL[@]}")
+        minutes=$MINUTES
+        [ "$compile" = compile ] && minutes=$COMPILE_MINUTES
+        flags=(--rope --minutes "$minutes" --device "$DEVICE" --overwrite "${MODEL[@]}")
         [ "$tokenizer" = bpe ] && flags+=(--bpe)
         [ "$compile" = compile ] && flags+=(--compile)
         runs=$WORK/runs-$compile
         say "pretrain.py ${flags[*]}"
         # The budget counts the run's own time; the limit leaves room for starting and saving.
         # A run that fails, or runs past its limit, is reported, and the others still run.
-        if ! timeout $(awk "BEGIN { print int($MINUTES * 60 + 90) }") \
+        if ! timeout $(awk "BEGIN { print int($minutes * 60 + 90) }") \
                 "$PY" pretrain.py "${flags[@]}" --data-dir "$WORK/data" --runs-dir "$runs" \
                 | awk '!/ \| MFU / || ++n % 5 == 1'; then  # every fifth progress line, and all the others
             echo "RESULT $tokenizer $compile: pretrain.py failed or ran past its limit (exit ${PIPESTATUS[0]})"
