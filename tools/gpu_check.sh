@@ -17,7 +17,8 @@
 #     cp -r "$(python -c 'import pybind11, os; print(os.path.dirname(pybind11.__file__))')" gpu-data/site/
 #     cp -r "$(python -c 'import tqdm, os; print(os.path.dirname(tqdm.__file__))')" gpu-data/site/
 #
-# Then, on the GPU machine, from the repository's root (the torch installed there is used):
+# (about 7 MB; remove gpu-data/work/, which a run leaves, before it travels). Then, on the GPU
+# machine, from the repository's root (the torch installed there is used):
 #
 #     bash tools/gpu_check.sh "$OUT/gpu_check.log"
 #
@@ -106,7 +107,7 @@ if not train:
     sys.exit(f"RESULT {sys.argv[2]}: too few progress records to measure (give a larger GPU_CHECK_MINUTES)")
 speed = statistics.median(r["tokens_per_s"] for r in train)
 mfu = [r["mfu"] for r in train if r["mfu"] is not None]
-shown = f"{statistics.median(mfu):.1%}" if mfu else "n/a (no peak figure for this device)"
+shown = f"{statistics.median(mfu):.1%}" if mfu else "n/a (no peak figure: not CUDA, or a GPU model.PEAK_BF16_FLOPS lacks)"
 first = [r for r in records if r["event"] == "train"][0]
 print(f"RESULT {sys.argv[2]}: {speed:,.0f} tokens/s, MFU {shown} (median of {len(train)} progress records "
       f"after the first, which came {first['elapsed_s']:.1f} s in, at step {first['step']}; "
