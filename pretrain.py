@@ -710,7 +710,8 @@ def say_what_runs(run, n_train, n_valid, saved_random):
         + (f"; learning rate decaying over {args.decay_steps} steps" if args.decay_steps else "")
         + (f"; resuming at step {run.step} ({fmt_time(run.elapsed_before)} done)" if args.resume else ""))
     say(f"  {run.flops_per_token / 1e6:,.1f} M FLOPs per token (6N + 12 x layers x width x context, PaLM's "
-        f"appendix B); MFU against {run.peak_flops[1]}" + ("; torch.compile on" if args.compile else ""))
+        f"appendix B); MFU " + ("against " if run.peak_flops[0] else "") + run.peak_flops[1]
+        + ("; torch.compile on" if args.compile else ""))
     saved_world = len((saved_random or {}).get("windows") or [])
     if args.resume and saved_world != run.world:
         say(f"  the run was trained by {saved_world or 'an unknown number of'} process(es), this is {run.world}: "
