@@ -14,6 +14,7 @@ losses as plain data, so torch.load(..., weights_only=True) reads it without run
 import math
 import os
 import pickle
+import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
@@ -189,6 +190,23 @@ class GPT(nn.Module):
         """Every parameter, the tied embedding counted once."""
         return sum(p.numel() for p in self.parameters())
 
+    def flops_per_token(self) -> int:
+        """Training FLOPs per token (forward and backward) on full windows of the context:
+        6N + 12 * layers * width * context, the estimate of the PaLM paper's appendix B
+        (Chowdhery et al., 2022), which model FLOPs utilisation is defined by.
+
+        6N: each weight of a matrix product does a multiply and an add per token going
+        forward, and twice that going back. N counts the tied embedding once, as the
+        output head's product (a lookup costs nothing, but the head is a full product),
+        and leaves out the learned position table, which is only looked up. The second
+        term is attention's own work, which has no weights: scores and the weighted sum
+        of values, 2 * 2 * context * width per token and layer forward, times 3 with the
+        backward pass, counting the whole square as PaLM does, not its causal half. Norms,
+        biases, softmax and the rotary turn are left out: small, and not matrix products."""
+        n = self.num_params() - (self.wpe.weight.numel() if self.wpe is not None else 0)
+        c = self.config
+        return 6 * n + 12 * c.n_layer * c.n_embd * c.context
+
     def forward(self, idx, targets=None, cache=None):
         """Logits (B, T, vocab) for ids idx (B, T), and the mean cross-entropy against
         targets (B, T) when given. With a cache, idx continues the tokens cached."""
@@ -346,6 +364,35 @@ def pick_device(name: str | None = None) -> str:
     return "cpu"
 
 
+# Peak dense bfloat16 tensor-core throughput, in FLOP/s, by the name CUDA reports: the
+# denominator of model FLOPs utilisation. NVIDIA's datasheets quote bf16 "with sparsity";
+# the dense figure is half of it, and is the one a transformer's training reaches for.
+# The first pattern that matches the device's name wins, so the PCIe and NVL cards come
+# before the SXM modules they share a name with.
+PEAK_BF16_FLOPS = [
+    (r"H100.*PCIe", 756e12, "H100 PCIe: 1,513 TFLOPS with sparsity, NVIDIA H100 datasheet"),
+    (r"H100.*NVL", 835e12, "H100 NVL: 1,671 TFLOPS with sparsity, NVIDIA H100 datasheet"),
+    (r"H100", 989e12, "H100 SXM: 1,979 TFLOPS with sparsity, NVIDIA H100 datasheet"),
+    (r"H200.*NVL", 835e12, "H200 NVL: 1,671 TFLOPS with sparsity, NVIDIA H200 datasheet"),
+    (r"H200", 989e12, "H200 SXM: 1,979 TFLOPS with sparsity, NVIDIA H200 datasheet"),
+    (r"A100", 312e12, "A100 SXM or PCIe: 624 TFLOPS with sparsity, NVIDIA A100 datasheet"),
+    (r"\bL4\b", 121e12, "L4: 242 TFLOPS with sparsity, NVIDIA L4 datasheet"),
+]
+
+
+def peak_flops(device) -> tuple:
+    """(peak dense bf16 FLOP/s of one such device, or None, and what it is): None on a
+    CPU or MPS ("n/a": there is no tensor-core peak to measure against) and on a GPU the
+    table does not know ("unknown")."""
+    if torch.device(device).type != "cuda":
+        return None, "n/a"
+    name = torch.cuda.get_device_name(device)
+    for pattern, flops, source in PEAK_BF16_FLOPS:
+        if re.search(pattern, name, re.IGNORECASE):
+            return flops, f"{name}, {flops / 1e12:,.0f} TFLOPS dense bf16 ({source})"
+    return None, f"unknown: no peak figure for {name}"
+
+
 # ---------------------------------------------------------------------------------------
 # Checkpoints
 
@@ -415,6 +462,56 @@ def checkpoint_path(path) -> str:
     return path
 
 
+def _is_int(value) -> bool:
+    return type(value) is int  # bool is an int to isinstance, and a step of True is no step
+
+
+def _is_number(value) -> bool:
+    return type(value) in (int, float)
+
+
+def _check_losses(losses) -> str | None:
+    """What is wrong with losses (a list of numbers or None, or a dict of such lists by
+    name), or None when nothing is."""
+    lists = losses.items() if type(losses) is dict else [(None, losses)]
+    for name, values in lists:
+        if type(values) is not list:
+            return f"must be a list, or a dict of lists, of numbers, got {losses!r:.60}"
+        for k, v in enumerate(values):
+            if v is not None and not _is_number(v):
+                return f"{'' if name is None else f'[{name!r}]'}[{k}] is {v!r:.40}, not a number"
+    return None
+
+
+def check_checkpoint_fields(checkpoint: dict):
+    """Raise ValueError, naming the field, for a value of the wrong kind among the fields
+    every checkpoint may hold besides the model: step, losses, optimizer and extra (see
+    save_checkpoint). Each may be missing, as a reader of the model needs none of them;
+    pretrain.py --resume, which needs them all, checks that they are there."""
+    def wrong(field, what):
+        raise ValueError(f"the checkpoint's {field} {what}")
+
+    if "step" in checkpoint and not (_is_int(checkpoint["step"]) and checkpoint["step"] >= 0):
+        wrong("step", f"must be an int of at least 0, got {checkpoint['step']!r:.60}")
+    if "losses" in checkpoint and (why := _check_losses(checkpoint["losses"])):
+        wrong("losses", why)
+    if "optimizer" in checkpoint:
+        optimizer = checkpoint["optimizer"]
+        if type(optimizer) is not dict or type(optimizer.get("state")) is not dict \
+                or type(optimizer.get("param_groups")) is not list:
+            wrong("optimizer", f"must be an optimizer's state_dict (a dict with a dict 'state' and a list "
+                               f"'param_groups'), got {optimizer!r:.60}")
+        for k, group in enumerate(optimizer["param_groups"]):
+            if type(group) is not dict or type(group.get("params")) is not list \
+                    or not all(_is_int(i) for i in group["params"]):
+                wrong("optimizer", f"has param_groups[{k}] = {group!r:.60}, not a dict with a list of ints 'params'")
+        for key, state in optimizer["state"].items():
+            if type(state) is not dict:
+                wrong("optimizer", f"has state[{key!r}] = {state!r:.60}, not a dict")
+    if "extra" in checkpoint and type(checkpoint["extra"]) is not dict:
+        wrong("extra", f"must be a dict, got {checkpoint['extra']!r:.60}")
+
+
 def load_checkpoint(path, device="cpu"):
     """(model, tokenizer, checkpoint) from a checkpoint file or a run folder. The model is
     on device, in eval mode. Reading never runs code: weights_only=True unpickles only
@@ -430,6 +527,10 @@ def load_checkpoint(path, device="cpu"):
         raise ValueError(f"{path} is not a readable checkpoint: truncated or damaged ({type(e).__name__}: {why})") from e
     if not isinstance(checkpoint, dict) or not {"model", "config", "tokenizer"} <= checkpoint.keys():
         raise ValueError(f"{path} is not a checkpoint: expected a dict with model, config and tokenizer")
+    try:
+        check_checkpoint_fields(checkpoint)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     try:
         config = GPTConfig(**checkpoint["config"])
         tokenizer = tokenizer_from_state(checkpoint["tokenizer"])

@@ -35,6 +35,14 @@ there was one, and a new process starts its own from --seed, its rank and the st
 same every time, but not the run the old number of processes would have made.
 Ctrl-C (or SIGTERM) finishes the step, saves the checkpoint and exits; a second Ctrl-C
 stops at once without saving (the checkpoint on disk stays whole: saves are atomic).
+--resume checks every value it takes from the checkpoint (type and range) before using it,
+and names the field that is wrong.
+
+The progress lines give tokens per second and, on CUDA, model FLOPs utilisation: the
+model's FLOPs per token (GPT.flops_per_token, PaLM's 6N + attention) times tokens per
+second, over the devices' peak dense bf16 FLOPs (model.PEAK_BF16_FLOPS); "n/a" on a CPU
+or MPS, "unknown" on a GPU the table lacks. --compile runs the model through
+torch.compile; it is off by default until measured on a GPU (tools/gpu_check.sh).
 """
 import argparse
 import hashlib
@@ -53,7 +61,7 @@ import torch.distributed as dist
 
 import data
 from bpe.files import remove_stale_temporaries
-from model import CHECKPOINT_NAME, GPT, GPTConfig, load_checkpoint, pick_device, save_checkpoint
+from model import CHECKPOINT_NAME, GPT, GPTConfig, load_checkpoint, peak_flops, pick_device, save_checkpoint
 from tokenizer import kind
 
 # Knobs: the defaults of the flags below. The model's size defaults to GPTConfig's, the
@@ -149,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "size); without it, a run folder that holds a checkpoint is an error")
     parser.add_argument("--overwrite", action="store_true", help="start again, replacing the run folder's checkpoint")
     parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: the first of them that is available)")
+    parser.add_argument("--compile", action="store_true",
+                        help="compile the model with torch.compile (the first steps then wait for the compiler). "
+                             "Off by default: it has not been measured on a GPU yet (see tools/gpu_check.sh), and on "
+                             "the CPU it only adds the wait")
     parser.add_argument("--seed", type=int, default=S,
                         help=f"random seed of the initial weights and of the training windows (a process's "
                              f"windows: seed + 1000 x its rank) (default {run['seed']})")
@@ -157,24 +169,95 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_args(parser, args):
-    """The flags' values that make no sense; a flag not given yet (see settle_flags) is
-    not checked."""
-    given = vars(args)
+def flag_error(given: dict) -> tuple | None:
+    """(the flag, what is wrong with it) for the first of the run's and the model's flags
+    in given (a dict by dest name) whose value makes no sense; None when all do. A flag
+    not in given is not checked."""
     positive = ["batch_size", "n_layer", "n_head", "n_embd", "context", "eval_interval", "eval_batches",
                 "log_interval", "decay_steps"]
     for name in positive:
         if given.get(name) is not None and given[name] < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {given[name]}")
+            return name, f"must be at least 1, got {given[name]}"
     if "minutes" in given and not given["minutes"] > 0:
-        parser.error(f"--minutes must be positive, got {given['minutes']}")
+        return "minutes", f"must be positive, got {given['minutes']}"
     if given.get("max_steps") is not None and given["max_steps"] < 0:
-        parser.error(f"--max-steps must be 0 or more, got {given['max_steps']}")
+        return "max_steps", f"must be 0 or more, got {given['max_steps']}"
     if given.get("warmup_steps", 0) < 0 or not given.get("lr", 1) > 0 or given.get("min_lr", 0) < 0 \
             or given.get("min_lr", 0) > given.get("lr", math.inf):
-        parser.error("need --warmup-steps >= 0 and 0 <= --min-lr <= --lr, with --lr > 0")
+        return "lr", "need --warmup-steps >= 0 and 0 <= --min-lr <= --lr, with --lr > 0"
+    return None
+
+
+def check_args(parser, args):
+    """The flags' values that make no sense; a flag not given yet (see settle_flags) is
+    not checked."""
+    error = flag_error(vars(args))
+    if error is not None:
+        name, what = error
+        parser.error(what if what.startswith("need ") else f"--{name.replace('_', '-')} {what}")
     if args.resume and args.overwrite:
         parser.error("--resume and --overwrite do not go together")
+
+
+def check_resumable(checkpoint: dict, device):
+    """Raise ValueError, naming the field, unless the checkpoint holds everything a
+    resumed run takes from it, each of the right kind and in range: what load_checkpoint
+    checks (the step, losses, optimizer and extra, if there), that they are there, and
+    extra's own fields, which this script wrote (elapsed time, tokens, flags, random
+    state). A checkpoint from before the random state was kept has none, and is fine."""
+    def wrong(field, what):
+        raise ValueError(f"the checkpoint's {field} {what}")
+
+    for field in ("step", "losses", "optimizer", "extra"):
+        if field not in checkpoint:
+            wrong(field, "is missing: pretrain.py writes it, and a run cannot continue without it "
+                         "(--overwrite starts again)")
+    losses = checkpoint["losses"]
+    if type(losses) is not dict or any(type(losses.get(k)) is not list for k in ("step", "train", "valid")) \
+            or not len(losses["step"]) == len(losses["train"]) == len(losses["valid"]):
+        wrong("losses", f"must be a dict of three lists of one length, step, train and valid, got {losses!r:.60}")
+    if not all(type(s) is int and s >= 0 for s in losses["step"]) or None in losses["valid"]:
+        wrong("losses", "must hold steps (ints of at least 0) and a held-out loss at each")
+    extra = checkpoint["extra"]
+    for field, ok, what in (("elapsed_s", lambda v: type(v) in (int, float) and math.isfinite(v) and v >= 0,
+                             "a number of seconds of at least 0"),
+                            ("tokens", lambda v: type(v) is int and v >= 0, "an int of at least 0"),
+                            ("args", lambda v: type(v) is dict, "a dict of the run's flags")):
+        if field not in extra:
+            wrong(f"extra.{field}", "is missing (--overwrite starts again)")
+        if not ok(extra[field]):
+            wrong(f"extra.{field}", f"must be {what}, got {extra[field]!r:.60}")
+    saved_args = {name: extra["args"][name] for name in RUN_DEFAULTS if name in extra["args"]}
+    for name, value in saved_args.items():
+        number = name in ("minutes", "lr", "min_lr")  # the flags of type float; the others are ints
+        if not (type(value) in ((int, float) if number else (int,))
+                or (value is None and RUN_DEFAULTS[name] is None)):
+            wrong(f"extra.args.{name}", f"must be {'a number' if number else 'an int'}, got {value!r:.60}")
+    error = flag_error(saved_args)
+    if error is not None:
+        wrong(f"extra.args.{error[0]}", error[1])
+    check_random_state(extra.get("random"), device, wrong)
+
+
+def check_random_state(saved, device, wrong):
+    """extra.random, as random_state wrote it: a list of generator states per generator,
+    one per process, each a uint8 tensor the generator takes (the windows' on the CPU,
+    dropout's on this device)."""
+    if saved is None:
+        return
+    if type(saved) is not dict:
+        wrong("extra.random", f"must be a dict of the windows' and dropout's generator states, got {saved!r:.60}")
+    sizes = {"windows": torch.Generator().get_state().numel(), "dropout": dropout_generator_state(device).numel()}
+    for which, size in sizes.items():
+        states = saved.get(which) or []
+        if type(states) is not list:
+            wrong(f"extra.random.{which}", f"must be a list of generator states, got {states!r:.60}")
+        for r, state in enumerate(states):
+            if not (isinstance(state, torch.Tensor) and state.dtype == torch.uint8 and state.dim() == 1
+                    and state.numel() == size):
+                got = f"{state.dtype} of shape {tuple(state.shape)}" if isinstance(state, torch.Tensor) else repr(state)
+                wrong(f"extra.random.{which}", f"[{r}] is not the state of a generator on {device} "
+                                               f"(a uint8 tensor of {size} bytes), got {got:.60}")
 
 
 def settle_flags(parser, args, saved_args, config, say):
@@ -436,207 +519,298 @@ def main(argv=None):
 
 
 def train(parser, args, rank, world, device):
+    """Start or resume the run, then step until the budget, --max-steps or a signal ends
+    it, evaluating and saving a checkpoint every --eval-interval steps and at the end."""
+    run = start_run(parser, args, rank, world, device)
+    budget = args.minutes * 60
+    start, start_step = time.time(), run.step
+    window_start, window_steps, window_loss = time.time(), 0, 0.0
+    last_eval_step = run.step if args.resume else None  # a resumed run was evaluated where it stopped
+    diverged = False
+    with Interrupt() as interrupt:
+        while True:
+            # Every process decides alike: on the slowest one's clock, and on any one's signal.
+            elapsed, stop_signal, diverged = agree(
+                [run.elapsed_before + time.time() - start, float(interrupt.flag), float(diverged)], device)
+            if diverged:
+                run.say(f"step {run.step}: the loss is not finite; stopping without saving (try a smaller --lr)")
+                return 1
+            out_of_budget = elapsed >= budget or (args.max_steps is not None and run.step >= args.max_steps)
+            done = out_of_budget or stop_signal > 0
+            if (run.step % args.eval_interval == 0 or done) and last_eval_step != run.step:
+                if not evaluate_and_checkpoint(run, elapsed, budget, save=run.step > 0 or done):
+                    return 1
+                last_eval_step = run.step
+                window_start = time.time()  # the speed is the training's, not the evaluation's
+            if done:
+                break
+
+            lr = learning_rate(run.step, elapsed, args)
+            loss = train_step(run, lr)
+            diverged = not math.isfinite(loss)
+            window_loss, window_steps = window_loss + loss, window_steps + 1
+            if run.step % args.log_interval == 0:
+                log_progress(run, lr, window_loss / window_steps, window_steps, time.time() - window_start,
+                             run.elapsed_before + time.time() - start, budget)
+                window_start, window_steps, window_loss = time.time(), 0, 0.0
+    return finish_run(run, start_step, bool(stop_signal), run.elapsed_before + time.time() - start, budget)
+
+
+# ---------------------------------------------------------------------------------------
+# The steps of train: start or resume, a training step, evaluate and checkpoint, finish
+
+
+class Run:
+    """What a run holds from step to step: set up by start_run, changed by train_step
+    (the step, the tokens, the training loss since the last evaluation) and by
+    evaluate_and_checkpoint (the losses)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def log(self, record):
+        if self.master:
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+
+
+def start_run(parser, args, rank, world, device) -> Run:
+    """Load the data; make a new model or load the run's checkpoint (--resume); settle the
+    flags; set up the optimizer, DistributedDataParallel, --compile and the random state;
+    print what the run is. Every error here is one line and exit 1."""
+    def fail(message):
+        parser.exit(1, f"{parser.prog}: error: {message}\n")
+
     master = rank == 0
     say = print if master else (lambda *a, **k: None)
     name = run_name(args.rope, args.bpe)
     run_dir = args.runs_dir / name
     ckpt_path = run_dir / CHECKPOINT_NAME
-    log_path = run_dir / "log.jsonl"
-
-    try:
-        tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
-        vocab = len(tokenizer)
-        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
-        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
-    except data.DataError as e:
-        parser.exit(1, f"{parser.prog}: error: {e}\n")
-
+    tokenizer, train_tokens, valid_tokens = load_data(fail, args)
     if ckpt_path.exists() and not (args.resume or args.overwrite):
-        parser.exit(1, f"{parser.prog}: error: {ckpt_path} exists: --resume continues that run, "
-                       "--overwrite starts again\n")
-    step, elapsed_before, tokens_seen = 0, 0.0, 0
-    losses = {"step": [], "train": [], "valid": []}
-    checkpoint = None
+        fail(f"{ckpt_path} exists: --resume continues that run, --overwrite starts again")
+
     if args.resume:
-        if not ckpt_path.exists():
-            parser.exit(1, f"{parser.prog}: error: --resume: no checkpoint at {ckpt_path}; "
-                           f"start the run without --resume\n")
-        try:
-            model, ckpt_tokenizer, checkpoint = load_checkpoint(ckpt_path, device=device)
-        except (ValueError, TypeError, ImportError) as e:
-            parser.exit(1, f"{parser.prog}: error: --resume: {e}\n")
-        if ckpt_tokenizer.state() != tokenizer.state():
-            parser.exit(1, f"{parser.prog}: error: --resume: {ckpt_path} was trained with another tokenizer "
-                           f"than {args.data_dir}'s (the data was made again since); --overwrite starts again\n")
-        config = model.config
-        step = int(checkpoint.get("step", 0))
-        extra = checkpoint.get("extra") or {}
-        elapsed_before = float(extra.get("elapsed_s", 0.0))
-        tokens_seen = int(extra.get("tokens", 0))
-        saved = checkpoint.get("losses")
-        if isinstance(saved, dict) and all(isinstance(saved.get(k), list) for k in losses):
-            losses = saved
-        settle_flags(parser, args, extra.get("args") or {}, config, say)
+        model, checkpoint = resume_checkpoint(fail, args, ckpt_path, tokenizer, device)
+        extra = checkpoint["extra"]
+        step, losses = checkpoint["step"], checkpoint["losses"]
+        elapsed_before, tokens_seen = float(extra["elapsed_s"]), extra["tokens"]
+        settle_flags(parser, args, extra["args"], model.config, say)
     else:
+        checkpoint, step, losses, elapsed_before, tokens_seen = None, 0, {"step": [], "train": [], "valid": []}, 0.0, 0
         settle_flags(parser, args, None, None, say)
-        try:
-            config = GPTConfig(vocab_size=vocab, context=args.context, n_layer=args.n_layer, n_head=args.n_head,
-                               n_embd=args.n_embd, dropout=args.dropout, rope=args.rope)
-        except (ValueError, TypeError) as e:
-            parser.exit(1, f"{parser.prog}: error: {e}\n")
-        torch.manual_seed(args.seed)  # the same initial weights in every process
-        model = GPT(config).to(device)
-    context = config.context
+        model = new_model(fail, args, len(tokenizer), device)
+    config = model.config
     for split, tokens in (("train", train_tokens), ("valid", valid_tokens)):
-        if len(tokens) <= context:
-            parser.exit(1, f"{parser.prog}: error: {split} has {len(tokens):,} tokens, too few for a window of "
-                           f"{context} and the token after it: use a smaller --context or more stories\n")
+        if len(tokens) <= config.context:
+            fail(f"{split} has {len(tokens):,} tokens, too few for a window of {config.context} and the token "
+                 "after it: use a smaller --context or more stories")
 
     model.train()
     optimizer = make_optimizer(model, args.lr, device)
-    if checkpoint is not None and "optimizer" in checkpoint:
-        optimizer.load_state_dict(checkpoint["optimizer"])
+    if checkpoint is not None:
+        try:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        except (ValueError, KeyError, TypeError, RuntimeError) as e:
+            fail(f"--resume: {ckpt_path}: the checkpoint's optimizer does not fit the model: {e}")
     raw_model = model
-    if world > 1:
-        cuda = torch.device(device).type == "cuda"
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.device(device).index] if cuda else None)
-    device_type = torch.device(device).type
-    if device_type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device_type == "cuda" else nullcontext()
+    model, autocast = for_training(model, args.compile, world, device)
 
     # Held-out windows: drawn once, so every evaluation measures the same text.
     g = torch.Generator().manual_seed(args.seed)
-    eval_x, eval_y = zip(*(get_batch(valid_tokens, args.batch_size, context, g, "cpu")
+    eval_x, eval_y = zip(*(get_batch(valid_tokens, args.batch_size, config.context, g, "cpu")
                            for _ in range(args.eval_batches)))
     # Training windows: each process draws its own, from a generator of its own; a resumed
     # run's carry on where the checkpoint left them (and so does dropout's).
-    saved_random = (checkpoint.get("extra") or {}).get("random") if checkpoint is not None else None
+    saved_random = checkpoint["extra"].get("random") if checkpoint is not None else None
     train_gen = restore_random_state(saved_random, rank, step, args.seed, device)
-
-    budget = args.minutes * 60
-    tokens_per_step = args.batch_size * context * world
     if master:
         run_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(ckpt_path)
-    say(f"{name}: {raw_model.num_params() / 1e6:.2f} M parameters, vocabulary {vocab:,} ({kind(tokenizer)}), "
-        f"context {context}, {config.n_layer} layers, {config.n_head} heads, {config.n_embd} wide, "
-        f"rope={config.rope}")
-    say(f"  {len(train_tokens):,} training tokens, {len(valid_tokens):,} held out; {world} process(es) on "
-        f"{device}, {tokens_per_step:,} tokens per step; budget {fmt_time(budget)}"
+
+    run = Run(args=args, rank=rank, world=world, device=device, master=master, say=say, name=name,
+              ckpt_path=ckpt_path, log_path=run_dir / "log.jsonl", tokenizer=tokenizer, train_tokens=train_tokens,
+              model=model, raw_model=raw_model, optimizer=optimizer, autocast=autocast, eval_x=eval_x,
+              eval_y=eval_y, train_gen=train_gen, step=step, losses=losses, elapsed_before=elapsed_before,
+              tokens_seen=tokens_seen, tokens_per_step=args.batch_size * config.context * world,
+              interval_loss=0.0, interval_steps=0, flops_per_token=raw_model.flops_per_token(),
+              peak_flops=peak_flops(device))
+    say_what_runs(run, len(train_tokens), len(valid_tokens), saved_random)
+    run.log({"event": "start", "step": step, "world": world, "device": device, "params": raw_model.num_params(),
+             "config": vars(config), "flops_per_token": run.flops_per_token, "peak_flops": run.peak_flops[0],
+             "compile": args.compile, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    return run
+
+
+def load_data(fail, args):
+    """(tokenizer, training tokens, held-out tokens) from the data folder data.py wrote."""
+    try:
+        tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
+        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
+        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
+    except data.DataError as e:
+        fail(e)
+    return tokenizer, train_tokens, valid_tokens
+
+
+def new_model(fail, args, vocab_size, device) -> GPT:
+    """A new model of the flags' size, initialised from --seed (alike in every process)."""
+    try:
+        config = GPTConfig(vocab_size=vocab_size, context=args.context, n_layer=args.n_layer, n_head=args.n_head,
+                           n_embd=args.n_embd, dropout=args.dropout, rope=args.rope)
+    except (ValueError, TypeError) as e:
+        fail(e)
+    torch.manual_seed(args.seed)
+    return GPT(config).to(device)
+
+
+def for_training(model, compile_it, world, device):
+    """(what the training steps call, autocast): the model wrapped for several processes
+    and compiled if asked; bfloat16 autocast and TF32 on CUDA, float32 elsewhere."""
+    device_type = torch.device(device).type
+    if world > 1:
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[torch.device(device).index] if device_type == "cuda" else None)
+    if compile_it:
+        model = torch.compile(model)  # compiles at the first step, inside the time budget
+    if device_type != "cuda":
+        return model, nullcontext()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    return model, torch.autocast("cuda", dtype=torch.bfloat16)
+
+
+def resume_checkpoint(fail, args, ckpt_path, tokenizer, device):
+    """(model, checkpoint) of the run to continue, every field of it checked first."""
+    if not ckpt_path.exists():
+        fail(f"--resume: no checkpoint at {ckpt_path}; start the run without --resume")
+    try:
+        model, ckpt_tokenizer, checkpoint = load_checkpoint(ckpt_path, device=device)
+    except (ValueError, TypeError, ImportError) as e:
+        fail(f"--resume: {e}")
+    try:
+        check_resumable(checkpoint, device)
+    except ValueError as e:
+        fail(f"--resume: {ckpt_path}: {e}")
+    if ckpt_tokenizer.state() != tokenizer.state():
+        fail(f"--resume: {ckpt_path} was trained with another tokenizer than {args.data_dir}'s (the data was "
+             "made again since); --overwrite starts again")
+    return model, checkpoint
+
+
+def say_what_runs(run, n_train, n_valid, saved_random):
+    """The run's banner: the model, the data, the processes, the schedule, the speed's yardstick."""
+    args, config, say = run.args, run.raw_model.config, run.say
+    say(f"{run.name}: {run.raw_model.num_params() / 1e6:.2f} M parameters, vocabulary {config.vocab_size:,} "
+        f"({kind(run.tokenizer)}), context {config.context}, {config.n_layer} layers, {config.n_head} heads, "
+        f"{config.n_embd} wide, rope={config.rope}")
+    say(f"  {n_train:,} training tokens, {n_valid:,} held out; {run.world} process(es) on "
+        f"{run.device}, {run.tokens_per_step:,} tokens per step; budget {fmt_time(args.minutes * 60)}"
         + (f" or {args.max_steps} steps" if args.max_steps is not None else "")
         + (f"; learning rate decaying over {args.decay_steps} steps" if args.decay_steps else "")
-        + (f"; resuming at step {step} ({fmt_time(elapsed_before)} done)" if args.resume else ""))
+        + (f"; resuming at step {run.step} ({fmt_time(run.elapsed_before)} done)" if args.resume else ""))
+    say(f"  {run.flops_per_token / 1e6:,.1f} M FLOPs per token (6N + 12 x layers x width x context, PaLM's "
+        f"appendix B); MFU " + ("against " if run.peak_flops[0] else "") + run.peak_flops[1]
+        + ("; torch.compile on" if args.compile else ""))
     saved_world = len((saved_random or {}).get("windows") or [])
-    if args.resume and saved_world != world:
-        say(f"  the run was trained by {saved_world or 'an unknown number of'} process(es), this is {world}: "
+    if args.resume and saved_world != run.world:
+        say(f"  the run was trained by {saved_world or 'an unknown number of'} process(es), this is {run.world}: "
             f"process r continues process r's training windows where the checkpoint has them, and any other "
             f"draws new ones from --seed, its rank and the step (repeatable, but not the run that "
             f"{saved_world or 'the old number of'} process(es) would have made)")
 
-    def log(record):
-        if master:
-            with open(log_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
 
-    def checkpoint_now(elapsed) -> bool:
-        """Save the checkpoint (every process takes part: rank 0 gathers their random state
-        and checks their weights); False, saving nothing, when the weights differ."""
-        random = random_state(train_gen, device)
-        record = {"event": "checkpoint", "step": step}
-        if world > 1:
-            hashes = weights_hashes(raw_model, device)
-            record["weights_sha256"] = hashes
-            if len(set(hashes)) > 1:
-                log(record)
-                say(f"step {step}: the processes hold different weights (hashes {', '.join(h[:12] for h in hashes)}):"
-                    " DistributedDataParallel did not keep them alike; stopping without saving", flush=True)
-                return False
-        if master:
-            extra = {"elapsed_s": elapsed, "tokens": tokens_seen, "run": name, "random": random,
-                     "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
-            save_checkpoint(ckpt_path, raw_model, tokenizer, step, losses, optimizer, extra)
-        log(record)
-        return True
+def train_step(run, lr) -> float:
+    """One step of AdamW at learning rate lr on a batch of fresh windows; its loss."""
+    for group in run.optimizer.param_groups:
+        group["lr"] = lr
+    x, y = get_batch(run.train_tokens, run.args.batch_size, run.raw_model.config.context, run.train_gen, run.device)
+    with run.autocast:
+        _, loss = run.model(x, y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), GRAD_CLIP)
+    run.optimizer.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    run.step += 1
+    run.tokens_seen += run.tokens_per_step
+    loss_value = loss.item()
+    run.interval_loss += loss_value
+    run.interval_steps += 1
+    return loss_value
 
-    log({"event": "start", "step": step, "world": world, "device": device, "params": raw_model.num_params(),
-         "config": vars(config), "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
 
-    start, start_step = time.time(), step
-    window_start, window_steps, window_loss = time.time(), 0, 0.0
-    interval_loss, interval_steps = 0.0, 0
-    last_eval_step = step if args.resume else None  # a resumed run was evaluated where it stopped
-    diverged = False
-    with Interrupt() as interrupt:
-        while True:
-            elapsed, stop_signal, diverged = agree(
-                [elapsed_before + time.time() - start, float(interrupt.flag), float(diverged)], device)
-            if diverged:
-                say(f"step {step}: the loss is not finite; stopping without saving (try a smaller --lr)")
-                return 1
-            out_of_budget = elapsed >= budget or (args.max_steps is not None and step >= args.max_steps)
-            done = out_of_budget or stop_signal > 0
-            if (step % args.eval_interval == 0 or done) and last_eval_step != step:
-                valid = held_out_loss(raw_model, eval_x, eval_y, rank, world, autocast, device)
-                train_loss = average(interval_loss / interval_steps, device) if interval_steps else None
-                interval_loss, interval_steps = 0.0, 0
-                losses["step"].append(step)
-                losses["train"].append(train_loss)
-                losses["valid"].append(valid)
-                last_eval_step = step
-                say(f"step {step}: held-out loss {valid:.4f}"
-                    + (f", training loss {train_loss:.4f}" if train_loss is not None else "")
-                    + f" ({fmt_time(elapsed)} of {fmt_time(budget)})", flush=True)
-                log({"event": "eval", "step": step, "valid_loss": valid, "train_loss": train_loss,
-                     "elapsed_s": round(elapsed, 3), "tokens": tokens_seen})
-                if (step > 0 or done) and not checkpoint_now(elapsed):
-                    return 1
-                window_start = time.time()  # the speed is the training's, not the evaluation's
-            if done:
-                break
+def mfu(run, tokens_per_s):
+    """Model FLOPs utilisation: the share of the devices' peak that the model's own FLOPs
+    (run.flops_per_token, at the speed measured) take up; None where there is no peak."""
+    peak = run.peak_flops[0]
+    return None if peak is None else run.flops_per_token * tokens_per_s / (peak * run.world)
 
-            lr = learning_rate(step, elapsed, args)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            x, y = get_batch(train_tokens, args.batch_size, context, train_gen, device)
-            with autocast:
-                _, loss = model(x, y)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            tokens_seen += tokens_per_step
-            loss_value = loss.item()
-            diverged = not math.isfinite(loss_value)
-            interval_loss += loss_value
-            interval_steps += 1
-            window_loss += loss_value
-            window_steps += 1
-            if step % args.log_interval == 0:
-                seconds = time.time() - window_start
-                speed = window_steps * tokens_per_step / max(seconds, 1e-9)
-                say(f"step {step} | loss {window_loss / window_steps:.4f} | lr {lr:.2e} | {speed:,.0f} tokens/s | "
-                    f"{fmt_time(elapsed_before + time.time() - start)} of {fmt_time(budget)}", flush=True)
-                log({"event": "train", "step": step, "loss": window_loss / window_steps, "lr": lr,
-                     "tokens_per_s": speed, "elapsed_s": round(elapsed_before + time.time() - start, 3),
-                     "tokens": tokens_seen})
-                window_start, window_steps, window_loss = time.time(), 0, 0.0
 
-    final_elapsed = elapsed_before + time.time() - start
-    log({"event": "stop", "step": step, "elapsed_s": round(final_elapsed, 3), "tokens": tokens_seen,
-         "interrupted": bool(stop_signal)})
-    if args.resume and step == start_step and not stop_signal:
-        say(f"nothing to do: the run has had its {fmt_time(budget)}"
-            + (f" or {args.max_steps} steps" if args.max_steps is not None else "")
-            + "; give a larger --minutes or --max-steps to train it further")
+def log_progress(run, lr, loss, steps, seconds, elapsed, budget):
+    """The progress line and its record: the mean loss of the last steps, their speed and MFU."""
+    speed = steps * run.tokens_per_step / max(seconds, 1e-9)
+    utilisation = mfu(run, speed)
+    shown = f"{utilisation:.1%}" if utilisation is not None else run.peak_flops[1].split(":")[0]
+    run.say(f"step {run.step} | loss {loss:.4f} | lr {lr:.2e} | {speed:,.0f} tokens/s | MFU {shown} | "
+            f"{fmt_time(elapsed)} of {fmt_time(budget)}", flush=True)
+    run.log({"event": "train", "step": run.step, "loss": loss, "lr": lr, "tokens_per_s": speed, "mfu": utilisation,
+             "elapsed_s": round(elapsed, 3), "tokens": run.tokens_seen})
+
+
+def evaluate_and_checkpoint(run, elapsed, budget, save) -> bool:
+    """The held-out loss (and the training loss since the last one), recorded in the
+    losses; then, if save, the checkpoint. False when the processes' weights differ."""
+    valid = held_out_loss(run.raw_model, run.eval_x, run.eval_y, run.rank, run.world, run.autocast, run.device)
+    train_loss = average(run.interval_loss / run.interval_steps, run.device) if run.interval_steps else None
+    run.interval_loss, run.interval_steps = 0.0, 0
+    run.losses["step"].append(run.step)
+    run.losses["train"].append(train_loss)
+    run.losses["valid"].append(valid)
+    run.say(f"step {run.step}: held-out loss {valid:.4f}"
+            + (f", training loss {train_loss:.4f}" if train_loss is not None else "")
+            + f" ({fmt_time(elapsed)} of {fmt_time(budget)})", flush=True)
+    run.log({"event": "eval", "step": run.step, "valid_loss": valid, "train_loss": train_loss,
+             "elapsed_s": round(elapsed, 3), "tokens": run.tokens_seen})
+    return save_run(run, elapsed) if save else True
+
+
+def save_run(run, elapsed) -> bool:
+    """Save the checkpoint (every process takes part: rank 0 gathers their random state
+    and checks their weights); False, saving nothing, when the weights differ."""
+    random = random_state(run.train_gen, run.device)
+    record = {"event": "checkpoint", "step": run.step}
+    if run.world > 1:
+        hashes = weights_hashes(run.raw_model, run.device)
+        record["weights_sha256"] = hashes
+        if len(set(hashes)) > 1:
+            run.log(record)
+            run.say(f"step {run.step}: the processes hold different weights (hashes "
+                    f"{', '.join(h[:12] for h in hashes)}): DistributedDataParallel did not keep them alike; "
+                    "stopping without saving", flush=True)
+            return False
+    if run.master:
+        extra = {"elapsed_s": elapsed, "tokens": run.tokens_seen, "run": run.name, "random": random,
+                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(run.args).items()}}
+        save_checkpoint(run.ckpt_path, run.raw_model, run.tokenizer, run.step, run.losses, run.optimizer, extra)
+    run.log(record)
+    return True
+
+
+def finish_run(run, start_step, interrupted, elapsed, budget) -> int:
+    """The last record and message; the exit code (130 when a signal stopped the run)."""
+    args = run.args
+    run.log({"event": "stop", "step": run.step, "elapsed_s": round(elapsed, 3), "tokens": run.tokens_seen,
+             "interrupted": interrupted})
+    if args.resume and run.step == start_step and not interrupted:
+        run.say(f"nothing to do: the run has had its {fmt_time(budget)}"
+                + (f" or {args.max_steps} steps" if args.max_steps is not None else "")
+                + "; give a larger --minutes or --max-steps to train it further")
         return 0
-    if stop_signal:
-        say(f"interrupted at step {step}: checkpoint saved to {ckpt_path}; --resume continues", flush=True)
+    if interrupted:
+        run.say(f"interrupted at step {run.step}: checkpoint saved to {run.ckpt_path}; --resume continues", flush=True)
         return 130
-    say(f"done: {step} steps, {tokens_seen:,} tokens in {fmt_time(final_elapsed)}; held-out loss "
-        f"{losses['valid'][-1]:.4f}; checkpoint {ckpt_path}", flush=True)
+    run.say(f"done: {run.step} steps, {run.tokens_seen:,} tokens in {fmt_time(elapsed)}; held-out loss "
+            f"{run.losses['valid'][-1]:.4f}; checkpoint {run.ckpt_path}", flush=True)
     return 0
 
 
