@@ -158,23 +158,21 @@ public:
     }
 
     // The character span [start, end) of each token in `text`, where ids are
-    // encode's ids of text (their bytes, joined, are text). Characters are counted by
-    // their first bytes (every byte but 10xxxxxx), so a token that begins or ends
-    // inside a character gets that whole character, as Hugging Face's offsets do: the
-    // two tokens of a split character share its span. One pass over the bytes.
-    std::vector<std::pair<size_t, size_t>> char_spans(std::string_view text, const std::vector<uint32_t>& ids) const {
+    // encode's ids of text (their bytes, joined, are text): spans[2k] and spans[2k + 1]
+    // for token k. Characters are counted by their first bytes (every byte but
+    // 10xxxxxx), so a token that begins or ends inside a character gets that whole
+    // character, as Hugging Face's offsets do: the tokens of a split character share
+    // its span. One pass over the bytes.
+    void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
         auto continues = [&](size_t at) { return (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80; };
-        std::vector<std::pair<size_t, size_t>> spans;
-        spans.reserve(ids.size());
         size_t at = 0, chars = 0;  // chars: the characters that begin before byte `at`
         for (uint32_t id : ids) {
             size_t len = token_bytes(id).size();
             if (len > text.size() - at) throw std::logic_error("char_spans: the ids are not the text's");
-            size_t start = chars - (len > 0 && continues(at) ? 1 : 0);
+            *spans++ = int64_t(chars - (len > 0 && continues(at) ? 1 : 0));
             for (size_t end = at + len; at < end; ++at) chars += !continues(at);
-            spans.emplace_back(start, chars);
+            *spans++ = int64_t(chars);
         }
-        return spans;
     }
 
     // The ids of one chunk, with merges applied in rank order.

@@ -243,10 +243,13 @@ class BPETokenizer:
         return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
 
     def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
-        """(ids, offsets): encode's ids, and for each token its span (start, end) in the
-        characters of text, so text[start:end] is what the token covers. A token that
-        begins or ends inside a character (an emoji's first bytes, say) gets that whole
-        character, as Hugging Face's offsets do. Computed in the core, in one pass."""
+        """(ids, offsets): encode's ids, and for each token its span in the characters of
+        text, row k of offsets (a numpy array of shape (len(ids), 2), int64) being
+        (start, end), so text[start:end] is what token k covers. A token that begins or
+        ends inside a character (an emoji's first bytes, say) gets that whole character,
+        as Hugging Face's offsets do. Computed in the core, in one pass; an array, as a
+        list of tuples would cost three Python objects a token (offsets.tolist() makes
+        one of lists)."""
         return self._encoder.encode_str_with_offsets(_str(text), allowed_special, disallowed_special)
 
     def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
