@@ -404,8 +404,8 @@ class BPETokenizer:
                 # JSON that stops at the end of the text (or inside a string, which runs
                 # to the end of it) was cut short, not edited.
                 if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
-                    raise ValueError(f"{path} is truncated: it ends at byte {len(data)} before its JSON does "
-                                     f"({e.msg}); save the tokenizer again") from None
+                    raise ValueError(f"{path} is not a readable tokenizer file: it is truncated (it ends at byte "
+                                     f"{len(data)}, before its JSON does: {e.msg}); save the tokenizer again") from None
                 raise ValueError(f"{path} is not a readable tokenizer file: {e} (truncated or hand-edited?)") from None
             if formats.is_huggingface(state):
                 raise ValueError(f"{path} is a Hugging Face tokenizer.json: load it with "
