@@ -12,7 +12,8 @@ A tokenizer is four things, and its file and its state() hold exactly these:
 - pattern: the split rule, "default", "gpt2" or "gpt4": text is cut into chunks that
   merges never cross;
 - special_tokens: strings such as "<|endoftext|>" that are one token each and never go
-  through the merges; they are numbered after the merges, in order;
+  through the merges; they are numbered after the merges, in order (or as given, when
+  they come as tiktoken gives them, {token: id});
 - token_ids: the id of every token (bytes, merges, specials, in that order), when the
   vocabulary numbers them its own way (GPT-2 and GPT-4 do); None means token i has id i.
 
@@ -167,6 +168,8 @@ class BPETokenizer:
 
     def is_special_token(self, id: int) -> bool:
         """Whether id is a special token's."""
+        if isinstance(id, bool) or not isinstance(id, int):
+            raise TypeError(f"a token id must be an int, got {id!r}")
         return id in self._special_ids.values()
 
     def token_byte_values(self) -> list:
@@ -503,7 +506,7 @@ class BPETokenizer:
         tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
         (and start) of text and <|pad|> as padding, where the tokenizer has them."""
         path = Path(path)
-        save = formats.save_huggingface if path.suffix == ".json" else formats.save_huggingface_folder
+        save = formats.save_huggingface if path.suffix.lower() == ".json" else formats.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
 
@@ -615,8 +618,8 @@ def _as_ids(ids, what: str) -> list:
 def _as_special_tokens(special_tokens) -> tuple:
     """The special tokens as a tuple of str: a list or tuple of str, never one str."""
     if isinstance(special_tokens, dict):
-        raise TypeError("special_tokens is a list of str, whose ids follow the merges in order; a vocabulary "
-                        "numbered its own way gives every id in token_ids (see BPETokenizer's docstring)")
+        raise TypeError("training numbers the special tokens after the merges: give them as a list of str (to "
+                        "number them your own way, BPETokenizer(tok.merges, special_tokens={token: id}))")
     if isinstance(special_tokens, (str, bytes)) or not hasattr(special_tokens, "__iter__"):
         raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
     out = tuple(special_tokens)
