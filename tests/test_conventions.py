@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bpe_reference as ref
 import sample
 from bpe import BPETokenizer, formats
 from sample_text import sample_bytes
@@ -191,17 +192,8 @@ def test_name_is_kept_in_the_file_but_not_in_equality(tmp_path):
 # --- 2. offsets ------------------------------------------------------------------------------
 
 def spans_by_bytes(tok: BPETokenizer, text: str, ids) -> list:
-    """The oracle: each token's character span, from the bytes of the tokens. A token
-    that begins or ends inside a character gets that whole character."""
-    char_of_byte = []
-    for k, char in enumerate(text):
-        char_of_byte += [k] * len(char.encode("utf-8"))
-    spans, at = [], 0
-    for data in tok.decode_tokens_bytes(ids):
-        spans.append((char_of_byte[at], char_of_byte[at + len(data) - 1] + 1))
-        at += len(data)
-    assert at == len(char_of_byte)
-    return spans
+    """The oracle's spans (bpe_reference.char_spans) from the bytes of the tokens."""
+    return ref.char_spans(text, tok.decode_tokens_bytes(ids))
 
 
 def test_offsets_equal_huggingface_on_gpt2(gpt2, tmp_path):
