@@ -159,3 +159,18 @@ def decode(ids: list[int], merges: list[tuple[int, int]]) -> bytes:
     """The bytes that `ids` stand for."""
     vocab = token_bytes(merges)
     return b"".join(vocab[i] for i in ids)
+
+
+def char_spans(text: str, tokens: list[bytes]) -> list[tuple[int, int]]:
+    """Each token's span (start, end) in the characters of text, where tokens are the
+    bytes of text's tokens in order. A token that begins or ends inside a character
+    gets that whole character."""
+    char_of_byte = []  # the character each byte of text's UTF-8 belongs to
+    for k, char in enumerate(text):
+        char_of_byte += [k] * len(char.encode("utf-8"))
+    spans, at = [], 0
+    for data in tokens:
+        spans.append((char_of_byte[at], char_of_byte[at + len(data) - 1] + 1))
+        at += len(data)
+    assert at == len(char_of_byte), "the tokens are not the text's"
+    return spans

@@ -35,31 +35,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class StoryPrinter:
-    """Prints what decoding the ids adds each time. A BPE token can end in the middle of a
-    character, which decodes as U+FFFD until the next token completes it, so a trailing
-    U+FFFD is held back until then (or until the end)."""
+    """Prints each token's text as soon as it is whole. A BPE token can end in the middle
+    of a character, which the next token completes: the tokenizer's streaming decoder
+    (tok.decoder()) holds those bytes until then, so each token costs its own bytes and
+    a real U+FFFD in the story prints at once. The ids given first (the prompt) are
+    taken as printed already. A tokenizer without a streaming decoder (the word-level
+    one) is decoded whole again at each token, and what decoding adds is printed."""
 
     def __init__(self, tokenizer, ids, out=sys.stdout):
         self.tokenizer, self.ids, self.out = tokenizer, list(ids), out
-        self.printed = ""
+        self.stream = tokenizer.decoder() if hasattr(tokenizer, "decoder") else None
+        if self.stream is not None:
+            self.printed = "".join(self.stream.add(i) for i in self.ids)
+        else:
+            self.printed = tokenizer.decode(self.ids)
 
     def add(self, i: int):
+        if self.stream is not None:
+            self._write(self.stream.add(i))
+            return
         self.ids.append(i)
-        self._show(final=False)
+        text = self.tokenizer.decode(self.ids)
+        if text.startswith(self.printed) and len(text) > len(self.printed):
+            self._write(text[len(self.printed):])
+            self.printed = text
 
     def finish(self):
-        self._show(final=True)
+        if self.stream is not None:
+            self._write(self.stream.flush())
         self.out.write("\n")
         self.out.flush()
 
-    def _show(self, final: bool):
-        text = self.tokenizer.decode(self.ids)
-        if not final:
-            text = text.rstrip("\ufffd")
-        if text.startswith(self.printed) and len(text) > len(self.printed):
-            self.out.write(text[len(self.printed):])
+    def _write(self, text: str):
+        if text:
+            self.out.write(text)
             self.out.flush()
-            self.printed = text
 
 
 def utf8_prompt(prompt: str, parser) -> str:

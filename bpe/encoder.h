@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chunk_table.h"
@@ -156,6 +157,25 @@ public:
         return out;
     }
 
+    // The character span [start, end) of each token in `text`, where ids are
+    // encode's ids of text (their bytes, joined, are text): spans[2k] and spans[2k + 1]
+    // for token k. Characters are counted by their first bytes (every byte but
+    // 10xxxxxx), so a token that begins or ends inside a character gets that whole
+    // character, as Hugging Face's offsets do: the tokens of a split character share
+    // its span. One pass over the bytes.
+    void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
+        size_t at = 0, chars = 0;  // chars: the characters that begin before byte `at`
+        for (uint32_t id : ids) {
+            size_t len = token_bytes(id).size();
+            if (len > text.size() - at) throw std::logic_error("char_spans: the ids are not the text's");
+            bool inside = len > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+            *spans++ = int64_t(chars - inside);
+            chars += characters_begun(text, at, at + len);
+            at += len;
+            *spans++ = int64_t(chars);
+        }
+    }
+
     // The ids of one chunk, with merges applied in rank order.
     void encode_chunk(std::string_view chunk, std::vector<uint32_t>& out) const {
         if (chunk.size() <= kShortChunk) encode_short(chunk, out);
@@ -215,6 +235,29 @@ private:
 
     // Chunks up to this length are merged by scanning all pairs again after each
     // merge, which is quadratic but fastest for the handful of bytes a word has.
+    // How many characters begin in text[at, end): the bytes that are not 10xxxxxx,
+    // eight at a time while eight can be read. A token is a few bytes, and a loop over
+    // them byte by byte mispredicted its end at every token (it cost as much as
+    // encoding did). Little-endian: byte k of the text is bits 8k to 8k + 7.
+    static size_t characters_begun(std::string_view text, size_t at, size_t end) {
+        constexpr uint64_t kLowBits = 0x0101010101010101ull;
+        size_t count = 0;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        for (; at < end && at + 8 <= text.size(); at += 8) {
+            uint64_t word;
+            std::memcpy(&word, text.data() + at, 8);
+            uint64_t continuation = (word >> 7) & ~(word >> 6) & kLowBits;  // bit 7 set, bit 6 clear
+            uint64_t first = ~continuation & kLowBits;
+            size_t n = std::min<size_t>(8, end - at);
+            if (n < 8) first &= (uint64_t(1) << (8 * n)) - 1;
+            count += size_t(__builtin_popcountll(first));
+        }
+        if (at > end) at = end;
+#endif
+        for (; at < end; ++at) count += (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
+        return count;
+    }
+
     static constexpr size_t kShortChunk = 32;
     // The shared cache keeps chunks up to this length, as a longer one rarely comes
     // back in another call; a call keeps longer ones, up to a size that cannot use

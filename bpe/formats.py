@@ -359,6 +359,50 @@ def save_huggingface(path, merges, pattern: str = "default", special_tokens=(), 
     Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
 
 
+def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict]:
+    """(tokenizer_config.json, special_tokens_map.json) for transformers' AutoTokenizer,
+    which transformers 4.x and 5.x both read: the class to build (4.x needs it named),
+    each special token as an added token that is special, <|endoftext|> as the end and
+    the start of text (this project's stories begin after one), <|pad|> as padding.
+    Without a <|pad|>, pad_token is left unset, as GPT-2's is; transformers then asks
+    for one before it pads (tok.pad_token = tok.eos_token is the usual answer)."""
+    special_ids = dict(special_ids) if special_ids is not None else {}
+    roles = {}
+    if "<|endoftext|>" in special_tokens:
+        roles.update(bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+    if "<|pad|>" in special_tokens:
+        roles["pad_token"] = "<|pad|>"
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **roles,
+        "added_tokens_decoder": {str(special_ids[s]): {"content": s, "lstrip": False, "normalized": False,
+                                                       "rstrip": False, "single_word": False, "special": True}
+                                 for s in special_tokens},
+        # Decoding gives the text back exactly: no spaces removed before punctuation.
+        "clean_up_tokenization_spaces": False,
+    }
+    return config, roles
+
+
+def save_huggingface_folder(folder, merges, pattern: str = "default", special_tokens=(), token_ids=None):
+    """Write a folder that transformers.AutoTokenizer.from_pretrained loads:
+    tokenizer.json (see huggingface_json) and the two files of transformers_config."""
+    from .files import atomic_write
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder} is a file: save_huggingface writes a folder there (or a path ending in "
+                         ".json for a single tokenizer.json)")
+    tokenizer = huggingface_json(merges, pattern, special_tokens, token_ids)
+    n = 256 + len(merges)
+    ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
+    config, roles = transformers_config(special_tokens, dict(zip(special_tokens, ids[n:])))
+    for name, text in [("tokenizer.json", tokenizer), ("tokenizer_config.json", json.dumps(config, indent=2)),
+                       ("special_tokens_map.json", json.dumps(roles, indent=2))]:
+        with atomic_write(folder / name) as tmp:
+            Path(tmp).write_text(text + ("\n" if name != "tokenizer.json" else ""), encoding="utf-8")
+
+
 def is_huggingface(document) -> bool:
     """Whether a parsed JSON document looks like a Hugging Face tokenizer.json."""
     return isinstance(document, dict) and isinstance(document.get("model"), dict) and "added_tokens" in document

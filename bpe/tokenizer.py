@@ -12,7 +12,8 @@ A tokenizer is four things, and its file and its state() hold exactly these:
 - pattern: the split rule, "default", "gpt2" or "gpt4": text is cut into chunks that
   merges never cross;
 - special_tokens: strings such as "<|endoftext|>" that are one token each and never go
-  through the merges; they are numbered after the merges, in order;
+  through the merges; they are numbered after the merges, in order (or as given, when
+  they come as tiktoken gives them, {token: id});
 - token_ids: the id of every token (bytes, merges, specials, in that order), when the
   vocabulary numbers them its own way (GPT-2 and GPT-4 do); None means token i has id i.
 
@@ -20,9 +21,11 @@ The names and their meanings follow tiktoken where tiktoken has one: encode rais
 special-token text unless it is allowed, encode_ordinary never makes special tokens,
 n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
 """
+import codecs
 import json
 import operator
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -67,14 +70,19 @@ class BPETokenizer:
     changes once made: its four parts are read-only, so equality, pickling and encoding
     always agree."""
 
-    def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None):
+    def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None, name=None):
         core = load_core()
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, not {type(name).__name__}")
+        self._name = name  # tiktoken's Encoding.name: kept in the file, not part of equality
         # Tuples, behind read-only properties: the encoder is built from them once, so a
         # change afterwards would make equality and pickling (which read them) disagree
         # with encoding (which does not).
         self._merges = tuple(_as_merges(merges))
+        if isinstance(special_tokens, dict):  # tiktoken's way: {token: id}
+            special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, 256 + len(self._merges))
         self._pattern = pattern
         self._special_tokens = _as_special_tokens(special_tokens)
         ids = None if token_ids is None else tuple(_as_ids(token_ids, "token_ids"))
@@ -125,7 +133,14 @@ class BPETokenizer:
                 bar.update(sum(map(len, batch)))
         with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
             merges = counter.train(num_merges, progress=lambda done: bar.update(done - bar.n))
-        return cls(merges, pattern=pattern, special_tokens=special_tokens)
+        tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
+        if len(merges) < num_merges:
+            # The core stops only when no pair is left: every chunk is one token by then.
+            warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
+                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge (every "
+                          "chunk of the text is a single token); train on more text for a larger vocabulary",
+                          stacklevel=2)
+        return tok
 
     # --- the vocabulary ------------------------------------------------------------
 
@@ -133,6 +148,12 @@ class BPETokenizer:
     def merges(self) -> tuple:
         """The merges, (a, b) pairs of ids: merge k makes token 256 + k."""
         return self._merges
+
+    @property
+    def name(self):
+        """The name it was given (tiktoken's Encoding.name), or None. Kept in its file;
+        not part of equality."""
+        return self._name
 
     @property
     def pattern(self) -> str:
@@ -173,9 +194,43 @@ class BPETokenizer:
         """The id of <|endoftext|>, or None if this tokenizer has no such token."""
         return self._special_ids.get(END_OF_TEXT)
 
+    @property
+    def max_token_value(self) -> int:
+        """The largest id (tiktoken's name): n_vocab - 1."""
+        return self.n_vocab - 1
+
+    def is_special_token(self, id: int) -> bool:
+        """Whether id is a special token's."""
+        if isinstance(id, bool) or not isinstance(id, int):
+            raise TypeError(f"a token id must be an int, got {id!r}")
+        return id in self._special_ids.values()
+
+    def token_byte_values(self) -> list:
+        """The bytes of every token that is not special, sorted, as tiktoken gives them."""
+        return sorted(set(formats.token_bytes(self.merges)))
+
     def decode_single_token_bytes(self, id: int) -> bytes:
         """The bytes of the token with this id (a special token's: its text)."""
         return self._encoder.decode_single_token_bytes(id)
+
+    def decode_tokens_bytes(self, ids) -> list:
+        """The bytes of each token of ids, one bytes object per token."""
+        return [self._encoder.decode_single_token_bytes(i) for i in ids]
+
+    def encode_single_token(self, text_or_bytes) -> int:
+        """The id of the one token that is exactly this text or these bytes (a special
+        token's text too); KeyError if no token is, as in tiktoken."""
+        if isinstance(text_or_bytes, (bytes, bytearray)):
+            try:
+                special = self._special_ids.get(bytes(text_or_bytes).decode("utf-8"))
+            except UnicodeDecodeError:
+                special = None
+            i = self.token_to_id(text_or_bytes) if special is None else special
+        else:
+            i = self.token_to_id(text_or_bytes)
+        if i is None:
+            raise KeyError(text_or_bytes)
+        return i
 
     def id_to_token(self, id: int) -> str:
         """One token as text, for printing: a token that ends in the middle of a
@@ -218,13 +273,31 @@ class BPETokenizer:
         from a user, who must not be able to type a control token."""
         return self._encoder.encode_str(_str(text), (), ())
 
-    def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> list:
-        """encode for each text of a list, on `threads` threads (0: one per core)."""
+    def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0,
+                     num_threads=None) -> list:
+        """encode for each text of a list, on `threads` threads (0: one per core;
+        num_threads is tiktoken's name for it)."""
         return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], allowed_special, disallowed_special,
-                                          threads)
+                                          _threads(threads, num_threads))
 
-    def encode_ordinary_batch(self, texts, *, threads: int = 0) -> list:
-        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], (), (), threads)
+    def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
+        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
+
+    def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
+        """(ids, offsets): encode's ids, and for each token its span in the characters of
+        text, row k of offsets (a numpy array of shape (len(ids), 2), int64) being
+        (start, end), so text[start:end] is what token k covers. A token that begins or
+        ends inside a character (an emoji's first bytes, say) gets that whole character,
+        as Hugging Face's offsets do. Computed in the core, in one pass; an array, as a
+        list of tuples would cost three Python objects a token (offsets.tolist() makes
+        one of lists)."""
+        return self._encoder.encode_str_with_offsets(_str(text), allowed_special, disallowed_special)
+
+    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
+        """As encode, as a numpy array of uint32, as tiktoken's encode_to_numpy gives it
+        (encode_array gives the compact uint16 where the ids fit)."""
+        return self.encode_array(text, allowed_special=allowed_special,
+                                 disallowed_special=disallowed_special).astype(np.uint32, copy=False)
 
     def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
                      threads: int = 0) -> np.ndarray:
@@ -244,17 +317,47 @@ class BPETokenizer:
         UTF-8 become U+FFFD, unless errors says otherwise (as for bytes.decode)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
-    def decode_batch(self, batch, errors: str = "replace") -> list:
+    def decode_batch(self, batch, errors: str = "replace", *, num_threads=None) -> list:
+        """decode for each list of ids. num_threads is taken for tiktoken's sake; decoding
+        runs on this thread, since joining bytes costs less than handing them to others."""
+        _threads(0, num_threads)
         return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch, *, num_threads=None) -> list:
+        """decode_bytes for each list of ids (num_threads: as for decode_batch)."""
+        _threads(0, num_threads)
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def decode_with_offsets(self, ids) -> tuple:
+        """(text, offsets), as tiktoken gives them: offsets[k] is the character of text
+        where token k begins, or, for a token that begins inside a character, where
+        that character begins. As in tiktoken, the bytes must be UTF-8
+        (UnicodeDecodeError, a ValueError, otherwise)."""
+        pieces = self.decode_tokens_bytes(ids)
+        text = b"".join(pieces).decode("utf-8")
+        offsets, chars = [], 0
+        for data in pieces:
+            continuation = sum(0x80 <= b < 0xC0 for b in data)  # bytes inside a character, not its first
+            offsets.append(max(0, chars - (0x80 <= data[0] < 0xC0)))
+            chars += len(data) - continuation
+        return text, offsets
+
+    def decoder(self, errors: str = "replace") -> "StreamDecoder":
+        """A streaming decoder: give it ids one at a time, and it gives back the text as
+        soon as the bytes so far make whole characters (see StreamDecoder)."""
+        return StreamDecoder(self, errors)
 
     # --- files, states, pickling -------------------------------------------------------
 
     def state(self) -> dict:
         """The tokenizer as plain data (str, int, list, dict and None): what its file
-        holds, and what a checkpoint embeds. BPETokenizer.from_state gives it back."""
+        holds, and what a checkpoint embeds. BPETokenizer.from_state gives it back.
+        "name" is there only when the tokenizer has one (files without it load as
+        before; version 1 of the format allows it)."""
         return {
             "format": FILE_FORMAT,
             "version": FILE_VERSION,
+            **({"name": self.name} if self.name is not None else {}),
             "pattern": self.pattern,
             "special_tokens": list(self.special_tokens),
             "token_ids": None if self.token_ids is None else list(self.token_ids),
@@ -278,13 +381,13 @@ class BPETokenizer:
             raise ValueError(f"it is version {version} of the format, written by a newer bpe; this one reads "
                              f"version {FILE_VERSION}: upgrade bpe")
         expected = {"format", "version", "pattern", "special_tokens", "token_ids", "merges"}
-        if set(state) != expected:
+        if set(state) - {"name"} != expected:
             extra, missing = sorted(set(state) - expected), sorted(expected - set(state))
             raise ValueError("its fields are not the format's: " + "; ".join(
                 ([f"unknown {extra}"] if extra else []) + ([f"missing {missing}"] if missing else [])))
         try:
             return cls(state["merges"], pattern=state["pattern"], special_tokens=state["special_tokens"],
-                       token_ids=state["token_ids"])
+                       token_ids=state["token_ids"], name=state.get("name"))
         except TypeError as e:
             raise ValueError(str(e)) from None
 
@@ -299,8 +402,9 @@ class BPETokenizer:
         state = self.state()
         # One merge per line (and token_ids 16 to a line), so a person can read the file.
         lines = ["{"]
-        for key in ("format", "version", "pattern", "special_tokens"):
-            lines.append(f"  {json.dumps(key)}: {json.dumps(state[key], ensure_ascii=False)},")
+        for key in ("format", "version", "name", "pattern", "special_tokens"):
+            if key in state:
+                lines.append(f"  {json.dumps(key)}: {json.dumps(state[key], ensure_ascii=False)},")
         if state["token_ids"] is None:
             lines.append('  "token_ids": null,')
         else:
@@ -331,10 +435,18 @@ class BPETokenizer:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"{path} is not a tokenizer file: it is not UTF-8 text (byte {e.start})") from None
+        if not text.strip():
+            raise ValueError(f"{path} is empty: a tokenizer file holds JSON (see BPETokenizer.save); was it "
+                             "written by a process that was killed, or copied before it was written?")
         if text.lstrip().startswith("{"):
             try:
                 state = json.loads(text)
             except json.JSONDecodeError as e:
+                # JSON that stops at the end of the text (or inside a string, which runs
+                # to the end of it) was cut short, not edited.
+                if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
+                    raise ValueError(f"{path} is not a readable tokenizer file: it is truncated (it ends at byte "
+                                     f"{len(data)}, before its JSON does: {e.msg}); save the tokenizer again") from None
                 raise ValueError(f"{path} is not a readable tokenizer file: {e} (truncated or hand-edited?)") from None
             if formats.is_huggingface(state):
                 raise ValueError(f"{path} is a Hugging Face tokenizer.json: load it with "
@@ -375,7 +487,8 @@ class BPETokenizer:
         return _from_state, (self.state(),)
 
     def __eq__(self, other):
-        return isinstance(other, BPETokenizer) and self.state() == other.state()
+        # The name is a label, as in tiktoken: two tokenizers that give the same ids are equal.
+        return isinstance(other, BPETokenizer) and {**self.state(), "name": None} == {**other.state(), "name": None}
 
     def __hash__(self):
         return hash((self.pattern, self.special_tokens, len(self.merges)))
@@ -404,7 +517,13 @@ class BPETokenizer:
     @classmethod
     def from_huggingface(cls, path) -> "BPETokenizer":
         """A Hugging Face tokenizer.json of a byte-level BPE whose split rule is one of
-        ours (GPT-2's, or one that save_huggingface wrote)."""
+        ours (GPT-2's, or one that save_huggingface wrote), or the folder that holds it."""
+        path = Path(path)
+        if path.is_dir():
+            if not (path / "tokenizer.json").is_file():
+                raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
+                                 "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
+            path = path / "tokenizer.json"
         return cls._from_file(path, formats.load_huggingface)
 
     @classmethod
@@ -421,14 +540,71 @@ class BPETokenizer:
         formats.save_tiktoken(self.merges, path, token_ids=self.token_ids[:256 + len(self.merges)]
                               if self.token_ids else None)
 
-    def save_huggingface(self, path):
-        """Write a Hugging Face tokenizer.json, with the split pattern and special tokens."""
-        formats.save_huggingface(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens,
-                                 token_ids=self.token_ids)
+    def save_huggingface(self, path) -> Path:
+        """Write the tokenizer for Hugging Face; returns the path written. A path ending
+        in .json gets one tokenizer.json (for the tokenizers library). Any other path is
+        a folder that transformers.AutoTokenizer.from_pretrained loads: tokenizer.json,
+        tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
+        (and start) of text and <|pad|> as padding, where the tokenizer has them."""
+        path = Path(path)
+        save = formats.save_huggingface if path.suffix.lower() == ".json" else formats.save_huggingface_folder
+        save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
+        return path
+
+
+class StreamDecoder:
+    """Text from ids given one at a time, as soon as it is whole UTF-8: for printing a
+    story as a model writes it. add(id) returns the text that id completes (often "",
+    when the token ends inside a character); flush() returns what is left at the end and
+    starts afresh. Each id costs its own bytes only, so a story costs linear time.
+
+    Bytes that are not UTF-8 become U+FFFD exactly where decode(ids) puts them: the
+    bytes go through Python's incremental UTF-8 decoder, which gives what bytes.decode
+    gives on all of them at once. A real U+FFFD in the text is text like any other.
+    """
+
+    def __init__(self, tokenizer: BPETokenizer, errors: str = "replace"):
+        self._token_bytes = tokenizer.decode_single_token_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def add(self, id: int) -> str:
+        return self._utf8.decode(self._token_bytes(id))
+
+    def flush(self) -> str:
+        text = self._utf8.decode(b"", final=True)
+        self._utf8.reset()
+        return text
 
 
 def _from_state(state) -> BPETokenizer:
     return BPETokenizer.from_state(state)
+
+
+def _numbered_specials(special_ids: dict, token_ids, ordinary_tokens: int) -> tuple:
+    """(special_tokens, token_ids) from specials given as tiktoken gives them, {token: id}:
+    the tokens in order, and token_ids with their ids after the ordinary tokens' (token
+    i is id i when token_ids is None; else token_ids numbers the bytes and merges)."""
+    for token, i in special_ids.items():
+        if not isinstance(token, str):
+            raise TypeError(f"special tokens must be str, not {type(token).__name__}: got {token!r}")
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"the special token {token!r} has id {i!r}: ids must be int")
+    ordinary = list(range(ordinary_tokens)) if token_ids is None else _as_ids(token_ids, "token_ids")
+    if len(ordinary) != ordinary_tokens:
+        raise ValueError(f"with special_tokens as {{token: id}}, token_ids numbers the bytes and merges only: "
+                         f"{ordinary_tokens} ids, got {len(ordinary)}")
+    return list(special_ids), ordinary + list(special_ids.values())
+
+
+def _threads(threads, num_threads):
+    """threads, or num_threads, tiktoken's name for it; not both."""
+    if num_threads is None:
+        return threads
+    if threads != 0:
+        raise TypeError(f"give threads or num_threads (tiktoken's name for it), not both: got {threads} and {num_threads}")
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+        raise ValueError(f"num_threads must be an int, 0 (one per core) or more, got {num_threads!r}")
+    return num_threads
 
 
 def _legacy_arguments(state: dict) -> dict:
@@ -483,8 +659,8 @@ def _as_ids(ids, what: str) -> list:
 def _as_special_tokens(special_tokens) -> tuple:
     """The special tokens as a tuple of str: a list or tuple of str, never one str."""
     if isinstance(special_tokens, dict):
-        raise TypeError("special_tokens is a list of str, whose ids follow the merges in order; a vocabulary "
-                        "numbered its own way gives every id in token_ids (see BPETokenizer's docstring)")
+        raise TypeError("training numbers the special tokens after the merges: give them as a list of str (to "
+                        "number them your own way, BPETokenizer(tok.merges, special_tokens={token: id}))")
     if isinstance(special_tokens, (str, bytes)) or not hasattr(special_tokens, "__iter__"):
         raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
     out = tuple(special_tokens)
