@@ -72,13 +72,14 @@ class BPETokenizer:
         self.merges = _as_merges(merges)
         self.pattern = pattern
         self.special_tokens = _as_special_tokens(special_tokens)
-        self.token_ids = None if token_ids is None else _as_ids(token_ids, "token_ids")
-        if self.token_ids == list(range(len(self.token_ids or ()))):
-            self.token_ids = None  # one way to say "token i is id i", so equal tokenizers have equal states
+        token_ids = None if token_ids is None else _as_ids(token_ids, "token_ids")
         # The core checks the rest: that each merge could have been learned, the
-        # pattern's name, the ids (all different, none above bpe.MAX_ID), the sizes.
+        # pattern's name, the ids (one for every token, all different, none above
+        # bpe.MAX_ID), the sizes.
         self._encoder = core.Encoder(self.merges, pattern=pattern, special_tokens=list(self.special_tokens),
-                                     token_ids=self.token_ids)
+                                     token_ids=token_ids)
+        # One way to say "token i is id i", so that equal tokenizers have equal states.
+        self.token_ids = None if token_ids == list(range(len(token_ids or ()))) else token_ids
         self._special_ids = self._encoder.special_tokens  # {special token: id}
         self._ids_by_bytes = None  # built by token_to_id when first asked
 
@@ -103,12 +104,7 @@ class BPETokenizer:
         """
         core = load_core()
         special_tokens = _as_special_tokens(special_tokens)
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
-        num_merges = vocab_size - 256 - len(special_tokens)
-        if num_merges < 0:
-            raise ValueError(f"vocab_size must be at least {256 + len(special_tokens)} (the 256 bytes and the "
-                             f"{len(special_tokens)} special tokens), got {vocab_size}")
+        num_merges = core.num_merges_for(vocab_size, len(special_tokens))
         from tqdm import tqdm
 
         counter = core.ChunkCounter(pattern, list(special_tokens))
