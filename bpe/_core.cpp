@@ -219,12 +219,12 @@ long long as_long_long(py::handle value) {
 
 // An id or a size from Python, as a Python int: an int or a numpy integer (whatever
 // operator.index takes, as tiktoken does), never a float, nor a bool (an int to Python,
-// but True as a token id or a count is a mistake). TypeError names `what`.
-py::int_ index_from_python(py::handle obj, const std::string& what) {
+// but True as a token id or a count is a mistake). TypeError: "`what` must be `an_int`".
+py::int_ index_from_python(py::handle obj, const std::string& what, const char* an_int = "an int") {
     PyObject* as_int = PyBool_Check(obj.ptr()) ? nullptr : PyNumber_Index(obj.ptr());
     if (as_int == nullptr) {
         PyErr_Clear();
-        throw py::type_error(what + " must be an int, not " + BytesArg::type_name(obj) + ": got " +
+        throw py::type_error(what + " must be " + an_int + ", not " + BytesArg::type_name(obj) + ": got " +
                              std::string(py::repr(obj)));
     }
     return py::reinterpret_steal<py::int_>(as_int);
@@ -411,14 +411,16 @@ struct SpecialChoice {
 // range(10**9) or an array of bad ids costs no memory: an array is checked in place
 // first, and a sequence that does not already hold its items (a range) grows as checked.
 std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::handle obj) {
-    auto refuse = [&](const std::string& shown, bool in_range) {
+    // Throws unless `value` (shown as `shown`) is the id of a token.
+    auto check = [&](auto value, auto shown) {
+        bool in_range = !(value < 0) && uint64_t(value) < encoder.n_vocab();
+        if (in_range && encoder.has_id(uint32_t(value))) return;
+        std::string id = "token id " + shown();
         if (!in_range)
-            throw py::value_error("token id " + shown + " is outside the vocabulary of " +
-                                  std::to_string(encoder.n_vocab()) + " ids (0 to " +
-                                  std::to_string(encoder.n_vocab() - 1) + ")");
-        throw py::value_error("token id " + shown + " is not a token of this vocabulary (its numbering has a gap there)");
+            throw py::value_error(id + " is outside the vocabulary of " + std::to_string(encoder.n_vocab()) +
+                                  " ids (0 to " + std::to_string(encoder.n_vocab() - 1) + ")");
+        throw py::value_error(id + " is not a token of this vocabulary (its numbering has a gap there)");
     };
-    auto is_token = [&](long long value) { return value >= 0 && size_t(value) < encoder.n_vocab() && encoder.has_id(uint32_t(value)); };
     std::vector<uint32_t> ids;
     if (py::isinstance<py::array>(obj)) {
         py::array array = py::reinterpret_borrow<py::array>(obj);
@@ -426,27 +428,25 @@ std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::handle o
         if (kind != 'i' && kind != 'u') throw py::type_error("ids must be integers, not an array of " +
                                                              std::string(py::str(array.dtype())));
         if (array.ndim() > 1) throw py::type_error("ids must be one-dimensional");
-        if (!array.dtype().attr("isnative").cast<bool>())  // another byte order: a native copy
-            array = py::reinterpret_steal<py::array>(array.attr("astype")(array.dtype().attr("newbyteorder")("=")).release());
+        if (!array.dtype().attr("isnative").cast<bool>()) {  // the other byte order: a copy in this one
+            py::object native = array.dtype().attr("newbyteorder")("=");
+            array = py::reinterpret_steal<py::array>(array.attr("astype")(native).release());
+        }
         const char* data = static_cast<const char*>(array.data());
         size_t n = size_t(array.size());
         py::ssize_t stride = array.ndim() == 1 ? array.strides(0) : 0;
-        // Reads item i as T, checks all of them, then keeps them: two passes over memory
-        // that is there already, and the ids made only once every one is known good.
+        // Every item read as its own type and checked, then the ids made: two passes over
+        // memory that is there already, and nothing allocated until all are known good.
         auto read = [&](auto* type) {
-            using T = std::remove_pointer_t<decltype(type)>;
-            auto at = [&](size_t i) {
-                T value;
-                std::memcpy(&value, data + py::ssize_t(i) * stride, sizeof(T));
+            using Item = std::remove_pointer_t<decltype(type)>;
+            auto item = [&](size_t i) {
+                Item value;
+                std::memcpy(&value, data + py::ssize_t(i) * stride, sizeof(Item));
                 return value;
             };
-            for (size_t i = 0; i < n; ++i) {
-                T value = at(i);
-                bool in_range = !(value < T(0)) && uint64_t(value) < encoder.n_vocab();
-                if (!in_range || !encoder.has_id(uint32_t(value))) refuse(std::to_string(value), in_range);
-            }
+            for (size_t i = 0; i < n; ++i) check(item(i), [&] { return std::to_string(item(i)); });
             ids.resize(n);
-            for (size_t i = 0; i < n; ++i) ids[i] = uint32_t(at(i));
+            for (size_t i = 0; i < n; ++i) ids[i] = uint32_t(item(i));
         };
         switch (array.dtype().itemsize() * (kind == 'u' ? -1 : 1)) {
             case 1: read((int8_t*)nullptr); break;
@@ -463,21 +463,15 @@ std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::handle o
         return ids;
     }
     if (!is_sequence_of_items(obj)) throw py::type_error("ids must be a list of ints");
-    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) ids.reserve(size_t(py::len(obj)));  // they are here already
+    // A list or tuple holds its items already; a range of 10**9 does not, so its ids
+    // are kept as they are checked, never reserved by its length.
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) ids.reserve(size_t(py::len(obj)));
     for (py::handle id : py::reinterpret_borrow<py::sequence>(obj)) {
-        long long value;
-        if (PyLong_CheckExact(id.ptr())) {
-            value = clamped_long_long(py::reinterpret_borrow<py::int_>(id));
-            if (is_token(value)) {
-                ids.push_back(uint32_t(value));
-                continue;
-            }
-            refuse(std::string(py::repr(id)), value >= 0 && size_t(value) < encoder.n_vocab());
-        }
-        py::int_ as_int = index_from_python(id, "a token id");
-        value = clamped_long_long(as_int);
-        if (!is_token(value)) refuse(std::string(py::repr(as_int)), value >= 0 && size_t(value) < encoder.n_vocab());
-        ids.push_back(uint32_t(value));
+        py::int_ value = PyLong_CheckExact(id.ptr()) ? py::reinterpret_borrow<py::int_>(id)
+                                                      : index_from_python(id, "ids", "ints");
+        long long n = clamped_long_long(value);
+        check(n, [&] { return std::string(py::repr(value)); });
+        ids.push_back(uint32_t(n));
     }
     return ids;
 }
@@ -602,6 +596,11 @@ PYBIND11_MODULE(_core, m) {
               "for the same on str.";
     m.attr("MAX_THREADS") = bpe::kMaxThreads;
     m.attr("MAX_ID") = bpe::kMaxId;
+
+    // pybind11 looks numpy up on first use, and lets go of the GIL meanwhile, taking it back
+    // in gil_scoped_release's destructor: a daemon thread's first encode_array as the
+    // interpreter exits would end the process there (see take_gil). So it is looked up now.
+    py::dtype::of<uint16_t>();
 
 #if !defined(_WIN32)
     // A child forked while another thread held a cache's lock would wait for it forever
@@ -859,7 +858,8 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "decode_single_token_bytes",
             [](const bpe::Encoder& self, py::handle id) {
-                std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(id));
+                py::int_ value = index_from_python(id, "a token id");
+                std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(value));
                 std::string_view bytes = self.token_bytes(checked[0]);
                 return py::bytes(bytes.data(), bytes.size());
             },
