@@ -18,7 +18,6 @@
 
 #include <climits>
 #include <cstring>
-#include <type_traits>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -26,6 +25,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "encoder.h"
