@@ -32,9 +32,6 @@
 #include "split.h"
 #include "train.h"
 
-#if defined(__GLIBCXX__)
-#include <cxxabi.h>  // abi::__forced_unwind
-#endif
 #if !defined(_WIN32)
 #include <pthread.h>  // pthread_atfork
 #include <unistd.h>   // pause
@@ -57,10 +54,10 @@ namespace {
 // process exits around it, as CPython 3.14 itself makes such threads do. Calls still
 // running on the other threads of its call stop at their next report (Interrupt).
 void take_gil(PyThreadState* state) noexcept {
-#if defined(__GLIBCXX__) && !defined(_WIN32)
+#if !defined(_WIN32)
     try {
         PyEval_RestoreThread(state);
-    } catch (abi::__forced_unwind&) {
+    } catch (...) {  // only pthread_exit's unwind leaves it (catch (abi::__forced_unwind&) binds a null reference)
         bpe::Interrupt::abandon_all();
         for (;;) pause();  // leaving this handler without rethrowing would end the process
     }
