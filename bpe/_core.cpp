@@ -16,12 +16,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <climits>
+#include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "encoder.h"
@@ -29,9 +33,99 @@
 #include "split.h"
 #include "train.h"
 
+#if !defined(_WIN32)
+#include <pthread.h>  // pthread_atfork
+#include <unistd.h>   // pause
+#endif
+
 namespace py = pybind11;
 
 namespace {
+
+// --- the GIL, and stopping a long call --------------------------------------------------
+
+// Takes the GIL back for this thread, after PyEval_SaveThread. As the interpreter exits,
+// CPython (3.11 to 3.13) ends any other thread that asks for the GIL with pthread_exit,
+// which unwinds the thread's stack by force. From a destructor, which may not throw
+// (pybind11's gil_scoped_release took the GIL back in one), that unwind ended the whole
+// process: std::terminate, "terminate called without an active exception", exit code
+// 134, whenever a daemon thread was inside a call at exit. Unwinding on would not do
+// either: it runs destructors that touch Python objects without the GIL. So a thread
+// that the interpreter ends here stops for good instead, holding nothing, and the
+// process exits around it, as CPython 3.14 itself makes such threads do. Calls still
+// running on the other threads of its call stop at their next report (Interrupt).
+void take_gil(PyThreadState* state) noexcept {
+#if !defined(_WIN32)
+    try {
+        PyEval_RestoreThread(state);
+    } catch (...) {  // only pthread_exit's unwind leaves it (catch (abi::__forced_unwind&) binds a null reference)
+        bpe::Interrupt::abandon_all();
+        for (;;) pause();  // leaving this handler without rethrowing would end the process
+    }
+#else
+    PyEval_RestoreThread(state);
+#endif
+}
+
+// The GIL, let go while the C++ works, and taken back when this goes out of scope.
+// Every binding lets go of the GIL through this, never through gil_scoped_release.
+class GilReleased {
+public:
+    GilReleased() : state_(PyEval_SaveThread()) {}
+    ~GilReleased() { take_gil(state_); }
+    GilReleased(const GilReleased&) = delete;
+    GilReleased& operator=(const GilReleased&) = delete;
+
+    // Runs fn with the GIL held for a moment; lets go of it again even if fn throws.
+    template <class Fn>
+    void with_gil(Fn&& fn) {
+        take_gil(state_);
+        struct Again {
+            PyThreadState*& state;
+            ~Again() { state = PyEval_SaveThread(); }
+        } again{state_};
+        fn();
+    }
+
+private:
+    PyThreadState* state_;
+};
+
+// Whether this thread is Python's main thread, the one that runs signal handlers.
+bool on_main_thread() {
+    py::object main = py::module_::import("threading").attr("main_thread")();
+    return main.attr("ident").cast<unsigned long>() == PyThread_get_thread_ident();
+}
+
+// A check for signals during a long call, every Interrupt::kPollBytes of work: it
+// takes the GIL for a moment and runs Python's signal handlers, and if one raises
+// (Ctrl-C: KeyboardInterrupt), the call stops and raises it. Only Python's main thread
+// runs handlers, so elsewhere it does nothing and never waits for the GIL; nor for a
+// text too short to be worth it. The same check runs between merges in training.
+class SignalCheck {
+public:
+    SignalCheck(GilReleased& gil, bool wanted) : gil_(gil), wanted_(wanted) {}
+
+    void operator()() const {
+        if (!wanted_) return;
+        gil_.with_gil([] {
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        });
+    }
+
+    // An Interrupt for the C++ that makes this check; nullptr when there is nothing to check.
+    std::unique_ptr<bpe::Interrupt> interrupt() const {
+        if (!wanted_) return nullptr;
+        return std::make_unique<bpe::Interrupt>(*this);
+    }
+
+    // Whether a call on this many bytes should check: asks with the GIL held.
+    static bool wanted_for(size_t bytes) { return bytes >= bpe::Interrupt::kPollBytes && on_main_thread(); }
+
+private:
+    GilReleased& gil_;
+    bool wanted_;
+};
 
 // A view of the bytes of a Python object, valid while the object lives. Bytes are
 // immutable, so the view reads them in place with the GIL released; a bytearray or
@@ -114,20 +208,60 @@ void check_text_for(bpe::Pattern pattern, std::string_view text, const char* wha
                               "' split pattern needs (the 'default' pattern takes any bytes)");
 }
 
-unsigned thread_count(int threads) {
-    if (threads < 0) throw py::value_error("threads must be 0 (one per core) or more, got " + std::to_string(threads));
-    if (threads > int(bpe::kMaxThreads))
-        throw py::value_error("threads must be at most " + std::to_string(bpe::kMaxThreads) + ", got " +
-                              std::to_string(threads));
-    if (threads > 0) return unsigned(threads);
-    return std::clamp(std::thread::hardware_concurrency(), 1u, bpe::kMaxThreads);
-}
-
 // A Python int as a long long, or -1 when it is too large for one.
 long long as_long_long(py::handle value) {
     long long n = PyLong_AsLongLong(value.ptr());
     if (n == -1 && PyErr_Occurred()) PyErr_Clear();
     return n;
+}
+
+// An id or a size from Python, as a Python int: an int or a numpy integer (whatever
+// operator.index takes, as tiktoken does), never a float, nor a bool (an int to Python,
+// but True as a token id or a count is a mistake). TypeError: "`what` must be `an_int`".
+py::int_ index_from_python(py::handle obj, const std::string& what, const char* an_int = "an int") {
+    PyObject* as_int = PyBool_Check(obj.ptr()) ? nullptr : PyNumber_Index(obj.ptr());
+    if (as_int == nullptr) {
+        PyErr_Clear();
+        throw py::type_error(what + " must be " + an_int + ", not " + BytesArg::type_name(obj) + ": got " +
+                             std::string(py::repr(obj)));
+    }
+    return py::reinterpret_steal<py::int_>(as_int);
+}
+
+// A Python int as a long long, the nearest one when it is beyond them (so that a range
+// check refuses it all the same).
+long long clamped_long_long(const py::int_& value) {
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    return overflow > 0 ? LLONG_MAX : overflow < 0 ? LLONG_MIN : n;
+}
+
+// A size from Python between `low` and `high`: ValueError names `what`, says what it
+// must be (`at_least`, when too small: "0 or more" unless given) and shows the value
+// as given.
+long long size_from_python(py::handle obj, const std::string& what, long long low, long long high,
+                           std::string at_least = "") {
+    py::int_ value = index_from_python(obj, what);
+    long long n = clamped_long_long(value);
+    if (at_least.empty()) at_least = std::to_string(low) + " or more";
+    if (n < low) throw py::value_error(what + " must be " + at_least + ", got " + std::string(py::repr(value)));
+    if (n > high)
+        throw py::value_error(what + " must be at most " + std::to_string(high) + ", got " +
+                              std::string(py::repr(value)));
+    return n;
+}
+
+unsigned thread_count(py::handle threads) {
+    long long n = size_from_python(threads, "threads", 0, bpe::kMaxThreads, "0 (one per core) or more");
+    if (n > 0) return unsigned(n);
+    return std::clamp(std::thread::hardware_concurrency(), 1u, bpe::kMaxThreads);
+}
+
+// The most merges there can be: merge k makes token 256 + k, and ids go up to MAX_ID.
+constexpr long long kMaxMerges = (long long)bpe::kMaxId + 1 - 256;
+
+long long num_merges_from_python(py::handle num_merges) {
+    return size_from_python(num_merges, "num_merges", 0, kMaxMerges);
 }
 
 bool is_int(py::handle value) { return PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr()); }
@@ -187,10 +321,11 @@ std::vector<std::string> special_tokens_from_python(py::handle obj) {
     return tokens;
 }
 
-// token_ids from Python: a sequence of ints, each at most bpe::kMaxId (None: none).
-std::vector<uint32_t> token_ids_from_python(py::handle obj) {
+// token_ids from Python: a sequence of ints, each at most bpe::kMaxId (None: none; the
+// Encoder checks that there is one for every token).
+std::optional<std::vector<uint32_t>> token_ids_from_python(py::handle obj) {
     std::vector<uint32_t> ids;
-    if (obj.is_none()) return ids;
+    if (obj.is_none()) return std::nullopt;
     if (!is_sequence_of_items(obj)) throw py::type_error("token_ids must be a list of ints");
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
     ids.reserve(seq.size());
@@ -256,7 +391,7 @@ struct SpecialChoice {
     void check(const bpe::Encoder& encoder, std::string_view text) const {
         size_t k;
         {
-            py::gil_scoped_release release;
+            GilReleased released;
             k = encoder.specials().find_first(text, disallowed);
         }
         if (k == encoder.specials().size()) return;
@@ -268,44 +403,73 @@ struct SpecialChoice {
     }
 };
 
-// Ids from Python for decoding: a sequence of ints, or a numpy array of integers.
-// Each must be a token's id: ValueError names the first that is not.
+// Ids from Python for decoding: a sequence of ints (or numpy integers), or a numpy array
+// of integers. Each must be a token's id: ValueError names the first that is not, as
+// given. Nothing is allocated for them before they are checked, so that a huge
+// range(10**9) or an array of bad ids costs no memory: an array is checked in place
+// first, and a sequence that does not already hold its items (a range) grows as checked.
 std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::handle obj) {
-    std::vector<uint32_t> ids;
-    auto check = [&](long long value, py::handle shown) {
-        if (value < 0 || size_t(value) >= encoder.n_vocab())
-            throw py::value_error("token id " + std::string(py::repr(shown)) + " is outside the vocabulary of " +
-                                  std::to_string(encoder.n_vocab()) + " ids (0 to " +
-                                  std::to_string(encoder.n_vocab() - 1) + ")");
-        if (!encoder.has_id(uint32_t(value)))
-            throw py::value_error("token id " + std::to_string(value) + " is not a token of this vocabulary " +
-                                  "(its numbering has a gap there)");
-        ids.push_back(uint32_t(value));
+    // Throws unless `value` (shown as `shown`) is the id of a token.
+    auto check = [&](auto value, auto shown) {
+        bool in_range = !(value < 0) && uint64_t(value) < encoder.n_vocab();
+        if (in_range && encoder.has_id(uint32_t(value))) return;
+        std::string id = "token id " + shown();
+        if (!in_range)
+            throw py::value_error(id + " is outside the vocabulary of " + std::to_string(encoder.n_vocab()) +
+                                  " ids (0 to " + std::to_string(encoder.n_vocab() - 1) + ")");
+        throw py::value_error(id + " is not a token of this vocabulary (its numbering has a gap there)");
     };
+    std::vector<uint32_t> ids;
     if (py::isinstance<py::array>(obj)) {
         py::array array = py::reinterpret_borrow<py::array>(obj);
         char kind = array.dtype().kind();
         if (kind != 'i' && kind != 'u') throw py::type_error("ids must be integers, not an array of " +
                                                              std::string(py::str(array.dtype())));
-        auto as_int64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(array);
-        if (as_int64.ndim() > 1) throw py::type_error("ids must be one-dimensional");
-        ids.reserve(size_t(as_int64.size()));
-        const int64_t* data = as_int64.data();
-        for (py::ssize_t i = 0; i < as_int64.size(); ++i) check(data[i], py::int_(data[i]));
+        if (array.ndim() > 1) throw py::type_error("ids must be one-dimensional");
+        if (!array.dtype().attr("isnative").cast<bool>()) {  // the other byte order: a copy in this one
+            py::object native = array.dtype().attr("newbyteorder")("=");
+            array = py::reinterpret_steal<py::array>(array.attr("astype")(native).release());
+        }
+        const char* data = static_cast<const char*>(array.data());
+        size_t n = size_t(array.size());
+        py::ssize_t stride = array.ndim() == 1 ? array.strides(0) : 0;
+        // Every item read as its own type and checked, then the ids made: two passes over
+        // memory that is there already, and nothing allocated until all are known good.
+        auto read = [&](auto* type) {
+            using Item = std::remove_pointer_t<decltype(type)>;
+            auto item = [&](size_t i) {
+                Item value;
+                std::memcpy(&value, data + py::ssize_t(i) * stride, sizeof(Item));
+                return value;
+            };
+            for (size_t i = 0; i < n; ++i) check(item(i), [&] { return std::to_string(item(i)); });
+            ids.resize(n);
+            for (size_t i = 0; i < n; ++i) ids[i] = uint32_t(item(i));
+        };
+        switch (array.dtype().itemsize() * (kind == 'u' ? -1 : 1)) {
+            case 1: read((int8_t*)nullptr); break;
+            case 2: read((int16_t*)nullptr); break;
+            case 4: read((int32_t*)nullptr); break;
+            case 8: read((int64_t*)nullptr); break;
+            case -1: read((uint8_t*)nullptr); break;
+            case -2: read((uint16_t*)nullptr); break;
+            case -4: read((uint32_t*)nullptr); break;
+            case -8: read((uint64_t*)nullptr); break;
+            default: throw py::type_error("ids must be integers of 1, 2, 4 or 8 bytes, not " +
+                                          std::string(py::str(array.dtype())));
+        }
         return ids;
     }
     if (!is_sequence_of_items(obj)) throw py::type_error("ids must be a list of ints");
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-    ids.reserve(seq.size());
-    for (py::handle id : seq) {
-        // operator.index: ints and numpy's integers, never floats.
-        PyObject* as_int = PyNumber_Index(id.ptr());
-        if (as_int == nullptr) {
-            PyErr_Clear();
-            throw py::type_error("ids must be ints, got " + std::string(py::repr(id)));
-        }
-        long long value = as_long_long(py::reinterpret_steal<py::object>(as_int));
-        check(value, id);  // too large for a long long: -1, out of range all the same
+    // A list or tuple holds its items already; a range of 10**9 does not, so its ids
+    // are kept as they are checked, never reserved by its length.
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) ids.reserve(size_t(py::len(obj)));
+    for (py::handle id : py::reinterpret_borrow<py::sequence>(obj)) {
+        py::int_ value = PyLong_CheckExact(id.ptr()) ? py::reinterpret_borrow<py::int_>(id)
+                                                      : index_from_python(id, "ids", "ints");
+        long long n = clamped_long_long(value);
+        check(n, [&] { return std::string(py::repr(value)); });
+        ids.push_back(uint32_t(n));
     }
     return ids;
 }
@@ -382,7 +546,7 @@ py::array parts_to_array(const std::vector<std::vector<uint32_t>>& parts) {
     py::array_t<Id> out(offsets.back());
     Id* data = out.mutable_data();
     {
-        py::gil_scoped_release release;
+        GilReleased released;
         bpe::run_threads(parts.size(), [&](size_t k) { std::copy(parts[k].begin(), parts[k].end(), data + offsets[k]); });
     }
     return out;
@@ -400,8 +564,27 @@ std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std:
                                                unsigned workers) {
     SpecialChoice choice(encoder, allowed_special, disallowed_special);
     choice.check(encoder, text);
-    py::gil_scoped_release release;
-    return encoder.encode_parts(text, choice.allowed, workers);
+    bool check_signals = SignalCheck::wanted_for(text.size());
+    GilReleased released;
+    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+    return encoder.encode_parts(text, choice.allowed, workers, interrupt.get());
+}
+
+// Trains on what counter has counted, without the GIL. Every few hundred merges it
+// checks for signals (a handler's exception, Ctrl-C's, stops training and is raised)
+// and calls progress (unless None) with the merges made; its exception stops it too.
+std::vector<bpe::Pair> train_counted(bpe::ChunkCounter& counter, long long num_merges, py::object progress) {
+    bool check_signals = on_main_thread();
+    GilReleased released;
+    SignalCheck check(released, check_signals);
+    std::function<bool(size_t)> report;
+    if (check_signals || !progress.is_none())
+        report = [&](size_t done) {
+            check();
+            if (!progress.is_none()) released.with_gil([&] { progress(done); });
+            return true;
+        };
+    return bpe::train(counter, num_merges, report);
 }
 
 }  // namespace
@@ -411,6 +594,18 @@ PYBIND11_MODULE(_core, m) {
               "for the same on str.";
     m.attr("MAX_THREADS") = bpe::kMaxThreads;
     m.attr("MAX_ID") = bpe::kMaxId;
+
+    // pybind11 looks numpy up on first use, and lets go of the GIL meanwhile, taking it back
+    // in gil_scoped_release's destructor: a daemon thread's first encode_array as the
+    // interpreter exits would end the process there (see take_gil). So it is looked up now.
+    py::dtype::of<uint16_t>();
+
+#if !defined(_WIN32)
+    // A child forked while another thread held a cache's lock would wait for it forever
+    // (encode_cache.h): after a fork, the child's caches start again.
+    pthread_atfork(bpe::SharedCache::before_fork, bpe::SharedCache::after_fork_in_parent,
+                   bpe::SharedCache::after_fork_in_child);
+#endif
 
     // A thread that the system cannot start (out of memory or address space): a Python
     // exception that says so, instead of ending the process.
@@ -431,7 +626,7 @@ PYBIND11_MODULE(_core, m) {
             check_text_for(pattern, arg.view, "text");
             std::vector<std::string_view> chunks;
             {
-                py::gil_scoped_release release;
+                GilReleased released;
                 chunks = bpe::pretokenize(arg.view, pattern);
             }
             py::list out(chunks.size());
@@ -502,20 +697,24 @@ PYBIND11_MODULE(_core, m) {
              "and never counted.")
         .def(
             "add",
-            [](bpe::ChunkCounter& self, py::handle texts, int threads) {
+            [](bpe::ChunkCounter& self, py::handle texts, py::handle threads) {
                 std::deque<BytesArg> args;
                 if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
                     args.emplace_back(texts, "text");
                 else
                     args = texts_from_python(texts, "texts");
                 std::vector<std::string_view> views;
+                size_t total = 0;
                 for (const BytesArg& arg : args) {
                     check_text_for(self.pattern(), arg.view, "a text");
                     views.push_back(arg.view);
+                    total += arg.view.size();
                 }
                 unsigned workers = thread_count(threads);
-                py::gil_scoped_release release;
-                self.add(views, workers);
+                bool check_signals = SignalCheck::wanted_for(total);
+                GilReleased released;
+                std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+                self.add(views, workers, interrupt.get());
             },
             py::arg("texts"), py::arg("threads") = 0,
             "Count the chunks of texts (one bytes object, or a list of them, each counted on its own), on "
@@ -524,17 +723,9 @@ PYBIND11_MODULE(_core, m) {
              "How many distinct chunks have been counted.")
         .def(
             "train",
-            [](bpe::ChunkCounter& self, int64_t num_merges, py::object progress) {
-                if (num_merges < 0) throw py::value_error("num_merges must be 0 or more, got " + std::to_string(num_merges));
-                std::function<bool(size_t)> report;
-                if (!progress.is_none())
-                    report = [&progress](size_t done) {
-                        py::gil_scoped_acquire acquire;
-                        progress(done);  // an exception (Ctrl-C too) stops training and is raised
-                        return true;
-                    };
-                py::gil_scoped_release release;
-                return bpe::train(self, num_merges, report);
+            [](bpe::ChunkCounter& self, py::handle num_merges_arg, py::object progress) {
+                long long num_merges = num_merges_from_python(num_merges_arg);
+                return train_counted(self, num_merges, progress);
             },
             py::arg("num_merges"), py::arg("progress") = py::none(),
             "Learn up to num_merges merges from the chunks counted; merge k makes token 256 + k. Stops early "
@@ -542,18 +733,37 @@ PYBIND11_MODULE(_core, m) {
             "given, is called with the number of merges made so far every few hundred merges.");
 
     m.def(
+        "num_merges_for",
+        [](py::handle vocab_size, size_t num_special_tokens) {
+            long long smallest = 256 + (long long)num_special_tokens;
+            std::string at_least = "at least " + std::to_string(smallest) + " (the 256 bytes and the " +
+                                   std::to_string(num_special_tokens) + " special tokens)";
+            return size_from_python(vocab_size, "vocab_size", smallest, smallest + kMaxMerges, at_least) - smallest;
+        },
+        py::arg("vocab_size"), py::arg("num_special_tokens"),
+        "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
+        "special tokens); ValueError if it is out of range.");
+
+    m.def(
         "train",
-        [](py::handle text, int64_t num_merges, const std::string& pattern_name, py::handle special_tokens, int threads) {
+        [](py::handle text, py::handle num_merges_arg, const std::string& pattern_name, py::handle special_tokens,
+           py::handle threads) {
             BytesArg arg(text, "text");
-            if (num_merges < 0) throw py::value_error("num_merges must be 0 or more, got " + std::to_string(num_merges));
+            long long num_merges = num_merges_from_python(num_merges_arg);
             unsigned workers = thread_count(threads);
             bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
             std::vector<std::pair<std::string, uint32_t>> specials;
             for (std::string& token : special_tokens_from_python(special_tokens)) specials.emplace_back(token, 0);
             bpe::SpecialTokens cut(std::move(specials));
             check_text_for(pattern, arg.view, "text");
-            py::gil_scoped_release release;
-            return bpe::train(arg.view, num_merges, pattern, cut, workers);
+            bpe::ChunkCounter counter(pattern, std::move(cut));
+            {
+                bool check_signals = SignalCheck::wanted_for(arg.view.size());
+                GilReleased released;
+                std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+                counter.add({arg.view}, workers, interrupt.get());
+            }
+            return train_counted(counter, num_merges, py::none());
         },
         py::arg("text"), py::arg("num_merges"), py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
         py::arg("threads") = 0,
@@ -610,7 +820,7 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "encode_array",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
-               int threads) {
+               py::handle threads) {
                 BytesArg arg(text, "text");
                 check_text_for(self.pattern(), arg.view, "text");
                 unsigned workers = thread_count(threads);
@@ -632,7 +842,7 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "encode_str_array",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
-               int threads) {
+               py::handle threads) {
                 StrArg arg(text);
                 unsigned workers = thread_count(threads);
                 return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers),
@@ -669,7 +879,7 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
-               int threads) {
+               py::handle threads) {
                 std::deque<BytesArg> args = texts_from_python(texts, "texts");
                 SpecialChoice choice(self, allowed_special, disallowed_special);
                 for (const BytesArg& arg : args) {
@@ -678,12 +888,17 @@ PYBIND11_MODULE(_core, m) {
                 }
                 size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
                 std::vector<std::vector<uint32_t>> ids(args.size());
+                size_t total = 0;
+                for (const BytesArg& arg : args) total += arg.view.size();
+                bool check_signals = SignalCheck::wanted_for(total);
                 {
-                    py::gil_scoped_release release;
+                    GilReleased released;
+                    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
                     // Thread k takes texts k, k + workers, ...: stories come in all lengths,
                     // and dealing them out in turn evens out the work.
                     bpe::run_threads(workers, [&](size_t k) {
-                        for (size_t i = k; i < args.size(); i += workers) ids[i] = self.encode(args[i].view, choice.allowed);
+                        for (size_t i = k; i < args.size(); i += workers)
+                            ids[i] = self.encode(args[i].view, choice.allowed, 1, interrupt.get());
                     });
                 }
                 py::list out(ids.size());
@@ -700,7 +915,7 @@ PYBIND11_MODULE(_core, m) {
                 std::vector<uint32_t> checked = ids_for_decoding(self, ids);
                 std::string out;
                 {
-                    py::gil_scoped_release release;
+                    GilReleased released;
                     out = self.decode(checked.data(), checked.size());
                 }
                 return py::bytes(out);
@@ -711,8 +926,8 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "decode_single_token_bytes",
             [](const bpe::Encoder& self, py::handle id) {
-                if (!is_int(id)) throw py::type_error("a token id must be an int, got " + std::string(py::repr(id)));
-                std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(id));
+                py::int_ value = index_from_python(id, "a token id");
+                std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(value));
                 std::string_view bytes = self.token_bytes(checked[0]);
                 return py::bytes(bytes.data(), bytes.size());
             },

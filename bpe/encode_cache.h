@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string_view>
 #include <vector>
@@ -101,8 +102,42 @@ private:
 // The cache an Encoder shares between calls and threads. Lookups take a shared lock;
 // a call adds the chunks it had to encode all at once, under one exclusive lock, and
 // the cache copies their bytes into blocks it owns, since the caller's text goes away.
+//
+// A process forked while another thread held the lock would find it held for good: the
+// child has only the thread that forked, and its first lookup waited forever. So every
+// cache is on a list, and after a fork the child gives each a new lock and an empty
+// table (the bindings hand before_fork and the after_fork_ functions to pthread_atfork).
 class SharedCache {
 public:
+    SharedCache() {
+        std::lock_guard<std::mutex> lock(all_mutex());
+        next_ = all();
+        if (next_) next_->prev_ = this;
+        all() = this;
+    }
+    ~SharedCache() {
+        std::lock_guard<std::mutex> lock(all_mutex());
+        (prev_ ? prev_->next_ : all()) = next_;
+        if (next_) next_->prev_ = prev_;
+    }
+    SharedCache(const SharedCache&) = delete;
+    SharedCache& operator=(const SharedCache&) = delete;
+
+    // Around fork(): the list's own lock is held across it, so that the child's list is
+    // whole; each cache's lock is not waited for (lookups would keep a fork waiting), so
+    // in the child a cache may be half-changed: it is made anew, empty, and the old
+    // tables are left as they are (their pages are the parent's until written).
+    static void before_fork() { all_mutex().lock(); }
+    static void after_fork_in_parent() { all_mutex().unlock(); }
+    static void after_fork_in_child() {
+        new (&all_mutex()) std::mutex;  // the lock the forking thread held; no other thread is left
+        for (SharedCache* cache = all(); cache; cache = cache->next_) {
+            new (&cache->mutex_) std::shared_mutex;
+            new (&cache->table_) IdsTable(1024);
+            new (&cache->arena_) ByteArena;
+        }
+    }
+
     bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
         std::shared_lock lock(mutex_);
         return table_.append_to(key, out);
@@ -130,6 +165,16 @@ private:
     mutable std::shared_mutex mutex_;
     IdsTable table_{1024};
     ByteArena arena_;  // the cached chunks' bytes
+    SharedCache *prev_ = nullptr, *next_ = nullptr;  // on the list of every cache
+
+    static SharedCache*& all() {
+        static SharedCache* head = nullptr;
+        return head;
+    }
+    static std::mutex& all_mutex() {
+        static std::mutex mutex;
+        return mutex;
+    }
 };
 
 }  // namespace bpe

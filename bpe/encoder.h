@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -52,7 +53,8 @@ public:
     // for token_ids of the wrong length, with an id repeated or above kMaxId, and for
     // merges whose tokens would hold more than kMaxVocabularyBytes.
     explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault,
-                     const std::vector<std::string>& special_tokens = {}, std::vector<uint32_t> token_ids = {})
+                     const std::vector<std::string>& special_tokens = {},
+                     std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
         : ranks_(merges.size()), pattern_(pattern) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
@@ -66,17 +68,22 @@ public:
                                             std::to_string(b) + ")");
         }
         size_t tokens = 256 + merges.size() + special_tokens.size();
-        if (token_ids.empty()) {
+        if (!token_ids) {
             if (tokens - 1 > kMaxId)
                 throw std::invalid_argument("a vocabulary of " + std::to_string(tokens) + " tokens has ids above " +
                                             std::to_string(kMaxId) + ", the largest allowed");
-        } else if (token_ids.size() != tokens) {
-            throw std::invalid_argument("token_ids has " + std::to_string(token_ids.size()) +
+        } else if (token_ids->size() != tokens) {
+            // Every length but this one is refused, [] and a few ids 0, 1, ... too.
+            throw std::invalid_argument("token_ids has " + std::to_string(token_ids->size()) +
                                         " ids, but there are " + std::to_string(tokens) + " tokens (256 bytes, " +
                                         std::to_string(merges.size()) + " merges and " +
                                         std::to_string(special_tokens.size()) + " special tokens)");
         }
-        token_ids_ = std::move(token_ids);
+        if (token_ids) {
+            bool identity = true;
+            for (size_t t = 0; t < tokens && identity; ++t) identity = (*token_ids)[t] == t;
+            if (!identity) token_ids_ = std::move(*token_ids);  // else token i is id i: nothing to renumber
+        }
         std::vector<std::pair<std::string, uint32_t>> specials;
         for (size_t j = 0; j < special_tokens.size(); ++j)
             specials.emplace_back(special_tokens[j], id_of(uint32_t(256 + merges.size() + j)));
@@ -95,8 +102,10 @@ public:
 
     // The ids of `text` on `threads` threads. The specials that `allowed` holds become
     // their ids; the others are encoded as ordinary text.
-    std::vector<uint32_t> encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1) const {
-        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allowed, threads);
+    // `interrupt`, if given, hears of the work done every segment and may stop it.
+    std::vector<uint32_t> encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1,
+                                 Interrupt* interrupt = nullptr) const {
+        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allowed, threads, interrupt);
         if (parts.size() == 1) return std::move(parts[0]);
         std::vector<uint32_t> ids;
         size_t total = 0;
@@ -110,9 +119,12 @@ public:
     // are the ids of the whole text: a caller that copies them somewhere anyway (into
     // a numpy array) can then copy each part on its own thread.
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
-                                                    unsigned threads) const {
+                                                    unsigned threads, Interrupt* interrupt = nullptr) const {
         std::vector<Segment> segments = specials_.segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+        // Segments of at most about kPollBytes, so that the interrupt hears often enough.
+        if (interrupt)
+            for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes);
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side
@@ -120,7 +132,7 @@ public:
             // other's cache line away from under it (false sharing: two threads ran no
             // faster than one).
             std::vector<uint32_t> ids = std::move(parts[k]);
-            encode_segments(text, runs[k], ids);
+            encode_segments(text, runs[k], ids, interrupt);
             parts[k] = std::move(ids);
         });
         return parts;
@@ -184,7 +196,10 @@ public:
 
 private:
     // Appends the ids of the segments of `text` to `out`.
-    void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out) const {
+    // If the interrupt stops it, the shared cache gains nothing: every chunk's ids are
+    // either all there or not at all.
+    void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
+                         Interrupt* interrupt) const {
         // Chunks met in this call, keyed by views into `text`, so that a lookup needs
         // no lock and no copy. Chunks new to the shared cache join it at the end.
         IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
@@ -193,6 +208,7 @@ private:
         const char* text_end = text.data() + text.size();
         out.reserve(out.size() + expected_ids(segments));
         for (const Segment& segment : segments) {
+            report(interrupt, segment.end - segment.begin);
             if (segment.special != Segment::kText) {
                 out.push_back(segment.special);
                 continue;

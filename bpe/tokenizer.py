@@ -85,14 +85,14 @@ class BPETokenizer:
             special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, 256 + len(self._merges))
         self._pattern = pattern
         self._special_tokens = _as_special_tokens(special_tokens)
-        ids = None if token_ids is None else tuple(_as_ids(token_ids, "token_ids"))
-        if ids == tuple(range(len(ids or ()))):
-            ids = None  # one way to say "token i is id i", so equal tokenizers have equal states
-        self._token_ids = ids
+        ids = None if token_ids is None else _as_ids(token_ids, "token_ids")
         # The core checks the rest: that each merge could have been learned, the
-        # pattern's name, the ids (all different, none above bpe.MAX_ID), the sizes.
+        # pattern's name, the ids (one for every token, all different, none above
+        # bpe.MAX_ID), the sizes.
         self._encoder = core.Encoder(list(self._merges), pattern=pattern, special_tokens=list(self._special_tokens),
-                                     token_ids=None if ids is None else list(ids))
+                                     token_ids=ids)
+        # One way to say "token i is id i", so that equal tokenizers have equal states.
+        self._token_ids = None if ids is None or ids == list(range(len(ids))) else tuple(ids)
         self._special_ids = self._encoder.special_tokens  # {special token: id}
         self._ids_by_bytes = None  # built by token_to_id when first asked
 
@@ -117,12 +117,7 @@ class BPETokenizer:
         """
         core = load_core()
         special_tokens = _as_special_tokens(special_tokens)
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
-        num_merges = vocab_size - 256 - len(special_tokens)
-        if num_merges < 0:
-            raise ValueError(f"vocab_size must be at least {256 + len(special_tokens)} (the 256 bytes and the "
-                             f"{len(special_tokens)} special tokens), got {vocab_size}")
+        num_merges = core.num_merges_for(vocab_size, len(special_tokens))
         from tqdm import tqdm
 
         counter = core.ChunkCounter(pattern, list(special_tokens))

@@ -68,12 +68,15 @@ public:
     // which are then added to the counts kept so far, shard by shard, on all threads.
     // Should memory run out, the error is thrown here, with the texts' counts added to
     // some shards and not to others.
-    void add(const std::vector<std::string_view>& texts, unsigned threads) {
+    // `interrupt`, if given, hears of each piece counted and may stop the counting,
+    // before any count is added.
+    void add(const std::vector<std::string_view>& texts, unsigned threads, Interrupt* interrupt = nullptr) {
         struct Piece { size_t text; Segment segment; };
         size_t total = 0;
         for (std::string_view text : texts) total += text.size();
         // Several pieces a thread, so that one slow piece does not hold up the rest.
         size_t share = std::max<size_t>(total / (size_t(threads) * 8), 1 << 16);
+        if (interrupt) share = std::min(share, Interrupt::kPollBytes);
         std::vector<Piece> pieces;
         for (size_t t = 0; t < texts.size(); ++t)
             for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
@@ -89,6 +92,7 @@ public:
             for (size_t i = next_piece++; i < pieces.size(); i = next_piece++) {
                 std::string_view text = texts[pieces[i].text];
                 const Segment& s = pieces[i].segment;
+                report(interrupt, s.end - s.begin);
                 const char* text_end = text.data() + text.size();
                 for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_, [&](std::string_view chunk) {
                     ChunkKey key(chunk, text_end);
