@@ -596,6 +596,21 @@ PYBIND11_MODULE(_core, m) {
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
         .def(
+            "count_str",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+               int threads) {
+                StrArg arg(text);
+                unsigned workers = thread_count(threads);
+                size_t total = 0;
+                for (const auto& part : encode_text(self, arg.view, allowed_special, disallowed_special, workers))
+                    total += part.size();
+                return total;
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0,
+            "How many ids encode_str gives for text, on `threads` threads (0: one per core), with no Python "
+            "int or list made for them (what bpe.BPETokenizer.count calls).")
+        .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
                int threads) {
