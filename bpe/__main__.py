@@ -192,29 +192,35 @@ def cmd_show(args):
     if not args.ids:
         sys.stdout.write("".join(_paint(t, k, colour) for k, t in enumerate(tokens)) + "\n")
         return 0
-    # Rows of cells, a cell per token: the token above its id, as wide as the wider of
-    # the two (and one more, so that ids never touch); a new row after a line break and
-    # where the terminal's width would be passed.
+    # Rows of cells, a cell per token: the token above its id, each padded to the wider
+    # of the two. Without colour the mark ends each token's cell and the padding goes
+    # before it (tokens often begin with a space, seldom end with one); with colour the
+    # cell is one wider, so that ids never touch. A new row after a line break, and where
+    # the terminal's width would be passed.
     width = shutil.get_terminal_size((100, 24)).columns
     rows, row, used = [], [], 0
     for k, (token, i) in enumerate(zip(tokens, ids)):
         shown = token.rstrip("\n")
-        cell = max(_width(shown) + (0 if colour else len(MARK)), len(str(i)) + 1)
-        if row and used + cell > width:
+        cell = max(_width(shown), len(str(i)) + (1 if colour else 0))
+        if row and used + cell + 1 > width:
             rows.append(row)
             row, used = [], 0
         row.append((k, shown, i, cell))
-        used += cell
+        used += cell + (0 if colour else len(MARK))
         if token.endswith("\n"):
             rows.append(row)
             row, used = [], 0
     if row:
         rows.append(row)
+    gap = "" if colour else " " * len(MARK)
     for row in rows:
-        top = "".join(_paint(shown, k, colour) + " " * (cell - _width(shown) - (0 if colour else len(MARK)))
-                      for k, shown, i, cell in row)
-        bottom = "".join(_paint(str(i), k, colour, mark=False) + " " * (cell - len(str(i))) for k, shown, i, cell in row)
-        print(top.rstrip(" ") if not colour else top)
+        if colour:
+            top = "".join(_paint(shown, k, True) + " " * (cell - _width(shown)) for k, shown, i, cell in row)
+        else:
+            top = "".join(shown + " " * (cell - _width(shown)) + MARK for k, shown, i, cell in row)
+        bottom = "".join(_paint(str(i), k, colour, mark=False) + " " * (cell - len(str(i))) + gap
+                         for k, shown, i, cell in row)
+        print(top)
         print(bottom.rstrip())
     return 0
 

@@ -341,7 +341,8 @@ def test_show_ids_under_the_tokens(tok_file, tok):
         for column, i in ((c, int(bottom[c:].split()[0])) for c in range(len(bottom))
                           if bottom[c] != " " and (c == 0 or bottom[c - 1] == " ")):
             assert i == ids[k]
-            assert top[column:].startswith(tok.id_to_token(i).replace("\n", "↵") + "|")
+            token = tok.id_to_token(i).replace("\n", "↵")
+            assert top[column:].startswith(token) and top[column:].split("|")[0].rstrip() == token.rstrip()
             k += 1
 
 
