@@ -49,7 +49,12 @@ LONGEST = 10
 
 
 class UsageError(Exception):
-    """A mistake in how the command was called: exit status 2."""
+    """A mistake in how the command was called: exit status 2. prog: the (sub)command
+    whose usage it is, when the arguments were not parsed far enough to know it."""
+
+    def __init__(self, message, prog=None):
+        super().__init__(message)
+        self.prog = prog
 
 
 class InputError(Exception):
@@ -61,7 +66,7 @@ class Parser(argparse.ArgumentParser):
     """argparse, with its errors in one line (and a pointer to --help) instead of the usage."""
 
     def error(self, message):
-        raise UsageError(f"{message} (see {self.prog} --help)")
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
 
 
 # --- the subcommands ---------------------------------------------------------------------
@@ -102,22 +107,25 @@ def cmd_train(args):
 def cmd_encode(args):
     tok = load_tokenizer(args.tokenizer)
     allowed = "all" if args.allow_special else ()
+    if args.format == "bin" and args.output is None:
+        raise UsageError("--format bin writes a token file and its sidecar: name it with -o FILE.bin")
+    sizes = [os.path.getsize(f) for f in args.files if f != "-" and os.path.isfile(f)]
+    bar = _bar("encoding", sum(sizes) if len(sizes) == len(args.files) and sizes else None)
     if args.format == "bin":
-        if args.output is None:
-            raise UsageError("--format bin writes a token file and its sidecar: name it with -o FILE.bin")
-        pieces = (tok.encode_array(piece, allowed_special=allowed, disallowed_special=())
-                  for name, stream in _inputs(args.files) for piece in _pieces(stream, name, tok))
-        path = Path(args.output)
-        tokens = _library_call(lambda: token_files.write_token_file(
-            path, pieces, tok, tokenizer_name=args.tokenizer_name, text_name=", ".join(args.files) or "stdin"))
+        with bar:
+            pieces = (tok.encode_array(piece, allowed_special=allowed, disallowed_special=())
+                      for name, stream in _inputs(args.files) for piece in _pieces(stream, name, tok, bar.update))
+            path = Path(args.output)
+            tokens = _library_call(lambda: token_files.write_token_file(
+                path, pieces, tok, tokenizer_name=args.tokenizer_name, text_name=", ".join(args.files) or "stdin"))
         print(f"wrote {tokens:,} tokens to {path} ({token_files.token_dtype(tok.n_vocab)}) "
               f"and {token_files.sidecar_path(path).name}", file=sys.stderr)
         return 0
-    with _output(args.output, binary=False) as out:
+    with bar, _output(args.output, binary=False) as out:
         for name, stream in _inputs(args.files):
             first = True
             out.write("[" if args.format == "json" else "")
-            for piece in _pieces(stream, name, tok):
+            for piece in _pieces(stream, name, tok, bar.update):
                 ids = tok.encode(piece, allowed_special=allowed, disallowed_special=())
                 if ids:
                     out.write(("" if first else (", " if args.format == "json" else " ")) +
@@ -478,7 +486,8 @@ def _text_argument(args) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{'stdin' if name == '-' else name} is not UTF-8 text (byte {e.start:,}: {e.reason})") from None
+        shown = "stdin" if name == "-" else name
+        raise InputError(f"{shown} is not UTF-8 text (byte {e.start:,}: {e.reason})") from None
 
 
 def _library_call(call):
@@ -589,6 +598,15 @@ EXAMPLES = {
 }
 
 
+def _threads(value: str) -> int:
+    """--threads: 0 (one per core) up to bpe.MAX_THREADS."""
+    from . import MAX_THREADS
+
+    if not (value.isascii() and value.isdigit()) or int(value) > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"expected 0 (one per core) to {MAX_THREADS}, got {value!r}")
+    return int(value)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Byte-level BPE: train a tokenizer, encode and decode, and look at "
                     "how text splits. `bpe COMMAND --help` shows each command with an example.",
@@ -628,7 +646,7 @@ def build_parser() -> Parser:
                      help='the JSON field or Parquet column that holds the text (default: "text")')
     sub.add_argument("--input-format", choices=sources.KINDS, default=None,
                      help="read every file as this kind (default: by its name: .jsonl, .ndjson, .parquet, else text)")
-    sub.add_argument("--threads", type=int, default=0, help="threads for counting (default: one per core)")
+    sub.add_argument("--threads", type=_threads, default=0, help="threads for counting (default: one per core)")
     sub.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the tokenizer (.bpe)")
     sub.set_defaults(run=cmd_train)
 
@@ -663,7 +681,7 @@ def build_parser() -> Parser:
     special_option(sub)
     sub.add_argument("--field", default=None, metavar="NAME", help='the JSON field or Parquet column (default: "text")')
     sub.add_argument("--input-format", choices=sources.KINDS, default=None, help="read every file as this kind")
-    sub.add_argument("--threads", type=int, default=0, help="threads for encoding (default: one per core)")
+    sub.add_argument("--threads", type=_threads, default=0, help="threads for encoding (default: one per core)")
     sub.set_defaults(run=cmd_count)
 
     sub = command("show", "the text with each token coloured in turn",
@@ -720,7 +738,7 @@ def main(argv=None) -> int:
         args.tokenizer_name = None if name is None else (name if name in CL100K_NAMES else Path(name).name)
         return args.run(args)
     except UsageError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{e.prog or prog}: error: {e}", file=sys.stderr)
         return 2
     except InputError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)

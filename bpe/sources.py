@@ -185,8 +185,8 @@ def _parquet_texts(path, field: str, progress):
     schema = parquet.schema_arrow
     strings = [f.name for f in schema if pa_types.is_string(f.type) or pa_types.is_large_string(f.type)]
     if field not in schema.names:
-        raise SourceError(f"{path} has no column {field!r} (its string columns: {', '.join(map(repr, strings)) or 'none'})"
-                          ": name the text's with --field")
+        known = ", ".join(map(repr, strings)) or "none"
+        raise SourceError(f"{path} has no column {field!r} (its string columns: {known}): name the text's with --field")
     if field not in strings:
         raise SourceError(f"{path}: the column {field!r} holds {schema.field(field).type}, not strings")
     for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[field]):

@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["train", "encode", "decode", "count", "show", "explain", "info", "convert"]
 STORIES = made_up_stories(120_000, seed=3)
 # Text where splitting, UTF-8 and the specials have their corners.
-TRICKY = ("Café, naïve; 日本語のテキスト。 emoji 🐱 👩\u200d👩\u200d👧!\r\n\n\tTabs  and   spaces <|endoftext|>"
+TRICKY = ("Café, naïve; 日本語のテキスト。 emoji 🐱 👩\u200d👩\u200d👧!\r\n\n\tTabs  and   spaces "
+          "<|endoftext|>"
           "HOW'S ſ'S 'LL 1234567 ٣٤٥\u00a0x\u2028y |pipes| e\u0301 " + " " * 30 + "end\n")
 
 
@@ -267,7 +268,8 @@ def test_count_equals_len_encode_per_file_and_in_total(work, tok_file, tok, stor
     expected = [len(tok.encode_ordinary(STORIES)), len(tok.encode_ordinary(TRICKY * 50)),
                 len(tok.encode_ordinary(TRICKY)) + len(tok.encode_ordinary("Once upon"))]
     assert [int(n) for n, _ in rows] == expected + [sum(expected)]
-    assert [name for _, name in rows] == [str(stories_file), str(work / "tricky.txt"), str(work / "docs.jsonl"), "total"]
+    assert [name for _, name in rows] == [str(stories_file), str(work / "tricky.txt"), str(work / "docs.jsonl"),
+                                          "total"]
     assert result.stderr == b""  # no progress bar on a pipe
     stdin = ok(bpe_command("count", "-t", tok_file, "--allow-special", input=TRICKY.encode()))
     assert stdin.split() == [str(len(tok.encode(TRICKY, allowed_special="all"))), "stdin"]
@@ -415,7 +417,8 @@ def test_convert_to_every_format_and_back(work, tok_file):
     gpt2.save(work / "gpt2.bpe")
     text = TRICKY + STORIES[:3000]
     cases = [(tok_file, "huggingface", work / "hf" / "tokenizer.json"), (tok_file, "bpe", work / "copy.bpe"),
-             (work / "gpt2.bpe", "gpt2", work / "g2" / "vocab.json"), (work / "gpt4.bpe", "tiktoken", work / "t.tiktoken")]
+             (work / "gpt2.bpe", "gpt2", work / "g2" / "vocab.json"),
+             (work / "gpt4.bpe", "tiktoken", work / "t.tiktoken")]
     (work / "hf").mkdir()
     for source, to, out in cases:
         said = ok(bpe_command("convert", source, out, "--to", to))
@@ -436,7 +439,8 @@ def test_cl100k_is_gpt4s_vocabulary():
 
     path = cl100k_path()
     reference = tiktoken.Encoding("cl100k", pat_str=formats.TIKTOKEN_PATTERNS["gpt4"],
-                                  mergeable_ranks=formats.read_tiktoken(path), special_tokens=formats.CL100K_SPECIAL_IDS)
+                                  mergeable_ranks=formats.read_tiktoken(path),
+                                  special_tokens=formats.CL100K_SPECIAL_IDS)
     out = ok(bpe_command("count", "-t", "cl100k", input=TRICKY.encode()))
     assert int(out.split()[0]) == len(reference.encode_ordinary(TRICKY))
     info = ok(bpe_command("info", "cl100k"))
