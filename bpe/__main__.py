@@ -122,16 +122,17 @@ def cmd_encode(args):
               f"and {token_files.sidecar_path(path).name}", file=sys.stderr)
         return 0
     with bar, _output(args.output, binary=False) as out:
+        json_list = args.format == "json"
+        between = ", " if json_list else " "
         for name, stream in _inputs(args.files):
             first = True
-            out.write("[" if args.format == "json" else "")
+            out.write("[" if json_list else "")
             for piece in _pieces(stream, name, tok, bar.update):
                 ids = tok.encode(piece, allowed_special=allowed, disallowed_special=())
                 if ids:
-                    out.write(("" if first else (", " if args.format == "json" else " ")) +
-                              (", " if args.format == "json" else " ").join(map(str, ids)))
+                    out.write(("" if first else between) + between.join(map(str, ids)))
                     first = False
-            out.write("]\n" if args.format == "json" else "\n")
+            out.write("]\n" if json_list else "\n")
     return 0
 
 
@@ -169,7 +170,7 @@ def cmd_count(args):
     tok = load_tokenizer(args.tokenizer)
     allowed = "all" if args.allow_special else ()
     total, rows = 0, []
-    files = _find_files(args.files) if args.files else [Path("-")]
+    files = [path for name in args.files or ["-"] for path in ([Path("-")] if name == "-" else _find_files([name]))]
     with _bar("counting", sum(os.path.getsize(f) for f in files if str(f) != "-") or None) as bar:
         for path in files:
             if str(path) == "-":

@@ -60,7 +60,7 @@ def find_files(paths) -> list[Path]:
                 raise SourceError(f"{path} holds no text, .jsonl or .parquet files "
                                   f"(looked for {', '.join(sorted(TEXT_SUFFIXES | set(SUFFIXES)))})")
             files.extend(inside)
-        elif path.exists() or str(path) == "-":
+        elif path.exists():
             files.append(path)
         else:
             raise SourceError(f"{path}: no such file or folder")
