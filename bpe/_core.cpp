@@ -672,7 +672,7 @@ PYBIND11_MODULE(_core, m) {
             }
             std::vector<size_t> splits(views.size());
             {
-                py::gil_scoped_release release;
+                GilReleased released;
                 for (size_t i = 0; i < views.size(); ++i) splits[i] = bpe::lower_rank_split(views[i], map, limits[i]);
             }
             return splits;
@@ -858,7 +858,7 @@ PYBIND11_MODULE(_core, m) {
                 choice.check(self, arg.view);
                 std::vector<uint32_t> ids;
                 {
-                    py::gil_scoped_release release;
+                    GilReleased released;
                     ids = self.encode(arg.view, choice.allowed);
                 }
                 // Spans as a numpy array of shape (n, 2), start and end in each row: no
@@ -867,7 +867,7 @@ PYBIND11_MODULE(_core, m) {
                 py::array_t<int64_t> spans({py::ssize_t(ids.size()), py::ssize_t(2)});
                 int64_t* data = spans.mutable_data();
                 {
-                    py::gil_scoped_release release;
+                    GilReleased released;
                     self.char_spans(arg.view, ids, data);
                 }
                 return py::make_tuple(ids_to_list(ids), spans);
@@ -876,6 +876,21 @@ PYBIND11_MODULE(_core, m) {
             "As encode_str, and each token's span in the str's characters, as a numpy array of shape (n, 2) "
             "of int64 (start, end): a token that begins or ends inside a character gets that whole character "
             "(Hugging Face's offsets).")
+        .def(
+            "count_str",
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+               py::handle threads) {
+                StrArg arg(text);
+                unsigned workers = thread_count(threads);
+                size_t total = 0;
+                for (const auto& part : encode_text(self, arg.view, allowed_special, disallowed_special, workers))
+                    total += part.size();
+                return total;
+            },
+            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0,
+            "How many ids encode_str gives for text, on `threads` threads (0: one per core), with no Python "
+            "int or list made for them (what bpe.BPETokenizer.count calls).")
         .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,

@@ -304,6 +304,28 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     return {**_merges_from_vocab(vocab, pairs(), str(vocab_path), list(special_tokens), hint), "pattern": pattern}
 
 
+def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None):
+    """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
+    the byte alphabet with its id (token_ids[i] for our token i, when given; the special
+    tokens as they are), and the merges in order, two tokens to a line. The files hold
+    no split pattern: readers take GPT-2's."""
+    alphabet = byte_alphabet()
+    vocab_bytes = token_bytes(merges)
+    n = len(vocab_bytes)
+    ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
+    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
+    if len(vocab) != n:
+        raise ValueError("two merges make the same bytes: a GPT-2 vocabulary needs each token to differ")
+    for token, i in zip(special_tokens, ids[n:]):
+        if token in vocab:
+            raise ValueError(f"the special token {token!r} is written like token {vocab[token]} in the byte alphabet")
+        vocab[token] = i
+    lines = ["#version: 0.2"] + [f"{_as_alphabet(vocab_bytes[a], alphabet)} {_as_alphabet(vocab_bytes[b], alphabet)}"
+                                 for a, b in merges]
+    Path(vocab_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_ids=None) -> str:
     """A Hugging Face tokenizer.json for a tokenizer: our split rule as a Split pre-
     tokenizer, then the byte alphabet, a BPE model with our ids (token_ids[i] for our

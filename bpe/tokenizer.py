@@ -300,6 +300,11 @@ class BPETokenizer:
         n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
         return self._encoder.encode_str_array(_str(text), allowed_special, disallowed_special, threads)
 
+    def count(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> int:
+        """len(encode(text)) with the same arguments, without making a list or an array of
+        ids: for counting the tokens of large texts. On `threads` threads (0: one per core)."""
+        return self._encoder.count_str(_str(text), allowed_special, disallowed_special, threads)
+
     # --- decoding ------------------------------------------------------------------
 
     def decode_bytes(self, ids) -> bytes:
@@ -534,6 +539,12 @@ class BPETokenizer:
         apart: formats.TIKTOKEN_PATTERNS[tok.pattern] and tok.special_ids."""
         formats.save_tiktoken(self.merges, path, token_ids=self.token_ids[:256 + len(self.merges)]
                               if self.token_ids else None)
+
+    def save_gpt2(self, vocab_path, merges_path):
+        """Write GPT-2 style vocab.json and merges.txt. They hold no split pattern:
+        from_gpt2 reads them with GPT-2's unless told another."""
+        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
+                          token_ids=self.token_ids)
 
     def save_huggingface(self, path) -> Path:
         """Write the tokenizer for Hugging Face; returns the path written. A path ending

@@ -1,0 +1,114 @@
+"""Token files: ids as a flat little-endian array with no header, and beside each one
+its sidecar, NAME.bin.json, which says how to read it and which tokenizer wrote it.
+
+    path.bin        the ids, little-endian uint16 ("<u2") when every id fits, else uint32
+                    ("<u4"); no header, so that numpy memory-maps the file as it is
+    path.bin.json   {"dtype": "<u2", "tokens": 1234, "tokenizer": "tok.bpe",
+                     "tokenizer_sha256": "...", "n_vocab": 8192, ...}
+
+The sha256 is the tokenizer's fingerprint (a hash of its content), so that ids written
+by one tokenizer are never read with another. This is the format of data.py's token
+files (train-bpe.bin and its train-bpe.bin.json); `bpe encode --format bin` writes it
+and `bpe decode` reads it.
+"""
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .files import atomic_write
+from .tokenizer import array_dtype
+
+SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
+DTYPES = ("<u2", "<u4")
+
+
+def fingerprint(tokenizer) -> str:
+    """A sha256 of a tokenizer's content: of its state() as canonical JSON. Equal
+    tokenizers have equal fingerprints, and any change to the merges, the pattern, the
+    specials or the numbering changes it."""
+    canonical = json.dumps(tokenizer.state(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def sidecar_path(path) -> Path:
+    """The sidecar of a token file: train.bin -> train.bin.json."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
+
+
+def token_dtype(n_vocab: int) -> str:
+    """The ids' type in a token file: "<u2" when every id fits in 16 bits, else "<u4"."""
+    return "<u2" if array_dtype(n_vocab) == np.uint16 else "<u4"
+
+
+def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None, text_name: str | None = None,
+                     writer: str = "bpe encode") -> int:
+    """Write ids (pieces: arrays or lists of ids, appended as they come) to a token file
+    and then its sidecar; returns the number of ids. A crash leaves no sidecar, or the
+    old file with its old sidecar, never a sidecar beside ids it does not describe."""
+    path, sidecar = Path(path), sidecar_path(path)
+    dtype = token_dtype(tokenizer.n_vocab)
+    # No sidecar while the ids change: a file without one is refused when read.
+    sidecar.unlink(missing_ok=True)
+    tokens = 0
+    with atomic_write(path) as tmp, open(tmp, "wb") as f:
+        for ids in pieces:
+            np.asarray(ids).astype(dtype, copy=False).tofile(f)
+            tokens += len(ids)
+    about = {
+        "about": f"the token ids in {path.name}: {dtype} (little-endian uint{8 * int(dtype[-1])}), no header; "
+                 f"written by {writer}",
+        "dtype": dtype,
+        "tokens": tokens,
+        "tokenizer": tokenizer_name,
+        "tokenizer_sha256": fingerprint(tokenizer),
+        "n_vocab": tokenizer.n_vocab,
+        "text": text_name,
+    }
+    with atomic_write(sidecar) as tmp:
+        Path(tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+    return tokens
+
+
+def read_sidecar(path) -> dict:
+    """A token file's sidecar, checked to describe a token file of its size. ValueError
+    says what is wrong."""
+    path, sidecar = Path(path), sidecar_path(path)
+    if not sidecar.exists():
+        raise ValueError(f"{path} has no sidecar {sidecar.name} to say how to read it and which tokenizer wrote it")
+    try:
+        about = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{sidecar} is not readable JSON ({e})") from None
+    if not isinstance(about, dict) or not all(k in about for k in SIDECAR_FIELDS):
+        raise ValueError(f"{sidecar} does not describe a token file (it needs {', '.join(SIDECAR_FIELDS)})")
+    if about["dtype"] not in DTYPES:
+        raise ValueError(f"{sidecar}: dtype {about['dtype']!r} is not one of {', '.join(DTYPES)}")
+    size = os.path.getsize(path)
+    width = int(about["dtype"][-1])
+    if size % width or about["tokens"] != size // width:
+        raise ValueError(f"{path} is {size:,} bytes, which is not the {about['tokens']!r} ids of {about['dtype']} "
+                         f"that {sidecar.name} says (changed or cut short since?)")
+    return about
+
+
+def read_token_file(path, tokenizer) -> np.ndarray:
+    """A token file's ids as a read-only array (memory-mapped, not read into memory),
+    checked against its sidecar: written by this very tokenizer (the same fingerprint),
+    whole, and every id one of the tokenizer's. ValueError says what is wrong."""
+    path = Path(path)
+    about = read_sidecar(path)
+    ours = fingerprint(tokenizer)
+    if about["tokenizer_sha256"] != ours:
+        raise ValueError(f"{path} was written by another tokenizer ({about.get('tokenizer') or 'unnamed'}, sha256 "
+                         f"{str(about['tokenizer_sha256'])[:12]}...) than the one given (sha256 {ours[:12]}...)")
+    if about["tokens"] == 0:
+        return np.zeros(0, dtype=about["dtype"])
+    ids = np.memmap(path, dtype=about["dtype"], mode="r")
+    top = int(ids.max())
+    if top >= tokenizer.n_vocab:
+        raise ValueError(f"{path} holds id {top}, outside the tokenizer's {tokenizer.n_vocab:,} ids")
+    return ids
