@@ -73,38 +73,60 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     return args;
 }
 
-// The UTF-8 bytes of a str, read in place: CPython keeps a str's UTF-8 once made (an
-// ASCII str is its own UTF-8), so this costs no copy, and a str encoded again costs
-// nothing, where text.encode("utf-8") copied the whole text on every call. The str
-// holds the bytes while `owner` lives. A lone surrogate, which UTF-8 cannot hold, is
-// a ValueError that says where, as bpe.BPETokenizer has always said it.
+// The UTF-8 bytes of a str, without leaving a copy on the str. PyUnicode_AsUTF8AndSize
+// would cache one on the str object for as long as it lives (a 57 MB CJK text grew to
+// 143 MB), so: an ASCII str is its own UTF-8 and is read in place; any other is
+// encoded into a bytes object of our own (`keep`), freed when the call is done. A lone
+// surrogate, which UTF-8 cannot hold, is a ValueError that says where, as
+// bpe.BPETokenizer has always said it.
+std::string_view str_utf8(py::handle obj, py::object& keep) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(obj.ptr()) != 0) throw py::error_already_set();
+#endif
+    if (PyUnicode_IS_ASCII(obj.ptr()))
+        return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
+    PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
+    if (bytes == nullptr) {
+        Py_ssize_t start = -1;
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();  // out of memory
+        PyObject *type, *value, *trace;
+        PyErr_Fetch(&type, &value, &trace);
+        PyErr_NormalizeException(&type, &value, &trace);
+        if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
+        Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+        PyErr_Clear();
+        throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(start));
+    }
+    keep = py::reinterpret_steal<py::object>(bytes);
+    return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
+}
+
+// A str's UTF-8 (str_utf8), valid while this lives.
 struct StrArg {
-    py::object owner;
+    py::object owner, utf8;
     std::string_view view;
 
     explicit StrArg(py::handle obj) : owner(py::reinterpret_borrow<py::object>(obj)) {
         if (!PyUnicode_Check(obj.ptr()))
             throw py::type_error("text must be str, not " + BytesArg::type_name(obj));
-        Py_ssize_t size = 0;
-        const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
-        if (data == nullptr) {
-            Py_ssize_t start = -1;
-            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
-                PyObject *type, *value, *trace;
-                PyErr_Fetch(&type, &value, &trace);
-                PyErr_NormalizeException(&type, &value, &trace);
-                if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
-                Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
-                PyErr_Clear();
-            } else {
-                throw py::error_already_set();  // out of memory
-            }
-            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
-                                  std::to_string(start));
-        }
-        view = std::string_view(data, size_t(size));
+        view = str_utf8(obj, utf8);
     }
+    StrArg(const StrArg&) = delete;
+    StrArg& operator=(const StrArg&) = delete;
 };
+
+// Texts from Python for the calls that take str: one str, or a sequence of them.
+std::deque<StrArg> strs_from_python(py::handle texts, const char* what) {
+    std::deque<StrArg> args;
+    if (PyUnicode_Check(texts.ptr())) {
+        args.emplace_back(texts);
+        return args;
+    }
+    if (!PySequence_Check(texts.ptr()) || PyBytes_Check(texts.ptr()))
+        throw py::type_error(std::string(what) + " must be a str or a list of str");
+    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text);
+    return args;
+}
 
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
 void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
@@ -161,13 +183,12 @@ std::vector<bpe::Pair> merges_from_python(py::handle obj) {
 
 // A str as UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is a ValueError.
 std::string utf8_of(py::handle str, const std::string& what) {
-    Py_ssize_t size = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(str.ptr(), &size);
-    if (data == nullptr) {
-        PyErr_Clear();
+    py::object keep;
+    try {
+        return std::string(str_utf8(str, keep));
+    } catch (const py::value_error&) {
         throw py::value_error(what + " " + std::string(py::repr(str)) + " cannot be encoded as UTF-8 (a lone surrogate?)");
     }
-    return std::string(data, size_t(size));
 }
 
 // Special tokens from Python: a sequence of str (None: none).
@@ -403,6 +424,28 @@ std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std:
     return encoder.encode_parts(text, choice.allowed, workers);
 }
 
+// The ids of each text, as lists, encoded on `threads` threads: what encode_batch and
+// encode_str_batch do once they hold the texts' UTF-8 (Args: BytesArg or StrArg).
+template <class Args>
+py::list encode_each(const bpe::Encoder& self, const Args& args, py::handle allowed_special,
+                     py::handle disallowed_special, int threads) {
+    SpecialChoice choice(self, allowed_special, disallowed_special);
+    for (const auto& arg : args) choice.check(self, arg.view);
+    size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
+    std::vector<std::vector<uint32_t>> ids(args.size());
+    {
+        py::gil_scoped_release release;
+        // Thread k takes texts k, k + workers, ...: stories come in all lengths,
+        // and dealing them out in turn evens out the work.
+        bpe::run_threads(workers, [&](size_t k) {
+            for (size_t i = k; i < args.size(); i += workers) ids[i] = self.encode(args[i].view, choice.allowed);
+        });
+    }
+    py::list out(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -458,23 +501,33 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "add",
             [](bpe::ChunkCounter& self, py::handle texts, int threads) {
+                // A str is read in place (valid UTF-8 by construction, so not checked);
+                // bytes as the other calls take them.
                 std::deque<BytesArg> args;
-                if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
-                    args.emplace_back(texts, "text");
-                else
-                    args = texts_from_python(texts, "texts");
+                std::deque<StrArg> strs;
                 std::vector<std::string_view> views;
-                for (const BytesArg& arg : args) {
-                    check_text_for(self.pattern(), arg.view, "a text");
-                    views.push_back(arg.view);
+                if (PyUnicode_Check(texts.ptr()) ||
+                    (is_sequence_of_items(texts) && py::len(texts) > 0 && PyUnicode_Check(py::reinterpret_borrow<py::sequence>(texts)[0].ptr()))) {
+                    strs = strs_from_python(texts, "texts");
+                    for (const StrArg& arg : strs) views.push_back(arg.view);
+                } else {
+                    if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
+                        args.emplace_back(texts, "text");
+                    else
+                        args = texts_from_python(texts, "texts");
+                    for (const BytesArg& arg : args) {
+                        check_text_for(self.pattern(), arg.view, "a text");
+                        views.push_back(arg.view);
+                    }
                 }
                 unsigned workers = thread_count(threads);
                 py::gil_scoped_release release;
                 self.add(views, workers);
             },
             py::arg("texts"), py::arg("threads") = 0,
-            "Count the chunks of texts (one bytes object, or a list of them, each counted on its own), on "
-            "`threads` threads (0: one per core).")
+            "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
+            "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy, any other "
+            "encoded to UTF-8 for the call only.")
         .def("__len__", [](const bpe::ChunkCounter& self) { return self.size(); },
              "How many distinct chunks have been counted.")
         .def(
@@ -600,29 +653,24 @@ PYBIND11_MODULE(_core, m) {
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
                int threads) {
                 std::deque<BytesArg> args = texts_from_python(texts, "texts");
-                SpecialChoice choice(self, allowed_special, disallowed_special);
-                for (const BytesArg& arg : args) {
-                    check_text_for(self.pattern(), arg.view, "a text");
-                    choice.check(self, arg.view);
-                }
-                size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
-                std::vector<std::vector<uint32_t>> ids(args.size());
-                {
-                    py::gil_scoped_release release;
-                    // Thread k takes texts k, k + workers, ...: stories come in all lengths,
-                    // and dealing them out in turn evens out the work.
-                    bpe::run_threads(workers, [&](size_t k) {
-                        for (size_t i = k; i < args.size(); i += workers) ids[i] = self.encode(args[i].view, choice.allowed);
-                    });
-                }
-                py::list out(ids.size());
-                for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
-                return out;
+                for (const BytesArg& arg : args) check_text_for(self.pattern(), arg.view, "a text");
+                return encode_each(self, args, allowed_special, disallowed_special, threads);
             },
             py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0,
             "The token ids of each text of a list, as encode gives them, encoded on `threads` threads "
             "(0: one per core).")
+        .def(
+            "encode_str_batch",
+            [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
+               int threads) {
+                if (PyUnicode_Check(texts.ptr())) throw py::type_error("texts must be a list of str");
+                std::deque<StrArg> args = strs_from_python(texts, "texts");
+                return encode_each(self, args, allowed_special, disallowed_special, threads);
+            },
+            py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0,
+            "As encode_batch, for a list of str, each read in place (what bpe.BPETokenizer.encode_batch calls).")
         .def(
             "decode_bytes",
             [](const bpe::Encoder& self, py::handle ids) {

@@ -188,11 +188,11 @@ class BPETokenizer:
 
     def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> list:
         """encode for each text of a list, on `threads` threads (0: one per core)."""
-        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], allowed_special, disallowed_special,
-                                          threads)
+        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], allowed_special,
+                                              disallowed_special, threads)
 
     def encode_ordinary_batch(self, texts, *, threads: int = 0) -> list:
-        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], (), (), threads)
+        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], (), (), threads)
 
     def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
                      threads: int = 0) -> np.ndarray:
@@ -466,20 +466,12 @@ def _as_special_tokens(special_tokens) -> tuple:
 
 
 def _str(text) -> str:
-    """text, checked to be a str: the core reads its UTF-8 in place (no copy) and
-    raises ValueError for a lone surrogate, as _utf8 does."""
+    """text, checked to be a str: the core reads it in place (no copy of an ASCII str,
+    and none left on any other) and raises ValueError for a lone surrogate."""
     if not isinstance(text, str):
         hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
         raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
     return text
-
-
-def _utf8(text) -> bytes:
-    """text, checked to be a str, as UTF-8 bytes (for the core's calls that take bytes)."""
-    try:
-        return _str(text).encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(f"text cannot be encoded as UTF-8: a lone surrogate at position {e.start}") from None
 
 
 def _as_texts(texts) -> list:
@@ -489,10 +481,15 @@ def _as_texts(texts) -> list:
 
 
 def _batches(texts, special_tokens):
-    """The texts as lists of UTF-8 bytes of about TRAIN_BATCH_BYTES each. A single str
-    is cut into pieces where a chunk boundary is certain (see _safe_cuts), so that it is
-    never held twice in memory and splits exactly as it would whole."""
+    """The texts as lists of str of about TRAIN_BATCH_BYTES characters each, which the
+    core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
+    call only). A single ASCII str is one batch; any other single str is cut into pieces
+    where a chunk boundary is certain (see _safe_pieces), so that its UTF-8 is never
+    held whole, and splits exactly as it would whole."""
     if isinstance(texts, str):
+        if texts.isascii():  # a flag CPython keeps on the str: no scan
+            yield [texts]
+            return
         texts = _safe_pieces(texts, TRAIN_BATCH_BYTES, special_tokens)
     elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
         raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
@@ -501,12 +498,8 @@ def _batches(texts, special_tokens):
         if not isinstance(text, str):
             raise TypeError(f"texts must be str; item {k} is {type(text).__name__}"
                             + (" (decode it first)" if isinstance(text, (bytes, bytearray)) else ""))
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(f"text {k} cannot be encoded as UTF-8: a lone surrogate at position {e.start}") from None
-        batch.append(data)
-        size += len(data)
+        batch.append(text)
+        size += len(text)
         if size >= TRAIN_BATCH_BYTES:
             yield batch
             batch, size = [], 0
