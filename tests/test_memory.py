@@ -1,0 +1,199 @@
+"""Memory that follows the input: one huge chunk encodes in a bounded number of bytes a
+byte, a str is read without a UTF-8 copy being left on it, and training can be given a
+memory budget (and stays exact without one)."""
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import bpe
+import bpe_reference
+from bpe import BPETokenizer
+from vocabularies import gpt2_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+PEAK = """
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith(key)) * 1024
+
+def reset_peak():  # the kernel's high-water mark back to the present size
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+"""
+
+
+def run_child(code: str, timeout: int = 300) -> dict:
+    """Runs code in a fresh Python (the repository importable, PEAK's helpers defined)
+    and returns the JSON it prints last."""
+    result = subprocess.run([sys.executable, "-c", PEAK + textwrap.dedent(code)], capture_output=True, text=True,
+                            timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+
+
+def can_reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# --- one huge chunk --------------------------------------------------------------
+
+
+def vocabularies():
+    yield pytest.param("stories", id="stories")
+    yield pytest.param("gpt2", id="gpt2")
+
+
+def merges_of(name: str) -> list:
+    if name == "stories":
+        return BPETokenizer.load(ROOT / "stories.bpe").merges
+    return BPETokenizer.from_gpt2(*gpt2_files()).merges
+
+
+@pytest.mark.skipif(not can_reset_peak(), reason="needs /proc/self/clear_refs to measure a peak")
+@pytest.mark.parametrize("vocabulary", vocabularies())
+@pytest.mark.parametrize("text", ["random letters", "one letter"])
+def test_one_huge_chunk_takes_at_most_12_bytes_a_byte_beyond_the_output(vocabulary, text):
+    # 20 MB with no space: one chunk. Before the buckets (encoder.h, encode_buckets) the
+    # heap took 13.7 (stories) to 24 (GPT-2) bytes a byte beyond the output.
+    load = ('BPETokenizer.load("stories.bpe")' if vocabulary == "stories"
+            else "BPETokenizer.from_gpt2(*%r)" % [str(p) for p in gpt2_files()])  # skips without GPT-2's files
+    result = run_child(f"""
+        import json, random, time
+        import bpe
+        from bpe import BPETokenizer
+        encoder = bpe.Encoder({load}.merges)
+        n = 20_000_000
+        rng = random.Random(7)
+        text = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 16)) * (n >> 16) \\
+            if {text!r} == "random letters" else b"a" * n
+        reset_peak()
+        base = status("VmRSS")
+        start = time.perf_counter()
+        ids = encoder.encode_array(text, threads=1)
+        seconds = time.perf_counter() - start
+        peak = status("VmHWM")
+        # the output: the ids the C++ fills (4 bytes each) and the array they are copied to
+        output = 4 * len(ids) + ids.nbytes
+        same = encoder.decode_bytes(ids) == text
+        print(json.dumps({{"per_byte": (peak - base - output) / len(text), "seconds": seconds, "same": same}}))
+    """)
+    assert result["same"]
+    assert result["per_byte"] <= 12, result
+    assert result["seconds"] < 120, result  # not quadratic: a quadratic pass would take hours
+
+
+def small_vocabulary(rng, alphabet):
+    text = "".join(rng.choice(alphabet) for _ in range(rng.randint(50, 400))).encode()
+    return bpe_reference.train(text, rng.randint(1, 60))
+
+
+def test_long_chunks_are_the_references():
+    # Chunks of 33 bytes or more with few merges take the buckets; with many, the heap.
+    # Runs of one letter test the (a, a) merges, which must go left to right.
+    rng = random.Random(3)
+    for _ in range(150):
+        alphabet = rng.choice(["a", "ab", "aab", "abc", "abcd"])
+        merges = small_vocabulary(rng, alphabet)
+        encoder = bpe.Encoder(merges)
+        for _ in range(3):
+            chunk = "".join(rng.choice(alphabet) for _ in range(rng.randint(33, 700))).encode()
+            assert encoder.encode(chunk) == bpe_reference.encode(chunk, merges), (merges, chunk)
+
+
+@pytest.mark.parametrize("vocabulary", vocabularies())
+def test_long_chunks_of_real_vocabularies_are_the_references(vocabulary):
+    merges = merges_of(vocabulary)
+    encoder = bpe.Encoder(merges)
+    rng = random.Random(5)
+    for alphabet in ["abcdefghijklmnopqrstuvwxyz", "a", "ab", "the"]:
+        chunk = "".join(rng.choice(alphabet) for _ in range(3000 // len(alphabet))).encode() * len(alphabet)
+        assert encoder.encode(chunk) == bpe_reference.encode(chunk, merges), alphabet
+
+
+# --- a str is read in place --------------------------------------------------------
+
+KINDS = {
+    "ascii": "the cat sat on the mat. ",
+    "latin-1": "café crème brûlée à la mode. ",
+    "ucs-2": "東京は日本の首都です。 ",
+    "ucs-4": "emoji 🐈 and 𝄞 music. ",
+}
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return BPETokenizer.load(ROOT / "stories.bpe")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_encoding_a_str_leaves_no_utf8_copy_on_it(tok, kind):
+    # Before: encode and encode_array cached the str's UTF-8 on it
+    # (PyUnicode_AsUTF8AndSize), so sys.getsizeof grew by the UTF-8's size.
+    text = KINDS[kind] * 1000
+    size = sys.getsizeof(text)
+    expected = tok._encoder.encode(text.encode("utf-8"))
+    assert tok.encode(text) == expected
+    assert tok.encode_ordinary(text) == expected
+    assert tok.encode_array(text).tolist() == expected
+    assert tok.encode_batch([text, text]) == [expected, expected]
+    assert tok.encode_ordinary_batch([text]) == [expected]
+    BPETokenizer.train(text, 300, progress=False)
+    BPETokenizer.train([text, text], 300, progress=False)
+    assert sys.getsizeof(text) == size
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_training_on_str_is_training_on_its_utf8(kind):
+    texts = [KINDS[kind] * 50, KINDS["ascii"] * 20, KINDS[kind] + " once"]
+    want = bpe_reference.train_on_texts([t.encode("utf-8") for t in texts], 40)
+    assert BPETokenizer.train(texts, 256 + 40, progress=False).merges == want
+    counter = bpe.ChunkCounter()
+    counter.add(texts)
+    assert counter.train(40) == want
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_ordinary", "encode_array", "encode_batch", "train"])
+def test_a_lone_surrogate_is_still_refused(tok, call):
+    text = "ok \ud800 no"
+    with pytest.raises(ValueError, match="lone surrogate at position 3"):
+        if call == "encode_batch":
+            tok.encode_batch([text])
+        elif call == "train":
+            BPETokenizer.train([text], 300, progress=False)
+        else:
+            getattr(tok, call)(text)
+
+
+def test_encoding_a_large_cjk_str_does_not_grow_the_process():
+    # 20 M characters of CJK (40 MB as a str, 60 MB as UTF-8). Before, the UTF-8 stayed
+    # on the str after encode: the process grew by 60 MB and sys.getsizeof with it.
+    result = run_child("""
+        import json, sys
+        from bpe import BPETokenizer
+        tok = BPETokenizer.load("stories.bpe")
+        text = "東京は日本の首都です。" * 2_000_000
+        size = sys.getsizeof(text)
+        tok.encode_array(text[:1000])  # warm up: the caches and the allocator
+        before = status("VmRSS")
+        ids = tok.encode_array(text, threads=1)
+        del ids
+        after = status("VmRSS")
+        print(json.dumps({"grown": after - before, "size_before": size, "size_after": sys.getsizeof(text)}))
+    """)
+    assert result["size_after"] == result["size_before"]
+    assert result["grown"] < 16 << 20, result
