@@ -489,15 +489,43 @@ PYBIND11_MODULE(_core, m) {
                                   "Counts the distinct chunks of texts as they stream in, for training: memory "
                                   "grows with the distinct chunks, not with the texts. No chunk crosses two texts "
                                   "or a special token.")
-        .def(py::init([](const std::string& pattern_name, py::handle special_tokens) {
+        .def(py::init([](const std::string& pattern_name, py::handle special_tokens, py::handle max_memory) {
                  bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
                  std::vector<std::pair<std::string, uint32_t>> specials;
                  for (std::string& token : special_tokens_from_python(special_tokens)) specials.emplace_back(token, 0);
-                 return new bpe::ChunkCounter(pattern, bpe::SpecialTokens(std::move(specials)));
+                 uint64_t budget = 0;
+                 if (!max_memory.is_none()) {
+                     if (!is_int(max_memory))
+                         throw py::type_error("max_memory must be an int (bytes) or None, got " +
+                                              std::string(py::repr(max_memory)));
+                     long long value = as_long_long(max_memory);
+                     if (value <= 0)
+                         throw py::value_error("max_memory must be a number of bytes above 0 (None: no budget), got " +
+                                               std::string(py::repr(max_memory)));
+                     budget = uint64_t(value);
+                 }
+                 auto counter = std::make_unique<bpe::ChunkCounter>(pattern, bpe::SpecialTokens(std::move(specials)));
+                 counter->set_max_memory(budget);
+                 return counter.release();
              }),
-             py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
+             py::arg("pattern") = "default", py::arg("special_tokens") = py::none(), py::arg("max_memory") = py::none(),
              "pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts "
-             "and never counted.")
+             "and never counted. max_memory: a budget in bytes for the whole training run (None: none, and "
+             "training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how "
+             "many and below what count: the merges may then differ from exact training.")
+        .def_property_readonly("max_memory", [](const bpe::ChunkCounter& self) -> py::object {
+            if (self.max_memory() == 0) return py::none();
+            return py::int_(self.max_memory());
+        })
+        .def_property_readonly("estimated_memory", &bpe::ChunkCounter::estimated_memory,
+                               "What training on the counts so far would take at its peak, in bytes, from B (the "
+                               "bytes of the distinct chunks), C (their number) and T (the count tables as "
+                               "allocated): max(T + 4 (B + C), 20 B + 4 C).")
+        .def_property_readonly(
+            "pruned",
+            [](const bpe::ChunkCounter& self) { return py::make_tuple(self.pruned().chunks, self.pruned().threshold); },
+            "(distinct chunks dropped to keep to max_memory, the largest count of one dropped): (0, 0) when "
+            "none was, and training is exact.")
         .def(
             "add",
             [](bpe::ChunkCounter& self, py::handle texts, int threads) {
@@ -521,8 +549,19 @@ PYBIND11_MODULE(_core, m) {
                     }
                 }
                 unsigned workers = thread_count(threads);
-                py::gil_scoped_release release;
-                self.add(views, workers);
+                uint64_t dropped;
+                {
+                    py::gil_scoped_release release;
+                    dropped = self.add(views, workers);
+                }
+                if (dropped > 0) {
+                    std::string message =
+                        "training would pass max_memory (" + std::to_string(self.max_memory()) + " bytes): dropped " +
+                        std::to_string(dropped) + " distinct chunks counted " + std::to_string(self.pruned().threshold) +
+                        " times or fewer (" + std::to_string(self.pruned().chunks) + " so far); the merges may differ "
+                        "from exact training (no max_memory)";
+                    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+                }
             },
             py::arg("texts"), py::arg("threads") = 0,
             "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "

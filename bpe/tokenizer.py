@@ -23,6 +23,7 @@ n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
 import json
 import operator
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +87,7 @@ class BPETokenizer:
 
     @classmethod
     def train(cls, texts, vocab_size: int, pattern: str = "default", special_tokens=(), threads: int = 0,
-              progress: bool | None = None) -> "BPETokenizer":
+              progress: bool | None = None, max_memory=None) -> "BPETokenizer":
         """Learn a tokenizer from texts: a str, or any iterable of str (documents, lines,
         the pieces of a file read a bit at a time).
 
@@ -100,6 +101,11 @@ class BPETokenizer:
         (bpe_reference.train) on the same texts, and bpe.train's for a single text.
         threads=0 counts with one thread per core. progress: a bar on a terminal
         (None: only when stderr is one).
+
+        max_memory (bytes, or a str such as "2GB" or "512MiB"; None: no budget) bounds
+        the whole run's memory as the counter estimates it (bpe.ChunkCounter): past it,
+        the rarest chunks are dropped, with a RuntimeWarning that says how many and
+        below what count, and the merges may then differ from exact training.
         """
         core = load_core()
         special_tokens = _as_special_tokens(special_tokens)
@@ -111,7 +117,7 @@ class BPETokenizer:
                              f"{len(special_tokens)} special tokens), got {vocab_size}")
         from tqdm import tqdm
 
-        counter = core.ChunkCounter(pattern, list(special_tokens))
+        counter = core.ChunkCounter(pattern, list(special_tokens), max_memory=_as_memory(max_memory))
         disable = None if progress is None else not progress
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
             for batch in _batches(texts, special_tokens):
@@ -472,6 +478,22 @@ def _str(text) -> str:
         hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
         raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
     return text
+
+
+_MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                 "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _as_memory(max_memory):
+    """max_memory as bytes (an int above 0), or None: an int, or a str such as "2GB"."""
+    if max_memory is None or (isinstance(max_memory, int) and not isinstance(max_memory, bool)):
+        return max_memory
+    if isinstance(max_memory, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", max_memory)
+        if match and match.group(2).upper() in _MEMORY_UNITS:
+            return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
+        raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
+    raise TypeError(f"max_memory must be an int (bytes), a str such as '2GB', or None, not {type(max_memory).__name__}")
 
 
 def _as_texts(texts) -> list:

@@ -197,3 +197,91 @@ def test_encoding_a_large_cjk_str_does_not_grow_the_process():
     """)
     assert result["size_after"] == result["size_before"]
     assert result["grown"] < 16 << 20, result
+
+
+# --- a memory budget for training ----------------------------------------------------
+
+
+def distinct_words(n: int, seed: int = 1) -> list:
+    """Texts of n random words of 4-12 letters: nearly every word is distinct, which is
+    what makes training's memory grow."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(4, 12))) for _ in range(n)]
+    return [" ".join(words[i:i + 1000]) for i in range(0, n, 1000)]
+
+
+def test_without_a_budget_training_is_exact():
+    texts = distinct_words(3000) + ["the cat sat on the mat"] * 50
+    want = bpe_reference.train_on_texts([t.encode() for t in texts], 60)
+    assert BPETokenizer.train(texts, 256 + 60, progress=False).merges == want
+    counter = bpe.ChunkCounter()
+    counter.add(texts)
+    assert counter.max_memory is None
+    assert counter.train(60) == want
+
+
+def test_a_budget_that_is_not_reached_changes_nothing(recwarn):
+    texts = distinct_words(3000)
+    want = BPETokenizer.train(texts, 256 + 60, progress=False).merges
+    assert BPETokenizer.train(texts, 256 + 60, progress=False, max_memory="1GB").merges == want
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_past_the_budget_the_rarest_chunks_go_with_a_warning():
+    # Before: ChunkCounter took no max_memory (TypeError), and memory grew without end.
+    common = ["the cat sat on the mat. " * 20] * 200  # counted 4,000 times each
+    texts = distinct_words(200_000)
+    counter = bpe.ChunkCounter(max_memory=4_000_000)
+    with pytest.warns(RuntimeWarning, match=r"dropped \d+ distinct chunks counted 1 times or fewer .* the merges "
+                                            r"may differ from exact training"):
+        for k in range(0, len(texts), 20):
+            counter.add(texts[k:k + 20] + common[:1])
+    dropped, threshold = counter.pruned
+    assert dropped > 0 and threshold == 1
+    assert counter.estimated_memory <= 4_000_000
+    assert 0 < len(counter) < 200_000
+    merges = counter.train(40)
+    # the frequent words still lead: their merges come first
+    tok = BPETokenizer(merges)
+    assert len(tok.encode(" the cat sat on the mat")) <= 6
+
+
+def test_max_memory_is_bytes_or_a_size():
+    from bpe.tokenizer import _as_memory
+    assert _as_memory(None) is None
+    assert _as_memory(123) == 123
+    assert _as_memory("2GB") == 2_000_000_000
+    assert _as_memory("512MiB") == 512 << 20
+    assert _as_memory("1.5 kb") == 1500
+    with pytest.raises(ValueError, match="max_memory"):
+        _as_memory("lots")
+    with pytest.raises(TypeError, match="max_memory"):
+        _as_memory(True)
+    with pytest.raises(ValueError, match="max_memory"):
+        bpe.ChunkCounter(max_memory=0)
+    with pytest.raises(TypeError, match="max_memory"):
+        bpe.ChunkCounter(max_memory=1.5)
+
+
+TRAIN_PEAK = """
+    import json, random, sys, warnings
+    sys.path.insert(0, "tests")
+    from bpe import BPETokenizer
+    from test_memory import distinct_words
+    texts = distinct_words(1_200_000)  # about 10 MB, 1.1 M distinct words
+    base = status("VmRSS")
+    reset_peak()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        BPETokenizer.train(texts, 256 + 300, progress=False, max_memory={budget})
+    print(json.dumps({{"grown": status("VmHWM") - base, "warnings": len(caught)}}))
+"""
+
+
+@pytest.mark.skipif(not can_reset_peak(), reason="needs /proc/self/clear_refs to measure a peak")
+def test_training_under_a_budget_stays_under_it():
+    budget = 60_000_000
+    unbounded = run_child(TRAIN_PEAK.format(budget=None))
+    assert unbounded["grown"] > budget and unbounded["warnings"] == 0, unbounded  # the budget bites
+    bounded = run_child(TRAIN_PEAK.format(budget=budget))
+    assert bounded["grown"] <= budget and bounded["warnings"] > 0, bounded
