@@ -120,7 +120,7 @@ class BPETokenizer:
         counter = core.ChunkCounter(pattern, list(special_tokens), max_memory=_as_memory(max_memory))
         disable = None if progress is None else not progress
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
-            for batch in _batches(texts, special_tokens):
+            for batch in _batches(texts, special_tokens, _batch_size(max_memory)):
                 counter.add(batch, threads=threads)
                 bar.update(sum(map(len, batch)))
         with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
@@ -502,8 +502,15 @@ def _as_texts(texts) -> list:
     return list(texts)
 
 
-def _batches(texts, special_tokens):
-    """The texts as lists of str of about TRAIN_BATCH_BYTES characters each, which the
+def _batch_size(max_memory) -> int:
+    """Characters of text a batch holds: TRAIN_BATCH_BYTES, or under a memory budget
+    at most a 64th of it (the batch in hand is memory the counter cannot see)."""
+    budget = _as_memory(max_memory)
+    return TRAIN_BATCH_BYTES if budget is None else max(1 << 16, min(TRAIN_BATCH_BYTES, budget // 64))
+
+
+def _batches(texts, special_tokens, batch_size: int = TRAIN_BATCH_BYTES):
+    """The texts as lists of str of about batch_size characters each, which the
     core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
     call only). A single ASCII str is one batch; any other single str is cut into pieces
     where a chunk boundary is certain (see _safe_pieces), so that its UTF-8 is never
@@ -512,7 +519,7 @@ def _batches(texts, special_tokens):
         if texts.isascii():  # a flag CPython keeps on the str: no scan
             yield [texts]
             return
-        texts = _safe_pieces(texts, TRAIN_BATCH_BYTES, special_tokens)
+        texts = _safe_pieces(texts, batch_size, special_tokens)
     elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
         raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
     batch, size = [], 0
@@ -522,7 +529,7 @@ def _batches(texts, special_tokens):
                             + (" (decode it first)" if isinstance(text, (bytes, bytearray)) else ""))
         batch.append(text)
         size += len(text)
-        if size >= TRAIN_BATCH_BYTES:
+        if size >= batch_size:
             yield batch
             batch, size = [], 0
     if batch:

@@ -115,10 +115,11 @@ public:
     //   - merging, once the counts are freed: the slots, the lists of positions (4
     //     bytes a pair, grown to twice that as new pairs are listed) and the table of
     //     pairs with their queue, which follow the positions: 20 B + 4 C.
-    // tools/memory_check.py measures it against the peak a process reaches: on
-    // distinct words of 4-12 letters, 110 bytes a chunk are estimated where the peak
-    // was 100 above the interpreter's; on words of 100-300 letters, 14.0 bytes a byte
-    // where it was 13.9.
+    // tools/memory_check.py measures it against the peak a process reaches, above the
+    // interpreter's size: on 30 MB of distinct words of 4-12 letters, 601 MB estimated
+    // for a peak of 452 MB (141 bytes a chunk); on 15 MB of words of 100-300 letters,
+    // 303 MB for 291 MB (19 bytes a byte). The merging term's 20 is what a few sizes of
+    // the latter needed to stay above the peak (14 did at 50 MB, not at 20 MB).
     static constexpr uint64_t kSlotBytes = 4;
     static constexpr uint64_t kTrainBytesPerByte = 20;
     static constexpr double kPruneTo = 0.5;

@@ -42,6 +42,10 @@ def run_child(code: str, timeout: int = 300) -> dict:
 
 
 def can_reset_peak() -> bool:
+    """Whether peaks can be measured here: /proc/self/clear_refs, and a normal build
+    (a sanitizer's shadow memory would be measured too)."""
+    if os.environ.get("BPE_VARIANT"):
+        return False
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -179,6 +183,7 @@ def test_a_lone_surrogate_is_still_refused(tok, call):
             getattr(tok, call)(text)
 
 
+@pytest.mark.skipif(not can_reset_peak(), reason="measures the process's size")
 def test_encoding_a_large_cjk_str_does_not_grow_the_process():
     # 20 M characters of CJK (40 MB as a str, 60 MB as UTF-8). Before, the UTF-8 stayed
     # on the str after encode: the process grew by 60 MB and sys.getsizeof with it.
