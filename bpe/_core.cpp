@@ -115,6 +115,90 @@ struct StrArg {
     StrArg& operator=(const StrArg&) = delete;
 };
 
+// Appends the UTF-8 of characters [begin, end) of a str (of PyUnicode kind `kind`, its
+// characters at `data`) to out. Returns the position of a lone surrogate, which UTF-8
+// cannot hold, or -1. Needs no GIL: a str never changes.
+Py_ssize_t append_utf8(int kind, const void* data, Py_ssize_t begin, Py_ssize_t end, std::string& out) {
+    for (Py_ssize_t i = begin; i < end; ++i) {
+        uint32_t c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            out.push_back(char(c));
+        } else if (c < 0x800) {
+            out.push_back(char(0xc0 | (c >> 6))), out.push_back(char(0x80 | (c & 0x3f)));
+        } else if (c < 0x10000) {
+            if (c >= 0xd800 && c <= 0xdfff) return i;
+            out.push_back(char(0xe0 | (c >> 12))), out.push_back(char(0x80 | ((c >> 6) & 0x3f)));
+            out.push_back(char(0x80 | (c & 0x3f)));
+        } else {
+            out.push_back(char(0xf0 | (c >> 18))), out.push_back(char(0x80 | ((c >> 12) & 0x3f)));
+            out.push_back(char(0x80 | ((c >> 6) & 0x3f))), out.push_back(char(0x80 | (c & 0x3f)));
+        }
+    }
+    return -1;
+}
+
+// Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
+// about kStrPiece characters at a time is encoded into one buffer, reused, and counted.
+// A piece ends where a chunk must end whatever the pattern (an ASCII letter, then a
+// space: bpe::is_safe_cut) and not inside a special token, so the pieces count
+// exactly as the whole would. Returns the distinct chunks dropped to keep to the
+// budget, as ChunkCounter::add does.
+uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
+    constexpr Py_ssize_t kStrPiece = 8 << 20;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text.ptr()) != 0) throw py::error_already_set();
+#endif
+    const int kind = PyUnicode_KIND(text.ptr());
+    const void* data = PyUnicode_DATA(text.ptr());
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text.ptr());
+    // The special tokens as characters, to see whether one lies across a cut.
+    std::vector<std::u32string> specials;
+    for (const auto& [token, id] : counter.specials().tokens()) {
+        py::str decoded(token);
+        std::u32string chars;
+        for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(decoded.ptr()); ++i)
+            chars.push_back(PyUnicode_READ_CHAR(decoded.ptr(), i));
+        specials.push_back(std::move(chars));
+    }
+    auto at = [&](Py_ssize_t i) { return uint32_t(PyUnicode_READ(kind, data, i)); };
+    auto across = [&](Py_ssize_t cut) {  // a special token holds characters cut - 1 and cut
+        for (const std::u32string& token : specials)
+            for (Py_ssize_t k = 1; k < Py_ssize_t(token.size()); ++k) {
+                Py_ssize_t begin = cut - k;
+                if (begin < 0 || begin + Py_ssize_t(token.size()) > n) continue;
+                Py_ssize_t j = 0;
+                while (j < Py_ssize_t(token.size()) && at(begin + j) == token[j]) ++j;
+                if (j == Py_ssize_t(token.size())) return true;
+            }
+        return false;
+    };
+    auto safe = [&](Py_ssize_t cut) {
+        uint32_t before = at(cut - 1) | 0x20;
+        return at(cut) == ' ' && before >= 'a' && before <= 'z' && !across(cut);
+    };
+    std::string piece;
+    uint64_t dropped = 0;
+    for (Py_ssize_t start = 0; start < n;) {
+        Py_ssize_t cut = n;
+        if (n - start > kStrPiece) {
+            cut = start + kStrPiece;
+            while (cut < n && !safe(cut)) ++cut;
+        }
+        Py_ssize_t surrogate;
+        {
+            py::gil_scoped_release release;
+            piece.clear();
+            surrogate = append_utf8(kind, data, start, cut, piece);
+            if (surrogate < 0) dropped += counter.add({piece}, workers);
+        }
+        if (surrogate >= 0)
+            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
+                                  std::to_string(surrogate));
+        start = cut;
+    }
+    return dropped;
+}
+
 // Texts from Python for the calls that take str: one str, or a sequence of them.
 std::deque<StrArg> strs_from_python(py::handle texts, const char* what) {
     std::deque<StrArg> args;
@@ -534,7 +618,9 @@ PYBIND11_MODULE(_core, m) {
                 std::deque<BytesArg> args;
                 std::deque<StrArg> strs;
                 std::vector<std::string_view> views;
-                if (PyUnicode_Check(texts.ptr()) ||
+                if (PyUnicode_Check(texts.ptr()) && !PyUnicode_IS_ASCII(texts.ptr())) {
+                    // one str that is not ASCII: add_str_in_pieces below
+                } else if (PyUnicode_Check(texts.ptr()) ||
                     (is_sequence_of_items(texts) && py::len(texts) > 0 && PyUnicode_Check(py::reinterpret_borrow<py::sequence>(texts)[0].ptr()))) {
                     strs = strs_from_python(texts, "texts");
                     for (const StrArg& arg : strs) views.push_back(arg.view);
@@ -549,8 +635,10 @@ PYBIND11_MODULE(_core, m) {
                     }
                 }
                 unsigned workers = thread_count(threads);
-                uint64_t dropped;
-                {
+                uint64_t dropped = 0;
+                if (PyUnicode_Check(texts.ptr()) && !PyUnicode_IS_ASCII(texts.ptr())) {
+                    dropped = add_str_in_pieces(self, texts, workers);
+                } else {
                     py::gil_scoped_release release;
                     dropped = self.add(views, workers);
                 }
@@ -565,8 +653,9 @@ PYBIND11_MODULE(_core, m) {
             },
             py::arg("texts"), py::arg("threads") = 0,
             "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
-            "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy, any other "
-            "encoded to UTF-8 for the call only.")
+            "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other "
+            "str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a "
+            "list's other strs are encoded for the call only.")
         .def("__len__", [](const bpe::ChunkCounter& self) { return self.size(); },
              "How many distinct chunks have been counted.")
         .def(

@@ -122,7 +122,7 @@ class BPETokenizer:
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
             for batch in _batches(texts, special_tokens, _batch_size(max_memory)):
                 counter.add(batch, threads=threads)
-                bar.update(sum(map(len, batch)))
+                bar.update(len(batch) if isinstance(batch, str) else sum(map(len, batch)))
         with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
             merges = counter.train(num_merges, progress=lambda done: bar.update(done - bar.n))
         return cls(merges, pattern=pattern, special_tokens=special_tokens)
@@ -512,14 +512,12 @@ def _batch_size(max_memory) -> int:
 def _batches(texts, special_tokens, batch_size: int = TRAIN_BATCH_BYTES):
     """The texts as lists of str of about batch_size characters each, which the
     core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
-    call only). A single ASCII str is one batch; any other single str is cut into pieces
-    where a chunk boundary is certain (see _safe_pieces), so that its UTF-8 is never
-    held whole, and splits exactly as it would whole."""
+    call only). A single str goes whole: the core reads an ASCII one in place, and
+    encodes any other a piece at a time, cut where a chunk boundary is certain, so that
+    its UTF-8 is never held whole (bpe/_core.cpp, add_str_in_pieces)."""
     if isinstance(texts, str):
-        if texts.isascii():  # a flag CPython keeps on the str: no scan
-            yield [texts]
-            return
-        texts = _safe_pieces(texts, batch_size, special_tokens)
+        yield texts
+        return
     elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
         raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
     batch, size = [], 0

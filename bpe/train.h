@@ -93,6 +93,7 @@ public:
     }
 
     Pattern pattern() const { return pattern_; }
+    const SpecialTokens& specials() const { return specials_; }
 
     // ---- A memory budget ------------------------------------------------------------
     //

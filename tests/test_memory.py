@@ -290,3 +290,20 @@ def test_training_under_a_budget_stays_under_it():
     assert unbounded["grown"] > budget and unbounded["warnings"] == 0, unbounded  # the budget bites
     bounded = run_child(TRAIN_PEAK.format(budget=budget))
     assert bounded["grown"] <= budget and bounded["warnings"] > 0, bounded
+
+
+def test_one_long_str_counted_in_pieces_trains_as_its_utf8():
+    # A str that is not ASCII is encoded 8 M characters at a time (_core.cpp,
+    # add_str_in_pieces), cut only where a chunk must end and never inside a special
+    # token: here the first place to cut, a letter then a space, is inside one.
+    special = "<|a b|>"
+    filler = "é ü " * ((8 << 20) // 4)
+    text = filler[:(8 << 20) - 2] + special + " the cat sat. 東京 " * 1000 + special + " end"
+    want = bpe.train(text.encode("utf-8"), 50, special_tokens=[special])
+    assert BPETokenizer.train(text, 256 + 50 + 1, special_tokens=[special], progress=False).merges == want
+    whole, pieces = bpe.ChunkCounter(special_tokens=[special]), bpe.ChunkCounter(special_tokens=[special])
+    whole.add(text.encode("utf-8"))
+    pieces.add(text)
+    assert len(pieces) == len(whole)  # a special token cut in two would add chunks such as "<|a"
+    with pytest.raises(ValueError, match=f"lone surrogate at position {len(text) + 1}"):
+        BPETokenizer.train(text + " \udc00", 300, progress=False)
