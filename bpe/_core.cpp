@@ -73,6 +73,14 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     return args;
 }
 
+// Whether a str is ASCII (a flag CPython keeps: no scan).
+bool is_ascii(py::handle str) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(str.ptr()) != 0) throw py::error_already_set();  // a str made by the old C API
+#endif
+    return PyUnicode_IS_ASCII(str.ptr());
+}
+
 // The UTF-8 bytes of a str, without leaving a copy on the str. PyUnicode_AsUTF8AndSize
 // would cache one on the str object for as long as it lives (a 57 MB CJK text grew to
 // 143 MB), so: an ASCII str is its own UTF-8 and is read in place; any other is
@@ -80,10 +88,7 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
 // surrogate, which UTF-8 cannot hold, is a ValueError that says where, as
 // bpe.BPETokenizer has always said it.
 std::string_view str_utf8(py::handle obj, py::object& keep) {
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(obj.ptr()) != 0) throw py::error_already_set();
-#endif
-    if (PyUnicode_IS_ASCII(obj.ptr()))
+    if (is_ascii(obj))
         return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
     PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
     if (bytes == nullptr) {
@@ -145,9 +150,7 @@ Py_ssize_t append_utf8(int kind, const void* data, Py_ssize_t begin, Py_ssize_t 
 // budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     constexpr Py_ssize_t kStrPiece = 8 << 20;
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(text.ptr()) != 0) throw py::error_already_set();
-#endif
+    is_ascii(text);  // made ready, under Python 3.11
     const int kind = PyUnicode_KIND(text.ptr());
     const void* data = PyUnicode_DATA(text.ptr());
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text.ptr());
@@ -618,7 +621,8 @@ PYBIND11_MODULE(_core, m) {
                 std::deque<BytesArg> args;
                 std::deque<StrArg> strs;
                 std::vector<std::string_view> views;
-                if (PyUnicode_Check(texts.ptr()) && !PyUnicode_IS_ASCII(texts.ptr())) {
+                const bool in_pieces = PyUnicode_Check(texts.ptr()) && !is_ascii(texts);
+                if (in_pieces) {
                     // one str that is not ASCII: add_str_in_pieces below
                 } else if (PyUnicode_Check(texts.ptr()) ||
                     (is_sequence_of_items(texts) && py::len(texts) > 0 && PyUnicode_Check(py::reinterpret_borrow<py::sequence>(texts)[0].ptr()))) {
@@ -636,7 +640,7 @@ PYBIND11_MODULE(_core, m) {
                 }
                 unsigned workers = thread_count(threads);
                 uint64_t dropped = 0;
-                if (PyUnicode_Check(texts.ptr()) && !PyUnicode_IS_ASCII(texts.ptr())) {
+                if (in_pieces) {
                     dropped = add_str_in_pieces(self, texts, workers);
                 } else {
                     py::gil_scoped_release release;
@@ -764,7 +768,8 @@ PYBIND11_MODULE(_core, m) {
                 return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            "As encode, for a str: its UTF-8 is read in place, with no copy (what bpe.BPETokenizer.encode calls).")
+            "As encode, for a str: an ASCII str is read in place, any other encoded to UTF-8 for the call "
+            "only, leaving no copy on the str (what bpe.BPETokenizer.encode calls).")
         .def(
             "encode_str_array",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
@@ -775,7 +780,7 @@ PYBIND11_MODULE(_core, m) {
                                     self.n_vocab());
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
+            py::arg("threads") = 0, "As encode_array, for a str, read as encode_str reads it (what bpe.BPETokenizer.encode_array calls).")
         .def(
             "encode_batch",
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
@@ -798,7 +803,8 @@ PYBIND11_MODULE(_core, m) {
             },
             py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0,
-            "As encode_batch, for a list of str, each read in place (what bpe.BPETokenizer.encode_batch calls).")
+            "As encode_batch, for a list of str, each read as encode_str reads it (what "
+            "bpe.BPETokenizer.encode_batch calls).")
         .def(
             "decode_bytes",
             [](const bpe::Encoder& self, py::handle ids) {
