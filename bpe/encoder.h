@@ -309,7 +309,8 @@ private:
     // are found from their byte lengths: the next token starts len(token) further on,
     // and the last slot of a token of two or more bytes holds kLink | its start, so
     // the previous token's start is one slot back. So the chunk needs 4 bytes a byte
-    // for its slots and 8 for the buckets, which are freed before the ids are written.
+    // for its slots and 8 for the buckets, which are freed before the ids are written,
+    // and 4 bytes a merge for the buckets' heads.
     // Setting up a bucket for every rank costs O(merges), which is why encode_chunk
     // takes this path only for chunks at least merges / kBucketsPayOff long.
     static constexpr size_t kBucketsPayOff = 4;
