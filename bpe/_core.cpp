@@ -168,38 +168,149 @@ std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     return args;
 }
 
-// The UTF-8 bytes of a str, read in place: CPython keeps a str's UTF-8 once made (an
-// ASCII str is its own UTF-8), so this costs no copy, and a str encoded again costs
-// nothing, where text.encode("utf-8") copied the whole text on every call. The str
-// holds the bytes while `owner` lives. A lone surrogate, which UTF-8 cannot hold, is
-// a ValueError that says where, as bpe.BPETokenizer has always said it.
+// Whether a str is ASCII (a flag CPython keeps: no scan).
+bool is_ascii(py::handle str) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(str.ptr()) != 0) throw py::error_already_set();  // a str made by the old C API
+#endif
+    return PyUnicode_IS_ASCII(str.ptr());
+}
+
+// The UTF-8 bytes of a str, without leaving a copy on the str. PyUnicode_AsUTF8AndSize
+// would cache one on the str object for as long as it lives (a 57 MB CJK text grew to
+// 143 MB), so: an ASCII str is its own UTF-8 and is read in place; any other is
+// encoded into a bytes object of our own (`keep`), freed when the call is done. A lone
+// surrogate, which UTF-8 cannot hold, is a ValueError that says where, as
+// bpe.BPETokenizer has always said it.
+std::string_view str_utf8(py::handle obj, py::object& keep) {
+    if (is_ascii(obj))
+        return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
+    PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
+    if (bytes == nullptr) {
+        Py_ssize_t start = -1;
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();  // out of memory
+        PyObject *type, *value, *trace;
+        PyErr_Fetch(&type, &value, &trace);
+        PyErr_NormalizeException(&type, &value, &trace);
+        if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
+        Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
+        PyErr_Clear();
+        throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(start));
+    }
+    keep = py::reinterpret_steal<py::object>(bytes);
+    return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
+}
+
+// A str's UTF-8 (str_utf8), valid while this lives.
 struct StrArg {
-    py::object owner;
+    py::object owner, utf8;
     std::string_view view;
 
     explicit StrArg(py::handle obj) : owner(py::reinterpret_borrow<py::object>(obj)) {
         if (!PyUnicode_Check(obj.ptr()))
             throw py::type_error("text must be str, not " + BytesArg::type_name(obj));
-        Py_ssize_t size = 0;
-        const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
-        if (data == nullptr) {
-            Py_ssize_t start = -1;
-            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
-                PyObject *type, *value, *trace;
-                PyErr_Fetch(&type, &value, &trace);
-                PyErr_NormalizeException(&type, &value, &trace);
-                if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
-                Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
-                PyErr_Clear();
-            } else {
-                throw py::error_already_set();  // out of memory
-            }
-            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
-                                  std::to_string(start));
-        }
-        view = std::string_view(data, size_t(size));
+        view = str_utf8(obj, utf8);
     }
+    StrArg(const StrArg&) = delete;
+    StrArg& operator=(const StrArg&) = delete;
 };
+
+// Appends the UTF-8 of characters [begin, end) of a str (of PyUnicode kind `kind`, its
+// characters at `data`) to out. Returns the position of a lone surrogate, which UTF-8
+// cannot hold, or -1. Needs no GIL: a str never changes.
+Py_ssize_t append_utf8(int kind, const void* data, Py_ssize_t begin, Py_ssize_t end, std::string& out) {
+    for (Py_ssize_t i = begin; i < end; ++i) {
+        uint32_t c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            out.push_back(char(c));
+        } else if (c < 0x800) {
+            out.push_back(char(0xc0 | (c >> 6))), out.push_back(char(0x80 | (c & 0x3f)));
+        } else if (c < 0x10000) {
+            if (c >= 0xd800 && c <= 0xdfff) return i;
+            out.push_back(char(0xe0 | (c >> 12))), out.push_back(char(0x80 | ((c >> 6) & 0x3f)));
+            out.push_back(char(0x80 | (c & 0x3f)));
+        } else {
+            out.push_back(char(0xf0 | (c >> 18))), out.push_back(char(0x80 | ((c >> 12) & 0x3f)));
+            out.push_back(char(0x80 | ((c >> 6) & 0x3f))), out.push_back(char(0x80 | (c & 0x3f)));
+        }
+    }
+    return -1;
+}
+
+// Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
+// about kStrPiece characters at a time is encoded into one buffer, reused, and counted.
+// A piece ends where a chunk must end whatever the pattern (an ASCII letter, then a
+// space: bpe::is_safe_cut) and not inside a special token, so the pieces count
+// exactly as the whole would. Returns the distinct chunks dropped to keep to the
+// budget, as ChunkCounter::add does.
+uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
+    constexpr Py_ssize_t kStrPiece = 8 << 20;
+    is_ascii(text);  // made ready, under Python 3.11
+    const int kind = PyUnicode_KIND(text.ptr());
+    const void* data = PyUnicode_DATA(text.ptr());
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text.ptr());
+    // The special tokens as characters, to see whether one lies across a cut.
+    std::vector<std::u32string> specials;
+    for (const auto& [token, id] : counter.specials().tokens()) {
+        py::str decoded(token);
+        std::u32string chars;
+        for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(decoded.ptr()); ++i)
+            chars.push_back(PyUnicode_READ_CHAR(decoded.ptr(), i));
+        specials.push_back(std::move(chars));
+    }
+    auto at = [&](Py_ssize_t i) { return uint32_t(PyUnicode_READ(kind, data, i)); };
+    auto across = [&](Py_ssize_t cut) {  // a special token holds characters cut - 1 and cut
+        for (const std::u32string& token : specials)
+            for (Py_ssize_t k = 1; k < Py_ssize_t(token.size()); ++k) {
+                Py_ssize_t begin = cut - k;
+                if (begin < 0 || begin + Py_ssize_t(token.size()) > n) continue;
+                Py_ssize_t j = 0;
+                while (j < Py_ssize_t(token.size()) && at(begin + j) == token[j]) ++j;
+                if (j == Py_ssize_t(token.size())) return true;
+            }
+        return false;
+    };
+    auto safe = [&](Py_ssize_t cut) {
+        uint32_t before = at(cut - 1) | 0x20;
+        return at(cut) == ' ' && before >= 'a' && before <= 'z' && !across(cut);
+    };
+    std::string piece;
+    uint64_t dropped = 0;
+    for (Py_ssize_t start = 0; start < n;) {
+        Py_ssize_t cut = n;
+        if (n - start > kStrPiece) {
+            cut = start + kStrPiece;
+            while (cut < n && !safe(cut)) ++cut;
+        }
+        Py_ssize_t surrogate;
+        {
+            bool check_signals = SignalCheck::wanted_for(size_t(cut - start));
+            GilReleased released;
+            std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+            piece.clear();
+            surrogate = append_utf8(kind, data, start, cut, piece);
+            if (surrogate < 0) dropped += counter.add({piece}, workers, interrupt.get());
+        }
+        if (surrogate >= 0)
+            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
+                                  std::to_string(surrogate));
+        start = cut;
+    }
+    return dropped;
+}
+
+// Texts from Python for the calls that take str: one str, or a sequence of them.
+std::deque<StrArg> strs_from_python(py::handle texts, const char* what) {
+    std::deque<StrArg> args;
+    if (PyUnicode_Check(texts.ptr())) {
+        args.emplace_back(texts);
+        return args;
+    }
+    if (!PySequence_Check(texts.ptr()) || PyBytes_Check(texts.ptr()))
+        throw py::type_error(std::string(what) + " must be a str or a list of str");
+    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text);
+    return args;
+}
 
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
 void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
@@ -296,13 +407,12 @@ std::vector<bpe::Pair> merges_from_python(py::handle obj) {
 
 // A str as UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is a ValueError.
 std::string utf8_of(py::handle str, const std::string& what) {
-    Py_ssize_t size = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(str.ptr(), &size);
-    if (data == nullptr) {
-        PyErr_Clear();
+    py::object keep;
+    try {
+        return std::string(str_utf8(str, keep));
+    } catch (const py::value_error&) {
         throw py::value_error(what + " " + std::string(py::repr(str)) + " cannot be encoded as UTF-8 (a lone surrogate?)");
     }
-    return std::string(data, size_t(size));
 }
 
 // Special tokens from Python: a sequence of str (None: none).
@@ -587,6 +697,35 @@ std::vector<bpe::Pair> train_counted(bpe::ChunkCounter& counter, long long num_m
     return bpe::train(counter, num_merges, report);
 }
 
+// The ids of each text, as lists, encoded on `threads` threads: what encode_batch and
+// encode_str_batch do once they hold the texts' UTF-8 (Args: BytesArg or StrArg).
+template <class Args>
+py::list encode_each(const bpe::Encoder& self, const Args& args, py::handle allowed_special,
+                     py::handle disallowed_special, py::handle threads) {
+    SpecialChoice choice(self, allowed_special, disallowed_special);
+    size_t total = 0;
+    for (const auto& arg : args) {
+        choice.check(self, arg.view);
+        total += arg.view.size();
+    }
+    size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
+    std::vector<std::vector<uint32_t>> ids(args.size());
+    bool check_signals = SignalCheck::wanted_for(total);
+    {
+        GilReleased released;
+        std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+        // Thread k takes texts k, k + workers, ...: stories come in all lengths,
+        // and dealing them out in turn evens out the work.
+        bpe::run_threads(workers, [&](size_t k) {
+            for (size_t i = k; i < args.size(); i += workers)
+                ids[i] = self.encode(args[i].view, choice.allowed, 1, interrupt.get());
+        });
+    }
+    py::list out(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -686,39 +825,94 @@ PYBIND11_MODULE(_core, m) {
                                   "Counts the distinct chunks of texts as they stream in, for training: memory "
                                   "grows with the distinct chunks, not with the texts. No chunk crosses two texts "
                                   "or a special token.")
-        .def(py::init([](const std::string& pattern_name, py::handle special_tokens) {
+        .def(py::init([](const std::string& pattern_name, py::handle special_tokens, py::handle max_memory) {
                  bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
                  std::vector<std::pair<std::string, uint32_t>> specials;
                  for (std::string& token : special_tokens_from_python(special_tokens)) specials.emplace_back(token, 0);
-                 return new bpe::ChunkCounter(pattern, bpe::SpecialTokens(std::move(specials)));
+                 uint64_t budget = 0;
+                 if (!max_memory.is_none()) {
+                     if (!is_int(max_memory))
+                         throw py::type_error("max_memory must be an int (bytes) or None, got " +
+                                              std::string(py::repr(max_memory)));
+                     long long value = as_long_long(max_memory);
+                     if (value <= 0)
+                         throw py::value_error("max_memory must be a number of bytes above 0 (None: no budget), got " +
+                                               std::string(py::repr(max_memory)));
+                     budget = uint64_t(value);
+                 }
+                 auto counter = std::make_unique<bpe::ChunkCounter>(pattern, bpe::SpecialTokens(std::move(specials)));
+                 counter->set_max_memory(budget);
+                 return counter.release();
              }),
-             py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
+             py::arg("pattern") = "default", py::arg("special_tokens") = py::none(), py::arg("max_memory") = py::none(),
              "pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts "
-             "and never counted.")
+             "and never counted. max_memory: a budget in bytes for the whole training run (None: none, and "
+             "training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how "
+             "many and below what count: the merges may then differ from exact training.")
+        .def_property_readonly("max_memory", [](const bpe::ChunkCounter& self) -> py::object {
+            if (self.max_memory() == 0) return py::none();
+            return py::int_(self.max_memory());
+        })
+        .def_property_readonly("estimated_memory", &bpe::ChunkCounter::estimated_memory,
+                               "What training on the counts so far would take at its peak, in bytes, from B (the "
+                               "bytes of the distinct chunks), C (their number) and T (the count tables as "
+                               "allocated): max(T + 4 (B + C), 20 B + 4 C).")
+        .def_property_readonly(
+            "pruned",
+            [](const bpe::ChunkCounter& self) { return py::make_tuple(self.pruned().chunks, self.pruned().threshold); },
+            "(distinct chunks dropped to keep to max_memory, the largest count of one dropped): (0, 0) when "
+            "none was, and training is exact.")
         .def(
             "add",
             [](bpe::ChunkCounter& self, py::handle texts, py::handle threads) {
+                // A str is read in place (valid UTF-8 by construction, so not checked);
+                // bytes as the other calls take them.
                 std::deque<BytesArg> args;
-                if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
-                    args.emplace_back(texts, "text");
-                else
-                    args = texts_from_python(texts, "texts");
+                std::deque<StrArg> strs;
                 std::vector<std::string_view> views;
-                size_t total = 0;
-                for (const BytesArg& arg : args) {
-                    check_text_for(self.pattern(), arg.view, "a text");
-                    views.push_back(arg.view);
-                    total += arg.view.size();
+                const bool in_pieces = PyUnicode_Check(texts.ptr()) && !is_ascii(texts);
+                if (in_pieces) {
+                    // one str that is not ASCII: add_str_in_pieces below
+                } else if (PyUnicode_Check(texts.ptr()) ||
+                    (is_sequence_of_items(texts) && py::len(texts) > 0 && PyUnicode_Check(py::reinterpret_borrow<py::sequence>(texts)[0].ptr()))) {
+                    strs = strs_from_python(texts, "texts");
+                    for (const StrArg& arg : strs) views.push_back(arg.view);
+                } else {
+                    if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
+                        args.emplace_back(texts, "text");
+                    else
+                        args = texts_from_python(texts, "texts");
+                    for (const BytesArg& arg : args) {
+                        check_text_for(self.pattern(), arg.view, "a text");
+                        views.push_back(arg.view);
+                    }
                 }
                 unsigned workers = thread_count(threads);
-                bool check_signals = SignalCheck::wanted_for(total);
-                GilReleased released;
-                std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
-                self.add(views, workers, interrupt.get());
+                uint64_t dropped = 0;
+                if (in_pieces) {
+                    dropped = add_str_in_pieces(self, texts, workers);
+                } else {
+                    size_t total = 0;
+                    for (std::string_view view : views) total += view.size();
+                    bool check_signals = SignalCheck::wanted_for(total);
+                    GilReleased released;
+                    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+                    dropped = self.add(views, workers, interrupt.get());
+                }
+                if (dropped > 0) {
+                    std::string message =
+                        "training would pass max_memory (" + std::to_string(self.max_memory()) + " bytes): dropped " +
+                        std::to_string(dropped) + " distinct chunks counted " + std::to_string(self.pruned().threshold) +
+                        " times or fewer (" + std::to_string(self.pruned().chunks) + " so far); the merges may differ "
+                        "from exact training (no max_memory)";
+                    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+                }
             },
             py::arg("texts"), py::arg("threads") = 0,
-            "Count the chunks of texts (one bytes object, or a list of them, each counted on its own), on "
-            "`threads` threads (0: one per core).")
+            "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
+            "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other "
+            "str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a "
+            "list's other strs are encoded for the call only.")
         .def("__len__", [](const bpe::ChunkCounter& self) { return self.size(); },
              "How many distinct chunks have been counted.")
         .def(
@@ -838,7 +1032,8 @@ PYBIND11_MODULE(_core, m) {
                 return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            "As encode, for a str: its UTF-8 is read in place, with no copy (what bpe.BPETokenizer.encode calls).")
+            "As encode, for a str: an ASCII str is read in place, any other encoded to UTF-8 for the call "
+            "only, leaving no copy on the str (what bpe.BPETokenizer.encode calls).")
         .def(
             "encode_str_array",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
@@ -849,7 +1044,7 @@ PYBIND11_MODULE(_core, m) {
                                     self.n_vocab());
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            py::arg("threads") = 0, "As encode_array, for a str read in place (what bpe.BPETokenizer.encode_array calls).")
+            py::arg("threads") = 0, "As encode_array, for a str, read as encode_str reads it (what bpe.BPETokenizer.encode_array calls).")
         .def(
             "encode_str_with_offsets",
             [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
@@ -896,34 +1091,25 @@ PYBIND11_MODULE(_core, m) {
             [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
                 std::deque<BytesArg> args = texts_from_python(texts, "texts");
-                SpecialChoice choice(self, allowed_special, disallowed_special);
-                for (const BytesArg& arg : args) {
-                    check_text_for(self.pattern(), arg.view, "a text");
-                    choice.check(self, arg.view);
-                }
-                size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
-                std::vector<std::vector<uint32_t>> ids(args.size());
-                size_t total = 0;
-                for (const BytesArg& arg : args) total += arg.view.size();
-                bool check_signals = SignalCheck::wanted_for(total);
-                {
-                    GilReleased released;
-                    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
-                    // Thread k takes texts k, k + workers, ...: stories come in all lengths,
-                    // and dealing them out in turn evens out the work.
-                    bpe::run_threads(workers, [&](size_t k) {
-                        for (size_t i = k; i < args.size(); i += workers)
-                            ids[i] = self.encode(args[i].view, choice.allowed, 1, interrupt.get());
-                    });
-                }
-                py::list out(ids.size());
-                for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
-                return out;
+                for (const BytesArg& arg : args) check_text_for(self.pattern(), arg.view, "a text");
+                return encode_each(self, args, allowed_special, disallowed_special, threads);
             },
             py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0,
             "The token ids of each text of a list, as encode gives them, encoded on `threads` threads "
             "(0: one per core).")
+        .def(
+            "encode_str_batch",
+            [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
+               py::handle threads) {
+                if (PyUnicode_Check(texts.ptr())) throw py::type_error("texts must be a list of str");
+                std::deque<StrArg> args = strs_from_python(texts, "texts");
+                return encode_each(self, args, allowed_special, disallowed_special, threads);
+            },
+            py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
+            py::arg("threads") = 0,
+            "As encode_batch, for a list of str, each read as encode_str reads it (what "
+            "bpe.BPETokenizer.encode_batch calls).")
         .def(
             "decode_bytes",
             [](const bpe::Encoder& self, py::handle ids) {

@@ -49,6 +49,7 @@ public:
             block_size_ = std::max(std::min(2 * block_size_, kMaxBlockSize), bytes.size());
             // Not zeroed: every byte is written before it is read.
             blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));
+            allocated_ += block_size_;
             used_ = 0;
         }
         char* copy = blocks_.back().get() + used_;
@@ -57,10 +58,13 @@ public:
         return {copy, bytes.size()};
     }
 
+    // The bytes its blocks take, for the counter's memory budget.
+    size_t memory() const { return allocated_; }
+
 private:
     static constexpr size_t kMaxBlockSize = 1 << 20;
     std::vector<std::unique_ptr<char[]>> blocks_;
-    size_t used_ = 0, block_size_ = 2048;
+    size_t used_ = 0, block_size_ = 2048, allocated_ = 0;
 };
 
 // The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
@@ -140,6 +144,12 @@ public:
 
     size_t size() const { return entries_.size(); }
 
+    // The bytes of all keys together, and the bytes the table itself takes (its index
+    // and its entries as allocated, not the long keys' bytes): the counter's memory
+    // budget is reckoned from them.
+    size_t key_bytes() const { return key_bytes_; }
+    size_t memory() const { return index_.capacity() * sizeof(uint64_t) + entries_.capacity() * sizeof(Entry); }
+
     // Calls f(chunk, value) for each entry, in the order they were inserted. The view
     // of a short chunk lies in the table, valid until the table changes.
     template <class F>
@@ -156,6 +166,7 @@ public:
             index_.swap(other.index_);
             std::swap(mask_, other.mask_);
             entries_.swap(other.entries_);
+            std::swap(key_bytes_, other.key_bytes_);
             for (Entry& e : entries_)
                 if (e.size > 16) e.data = keep(e.bytes()).data();
             return;
@@ -199,6 +210,7 @@ private:
 
     Value& insert_at(size_t slot, const ChunkKey& key, std::string_view bytes, Value value) {
         entries_.push_back({{key.head[0], key.head[1]}, bytes.data(), bytes.size(), value});
+        key_bytes_ += bytes.size();
         index_[slot] = tag(key.hash) | entries_.size();
         if (entries_.size() * 2 > index_.size()) grow();  // at most half full: probes stay short
         return entries_.back().value;
@@ -220,6 +232,7 @@ private:
     std::vector<uint64_t> index_;  // 0: empty; else the hash's high 32 bits, then entry number + 1
     size_t mask_;                  // index_.size() - 1
     std::vector<Entry> entries_;
+    size_t key_bytes_ = 0;
 };
 
 // A table from chunks to a uint32 that is built once and then only read (the

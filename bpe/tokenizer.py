@@ -25,6 +25,7 @@ import codecs
 import json
 import operator
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -100,7 +101,7 @@ class BPETokenizer:
 
     @classmethod
     def train(cls, texts, vocab_size: int, pattern: str = "default", special_tokens=(), threads: int = 0,
-              progress: bool | None = None) -> "BPETokenizer":
+              progress: bool | None = None, max_memory=None) -> "BPETokenizer":
         """Learn a tokenizer from texts: a str, or any iterable of str (documents, lines,
         the pieces of a file read a bit at a time).
 
@@ -114,18 +115,23 @@ class BPETokenizer:
         (bpe_reference.train) on the same texts, and bpe.train's for a single text.
         threads=0 counts with one thread per core. progress: a bar on a terminal
         (None: only when stderr is one).
+
+        max_memory (bytes, or a str such as "2GB" or "512MiB"; None: no budget) bounds
+        the whole run's memory as the counter estimates it (bpe.ChunkCounter): past it,
+        the rarest chunks are dropped, with a RuntimeWarning that says how many and
+        below what count, and the merges may then differ from exact training.
         """
         core = load_core()
         special_tokens = _as_special_tokens(special_tokens)
         num_merges = core.num_merges_for(vocab_size, len(special_tokens))
         from tqdm import tqdm
 
-        counter = core.ChunkCounter(pattern, list(special_tokens))
+        counter = core.ChunkCounter(pattern, list(special_tokens), max_memory=_as_memory(max_memory))
         disable = None if progress is None else not progress
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
-            for batch in _batches(texts, special_tokens):
+            for batch in _batches(texts, special_tokens, _batch_size(max_memory)):
                 counter.add(batch, threads=threads)
-                bar.update(sum(map(len, batch)))
+                bar.update(len(batch) if isinstance(batch, str) else sum(map(len, batch)))
         with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
             merges = counter.train(num_merges, progress=lambda done: bar.update(done - bar.n))
         tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
@@ -272,11 +278,11 @@ class BPETokenizer:
                      num_threads=None) -> list:
         """encode for each text of a list, on `threads` threads (0: one per core;
         num_threads is tiktoken's name for it)."""
-        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], allowed_special, disallowed_special,
-                                          _threads(threads, num_threads))
+        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], allowed_special,
+                                              disallowed_special, _threads(threads, num_threads))
 
     def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
-        return self._encoder.encode_batch([_utf8(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
+        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
 
     def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
         """(ids, offsets): encode's ids, and for each token its span in the characters of
@@ -683,20 +689,28 @@ def _as_special_tokens(special_tokens) -> tuple:
 
 
 def _str(text) -> str:
-    """text, checked to be a str: the core reads its UTF-8 in place (no copy) and
-    raises ValueError for a lone surrogate, as _utf8 does."""
+    """text, checked to be a str: the core reads it in place (no copy of an ASCII str,
+    and none left on any other) and raises ValueError for a lone surrogate."""
     if not isinstance(text, str):
         hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
         raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
     return text
 
 
-def _utf8(text) -> bytes:
-    """text, checked to be a str, as UTF-8 bytes (for the core's calls that take bytes)."""
-    try:
-        return _str(text).encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(f"text cannot be encoded as UTF-8: a lone surrogate at position {e.start}") from None
+_MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                 "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _as_memory(max_memory):
+    """max_memory as bytes (an int above 0), or None: an int, or a str such as "2GB"."""
+    if max_memory is None or (isinstance(max_memory, int) and not isinstance(max_memory, bool)):
+        return max_memory
+    if isinstance(max_memory, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", max_memory)
+        if match and match.group(2).upper() in _MEMORY_UNITS:
+            return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
+        raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
+    raise TypeError(f"max_memory must be an int (bytes), a str such as '2GB', or None, not {type(max_memory).__name__}")
 
 
 def _as_texts(texts) -> list:
@@ -705,12 +719,22 @@ def _as_texts(texts) -> list:
     return list(texts)
 
 
-def _batches(texts, special_tokens):
-    """The texts as lists of UTF-8 bytes of about TRAIN_BATCH_BYTES each. A single str
-    is cut into pieces where a chunk boundary is certain (see _safe_cuts), so that it is
-    never held twice in memory and splits exactly as it would whole."""
+def _batch_size(max_memory) -> int:
+    """Characters of text a batch holds: TRAIN_BATCH_BYTES, or under a memory budget
+    at most a 64th of it (the batch in hand is memory the counter cannot see)."""
+    budget = _as_memory(max_memory)
+    return TRAIN_BATCH_BYTES if budget is None else max(1 << 16, min(TRAIN_BATCH_BYTES, budget // 64))
+
+
+def _batches(texts, special_tokens, batch_size: int = TRAIN_BATCH_BYTES):
+    """The texts as lists of str of about batch_size characters each, which the
+    core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
+    call only). A single str goes whole: the core reads an ASCII one in place, and
+    encodes any other a piece at a time, cut where a chunk boundary is certain, so that
+    its UTF-8 is never held whole (bpe/_core.cpp, add_str_in_pieces)."""
     if isinstance(texts, str):
-        texts = _safe_pieces(texts, TRAIN_BATCH_BYTES, special_tokens)
+        yield texts
+        return
     elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
         raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
     batch, size = [], 0
@@ -718,13 +742,9 @@ def _batches(texts, special_tokens):
         if not isinstance(text, str):
             raise TypeError(f"texts must be str; item {k} is {type(text).__name__}"
                             + (" (decode it first)" if isinstance(text, (bytes, bytearray)) else ""))
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(f"text {k} cannot be encoded as UTF-8: a lone surrogate at position {e.start}") from None
-        batch.append(data)
-        size += len(data)
-        if size >= TRAIN_BATCH_BYTES:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_size:
             yield batch
             batch, size = [], 0
     if batch:
