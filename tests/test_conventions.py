@@ -121,7 +121,7 @@ def test_special_tokens_as_a_dict_are_numbered_as_given():
     # With the ordinary tokens' own numbering beside it, as formats' loaders give it.
     ids = list(range(256 + len(merges)))[::-1]
     shuffled = BPETokenizer(merges, special_tokens={END_OF_TEXT: 9000}, token_ids=ids)
-    assert shuffled.token_ids == ids + [9000] and shuffled.special_ids == {END_OF_TEXT: 9000}
+    assert list(shuffled.token_ids) == ids + [9000] and shuffled.special_ids == {END_OF_TEXT: 9000}
     for bad, message in [({END_OF_TEXT: "1"}, "int"), ({END_OF_TEXT: True}, "int"), ({1: 300}, "str"),
                          ({END_OF_TEXT: 7}, "two tokens have the id 7")]:
         with pytest.raises((TypeError, ValueError), match=message):

@@ -33,7 +33,8 @@ SANITIZED = os.environ.get("BPE_VARIANT") in ("address", "thread")
 # asks for the GIL back; inside pybind11's gil_scoped_release destructor (noexcept)
 # that unwind ended the process: "terminate called without an active exception", 134.
 DAEMON_SETUP = """
-import threading, time, numpy as np
+import threading, time, warnings, numpy as np
+warnings.simplefilter("ignore", UserWarning)  # "hello world" runs out of pairs before 300: train says so
 import bpe
 from bpe import BPETokenizer
 tok = BPETokenizer.train(["hello world"] * 10, 300)
