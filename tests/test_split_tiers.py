@@ -50,6 +50,11 @@ def hostile_texts(seed: int = 18) -> list[str]:
     for k in range(300):
         run = "".join(rng.choice(" \t\n\r\v") for _ in range(rng.randrange(1, 140)))
         texts.append(rng.choice(["x", ".", "'", "1", ""]) * rng.randrange(0, 70) + run + rng.choice(PIECES))
+    # Texts that end at, just before and just after a block's edge.
+    for size in (0, 1, 2, 3, 62, 63, 64, 65, 66, 67, 127, 128, 129, 191, 192, 193):
+        for piece in FILLERS + ["'s", "\r\n", "x'", "ab ", " \n"]:
+            texts.append((piece * size)[:size])
+            texts.append("q" * max(0, size - len(piece)) + piece)
     return texts
 
 
