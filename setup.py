@@ -9,7 +9,12 @@ the environment:
                          checks that the GIL is held are on (see .ci/sanitize)
   BPE_SANITIZE=thread    ThreadSanitizer, likewise
   BPE_PORTABLE=1         the portable C++ path only, as an ARM machine builds it: no
-                         SSE2 block in the split rule (see bpe/split.h)
+                         SSE2 block in the split rule and no SIMD tiers, so the split
+                         runs a chunk at a time (see bpe/split.h, bpe/split_simd.h)
+
+The SIMD tiers of the split (SSE2, AVX2, AVX-512) are all compiled, each function for
+its own target, and the best one the CPU has is picked when the module is imported
+(the environment variable BPE_SIMD picks another), so one build runs on any x86-64.
 """
 import glob
 import os

@@ -11,6 +11,8 @@ is the compiled core, bpe._core, whose low-level API is re-exported here: bytes 
 ints out, the same argument names with the same meanings.
 
     bpe.pretokenize(text: bytes, pattern="default") -> list[bytes]
+    bpe.count_chunks(text: bytes, pattern="default") -> int   # len(pretokenize(...)), the split alone
+    bpe.simd_tier() -> str                            # portable, sse2, avx2 or avx512 (env BPE_SIMD)
     bpe.train(text: bytes, num_merges, pattern="default", special_tokens=(), threads=0)
         -> list[tuple[int, int]]                      # merge k makes token 256 + k
     bpe.ChunkCounter(pattern="default", special_tokens=())   # training, streamed:
@@ -25,10 +27,10 @@ __version__ = "0.2.0"
 
 from .tokenizer import BUILD_COMMAND, BPETokenizer, load_core
 
-_LOW_LEVEL = ("pretokenize", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
+_LOW_LEVEL = ("pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
 
 try:
-    from ._core import MAX_ID, MAX_THREADS, ChunkCounter, Encoder, pretokenize, train
+    from ._core import MAX_ID, MAX_THREADS, ChunkCounter, Encoder, count_chunks, pretokenize, simd_tier, train
 except ImportError:
     # Not built: the rest of the package still imports (the pipeline's word-level
     # tokenizer needs none of it), and the first use says how to build it.

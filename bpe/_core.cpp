@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -756,6 +757,26 @@ PYBIND11_MODULE(_core, m) {
                             (std::string("could not start a thread (") + e.what() + "): ask for fewer threads").c_str());
         }
     });
+
+    // The split's SIMD tier, chosen once, before any thread splits.
+    const std::string tier_warning = bpe::simd::set_tier_from_environment(std::getenv("BPE_SIMD"));
+    if (!tier_warning.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, tier_warning.c_str(), 1) != 0)
+        throw py::error_already_set();
+    m.def(
+        "simd_tier", [] { return std::string(bpe::simd::tier_name(bpe::simd::tier_in_use())); },
+        "The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes "
+        "at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.");
+    m.def(
+        "count_chunks",
+        [](py::handle text, const std::string& pattern_name) {
+            BytesArg arg(text, "text");
+            bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+            check_text_for(pattern, arg.view, "text");
+            GilReleased released;
+            return bpe::count_chunks(arg.view, pattern);
+        },
+        py::arg("text"), py::arg("pattern") = "default",
+        "How many chunks pretokenize(text, pattern) would give, without making them: the split alone.");
 
     m.def(
         "pretokenize",

@@ -124,10 +124,11 @@ inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emi
     }
 }
 
-// Calls emit(chunk) for each chunk of the text under a split pattern. The pattern is
-// looked at once, outside the loop, and each loop inlines its own chunk_end.
+// Calls emit(chunk) for each chunk of the text under a split pattern, a chunk at a
+// time: the definition. The pattern is looked at once, outside the loop, and each loop
+// inlines its own chunk_end. for_each_chunk below finds the same chunks faster.
 template <class Emit>
-inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) {
+inline void for_each_chunk_plain(std::string_view text, Pattern pattern, Emit&& emit) {
     switch (pattern) {
         case Pattern::kGpt2:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
@@ -136,6 +137,34 @@ inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) 
         default:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return chunk_end(t, i); }, emit);
     }
+}
+
+}  // namespace bpe
+
+#include "split_simd.h"
+
+namespace bpe {
+
+// Calls emit(chunk) for each chunk of the text under a split pattern: by the 64-byte
+// blocks of split_simd.h, in the SIMD tier chosen when the module was loaded, or by
+// the loops above in the portable tier.
+template <class Emit>
+inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) {
+    const simd::Tier tier = simd::tier_in_use();
+    if (tier == simd::Tier::kPortable) return for_each_chunk_plain(text, pattern, emit);
+    const simd::ClassifyFn classify = simd::classifier(tier);
+    switch (pattern) {
+        case Pattern::kGpt2: return simd::for_each_chunk_blocks<Pattern::kGpt2>(text, classify, emit);
+        case Pattern::kGpt4: return simd::for_each_chunk_blocks<Pattern::kGpt4>(text, classify, emit);
+        default: return simd::for_each_chunk_blocks<Pattern::kDefault>(text, classify, emit);
+    }
+}
+
+// How many chunks the text splits into, and nothing else: the splitter's own speed.
+inline size_t count_chunks(std::string_view text, Pattern pattern) {
+    size_t count = 0;
+    for_each_chunk(text, pattern, [&](std::string_view) { ++count; });
+    return count;
 }
 
 inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern pattern = Pattern::kDefault) {

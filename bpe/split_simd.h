@@ -1,0 +1,480 @@
+// The split rules again, 64 bytes at a time: the same chunks as split.h's loops,
+// found with bit arithmetic instead of a branch per chunk.
+//
+// A block of 64 bytes becomes a few 64-bit masks, one bit per byte: letters, digits,
+// whitespace, newlines, spaces, apostrophes, bytes >= 0x80. Which bytes start a chunk
+// is then a formula over a byte's class and its neighbours' (a shift by one is "the
+// byte before"), and the chunks are read off the starts mask by popping its bits.
+// Only the classification differs between the SIMD tiers; the formulas are plain C++.
+//
+// Why the formulas are exact. For each rule, whether a byte starts a chunk depends
+// only on the bytes within a few places of it, given one byte known to start a chunk
+// before it (the start of the text, or where the scalar loop hands back). The rules,
+// per byte p, over ASCII:
+//
+//   default: a class change (word / punctuation / whitespace), except the byte after
+//     a space that starts its chunk (its byte before is not whitespace) and is not
+//     whitespace itself: " ?X+" takes the space in.
+//   gpt2: a class change (letter / number / whitespace / other); and the last byte of
+//     a whitespace run of two or more that a non-space follows (\s+(?!\S) gives it
+//     back); minus the byte after a space, when not whitespace (" ?X+"). An
+//     apostrophe that starts a chunk and is followed by s, d, m, t, ll, ve or re makes
+//     that contraction its chunk, and the byte after it starts the next.
+//   gpt4: a letter starts a chunk unless a letter, a whitespace byte other than CR and
+//     LF, or an "other" byte that starts its chunk comes before it
+//     ([^\r\n\p{L}\p{N}]?+\p{L}+); digits go in groups of three from the start of
+//     their run; an "other" byte starts a chunk unless an other byte or a space comes
+//     before it; the CR and LF right after a run of other bytes belong to it
+//     ([\r\n]*). In a whitespace run: its first byte (unless such a run of other bytes
+//     took it), the first byte after the CRs and LFs that run took, the first byte
+//     after the run's last CR or LF (\s*[\r\n]), and the last byte when the run has
+//     two or more after that and a non-space follows (\s+(?!\S)). Contractions as in
+//     gpt2, in either case.
+//
+// Where the formulas cannot see far enough, the block is "hard" and split.h's loop
+// takes over from the last chunk start found, up to a place where the block path can
+// start afresh: for gpt2 and gpt4 any byte >= 0x80 (the character must be decoded:
+// its class, and for gpt4 the long s that folds to s), and for gpt4 a run of spaces
+// that goes on past the next block or into non-ASCII. The default rule needs no
+// decoding and never hands over.
+//
+// Tiers: "portable" is split.h's chunk-at-a-time loops; "sse2", "avx2" and "avx512"
+// are these blocks, classified 16, 32 or 64 bytes per compare. All are compiled into
+// one build (AVX2 and AVX-512 as functions with their own target attribute) and the
+// best the CPU has is picked at import, so a wheel runs on any x86-64; ARM and
+// BPE_PORTABLE=1 builds have the portable tier alone.
+//
+// Performance notes (count_chunks, one core, taskset -c 0; a shared, loaded machine
+// with AVX-512: the sum over 64 KiB pieces of the fastest of 7 calls, median of 5
+// interleaved rounds, in GB/s; portable is what the split ran at before these blocks):
+//
+//                          portable  sse2  avx2  avx512
+//   stories (valid), gpt2    0.40    1.72  2.03   2.27
+//   stories (valid), gpt4    0.38    1.54  1.76   1.84
+//   stories, default         0.51    2.07  2.22   2.55
+//   Python stdlib, gpt2      0.38    1.81  2.07   2.37
+//   Python stdlib, gpt4      0.35    1.53  1.71   2.09
+//
+// About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
+// bits and emitting the chunks is now as much of the time as classifying. AVX-512
+// helps everywhere measured, so it is the default where the CPU has it. Encoding
+// with a warm chunk cache (GPT-2's vocabulary, the stories) went from about 215 to
+// 300 MB/s, with the rest of its time in looking chunks up; a cold encode, which
+// merges each new chunk, did not measurably change.
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#if defined(BPE_SSE2)
+#if defined(__GNUC__) || defined(__clang__)
+#define BPE_X86_TIERS 1  // AVX2 and AVX-512 functions, compiled for their target and picked at run time
+#include <immintrin.h>
+#endif
+#endif
+
+namespace bpe {
+namespace simd {
+
+enum class Tier { kPortable, kSse2, kAvx2, kAvx512 };
+
+inline const char* tier_name(Tier tier) {
+    switch (tier) {
+        case Tier::kSse2: return "sse2";
+        case Tier::kAvx2: return "avx2";
+        case Tier::kAvx512: return "avx512";
+        default: return "portable";
+    }
+}
+
+// Bit k of each mask is about byte k of a block. `other` is neither a letter, a
+// digit, whitespace nor >= 0x80 (the driver fills it in from the rest).
+struct Masks {
+    uint64_t high, letter, digit, whitespace, newline, space, apostrophe, other;
+};
+
+// The classes of 64 bytes, one at a time: the definition the SIMD versions equal.
+inline Masks classify_plain(const unsigned char* p) {
+    Masks m{};
+    for (int k = 0; k < 64; ++k) {
+        const unsigned b = p[k], lower = b | 0x20;
+        const uint64_t bit = uint64_t(1) << k;
+        if (b >= 0x80) m.high |= bit;
+        if (lower >= 'a' && lower <= 'z') m.letter |= bit;
+        if (b >= '0' && b <= '9') m.digit |= bit;
+        if ((b >= '\t' && b <= '\r') || b == ' ') m.whitespace |= bit;
+        if (b == '\n' || b == '\r') m.newline |= bit;
+        if (b == ' ') m.space |= bit;
+        if (b == '\'') m.apostrophe |= bit;
+    }
+    return m;
+}
+
+using ClassifyFn = void (*)(const unsigned char* p, size_t blocks, Masks* out);
+
+#if defined(BPE_SSE2)
+inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
+    // x - lo <= span, unsigned, as min(x - lo, span) == x - lo: a range test per byte.
+    auto in_range = [](__m128i x, char lo, char span) {
+        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
+    };
+    for (size_t k = 0; k < blocks; ++k, p += 64) {
+        Masks m{};
+        for (int q = 0; q < 4; ++q) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * q));
+            auto bits = [&](__m128i x) { return uint64_t(uint32_t(_mm_movemask_epi8(x))) << (16 * q); };
+            m.high |= bits(v);
+            m.letter |= bits(in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 25));
+            m.digit |= bits(in_range(v, '0', 9));
+            const __m128i space = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+            m.whitespace |= bits(_mm_or_si128(in_range(v, '\t', 4), space));
+            m.newline |= bits(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+            m.space |= bits(space);
+            m.apostrophe |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
+        }
+        out[k] = m;
+    }
+}
+#endif
+
+#if defined(BPE_X86_TIERS)
+#define BPE_AVX2 __attribute__((target("avx2")))
+#define BPE_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+BPE_AVX2 inline __m256i in_range_avx2(__m256i x, char lo, char span) {
+    __m256i d = _mm256_sub_epi8(x, _mm256_set1_epi8(lo));
+    return _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(span)), d);
+}
+BPE_AVX2 inline uint64_t bits_avx2(__m256i x, int half) {
+    return uint64_t(uint32_t(_mm256_movemask_epi8(x))) << (32 * half);
+}
+BPE_AVX2 inline __m256i equal_avx2(__m256i v, char c) { return _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c)); }
+
+BPE_AVX2 inline void classify_avx2(const unsigned char* p, size_t blocks, Masks* out) {
+    for (size_t k = 0; k < blocks; ++k, p += 64) {
+        Masks m{};
+        for (int h = 0; h < 2; ++h) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+            m.high |= bits_avx2(v, h);
+            m.letter |= bits_avx2(in_range_avx2(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), 'a', 25), h);
+            m.digit |= bits_avx2(in_range_avx2(v, '0', 9), h);
+            const __m256i space = equal_avx2(v, ' ');
+            m.whitespace |= bits_avx2(_mm256_or_si256(in_range_avx2(v, '\t', 4), space), h);
+            m.newline |= bits_avx2(_mm256_or_si256(equal_avx2(v, '\n'), equal_avx2(v, '\r')), h);
+            m.space |= bits_avx2(space, h);
+            m.apostrophe |= bits_avx2(equal_avx2(v, '\''), h);
+        }
+        out[k] = m;
+    }
+}
+
+// x - lo <= span, unsigned: a range test per byte, straight into a mask register.
+BPE_AVX512 inline uint64_t in_range_avx512(__m512i x, char lo, char span) {
+    return uint64_t(_mm512_cmple_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8(lo)), _mm512_set1_epi8(span)));
+}
+BPE_AVX512 inline uint64_t equal_avx512(__m512i v, char c) {
+    return uint64_t(_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c)));
+}
+
+BPE_AVX512 inline void classify_avx512(const unsigned char* p, size_t blocks, Masks* out) {
+    for (size_t k = 0; k < blocks; ++k, p += 64) {
+        const __m512i v = _mm512_loadu_si512(p);
+        Masks m{};
+        m.high = uint64_t(_mm512_movepi8_mask(v));
+        m.letter = in_range_avx512(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), 'a', 25);
+        m.digit = in_range_avx512(v, '0', 9);
+        m.space = equal_avx512(v, ' ');
+        m.whitespace = in_range_avx512(v, '\t', 4) | m.space;
+        m.newline = equal_avx512(v, '\n') | equal_avx512(v, '\r');
+        m.apostrophe = equal_avx512(v, '\'');
+        out[k] = m;
+    }
+}
+#endif
+
+inline void classify_portable(const unsigned char* p, size_t blocks, Masks* out) {
+    for (size_t k = 0; k < blocks; ++k) out[k] = classify_plain(p + 64 * k);
+}
+
+// Which tiers this build and this CPU can run.
+inline bool tier_available(Tier tier) {
+    switch (tier) {
+        case Tier::kPortable: return true;
+#if defined(BPE_SSE2)
+        case Tier::kSse2: return true;
+#endif
+#if defined(BPE_X86_TIERS)
+        case Tier::kAvx2: return __builtin_cpu_supports("avx2");
+        case Tier::kAvx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
+        default: return false;
+    }
+}
+
+// The fastest tier here. AVX-512 only classifies (one compare per class for 64
+// bytes instead of two or four); see split.h's performance notes for what each gives.
+inline Tier best_tier() {
+    for (Tier tier : {Tier::kAvx512, Tier::kAvx2, Tier::kSse2})
+        if (tier_available(tier)) return tier;
+    return Tier::kPortable;
+}
+
+// The tier in use: the best one, unless BPE_SIMD chose another when the module was
+// imported (set_tier, before any thread splits).
+inline Tier& tier_in_use() {
+    static Tier tier = best_tier();
+    return tier;
+}
+
+// BPE_SIMD=portable|sse2|avx2|avx512 chooses the tier (read once, when the module is
+// loaded). A name that is not a tier, or a tier this CPU or build lacks, leaves the
+// best tier in use and returns a warning that says so; else returns "".
+inline std::string set_tier_from_environment(const char* value) {
+    if (value == nullptr || *value == '\0') return "";
+    for (Tier tier : {Tier::kPortable, Tier::kSse2, Tier::kAvx2, Tier::kAvx512}) {
+        if (std::string_view(value) != tier_name(tier)) continue;
+        if (!tier_available(tier))
+            return std::string("BPE_SIMD=") + value + ": this CPU or build cannot run that tier; using " +
+                   tier_name(tier_in_use());
+        tier_in_use() = tier;
+        return "";
+    }
+    return std::string("BPE_SIMD=") + value + " is not a tier (portable, sse2, avx2 or avx512); using " +
+           tier_name(tier_in_use());
+}
+
+inline ClassifyFn classifier(Tier tier) {
+    switch (tier) {
+#if defined(BPE_X86_TIERS)
+        case Tier::kAvx512: return classify_avx512;
+        case Tier::kAvx2: return classify_avx2;
+#endif
+#if defined(BPE_SSE2)
+        case Tier::kSse2: return classify_sse2;
+#endif
+        default: return classify_portable;
+    }
+}
+
+// Bit p set where x was set at p - 1 (the byte before), the block before giving bit 0.
+inline uint64_t before(uint64_t x, uint64_t x_of_block_before) { return x << 1 | x_of_block_before >> 63; }
+// Bit p set where x is set at p + 1 (the byte after), the next block giving bit 63.
+inline uint64_t after(uint64_t x, uint64_t x_of_next_block) { return x >> 1 | x_of_next_block << 63; }
+
+// What a block passes to the next. All zero where a chunk is known to start at the
+// block's first byte and nothing before it is looked at.
+struct Carry {
+    Masks prev{};              // the block before's classes
+    uint64_t prev_leads = 0;   // default: its spaces that start a chunk; gpt4: its other bytes that do
+    uint64_t prev_groups = 0;  // gpt4: its digit groups' first bytes
+    uint64_t absorbing = 0;    // gpt4: 1 when its last bytes are CR/LF that a run of other bytes took
+    uint64_t forced = 0;       // contractions: bytes of this block that start a chunk,
+    uint64_t cleared = 0;      // and bytes that do not, whatever the formula says
+};
+
+// Contractions: the apostrophes in `candidates` start a chunk; where a contraction
+// follows one, its letters start none and the byte after them starts one. Bits past
+// this block go to the next through the carry.
+inline uint64_t apply_contractions(uint64_t starts, uint64_t candidates, const unsigned char* s, size_t n, size_t blk,
+                                   bool ignore_case, Carry& carry) {
+    uint64_t forced_next = 0, cleared_next = 0;
+    for (; candidates; candidates &= candidates - 1) {
+        const unsigned k = unsigned(__builtin_ctzll(candidates));
+        const size_t len = unicode::contraction_length(s, n, blk + k + 1, ignore_case);
+        if (len == 0) continue;
+        for (unsigned q = k + 1; q <= k + len; ++q) {  // the contraction's letters
+            const uint64_t bit = uint64_t(1) << (q & 63);
+            if (q < 64) starts &= ~bit; else cleared_next |= bit;
+        }
+        const unsigned q = unsigned(k + len + 1);  // the byte after it
+        if (blk + q < n) {
+            const uint64_t bit = uint64_t(1) << (q & 63);
+            if (q < 64) starts |= bit; else forced_next |= bit;
+        }
+    }
+    starts = (starts & ~carry.cleared) | carry.forced;
+    carry.forced = forced_next, carry.cleared = cleared_next;
+    return starts;
+}
+
+// The chunk starts of the block `c` at byte blk, the next block being `next` (blank
+// past the end of the text). Sets hard where the formulas cannot decide.
+template <Pattern P>
+inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_end, Carry& carry,
+                             const unsigned char* s, size_t n, size_t blk, bool& hard) {
+    const Masks& pv = carry.prev;
+    const uint64_t ws_before = before(c.whitespace, pv.whitespace);
+    const uint64_t space_before = before(c.space, pv.space);
+    uint64_t starts;
+    if constexpr (P == Pattern::kDefault) {
+        const uint64_t word = c.letter | c.digit | c.high, prev_word = pv.letter | pv.digit | pv.high;
+        const uint64_t change = (word & ~before(word, prev_word)) | (c.whitespace & ~ws_before) |
+                                (c.other & ~before(c.other, pv.other));
+        const uint64_t leads = c.space & ~ws_before;
+        starts = change & ~(before(leads, carry.prev_leads) & ~c.whitespace);
+        carry.prev_leads = leads;
+    } else {
+        if (c.high | (next.high & 7)) {
+            hard = true;
+            return 0;
+        }
+        const uint64_t letter_before = before(c.letter, pv.letter), digit_before = before(c.digit, pv.digit);
+        const uint64_t other_before = before(c.other, pv.other);
+        const uint64_t ws_after = after(c.whitespace, next.whitespace);
+        if constexpr (P == Pattern::kGpt2) {
+            const uint64_t change = (c.letter & ~letter_before) | (c.digit & ~digit_before) |
+                                    (c.other & ~other_before) | (c.whitespace & ~ws_before);
+            starts = (change | (c.whitespace & ws_before & ~ws_after)) & ~(space_before & ~c.whitespace);
+            starts = apply_contractions(starts, starts & c.apostrophe, s, n, blk, false, carry);
+        } else {
+            const uint64_t blank = c.whitespace & ~c.newline;  // whitespace but CR and LF
+            const uint64_t blank_before = before(blank, pv.whitespace & ~pv.newline);
+            const uint64_t newline_before = before(c.newline, pv.newline);
+            // Other bytes that start a chunk; a letter after one joins it.
+            const uint64_t other_leads = c.other & ~other_before & ~space_before;
+            const uint64_t letters = c.letter & ~letter_before & ~blank_before & ~before(other_leads, carry.prev_leads);
+            carry.prev_leads = other_leads;
+            // Digits: a group starts at the run's first digit and every third after it.
+            const uint64_t third = c.digit & digit_before & (c.digit << 2 | pv.digit >> 62);
+            uint64_t group = (c.digit & ~digit_before) | ((carry.prev_groups >> 61) & third);
+            uint64_t groups = group;
+            while ((group = (group << 3) & third)) groups |= group;
+            carry.prev_groups = groups;
+            // CR and LF runs right after an other byte: the addition carries through
+            // each such run and leaves a bit on the byte after it.
+            const uint64_t taken = c.newline & other_before;
+            uint64_t sum;
+            const bool out1 = __builtin_add_overflow(c.newline, taken, &sum);
+            const bool out2 = __builtin_add_overflow(sum, carry.absorbing, &sum);
+            carry.absorbing = (out1 || out2) ? 1 : 0;
+            const uint64_t after_taken = sum & ~c.newline & blank;
+            // Blank bytes whose run of blanks ends at a CR or LF (then a later newline
+            // in the whitespace run is its last): filled backwards from that newline.
+            uint64_t ends_at_newline = blank & after(c.newline, next.newline);
+            const uint64_t next_blank = next.whitespace & ~next.newline;
+            if (!next_past_end && (blank >> 63) && (next_blank & 1)) {
+                const uint64_t rest = ~next_blank;
+                if (rest == 0) {
+                    hard = true;
+                    return 0;
+                }
+                const unsigned f = unsigned(__builtin_ctzll(rest));
+                if ((next.high >> f) & 1) {
+                    hard = true;
+                    return 0;
+                }
+                if ((next.newline >> f) & 1) ends_at_newline |= uint64_t(1) << 63;
+            }
+            uint64_t run = blank;
+            for (unsigned shift = 1; shift < 64; shift *= 2) {
+                ends_at_newline |= (ends_at_newline >> shift) & run;
+                run &= run >> shift;
+            }
+            const uint64_t run_starts = c.whitespace & ~ws_before & ~(c.newline & other_before);
+            const uint64_t after_last_newline = blank & newline_before & ~ends_at_newline;
+            const uint64_t last_blank = blank & ws_before & ~ws_after;
+            starts = letters | groups | other_leads | run_starts | after_taken | after_last_newline | last_blank;
+            starts = apply_contractions(starts, other_leads & c.apostrophe, s, n, blk, true, carry);
+        }
+    }
+    carry.prev = c;
+    return starts;
+}
+
+// The end of the chunk at i, by split.h's loops.
+template <Pattern P>
+inline size_t plain_chunk_end(std::string_view text, size_t i) {
+    if constexpr (P == Pattern::kGpt2) return gpt2_chunk_end(text, i);
+    if constexpr (P == Pattern::kGpt4) return gpt4_chunk_end(text, i);
+    return chunk_end(text, i);
+}
+
+// Whether bytes [i, i + 67) (or to the end of the text) are all ASCII, else where the
+// last byte >= 0x80 among them is (through `last`). Read backwards, eight bytes at a
+// time: in text that is mostly non-ASCII the first word read answers.
+inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* last) {
+    size_t end = std::min(n, i + 67);
+    while (end - i >= 8) {
+        uint64_t word;
+        std::memcpy(&word, s + end - 8, 8);
+        if (const uint64_t high = word & 0x8080808080808080ull) {  // little-endian: byte k is bits 8k..8k+7
+            *last = end - 8 + size_t(63 - __builtin_clzll(high)) / 8;
+            return false;
+        }
+        end -= 8;
+    }
+    for (size_t k = end; k-- > i;)
+        if (s[k] >= 0x80) return *last = k, false;
+    return true;
+}
+
+// Calls emit(chunk) for each chunk of the text, as for_each_chunk_plain does.
+template <Pattern P, class Emit>
+inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Emit&& emit) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    constexpr size_t kBatch = 16;
+    Masks m[kBatch + 1];
+    Masks blank{};  // past the end of the text: spaces, which end nothing before them
+    blank.whitespace = blank.space = ~uint64_t(0);
+    size_t start = 0;  // where the chunk not yet emitted starts
+    size_t b = 0;      // the next block: a chunk starts here, with a fresh carry
+    Carry carry{};
+    auto emit_to = [&](size_t end) {
+        emit(text.substr(start, end - start));
+        start = end;
+    };
+    while (b < n) {
+        // Classify up to kBatch blocks and the one after them: whole blocks in place,
+        // the last part-block through a buffer padded with spaces.
+        const size_t whole = std::min((n - b) / 64, kBatch + 1);
+        classify(s + b, whole, m);
+        for (size_t j = whole; j < kBatch + 1; ++j) {
+            const size_t at = b + 64 * j;
+            if (at < n) {
+                unsigned char padded[64];
+                std::memset(padded, ' ', 64);
+                std::memcpy(padded, s + at, n - at);
+                classify(padded, 1, m + j);
+            } else {
+                m[j] = blank;
+            }
+        }
+        for (size_t j = 0; j < kBatch + 1; ++j)
+            m[j].other = ~(m[j].letter | m[j].digit | m[j].whitespace | m[j].high);
+        size_t blk = b;
+        bool hard = false;
+        for (size_t j = 0; j < kBatch && blk < n; ++j, blk += 64) {
+            uint64_t starts = block_starts<P>(m[j], m[j + 1], blk + 64 >= n, carry, s, n, blk, hard);
+            if (hard) break;
+            if (n - blk < 64) starts &= (uint64_t(1) << (n - blk)) - 1;
+            for (; starts; starts &= starts - 1) {
+                const size_t p = blk + unsigned(__builtin_ctzll(starts));
+                if (p != start) emit_to(p);
+            }
+        }
+        b = blk;
+        if (!hard) continue;
+        // The loop of split.h from the last start found, past the hard block, to where
+        // the block path can start afresh.
+        size_t i = start, target = blk + 64 + 3, last = 0;
+        while (i < n) {
+            emit_to(plain_chunk_end<P>(text, i));
+            i = start;
+            if (i >= target) {
+                if (ascii_window(s, n, i, &last)) break;
+                target = last + 1;
+            }
+        }
+        b = i;
+        carry = Carry{};
+    }
+    if (start < n) emit_to(n);
+}
+
+}  // namespace simd
+}  // namespace bpe
