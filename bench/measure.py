@@ -9,7 +9,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -42,9 +41,6 @@ class Contender:
     library: str  # its distribution, for the versions: "tiktoken"
     make: Callable[[], Any]  # untimed, before each timed call: what the call works on (a tokenizer, say)
     run: Callable[[Any], Any]  # the call to time, given what make made
-    as_list: Callable[[Any], list] = list  # the call's result as a list of ints, for the check
-    why_different: str = ""  # what makes its ids differ from ours, where we know they must
-    kept: str = ""  # why it works on one object for all rounds, where the others get a new one
 
     def once(self):
         return self.run(self.make())
@@ -74,53 +70,8 @@ def interleaved(contenders: list[Contender], repeats: int, first: dict | None = 
     return samples
 
 
-def first_difference(ours: list, theirs: list) -> str:
-    for k, (a, b) in enumerate(zip(ours, theirs)):
-        if a != b:
-            return f"first at token {k:,}"
-    return f"{len(theirs):,} tokens against our {len(ours):,}"
-
-
-def check_ids(c: Contender, expected: list) -> tuple[bool, str]:
-    """Run the contender once (untimed: it also warms up) and compare its ids with ours."""
-    ids = c.as_list(c.once())
-    if ids == expected:
-        return True, ""
-    where = first_difference(expected, ids)
-    if c.why_different:
-        return False, f"ids differ: {c.why_different} ({where})"
-    return False, f"ids differ, unexpectedly ({where})"
-
-
 def affinity_supported() -> bool:
     return hasattr(os, "sched_setaffinity") and Path("/proc/self/task").exists()
-
-
-@contextmanager
-def one_core():
-    """Every thread of this process, and every thread started meanwhile, on one CPU
-    (Linux): a library whose calls use a thread pool (rayon and the like) gets no second
-    core. Yields the CPU, or None where affinity cannot be set."""
-    if not affinity_supported():
-        yield None
-        return
-    allowed = os.sched_getaffinity(0)
-    cpu = min(allowed)
-    set_affinity_of_all_threads({cpu})
-    try:
-        yield cpu
-    finally:
-        set_affinity_of_all_threads(allowed)
-
-
-def set_affinity_of_all_threads(cpus):
-    # os.sched_setaffinity(0, ...) would move the calling thread only; a thread pool
-    # that a library started earlier must be moved thread by thread.
-    for task in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(task), cpus)
-        except (ProcessLookupError, PermissionError):
-            pass  # a thread that ended meanwhile
 
 
 def count_down(n: int) -> int:
