@@ -143,8 +143,10 @@ def start_workers(report, vocab: Vocabulary, files_path: Path, cpu) -> dict:
         if importlib.util.find_spec(peer.module) is None:
             report.note(f"{peer.module} is not installed, so it is left out (pip install -r requirements-bench.txt)")
             continue
-        worker = Worker(peer.library, files_path, cpu)
-        workers[peer.library] = worker
+        try:
+            workers[peer.library] = Worker(peer.library, files_path, cpu)
+        except WorkerError as error:  # it did not load: the note says why
+            report.note(f"{peer.library} is left out of {vocab.name}'s tables: {error}")
     return workers
 
 
@@ -181,7 +183,7 @@ def encode_table(report, kind: str, vocab: Vocabulary, text_name: str, texts: di
     timed = [lib for lib in contenders if checks[lib][0] is not None]
     samples = {lib: {mode: [] for mode in MODES} for lib in timed}
     modes = list(MODES)
-    for r in range(repeats):
+    for r in range(repeats if timed else 0):
         for lib in timed[r % len(timed):] + timed[:r % len(timed)]:
             for mode in modes[r % len(modes):] + modes[:r % len(modes)]:
                 samples[lib][mode].append(workers[lib].ask("time", text_name, kind, mode, f"{text_name} (warm-up)"))

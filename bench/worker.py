@@ -45,7 +45,8 @@ class Worker:
     def __init__(self, library: str, files_path, cpu: int | None):
         self.library = library
         pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        path = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         self.process = subprocess.Popen([sys.executable, "-m", "bench.worker", library, str(files_path)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, env=env,
                                         preexec_fn=pin)
@@ -92,7 +93,7 @@ class Server:
         self.peer, self.files = REGISTRY[library], files
         self.loader = self.peer.loaders[files["name"]]
         self.module = importlib.import_module(self.peer.module)
-        self.texts, self.prepared, self.kept = {}, {}, None
+        self.texts, self.data, self.prepared, self.kept = {}, {}, {}, None
 
     def text(self, name: str) -> str:
         if name not in self.texts:
@@ -151,7 +152,9 @@ class Server:
         (count_chunks: no Python object per chunk), else as a list of bytes."""
         import bpe
 
-        data = self.texts.setdefault(("bytes", text), self.text(text).encode("utf-8"))
+        if text not in self.data:
+            self.data[text] = self.text(text).encode("utf-8")
+        data = self.data[text]
         count = getattr(bpe._core, "count_chunks", None)
         gc.collect()
         cpu, start = time.process_time(), time.perf_counter()
