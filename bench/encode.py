@@ -356,7 +356,7 @@ def run_encode(args):
         report.say("Issue 18's floors (GPT-2 and cl100k; warm: ours >= fastokens for lists, >= gigatok for arrays; "
                    f"cold: ours >= {COLD_FLOOR}x every peer):")
         for f in floors:
-            report.say(f"  {f['vocabulary']:<7} {f['text']:<17} {f['floor']:<38} {f['ratio']:5.2f}x  "
+            report.say(f"  {f['vocabulary']:<7} {f['text']:<17} {f['floor']:<38} {f['ratio']:6.2f}x  "
                        f"{'met' if f['met'] else 'NOT met'}")
         report.data["floors"] = floors
     report.save(args.out)
