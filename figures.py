@@ -35,22 +35,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+# One colour per library, the same in every figure (keys: the benchmark's "library"):
+# the benchmark's registry of peers holds them.
+from bench.peers import COLOURS
+
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "docs" / "results"
 IMAGES = ROOT / "docs" / "images"
 
-# One colour per library, the same in every figure (keys: the benchmark's "library").
-COLOURS = {
-    "bpe_reference": "#9e9e9e",
-    "bpe": "#1f77b4",
-    "rustbpe": "#d62728",
-    "tokenizers": "#ff7f0e",
-    "tiktoken": "#2ca02c",
-    "fastokens": "#9467bd",
-    "gigatok": "#8c564b",
-    "rs_bpe": "#e377c2",
-    "bpe-openai": "#17becf",
-}
 OTHER_COLOUR = "#777777"
 WORD_COLOUR, BPE_COLOUR = "#8c564b", "#1f77b4"
 DPI = 110
@@ -186,8 +178,20 @@ def figure_speed_reference(results: Path, out: Path):
 VOCABULARY_LABELS = {"ours": "our 8,192 tokens", "gpt2": "GPT-2's", "cl100k": "GPT-4's cl100k_base"}
 
 
+ENCODE_MODES = {"warm": "warm", "cold": "cold"}  # drawn side by side; "first" is in the tables
+
+
+def speeds(row: dict) -> dict:
+    """{mode: MB/s} of a row: warm and cold (bench-encode.json since issue 18), or the
+    one speed of an older file, under its table's "caches"."""
+    if any(f"{mode}_mb_per_s" in row for mode in ENCODE_MODES):
+        return {mode: row[f"{mode}_mb_per_s"] for mode in ENCODE_MODES if f"{mode}_mb_per_s" in row}
+    return {"": row["mb_per_s"]} if "mb_per_s" in row else {}
+
+
 def figure_encode(kind: str, results: Path, out: Path):
-    """One panel per vocabulary and text: MB per second of each library, on one core."""
+    """One panel per vocabulary and text: MB per second of each library, on one core,
+    warm (solid) beside cold (light)."""
     data = read_bench(results, "encode")
     tables = [t for t in data["tables"] if t["kind"] == kind]
     if not tables:
@@ -197,32 +201,40 @@ def figure_encode(kind: str, results: Path, out: Path):
     most = max(len(t["rows"]) for t in tables)
     p = plt()
     fig, axes = p.subplots(len(vocabularies), len(texts), squeeze=False,
-                           figsize=(5.2 * len(texts), (0.35 * most + 1.1) * len(vocabularies)))
+                           figsize=(5.6 * len(texts), (0.5 * most + 1.2) * len(vocabularies)))
     for t in tables:
         ax = axes[vocabularies.index(t["vocabulary"])][texts.index(t["text"])]
-        rows = [r for r in t["rows"] if "median_s" in r]
-        speeds = [r["mb_per_s"] for r in rows]
-        bars = ax.barh(range(len(rows)), speeds, color=[COLOURS.get(r["library"], OTHER_COLOUR) for r in rows])
-        for bar, r in zip(bars, rows):
-            if r["ids_match"] is False:
-                bar.set_hatch("///")
-                bar.set_alpha(0.55)
+        rows = [r for r in t["rows"] if speeds(r)]
+        modes = list(speeds(rows[0])) if rows else []
+        height = 0.8 / max(1, len(modes))
+        top = 0
+        for k, mode in enumerate(modes):
+            ys = [i + (k - (len(modes) - 1) / 2) * height for i in range(len(rows))]
+            values = [speeds(r).get(mode, 0) for r in rows]
+            bars = ax.barh(ys, values, height, color=[COLOURS.get(r["library"], OTHER_COLOUR) for r in rows],
+                           alpha=1.0 if k == 0 else 0.45)
+            for bar, r, v in zip(bars, rows, values):
+                if r["ids_match"] is False:
+                    bar.set_hatch("///")
+                ax.annotate(f"{v:.0f} MB/s {mode}".rstrip(), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                            xytext=(3, 0), textcoords="offset points", va="center", fontsize=6)
+            top = max([top, *values])
         ax.set_yticks(range(len(rows)), [r["name"] + ("" if r["ids_match"] else "\n(ids differ)") for r in rows],
-                     fontsize=8)
+                      fontsize=8)
         ax.invert_yaxis()
-        for bar, r in zip(bars, rows):
-            ax.annotate(f"{r['mb_per_s']:.0f} MB/s", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
-        ax.set_xlim(0, max(speeds) * 1.3)
+        ax.set_xlim(0, top * 1.35 or 1)
         ax.set_title(f"{VOCABULARY_LABELS.get(t['vocabulary'], t['vocabulary'])}, {t['text']} ({t['mb']:.1f} MB)",
                      fontsize=9)
     for ax in axes[-1]:
         ax.set_xlabel("MB per second, median (higher is faster)")
     what = "Python lists of ints" if kind == "lists" else "numpy arrays"
     pinned = "pinned to one CPU" if tables[0].get("pinned_cpu") is not None else "not pinned"
-    fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}), {tables[0]['caches']} "
-                 f"caches, median of {tables[0]['repeats']}\n(bpe_bench.py encode, {machine_label(data)}); every "
-                 "library's ids checked against ours, hatched where they differ", fontsize=10)
+    how = ("warm (solid: a tokenizer that has encoded other text of the same kind) and cold (light: a new one)"
+           if "modes" in tables[0] else f"{tables[0].get('caches', '')} caches")
+    clock = "; CPU time" if tables[0].get("clock") == "cpu" else ""
+    fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}), {how}, median of "
+                 f"{tables[0]['repeats']}{clock}\n(bpe_bench.py encode, {machine_label(data)}); every library's ids "
+                 "checked against ours, hatched where they differ", fontsize=10)
     fig.tight_layout()
     save(fig, f"speed-encode-{kind}.png", out)
 

@@ -1,10 +1,19 @@
-"""The benchmark's texts (bpe_bench.py): the pieces it hands to libraries that take a
-list or refuse long texts must hold exactly the chunks of the whole text, under every
-split rule, or a peer's ids would differ for a reason of the benchmark's making."""
+"""The benchmark (bpe_bench.py, bench/). Its texts: the pieces it hands to libraries
+that take a list or refuse long texts must hold exactly the chunks of the whole text,
+under every split rule, or a peer's ids would differ for a reason of the benchmark's
+making. Its registry of peers: every loader loads, and gives our ids where it can. Its
+table helper: what is printed is what is recorded."""
+import importlib.util
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 import bpe_bench
+from bench import SPECIAL_TOKENS, encode, measure, peers, worker
 from sample_text import made_up_stories
+from vocabularies import cl100k_path, gpt2_files
 
 bpe = pytest.importorskip("bpe")
 
@@ -50,3 +59,136 @@ def test_generated_words_are_the_same_for_a_seed_and_mostly_new():
     assert a != bpe_bench.generated_words(20_000, seed=4)
     words = a.split()
     assert len(set(words)) > 0.5 * len(words)
+
+
+# ---------------------------------------------------------------------------------------
+# The registry of peers (bench/peers.py), its workers (bench/worker.py) and the table
+# helper (bench/measure.py).
+
+TINY = ("Once upon a time, a little dog said: 'it's 12 o'clock!'\nThe cat  sat.\n\tdef f(x):\n"
+        "        return x + 1\n\nZoé, 東京 and 🙂.\n")
+
+
+def tiny_vocabulary(name: str, tmp_path: Path):
+    """The benchmark's Vocabulary for `name`, and the files its loaders read (skips
+    what this machine lacks)."""
+    if name == "ours":
+        train = made_up_stories(60_000)
+        tok = bpe.BPETokenizer.train(train, 600, special_tokens=SPECIAL_TOKENS, progress=False)
+        vocab = encode.Vocabulary("ours", "ours", tok, {})
+    elif name == "gpt2":
+        files = gpt2_files()
+        vocab = encode.Vocabulary("gpt2", "GPT-2's", bpe.BPETokenizer.from_gpt2(*files),
+                                  {"files": [str(f) for f in files]})
+    else:
+        path = cl100k_path()
+        vocab = encode.Vocabulary("cl100k", "cl100k", bpe.BPETokenizer.from_tiktoken(path), {"file": str(path)})
+    train_text = tmp_path / "train.txt"
+    train_text.write_text(made_up_stories(60_000), encoding="utf-8")
+    texts = {"tiny": tmp_path / "tiny.txt", "tiny (warm-up)": tmp_path / "warm.txt"}
+    texts["tiny"].write_text(TINY * 3, encoding="utf-8")
+    texts["tiny (warm-up)"].write_text(made_up_stories(5000, seed=7), encoding="utf-8")
+    files = encode.vocabulary_files(vocab, tmp_path, {k: str(v) for k, v in texts.items()}, train_text)
+    return vocab, files
+
+
+@pytest.mark.parametrize("vocabulary", ["ours", "gpt2", "cl100k"])
+def test_every_registry_loader_loads_and_gives_checked_ids(vocabulary, tmp_path):
+    vocab, files = tiny_vocabulary(vocabulary, tmp_path)
+    expected = worker.as_uint32(vocab.tokenizer.encode_ordinary(TINY * 3))
+    tried = 0
+    for peer in peers.PEERS:
+        if vocabulary not in peer.loaders or importlib.util.find_spec(peer.module) is None:
+            continue
+        w = worker.Worker(peer.library, files, cpu=None)
+        try:
+            for kind in ("lists", "arrays"):
+                if peer.call(kind) is None:
+                    continue
+                got = w.ask("check", "tiny", kind)
+                tried += 1
+                if vocabulary in peer.differs:
+                    assert got != expected, f"{peer.library} {kind}: said to differ, but gives our ids"
+                else:
+                    assert got == expected, f"{peer.library} {kind} ({peer.loaders[vocabulary].how})"
+                timed = w.ask("time", "tiny", kind, "warm", "tiny (warm-up)")
+                assert timed["tokens"] == len(got) // 4 and timed["wall_s"] > 0 and timed["load_s"] >= 0
+        finally:
+            w.close()
+        assert w.process.returncode == 0
+    assert tried >= 2  # ours, lists and arrays, at least
+
+
+def test_the_registry_has_one_entry_per_library_and_ours_first():
+    assert peers.PEERS[0] is peers.OURS and peers.OURS.library == "bpe"
+    assert len(peers.REGISTRY) == len(peers.PEERS)
+    for peer in peers.PEERS:
+        assert peer.loaders and (peer.lists or peer.arrays), peer.library
+        assert set(peer.differs) <= set(peer.loaders), peer.library
+        assert peer.colour.startswith("#") and peers.COLOURS[peer.library] == peer.colour
+    assert len(set(peers.COLOURS.values())) == len(peers.COLOURS)  # no two libraries look alike
+
+
+def test_a_loader_that_fails_is_an_error_with_its_message_not_a_hang(tmp_path):
+    files = tmp_path / "files.json"
+    files.write_text(json.dumps({"name": "ours", "bpe": str(tmp_path / "missing.bpe"), "texts": {}}), encoding="utf-8")
+    w = worker.Worker("bpe", files, cpu=None)
+    try:
+        with pytest.raises(worker.WorkerError, match="missing.bpe"):
+            w.ask("check", "tiny", "lists")
+    finally:
+        w.close()
+
+
+def test_a_worker_is_pinned_from_its_start(tmp_path):
+    if not measure.affinity_supported():
+        pytest.skip("no sched_setaffinity here")
+    _, files = tiny_vocabulary("ours", tmp_path)
+    cpu = max(os.sched_getaffinity(0))
+    w = worker.Worker("bpe", files, cpu=cpu)
+    try:
+        assert w.hello["cpus"] == [cpu]
+        assert w.ask("split", "tiny", "default")["chunks"] == len(bpe.pretokenize((TINY * 3).encode(), "default"))
+    finally:
+        w.close()
+
+
+class Said:
+    def __init__(self):
+        self.lines, self.data = [], {}
+
+    def say(self, line=""):
+        self.lines.append(line)
+
+
+def test_a_table_row_is_printed_and_recorded_in_one_call():
+    report = Said()
+    columns = [measure.Column("name", "", -8), measure.Column("mb_per_s", "MB/s", 7),
+               measure.Column("ratio", "x", 5, ".2f"), measure.Column("ids", "ids", -1)]
+    table = measure.Table(report, "A title", columns, kind="lists")
+    row = table.row(name="ours", mb_per_s=218.04, ratio=1.0, ids="(ours)", samples_s=[0.1, 0.2])
+    table.row(name="peer", ids="failed")  # nothing timed: dashes
+    table.line("a note")
+    data = table.done()
+    assert report.lines == ["A title", "            MB/s     x ids", "ours       218.0  1.00 (ours)",
+                            "peer           -     - failed", "a note", ""]
+    assert report.data["tables"] == [data]
+    assert data["rows"][0] is row and data["rows"][0]["samples_s"] == [0.1, 0.2]
+    assert data["kind"] == "lists" and data["lines"] == ["a note"]
+    assert json.loads(json.dumps(data)) == data  # what is recorded is JSON
+
+
+def test_the_floors_say_met_and_not_met():
+    def row(library, warm, cold):
+        return {"library": library, "warm": {}, "warm_mb_per_s": warm, "cold_mb_per_s": cold}
+    table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 200), row("gigatok", 250, 260),
+                                                              row("tiktoken", 20, 20)]}
+    verdicts = {v["floor"]: v["met"] for v in encode.floor_verdicts(table)}
+    assert verdicts == {"warm arrays: ours >= gigatok": True, "cold arrays: ours >= 0.8x gigatok": False,
+                        "cold arrays: ours >= 0.8x tiktoken": True}
+    assert encode.floor_verdicts(dict(table, vocabulary="ours")) == []
+
+
+def test_figures_take_their_colours_from_the_registry():
+    import figures
+    assert figures.COLOURS is peers.COLOURS  # one copy, the registry's

@@ -1,0 +1,24 @@
+"""The benchmark behind bpe_bench.py (the entry point, whose docstring says what each
+subcommand measures).
+
+  texts.py      the texts: distinct, never repeated, cut only where no chunk crosses
+  measure.py    timing in interleaved rounds, one core, the machine, the versions, the report
+  peers.py      the registry: one entry per library, how it loads each vocabulary and what it calls
+  worker.py     a process of its own for each library, pinned to one core from its start
+  encode.py     bpe_bench.py encode: warm and cold, lists and arrays, and splitting alone
+  threads.py    bpe_bench.py threads
+  train.py      bpe_bench.py train
+  reference.py  bpe_bench.py reference
+"""
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "results"
+SHARED_DATA = Path(os.environ.get("BPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+VOCAB_SIZE = 8192  # the episode's vocabulary: 256 bytes + 7,934 merges + 2 special tokens
+SPECIAL_TOKENS = ("<|pad|>", "<|endoftext|>")
+NUM_MERGES = VOCAB_SIZE - 256 - len(SPECIAL_TOKENS)
+REFERENCE_MERGES = 500  # the episode's reference table
+THREADS_FLOOR = 1.8  # issue 12: encode_array on 2 threads against 1

@@ -1,0 +1,91 @@
+"""bpe_bench.py threads: our encoder on two threads against one, on distinct text."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import ROOT, THREADS_FLOOR, VOCAB_SIZE
+from bench.encode import our_vocabulary
+from bench.measure import Contender, Report, fresh, import_bpe, interleaved, median, parallel_ceiling, timing
+from bench.texts import describe, distinct_text, stories
+
+
+# One fresh process's comparison: the tokenizer and the text come as files.
+FRESH_PROCESS = """
+import json, sys
+import numpy
+from bpe import BPETokenizer
+from bench.measure import Contender, fresh, interleaved
+tok_path, text_path, threads, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+tok, text = BPETokenizer.load(tok_path), open(text_path, encoding="utf-8").read()
+samples = interleaved([Contender(str(k), "bpe", lambda: fresh(tok), lambda t, k=k: t.encode_array(text, threads=k))
+                       for k in (1, threads)], repeats)
+print(json.dumps(samples))
+"""
+
+
+def run_threads(args):
+    report = Report("threads", args)
+    bpe = import_bpe()
+    import numpy  # noqa: F401
+
+    threads = 2
+    story_texts = stories(args.data)
+    text, what = distinct_text(story_texts, int(args.mb * 1e6))
+    mb = len(text.encode("utf-8")) / 1e6
+    tok = our_vocabulary(bpe, story_texts).tokenizer
+    report.data["text"] = {"name": what, **describe(text)}
+    report.say(f"text: {mb:.1f} MB of distinct text: {what}; vocabulary: ours "
+               f"({VOCAB_SIZE:,} tokens). Arrays: encode_array, a fresh tokenizer each round; not pinned.\n")
+    contenders = [Contender(f"ours encode_array(threads={k})", "bpe",
+                            lambda: fresh(tok), lambda t, k=k: t.encode_array(text, threads=k))
+                  for k in (1, threads)]
+    one, many = contenders[0].once(), contenders[1].once()
+    if not numpy.array_equal(one, many):
+        sys.exit(f"MISMATCH: encode_array on {threads} threads gives other ids than on 1")
+    del one, many
+    samples = interleaved(contenders, args.repeats)
+    one_s, many_s = (median(samples[c.name]) for c in contenders)
+    ratio = one_s / many_s
+    report.say(f"Encoding {mb:.1f} MB with our vocabulary: arrays, {threads} threads against 1 "
+               f"({os.cpu_count()} cores); medians of {args.repeats}")
+    report.say(f"{'':<40} {'s':>8} {'MB/s':>7}")
+    for c in contenders:
+        s = median(samples[c.name])
+        report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f}")
+    report.say(f"{threads} threads against 1: {ratio:.2f}x (the floor: {THREADS_FLOOR}x: "
+               f"{'met' if ratio >= THREADS_FLOOR else 'NOT met'})")
+    ceiling = parallel_ceiling(threads, args.repeats)
+    report.say(f"the ceiling now: a plain Python loop in {threads} processes did {ceiling['ratio']:.2f}x the work of "
+               "one")
+
+    report.say(f"\nThe same in {args.processes} fresh processes (medians of {args.repeats} in each):")
+    fresh_runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        tok_path, text_path = Path(folder) / "tokenizer.bpe", Path(folder) / "text.txt"
+        tok.save(tok_path)
+        text_path.write_text(text, encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        for k in range(args.processes):
+            out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(tok_path), str(text_path), str(threads),
+                                  str(args.repeats)], capture_output=True, text=True, env=env)
+            if out.returncode != 0:
+                sys.exit(f"a fresh process failed:\n{out.stderr[-2000:]}")
+            got = json.loads(out.stdout)
+            a, b = median(got["1"]), median(got[str(threads)])
+            fresh_runs.append({"threads_1": timing(got["1"]), f"threads_{threads}": timing(got[str(threads)]),
+                               "ratio": a / b})
+            report.say(f"  process {k + 1}: 1 thread {a:.4f} s, {threads} threads {b:.4f} s: {a / b:.2f}x")
+    fresh_median = median([r["ratio"] for r in fresh_runs]) if fresh_runs else None
+    if fresh_runs:
+        report.say(f"  median over the processes: {fresh_median:.2f}x")
+    report.data.update({
+        "vocabulary": "ours", "kind": "arrays", "threads": threads, "mb": mb,
+        "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name])}
+                 for c, k in zip(contenders, (1, threads))],
+        "ratio": ratio, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR,
+        "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
+    report.save(args.out)
+
