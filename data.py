@@ -61,6 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bpe import token_files
 from bpe.files import atomic_write, remove_stale_temporaries
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
@@ -523,40 +524,22 @@ def make_command(bpe: bool) -> str:
 
 def sidecar_file(path) -> Path:
     """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
-    path = Path(path)
-    return path.with_name(path.name + ".json")
+    return token_files.sidecar_path(path)
 
 
 def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
     """Write a token file from pieces (arrays of ids, appended as they come) and then its
-    sidecar, which names the tokenizer: the hash of its content (tokenizer.fingerprint),
-    its file's name, the dtype and the number of tokens. The file is little-endian
-    uint16 with no header, so that it memory-maps as it is. Returns the tokens written."""
+    sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
+    the tokenizer (the hash of its content, its file's name), the dtype and the number of
+    tokens. The pipeline's files are little-endian uint16 with no header, so that they
+    memory-map as they are. Returns the tokens written."""
     vocab_size = len(tokenizer)
     if vocab_size > 1 << 16:
         raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
-    path, sidecar = Path(path), sidecar_file(path)
-    # No sidecar while the file changes: a crash leaves a token file that load_tokens refuses,
-    # never an old sidecar beside a new file.
-    with _writing(sidecar):
-        _remove(sidecar)
-    tokens = 0
-    with _writing(path), atomic_write(path) as tmp, open(tmp, "wb") as f:
-        for ids in pieces:
-            np.asarray(ids).astype(TOKEN_DTYPE, copy=False).tofile(f)
-            tokens += len(ids)
-    about = {
-        "about": f"the token ids in {path.name}: {TOKEN_DTYPE} (little-endian uint16), no header; written by data.py",
-        "dtype": TOKEN_DTYPE,
-        "tokens": tokens,
-        "tokenizer": tokenizer_file(path.parent, kind(tokenizer) == "bpe").name,
-        "tokenizer_sha256": fingerprint(tokenizer),
-        "n_vocab": vocab_size,
-        "text": text_name,
-    }
-    with _writing(sidecar), atomic_write(sidecar) as tmp:
-        Path(tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
-    return tokens
+    path = Path(path)
+    with _writing(path):
+        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
+                                            tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
 
 
 def load_tokens(path, tokenizer) -> np.ndarray:

@@ -21,7 +21,6 @@ it: data.py and bits.py allow them in the stories they wrote themselves, and sam
 encodes a user's prompt with encode_ordinary, so that nobody can type a control token
 into the model's input.
 """
-import hashlib
 import json
 import operator
 import re
@@ -31,6 +30,7 @@ from collections import Counter
 import numpy as np
 
 from bpe import BPETokenizer  # the library's class; without the compiled core it raises at first use
+from bpe.token_files import fingerprint  # noqa: F401 (for data.py: its token files record it)
 from bpe.tokenizer import array_dtype
 
 END_OF_TEXT = "<|endoftext|>"
@@ -158,13 +158,6 @@ def unknown_id(tok):
     """The id of the unknown token, or None: byte-level BPE has none, since every byte
     is a token and so nothing is unknown."""
     return tok.unknown if isinstance(tok, WordTokenizer) else None
-
-
-def fingerprint(tok) -> str:
-    """A hash of a tokenizer's content (sha256 of its state as canonical JSON): token
-    files record it, so that files made by another tokenizer are refused."""
-    canonical = json.dumps(tok.state(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def tokenizer_from_state(state: dict) -> Tokenizer:

@@ -61,19 +61,8 @@ def gpt2_vocabulary(bpe, data: Path) -> Vocabulary:
                       {"merges": len(tok.merges), "pattern": tok.pattern, "files": [str(f) for f in files]})
 
 
-def cl100k_path() -> Path | None:
-    try:
-        import tiktoken_ext
-    except ImportError:
-        return None
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        if (Path(folder) / "data" / "cl100k_base.tiktoken").exists():
-            return Path(folder) / "data" / "cl100k_base.tiktoken"
-    return None
-
-
 def cl100k_vocabulary(bpe) -> Vocabulary | None:
-    path = cl100k_path()
+    path = bpe.formats.cl100k_path()
     if path is None:
         return None
     tok = bpe.BPETokenizer.from_tiktoken(path)

