@@ -131,10 +131,10 @@ def plt():
     return pyplot
 
 
-def save(fig, name: str, out: Path):
+def save(fig, name: str, out: Path, dpi: int = DPI):
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     plt().close(fig)
     print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {path.stat().st_size / 1e3:.0f} KB")
 
@@ -377,7 +377,9 @@ def figure_bits(results: Path, out: Path):
     if not rows:
         raise MissingInput("bits.txt holds no table rows of bits.py")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(9.5, 0.7 + 0.6 * len(rows) + 1.4), gridspec_kw={"width_ratios": [1.4, 1]})
+    # Drawn at the column's width (7.5 in at 100 dpi: 750 px), so that its labels are
+    # shown at the size they are drawn, not shrunk.
+    fig, axes = p.subplots(1, 2, figsize=(7.2, 0.7 + 0.6 * len(rows) + 1.6), gridspec_kw={"width_ratios": [1.3, 1]})
     labels = [run_description(r["model"]) for r in rows]
     colours = [BPE_COLOUR if r["model"].endswith("-bpe") else WORD_COLOUR for r in rows]
     ax = axes[0]
@@ -387,7 +389,7 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['bits_per_char']:.3f}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_title("bits per character of held-out stories\n(lower is better)", fontsize=10)
+    ax.set_title("bits per character\n(lower is better)", fontsize=10)
     ax.set_xlim(0, max(r["bits_per_char"] for r in rows) * 1.2)
     ax = axes[1]
     bars = ax.barh(range(len(rows)), [r["round_trip"] * 100 for r in rows], color=colours)
@@ -396,12 +398,14 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['round_trip']:.1%}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_title("held-out stories that come back unchanged\nfrom encode, then decode (%)", fontsize=10)
-    ax.set_xlim(0, 125)
-    fig.suptitle("Word-level and BPE models: bits per character and round trips of held-out stories\n"
+    ax.set_title("stories unchanged after\nencode, then decode (%)", fontsize=10)
+    ax.set_xlim(0, 100 * 1.25)  # room for the label of a full bar; the axis itself stops at 100
+    ax.set_xticks(range(0, 101, 25))
+    ax.spines["bottom"].set_bounds(0, 100)
+    fig.suptitle("Word-level and BPE models: bits per character and round trips\nof held-out stories "
                  "(bits.py, docs/results/bits.txt)", fontsize=11)
     fig.tight_layout()
-    save(fig, "bits-per-char.png", out)
+    save(fig, "bits-per-char.png", out, dpi=100)
 
 
 # ---------------------------------------------------------------------------------------
