@@ -350,7 +350,7 @@ def figure_loss_curves(results: Path, out: Path):
         raise MissingInput("no docs/results/logs/*.jsonl: make them with "
                            "`python figures.py --runs runs/pretrain-rope runs/pretrain-rope-bpe` after pretraining")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = p.subplots(1, 2, figsize=(7.5, 4.2), sharey=True)  # 750 px at 100 dpi: the column's width
     for path in logs:
         run = read_log(path)
         name = path.stem
@@ -365,10 +365,10 @@ def figure_loss_curves(results: Path, out: Path):
     axes[1].set_xlabel("minutes of pretraining")
     axes[0].set_ylabel("loss per token (nats)")
     axes[0].legend(frameon=False, fontsize=8)
-    fig.suptitle("Loss during pretraining (runs/NAME/log.jsonl). Per token: not comparable between "
-                 "tokenizers; see bits per character", fontsize=10)
+    fig.suptitle("Loss during pretraining (runs/NAME/log.jsonl). Per token: not comparable\n"
+                 "between tokenizers; see bits per character", fontsize=10)
     fig.tight_layout()
-    save(fig, "loss-curves.png", out)
+    save(fig, "loss-curves.png", out, dpi=100)
 
 
 def figure_bits(results: Path, out: Path):
