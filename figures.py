@@ -23,6 +23,8 @@ and the figures go to docs/images/:
     speed-train.png          training against rustbpe and tokenizers; counting on 1 and 2 threads (bench-train.json)
     loss-curves.png          held-out loss over pretraining, per run (logs/*.jsonl)
     bits-per-char.png        bits per character, per model (bits.txt)
+    training-paper.gif       training merge by merge on Algorithm 1's words (`figures.py training-steps`:
+    training-story.gif       drawn from bpe.train run there and then, not from a saved file)
 
 A figure whose input is missing is skipped, with the command that makes the input.
 Needs matplotlib (pip install -r requirements-docs.txt).
@@ -129,10 +131,10 @@ def plt():
     return pyplot
 
 
-def save(fig, name: str, out: Path):
+def save(fig, name: str, out: Path, dpi: int = DPI):
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     plt().close(fig)
     print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {path.stat().st_size / 1e3:.0f} KB")
 
@@ -348,7 +350,7 @@ def figure_loss_curves(results: Path, out: Path):
         raise MissingInput("no docs/results/logs/*.jsonl: make them with "
                            "`python figures.py --runs runs/pretrain-rope runs/pretrain-rope-bpe` after pretraining")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = p.subplots(1, 2, figsize=(7.5, 4.2), sharey=True)  # 750 px at 100 dpi: the column's width
     for path in logs:
         run = read_log(path)
         name = path.stem
@@ -363,10 +365,10 @@ def figure_loss_curves(results: Path, out: Path):
     axes[1].set_xlabel("minutes of pretraining")
     axes[0].set_ylabel("loss per token (nats)")
     axes[0].legend(frameon=False, fontsize=8)
-    fig.suptitle("Loss during pretraining (runs/NAME/log.jsonl). Per token: not comparable between "
-                 "tokenizers; see bits per character", fontsize=10)
+    fig.suptitle("Loss during pretraining (runs/NAME/log.jsonl). Per token: not comparable\n"
+                 "between tokenizers; see bits per character", fontsize=10)
     fig.tight_layout()
-    save(fig, "loss-curves.png", out)
+    save(fig, "loss-curves.png", out, dpi=100)
 
 
 def figure_bits(results: Path, out: Path):
@@ -375,7 +377,9 @@ def figure_bits(results: Path, out: Path):
     if not rows:
         raise MissingInput("bits.txt holds no table rows of bits.py")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(9.5, 0.7 + 0.6 * len(rows) + 1.4), gridspec_kw={"width_ratios": [1.4, 1]})
+    # Drawn at the column's width (7.5 in at 100 dpi: 750 px), so that its labels are
+    # shown at the size they are drawn, not shrunk.
+    fig, axes = p.subplots(1, 2, figsize=(7.2, 0.7 + 0.6 * len(rows) + 1.6), gridspec_kw={"width_ratios": [1.3, 1]})
     labels = [run_description(r["model"]) for r in rows]
     colours = [BPE_COLOUR if r["model"].endswith("-bpe") else WORD_COLOUR for r in rows]
     ax = axes[0]
@@ -385,7 +389,7 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['bits_per_char']:.3f}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_title("bits per character of held-out stories\n(lower is better)", fontsize=10)
+    ax.set_title("bits per character\n(lower is better)", fontsize=10)
     ax.set_xlim(0, max(r["bits_per_char"] for r in rows) * 1.2)
     ax = axes[1]
     bars = ax.barh(range(len(rows)), [r["round_trip"] * 100 for r in rows], color=colours)
@@ -394,12 +398,180 @@ def figure_bits(results: Path, out: Path):
     for bar, r in zip(bars, rows):
         ax.annotate(f"{r['round_trip']:.1%}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=9)
-    ax.set_title("held-out stories that come back unchanged\nfrom encode, then decode (%)", fontsize=10)
-    ax.set_xlim(0, 125)
-    fig.suptitle("Word-level and BPE models: bits per character and round trips of held-out stories\n"
+    ax.set_title("stories unchanged after\nencode, then decode (%)", fontsize=10)
+    ax.set_xlim(0, 100 * 1.25)  # room for the label of a full bar; the axis itself stops at 100
+    ax.set_xticks(range(0, 101, 25))
+    ax.spines["bottom"].set_bounds(0, 100)
+    fig.suptitle("Word-level and BPE models: bits per character and round trips\nof held-out stories "
                  "(bits.py, docs/results/bits.txt)", fontsize=11)
     fig.tight_layout()
-    save(fig, "bits-per-char.png", out)
+    save(fig, "bits-per-char.png", out, dpi=100)
+
+
+# ---------------------------------------------------------------------------------------
+# Training, merge by merge: drawn from a run of the library itself, not from saved output
+
+# Algorithm 1 of Sennrich et al. (2016) learns from a dictionary of four words with
+# counts; "·" (the byte 0xB7 here) ends a word, as in the paper.
+PAPER_WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+# A short story of this project's own, with words that repeat as children's stories do.
+SHORT_STORY = ("Once upon a time, a little cat sat in the sun. The little cat had a hat. "
+               "The cat and the hat sat in the sun.")
+FRAME_WIDTH_PX, FRAME_DPI = 750, 100  # the documentation's column, so nothing is shrunk
+NEW_COLOUR, TOKEN_COLOURS, CHOSEN_COLOUR = "#ff7f0e", ("#dbe7f3", "#eeeeee"), "#1f77b4"
+
+
+def training_steps(text: bytes, num_merges: int) -> list[dict]:
+    """Each merge of bpe.train(text, num_merges) with what led to it: the pair counts
+    before it (over the distinct chunks, each weighted by how often it occurs) and the
+    text's tokens after it. The counts are recounted here in Python and must pick the
+    merge the C++ picked, or this raises."""
+    import bpe
+    import bpe_reference as ref
+
+    merges = bpe.train(text, num_merges)
+    chunks = bpe.pretokenize(text)
+    words = {c: list(c) for c in dict.fromkeys(chunks)}
+    frequency = {c: chunks.count(c) for c in words}
+    steps = []
+    for k, pair in enumerate(merges):
+        counts = {}
+        for c, ids in words.items():
+            for p in zip(ids, ids[1:]):
+                counts[p] = counts.get(p, 0) + frequency[c]
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        if ranked[0][0] != tuple(pair):
+            raise RuntimeError(f"merge {k}: the counts pick {ranked[0][0]}, bpe.train picked {pair}")
+        words = {c: ref.merge(ids, tuple(pair), 256 + k) for c, ids in words.items()}
+        steps.append({"merge": k, "pair": tuple(pair), "counts": ranked, "words": dict(words)})
+    return merges, chunks, steps
+
+
+def token_label(data: bytes) -> str:
+    return data.decode("latin-1" if b"\xb7" in data else "utf-8", errors="replace").replace(" ", "\u2423")
+
+
+def draw_tokens(ax, rows, vocab, new_id, width_chars: int, font_size: float):
+    """Rows of tokens as boxes in a monospaced font, wrapped at width_chars: rows is a
+    list of (label on the left, list of ids) or of lists of ids."""
+    from matplotlib.patches import FancyBboxPatch
+
+    ax.set_axis_off()
+    char_w, line_h = 1.0, 1.9
+    x0, y, lines = 0.0, 0.0, []
+    for label, ids in rows:
+        x = x0
+        line = [("label", label, x)] if label else []
+        x += len(label) + (1 if label else 0)
+        for i in ids:
+            text = token_label(vocab[i])
+            if x + len(text) > width_chars and x > x0 + len(label) + 1:
+                lines.append(line)
+                line, x = [], x0 + (len(label) + 1 if label else 0)
+            line.append(("token", (i, text), x))
+            x += len(text) + 0.35
+        lines.append(line)
+    for n, line in enumerate(lines):
+        y = -n * line_h
+        for kind, item, x in line:
+            if kind == "label":
+                ax.text(x, y, item, fontsize=font_size, family="DejaVu Sans Mono", va="center", color="#555555")
+                continue
+            i, text = item
+            face = NEW_COLOUR if i == new_id else TOKEN_COLOURS[i >= 256]
+            ax.add_patch(FancyBboxPatch(
+                (x - 0.05, y - 0.62), len(text) * char_w + 0.1, 1.24, boxstyle="round,pad=0,rounding_size=0.2",
+                facecolor=face, edgecolor="#888888", linewidth=0.6))
+            ax.text(x + len(text) * char_w / 2, y, text, fontsize=font_size, family="DejaVu Sans Mono", ha="center",
+                    va="center", color="white" if i == new_id else "black")
+    ax.set_xlim(-0.5, width_chars + 0.5)
+    ax.set_ylim(-(max(len(lines), 1) - 1) * line_h - 1.0, 1.0)
+    return len(lines)
+
+
+def training_frames(title: str, text: bytes, num_merges: int, rows_of, width_chars: int, top: int = 5):
+    """The frames of one animation, as PIL images: the bytes, then one frame per merge."""
+    import bpe_reference as ref
+    from PIL import Image
+
+    p = plt()
+    merges, chunks, steps = training_steps(text, num_merges)
+    vocab = ref.token_bytes(merges)
+    start = {"merge": None, "pair": None, "counts": [], "words": {c: list(c) for c in dict.fromkeys(chunks)}}
+    n_lines = None
+    frames = []
+    for step in [start, *steps]:
+        rows = rows_of(chunks, step["words"])
+        if n_lines is None:
+            n_lines = sum(1 for _ in rows) if rows[0][0] else 4
+        fig = p.figure(figsize=(FRAME_WIDTH_PX / FRAME_DPI, 4.6), dpi=FRAME_DPI)
+        grid = fig.add_gridspec(2, 1, height_ratios=[1, 1.25], hspace=0.35, left=0.22, right=0.97, top=0.76,
+                                bottom=0.02)
+        k = step["merge"]
+        if k is None:
+            fig.suptitle(f"{title}\nbefore any merge: every byte is a token", fontsize=12, x=0.02, ha="left")
+        else:
+            a, b = step["pair"]
+            fig.suptitle(f"{title}\nmerge {k} ({k + 1} of {len(steps)}): {token_label(vocab[a])} + "
+                         f"{token_label(vocab[b])} \u2192 {token_label(vocab[256 + k])}   id {256 + k}, "
+                         f"seen {step['counts'][0][1]} times", fontsize=12, x=0.02, ha="left")
+        ax = fig.add_subplot(grid[0])
+        shown = step["counts"][:top]
+        if shown:
+            labels = [f"{token_label(vocab[a])} + {token_label(vocab[b])}" for (a, b), _ in shown]
+            colours = [CHOSEN_COLOUR] + [OTHER_COLOUR] * (len(shown) - 1)
+            bars = ax.barh(range(len(shown)), [n for _, n in shown], color=colours, height=0.7)
+            ax.set_yticks(range(len(shown)), labels, family="DejaVu Sans Mono", fontsize=11)
+            ax.invert_yaxis()
+            for bar, (_, n) in zip(bars, shown):
+                ax.annotate(str(n), (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(3, 0),
+                            textcoords="offset points", va="center", fontsize=10)
+            ties = sum(n == shown[0][1] for _, n in shown)
+            note = f"{ties} pairs tie: the smaller pair of ids wins" if ties > 1 else "the most frequent is merged"
+            ax.set_title(f"the top {len(shown)} pair counts before it (blue: merged); {note}", fontsize=10,
+                         loc="left", x=-0.27)
+            ax.set_xlim(0, shown[0][1] * 1.15)
+            ax.tick_params(axis="x", labelsize=9)
+            ax.xaxis.set_major_locator(p.MaxNLocator(integer=True))
+        else:
+            ax.set_axis_off()
+            ax.text(0, 0.5, "no merge yet: the pairs are counted next", fontsize=11, transform=ax.transAxes)
+        ax = fig.add_subplot(grid[1])
+        pos = ax.get_position()
+        ax.set_position([0.02, pos.y0, 0.96, pos.height])
+        draw_tokens(ax, rows, vocab, None if k is None else 256 + k, width_chars, 11)
+        fig.canvas.draw()
+        frames.append(Image.frombuffer("RGBA", fig.canvas.get_width_height(), fig.canvas.buffer_rgba()).convert("RGB"))
+        p.close(fig)
+    return merges, frames
+
+
+def save_animation(frames, name: str, out: Path, first_ms: int = 2500, each_ms: int = 1800, last_ms: int = 5000):
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    durations = [first_ms] + [each_ms] * (len(frames) - 2) + [last_ms]
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=durations, loop=0, optimize=True)
+    print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {len(frames)} frames, "
+          f"{frames[0].width} x {frames[0].height} px, {path.stat().st_size / 1e3:.0f} KB")
+
+
+def figure_training_steps(results: Path, out: Path):
+    """training-paper.gif and training-story.gif: bpe.train run here, merge by merge."""
+    words = b"\n".join(w.encode() + b"\xb7" for w, n in PAPER_WORDS.items() for _ in range(n))
+
+    def paper_rows(chunks, now):
+        return [(f"\u00d7{PAPER_WORDS[c[:-1].decode('latin-1')]}", now[c]) for c in now if c != b"\n"]
+
+    _, frames = training_frames("Algorithm 1's words (low \u00d75, lower \u00d72, newest \u00d76, widest \u00d73)",
+                                words, 10, paper_rows, 74)
+    save_animation(frames, "training-paper.gif", out)
+    story = SHORT_STORY.encode()
+
+    def story_rows(chunks, now):
+        return [("", [i for c in chunks for i in now[c]])]
+
+    _, frames = training_frames("A short story", story, 12, story_rows, 74)
+    save_animation(frames, "training-story.gif", out)
 
 
 FIGURES = {
@@ -410,6 +582,7 @@ FIGURES = {
     "speed-train": figure_train,
     "loss-curves": figure_loss_curves,
     "bits-per-char": figure_bits,
+    "training-steps": figure_training_steps,
 }
 
 

@@ -72,6 +72,15 @@ class BPETokenizer:
     always agree."""
 
     def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None, name=None):
+        """A tokenizer from its four parts (see the module's docstring): merges, pairs of
+        ids where merge k makes token 256 + k; pattern, the split rule; special_tokens, a
+        list of str numbered after the merges, or tiktoken's {token: id}; token_ids, the id
+        of every token when the numbering is its own (None: token i has id i). name is
+        tiktoken's Encoding.name. ValueError or TypeError names what is wrong.
+
+            >>> BPETokenizer([(104, 105)], special_tokens=["<|endoftext|>"]).encode("hi")
+            [256]
+        """
         core = load_core()
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
@@ -179,10 +188,12 @@ class BPETokenizer:
         return self._encoder.n_vocab
 
     def __len__(self) -> int:
+        """n_vocab, so that len(tok) is the size of the embedding a model needs."""
         return self.n_vocab
 
     @property
     def special_tokens_set(self) -> set:
+        """The special tokens as a set, tiktoken's name for them (a new set each time)."""
         return set(self.special_tokens)
 
     @property
@@ -282,6 +293,8 @@ class BPETokenizer:
                                               disallowed_special, _threads(threads, num_threads))
 
     def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
+        """encode_ordinary for each text of a list, on `threads` threads (0: one per core;
+        num_threads is tiktoken's name for it)."""
         return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
 
     def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
@@ -576,13 +589,23 @@ class StreamDecoder:
     """
 
     def __init__(self, tokenizer: BPETokenizer, errors: str = "replace"):
+        """A decoder for tokenizer's ids (tokenizer.decoder() makes one); errors: as for
+        bytes.decode.
+
+            >>> d = BPETokenizer([]).decoder()
+            >>> [d.add(b) for b in "é".encode()], d.flush()
+            (['', 'é'], '')
+        """
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
 
     def add(self, id: int) -> str:
+        """The text that id completes: "" while a character is still unfinished."""
         return self._utf8.decode(self._token_bytes(id))
 
     def flush(self) -> str:
+        """What is left at the end (U+FFFD for an unfinished character, by default), and
+        start afresh."""
         text = self._utf8.decode(b"", final=True)
         self._utf8.reset()
         return text
