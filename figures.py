@@ -48,6 +48,9 @@ IMAGES = ROOT / "docs" / "images"
 OTHER_COLOUR = "#777777"
 WORD_COLOUR, BPE_COLOUR = "#8c564b", "#1f77b4"
 DPI = 110
+# The documentation column is about 750 px wide: figures drawn at this width (in inches, at
+# COLUMN_DPI) show their labels at the size they were set, instead of shrunk.
+COLUMN_INCHES, COLUMN_DPI = 7.5, 100
 
 
 class MissingInput(Exception):
@@ -153,7 +156,7 @@ def figure_speed_reference(results: Path, out: Path):
     data = read_bench(results, "reference")
     rows = data["rows"]
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(9, 3.6))
+    fig, axes = p.subplots(1, 2, figsize=(COLUMN_INCHES, 3.8))
     for ax, task in zip(axes, ("train", "encode")):
         mine = [r for r in rows if r["task"].startswith(task)]
         xs = range(len(mine))
@@ -171,10 +174,10 @@ def figure_speed_reference(results: Path, out: Path):
         ax.set_ylabel(f"seconds (log scale), median of {data['repeats']}")
         ax.set_ylim(min(cpp) / 3, max(ref) * 6)
     axes[0].legend(loc="upper left", frameon=False)
-    fig.suptitle(f"The C++ module against the Python reference, one thread each (bpe_bench.py reference, "
+    fig.suptitle(f"The C++ module against the Python reference, one thread each\n(bpe_bench.py reference, "
                  f"{machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-reference.png", out)
+    save(fig, "speed-reference.png", out, dpi=COLUMN_DPI)
 
 
 VOCABULARY_LABELS = {"ours": "our 8,192 tokens", "gpt2": "GPT-2's", "cl100k": "GPT-4's cl100k_base"}
@@ -202,10 +205,11 @@ def figure_encode(kind: str, results: Path, out: Path):
     texts = list(dict.fromkeys(t["text"] for t in tables))
     most = max(len(t["rows"]) for t in tables)
     p = plt()
-    fig, axes = p.subplots(len(vocabularies), len(texts), squeeze=False,
-                           figsize=(5.6 * len(texts), (0.5 * most + 1.2) * len(vocabularies)))
+    # One column of panels, a vocabulary and text each, at the documentation's width.
+    panels = [(v, x) for v in vocabularies for x in texts]
+    fig, axes = p.subplots(len(panels), 1, squeeze=False, figsize=(COLUMN_INCHES, (0.42 * most + 0.9) * len(panels) + 1))
     for t in tables:
-        ax = axes[vocabularies.index(t["vocabulary"])][texts.index(t["text"])]
+        ax = axes[panels.index((t["vocabulary"], t["text"]))][0]
         rows = [r for r in t["rows"] if speeds(r)]
         modes = list(speeds(rows[0])) if rows else []
         height = 0.8 / max(1, len(modes))
@@ -219,7 +223,7 @@ def figure_encode(kind: str, results: Path, out: Path):
                 if r["ids_match"] is False:
                     bar.set_hatch("///")
                 ax.annotate(f"{v:.0f} MB/s {mode}".rstrip(), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                            xytext=(3, 0), textcoords="offset points", va="center", fontsize=6)
+                            xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
             top = max([top, *values])
         ax.set_yticks(range(len(rows)), [r["name"] + ("" if r["ids_match"] else "\n(ids differ)") for r in rows],
                       fontsize=8)
@@ -227,18 +231,17 @@ def figure_encode(kind: str, results: Path, out: Path):
         ax.set_xlim(0, top * 1.35 or 1)
         ax.set_title(f"{VOCABULARY_LABELS.get(t['vocabulary'], t['vocabulary'])}, {t['text']} ({t['mb']:.1f} MB)",
                      fontsize=9)
-    for ax in axes[-1]:
-        ax.set_xlabel("MB per second, median (higher is faster)")
+    axes[-1][0].set_xlabel("MB per second, median (higher is faster)")
     what = "Python lists of ints" if kind == "lists" else "numpy arrays"
     pinned = "pinned to one CPU" if tables[0].get("pinned_cpu") is not None else "not pinned"
     how = ("warm (solid: a tokenizer that has encoded other text of the same kind) and cold (light: a new one)"
            if "modes" in tables[0] else f"{tables[0].get('caches', '')} caches")
     clock = "; CPU time" if tables[0].get("clock") == "cpu" else ""
-    fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}), {how}, median of "
-                 f"{tables[0]['repeats']}{clock}\n(bpe_bench.py encode, {machine_label(data)}); every library's ids "
-                 "checked against ours, hatched where they differ", fontsize=10)
-    fig.tight_layout()
-    save(fig, f"speed-encode-{kind}.png", out)
+    fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}),\n{how}, median of "
+                 f"{tables[0]['repeats']}{clock} (bpe_bench.py encode, {machine_label(data)});\nevery library's ids "
+                 "checked against ours, hatched where they differ", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))  # room for the three-line title
+    save(fig, f"speed-encode-{kind}.png", out, dpi=COLUMN_DPI)
 
 
 def figure_encode_lists(results: Path, out: Path):
@@ -252,7 +255,7 @@ def figure_encode_arrays(results: Path, out: Path):
 def figure_threads(results: Path, out: Path):
     data = read_bench(results, "threads")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 1.3]})
+    fig, axes = p.subplots(1, 2, figsize=(COLUMN_INCHES, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
     ax = axes[0]
     rows = data["rows"]
     bars = ax.bar(range(len(rows)), [r["mb_per_s"] for r in rows], color=COLOURS["bpe"])
@@ -265,18 +268,22 @@ def figure_threads(results: Path, out: Path):
     ratios = [data["ratio"]] + [r["ratio"] for r in data.get("fresh_processes", [])]
     labels = ["this process"] + [f"fresh {k + 1}" for k in range(len(ratios) - 1)]
     bars = ax.bar(range(len(ratios)), ratios, color=COLOURS["bpe"])
-    bar_labels(ax, bars, [f"{r:.2f}x" for r in ratios])
+    # Inside the bars, in white: above them a ratio just under the floor sat on its line.
+    for bar, ratio in zip(bars, ratios):
+        ax.annotate(f"{ratio:.2f}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, -4),
+                    textcoords="offset points", ha="center", va="top", fontsize=8, color="white")
     ax.axhline(data["floor"], color="#d62728", linestyle="--", linewidth=1, label=f"the floor, {data['floor']}x")
     ax.axhline(data["ceiling"]["ratio"], color="#777777", linestyle=":", linewidth=1,
                label=f"the machine's ceiling now, {data['ceiling']['ratio']:.2f}x (a Python loop in 2 processes)")
     ax.set_xticks(range(len(ratios)), labels, fontsize=8)
     ax.set_ylabel(f"{data['threads']} threads against 1 (times faster)")
-    ax.set_ylim(0, max(ratios + [data["floor"], data["ceiling"]["ratio"]]) * 1.3)
-    ax.legend(frameon=False, fontsize=7, loc="upper right")
-    fig.suptitle(f"Our encoder on {data['threads']} threads against 1: arrays, not pinned "
+    ax.set_ylim(0, max(ratios + [data["floor"], data["ceiling"]["ratio"]]) * 1.6)
+    # The legend above the bars, so that a ratio's label never sits on the floor's line.
+    ax.legend(frameon=False, fontsize=7, loc="upper left")
+    fig.suptitle(f"Our encoder on {data['threads']} threads against 1: arrays, not pinned\n"
                  f"(bpe_bench.py threads, {machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-threads.png", out)
+    save(fig, "speed-threads.png", out, dpi=COLUMN_DPI)
 
 
 def figure_train(results: Path, out: Path):
@@ -285,7 +292,7 @@ def figure_train(results: Path, out: Path):
     libraries = list(dict.fromkeys(r["library"] for t in tables for r in t["rows"]))
     names = {r["library"]: r["name"] for t in tables for r in t["rows"]}
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [2.4, 1]})
+    fig, axes = p.subplots(2, 1, figsize=(COLUMN_INCHES, 7.4), gridspec_kw={"height_ratios": [1.4, 1]})
     ax = axes[0]
     width = 0.8 / len(libraries)
     for k, library in enumerate(libraries):
@@ -323,7 +330,7 @@ def figure_train(results: Path, out: Path):
                  f"now: {counting['ceiling']['ratio']:.2f}x)", fontsize=8)
     fig.suptitle(f"Training (bpe_bench.py train, {machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-train.png", out)
+    save(fig, "speed-train.png", out, dpi=COLUMN_DPI)
 
 
 def take_runs(runs, results: Path):
