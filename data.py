@@ -517,6 +517,14 @@ def token_file(data_dir, split: str, bpe: bool) -> Path:
     return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
 
 
+def token_source(data_dir, split: str, bpe: bool) -> Path:
+    """What load_tokens reads for a split: data/train-bpe/, a token folder that
+    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
+    token_file names."""
+    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
+    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
+
+
 def make_command(bpe: bool) -> str:
     return "python data.py --bpe" if bpe else "python data.py"
 
@@ -567,6 +575,8 @@ def load_tokens(path, tokenizer) -> np.ndarray:
     if not hasattr(tokenizer, "state"):
         raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
     path = Path(path)
+    if path.is_dir():
+        return load_token_folder(path, tokenizer)
     bpe = kind(tokenizer) == "bpe"
     command = make_command(bpe)
     again = f"make it again with `{command}`"
@@ -603,6 +613,55 @@ def load_tokens(path, tokenizer) -> np.ndarray:
     if top >= len(tokenizer):
         raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
     return tokens
+
+
+class TokenShards:
+    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
+    len() and slices (which may cross from one shard into the next) as get_batch and
+    bits.py take them from one token file's array."""
+
+    def __init__(self, shards):
+        self.shards = [s for s in shards if len(s)]
+        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a token folder's ids are read in slices of consecutive ids")
+        start, stop, _ = key.indices(len(self))
+        if stop <= start:
+            return np.zeros(0, dtype=TOKEN_DTYPE)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        pieces = []
+        while start < stop:
+            begin = int(self.starts[first])
+            end = min(stop, int(self.starts[first + 1]))
+            pieces.append(self.shards[first][start - begin:end - begin])
+            start, first = end, first + 1
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def max(self) -> int:
+        return max((int(s.max()) for s in self.shards), default=0)
+
+
+def load_token_folder(path, tokenizer) -> TokenShards:
+    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
+    load_tokens reads one token file: every shard checked against the manifest and its
+    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
+    from bpe.token_files import read_manifest, read_token_folder
+
+    path = Path(path)
+    if kind(tokenizer) != "bpe":
+        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
+    try:
+        manifest = read_manifest(path)
+        if manifest.get("dtype") != TOKEN_DTYPE:
+            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
+        return TokenShards(read_token_folder(path, tokenizer))
+    except ValueError as e:
+        raise DataError(f"{path} is not a token folder to read: {e}") from None
 
 
 def tokenizer_file(data_dir, bpe: bool) -> Path:

@@ -5,7 +5,7 @@
     ray.init()                                            # or ray.init(address="HEAD:6379")
     tok = ray_data.train(["stories/"], vocab_size=8192, special_tokens=["<|endoftext|>"])
     ray_data.write_token_folder(["stories/"], tok, "tokens/")
-    shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order
+    shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order (bpe.token_files)
 
 Training needs only the counts of the distinct chunks, and counts add up. So:
   1. every block of the dataset is counted on a worker into a ChunkCounter, whose counts
@@ -40,11 +40,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import sources
-from .token_files import fingerprint, read_token_file, token_dtype, write_token_file
+from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
+from .token_files import write_manifest, write_token_file
 from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, load_core
 
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = "bpe token folder"
 
 
 # --- the input ---------------------------------------------------------------------
@@ -227,61 +226,10 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
                                            list(enumerate(blocks))):
             tokens[index] = n
             bar.update(1)
-    manifest = {
-        "about": "token shards, read in this order; each NAME.bin is ids with no header, its NAME.bin.json says so",
-        "format": MANIFEST_FORMAT,
-        "version": 1,
-        "dtype": token_dtype(tokenizer.n_vocab),
-        "n_vocab": tokenizer.n_vocab,
-        "tokenizer": tokenizer_name,
-        "tokenizer_sha256": fingerprint(tokenizer),
-        "tokens": sum(tokens),
-        "shards": [{"file": shard_name(k), "tokens": n} for k, n in enumerate(tokens)],
-    }
-    from .files import atomic_write
-
-    with atomic_write(folder / MANIFEST) as tmp:
-        Path(tmp).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    manifest = write_manifest(folder, [(shard_name(k), n) for k, n in enumerate(tokens)], tokenizer, tokenizer_name)
     listed = {s["file"] for s in manifest["shards"]}
     for old in folder.glob("shard-*.bin"):
         if old.name not in listed:
             old.unlink(missing_ok=True)
             (folder / (old.name + ".json")).unlink(missing_ok=True)
     return manifest
-
-
-def read_manifest(folder) -> dict:
-    """A token folder's manifest, checked for its fields. ValueError says what is wrong."""
-    path = Path(folder) / MANIFEST
-    if not path.exists():
-        raise ValueError(f"{folder} has no {MANIFEST}: not a token folder, or its writing did not finish")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path} is not readable JSON ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT or not isinstance(
-            manifest.get("shards"), list):
-        raise ValueError(f"{path} is not the manifest of a token folder")
-    return manifest
-
-
-def read_token_folder(folder, tokenizer: BPETokenizer) -> list:
-    """The shards of a token folder, in the manifest's order, each a read-only memory-
-    mapped array, checked against the manifest and its sidecar (bpe.token_files): the
-    same tokenizer, the same dtype, whole. ValueError names the shard at fault."""
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    shards = []
-    for entry in manifest["shards"]:
-        path = folder / str(entry.get("file"))
-        if Path(str(entry.get("file"))).name != entry.get("file"):
-            raise ValueError(f"{folder / MANIFEST}: the shard name {entry.get('file')!r} is not a file in the folder")
-        try:
-            ids = read_token_file(path, tokenizer)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"shard {path.name} of {folder}: {e}") from None
-        if len(ids) != entry.get("tokens") or ids.dtype != np.dtype(manifest["dtype"]):
-            raise ValueError(f"shard {path.name} of {folder} holds {len(ids):,} ids of {ids.dtype}, not the "
-                             f"{entry.get('tokens')!r} of {manifest['dtype']} the manifest lists")
-        shards.append(ids)
-    return shards

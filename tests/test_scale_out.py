@@ -135,3 +135,39 @@ def test_train_from_counts():
     assert from_buffers == expected
     with pytest.raises(ValueError, match="pattern"):
         BPETokenizer.train_from_counts(bpe.ChunkCounter("gpt4", SPECIALS), 300, pattern="gpt2")
+
+
+def test_pretrain_reads_a_token_folder_as_one_token_file(tmp_path):
+    # The pipeline's loader takes a folder of shards (as bpe.ray_data writes them) where it
+    # took one .bin: the same length, and windows that cross from one shard into the next.
+    import data
+    import pretrain
+    import torch
+    from bpe.token_files import write_manifest, write_token_file
+
+    tok = BPETokenizer.train([d.decode() for d in documents(6)], 400, special_tokens=SPECIALS, progress=False)
+    texts = [d.decode() for d in documents(7, count=30)]
+    ids = [tok.encode_array(t, allowed_special="all") for t in texts]
+    folder = tmp_path / "train-bpe"
+    folder.mkdir()
+    shards = []
+    for k in range(3):
+        name = f"shard-{k:06d}.bin"
+        shards.append((name, write_token_file(folder / name, ids[k::3], tok)))
+    write_manifest(folder, shards, tok)
+    assert data.token_source(tmp_path, "train", True) == folder
+    assert data.token_source(tmp_path, "valid", True) == tmp_path / "valid-bpe.bin"
+    whole = np.concatenate([np.concatenate(ids[k::3]) for k in range(3)])
+    tokens = data.load_tokens(folder, tok)
+    assert len(tokens) == len(whole)
+    for start, stop in ((0, 5), (len(ids[0]) - 3, len(ids[0]) + 40), (len(whole) - 7, len(whole)), (3, 3)):
+        assert np.array_equal(tokens[start:stop], whole[start:stop])
+    g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    x1, y1 = pretrain.get_batch(tokens, 8, 64, g1, "cpu")
+    x2, y2 = pretrain.get_batch(whole, 8, 64, g2, "cpu")
+    assert torch.equal(x1, x2) and torch.equal(y1, y2)
+
+    # A shard that changed since is refused, by name, as the pipeline's DataError.
+    (folder / "shard-000001.bin").write_bytes(b"\0\0")
+    with pytest.raises(data.DataError, match="shard-000001.bin"):
+        data.load_tokens(folder, tok)
