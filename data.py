@@ -808,7 +808,45 @@ def build_bpe(data_dir: Path, vocab_size: int, progress: bool = True):
     with _writing(tokenizer_file(data_dir, bpe=True)):
         tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
+        # An earlier --engine ray run's folder would be read in place of the new file.
+        (data_dir / f"{split}-bpe" / "manifest.json").unlink(missing_ok=True)
         encode_split(tok, data_dir, split, bpe=True, progress=progress)
+    return tok
+
+
+def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress: bool = True):
+    """build_bpe on a Ray cluster (bpe.ray_data, docs/scale-out.md): the same stories,
+    each a text of its own, so the same merges; the splits written as token folders,
+    data/train-bpe/ and data/valid-bpe/, whose shards read in order hold the ids
+    train-bpe.bin would (each story after an end-of-text marker)."""
+    try:
+        import ray
+        import ray.data
+        from bpe import ray_data
+    except ImportError:
+        raise DataError("--engine ray needs Ray: pip install -r requirements-ray.txt") from None
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+    start = time.perf_counter()
+    stories = _Tally(training_stories(data_dir))
+    # The stories go to the cluster from here: data.py's files are on this machine.
+    ds = ray.data.from_items([{"text": story} for story in stories])
+    tok = ray_data.train(ds, vocab_size, special_tokens=[PAD, END_OF_TEXT], progress=None if progress else False)
+    print(f"BPE (ray): learned {len(tok.merges):,} merges from {stories.bytes / 1e6:.1f} MB of stories and "
+          f"instructions ({stories.count:,} of them) in {time.perf_counter() - start:.2f} s; vocabulary {len(tok):,} "
+          "tokens (256 bytes, the merges, padding, end of text)")
+    with _writing(tokenizer_file(data_dir, bpe=True)):
+        tok.save(tokenizer_file(data_dir, bpe=True))
+    for split in ("train", "valid"):
+        start = time.perf_counter()
+        texts = ray.data.from_items([{"text": END_OF_TEXT + story} for story in data_stories(data_dir / f"{split}.txt")])
+        folder = data_dir / f"{split}-bpe"
+        manifest = ray_data.write_token_folder(texts, tok, folder, tokenizer_name=tokenizer_file(data_dir, True).name,
+                                               progress=None if progress else False)
+        token_file(data_dir, split, True).unlink(missing_ok=True)  # the folder stands for it now
+        sidecar_file(token_file(data_dir, split, True)).unlink(missing_ok=True)
+        print(f"{folder}/: {manifest['tokens']:,} tokens in {len(manifest['shards'])} shards, written in "
+              f"{time.perf_counter() - start:.2f} s")
     return tok
 
 
@@ -894,6 +932,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "where an interrupted one stopped; existing train.txt/valid.txt/instruct.txt are kept (default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the data folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="with --bpe: where to learn the merges and write the tokens. local (the default): this "
+                             "process. ray: on a Ray cluster (pip install -r requirements-ray.txt; "
+                             "docs/scale-out.md): the stories counted block by block on its workers, the merges "
+                             "learnt here, and the splits written as token folders train-bpe/ and valid-bpe/ (shards "
+                             "and a manifest), which pretrain.py reads as it reads train-bpe.bin")
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="with --engine ray: the cluster's head, HEAD:6379 (default: a Ray of this machine's "
+                             "own, started for the run)")
     return parser
 
 
@@ -907,6 +954,10 @@ def main(argv=None):
         parser.error(f"--words must be between 1 and {(1 << 16) - 3}, got {args.words}")
     if args.train_mb <= 0 or args.instruct_mb <= 0:
         parser.error("--train-mb and --instruct-mb must be positive")
+    if (args.engine != "local" or args.ray_address) and not args.bpe:
+        parser.error("--engine ray and --ray-address go with --bpe (the word-level vocabulary is built here)")
+    if args.ray_address and args.engine != "ray":
+        parser.error("--ray-address goes with --engine ray")
     if args.lowercase and args.source is None:
         parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
     data_dir = args.data_dir
@@ -918,7 +969,9 @@ def main(argv=None):
                           progress)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=progress)
-        if args.bpe:
+        if args.bpe and args.engine == "ray":
+            tok = build_bpe_ray(data_dir, args.vocab_size, args.ray_address, progress)
+        elif args.bpe:
             tok = build_bpe(data_dir, args.vocab_size, progress)
         else:
             tok = build_words(data_dir, args.words, progress)

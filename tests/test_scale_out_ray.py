@@ -111,3 +111,28 @@ def test_token_folder_from_files_keeps_their_order(tmp_path, texts, tokenizer):
     ray_data.write_token_folder([tmp_path], tokenizer, tmp_path / "out", workers=2, progress=False)
     got = np.concatenate(ray_data.read_token_folder(tmp_path / "out", tokenizer))
     assert np.array_equal(got, np.concatenate([tokenizer.encode_array(t) for t in ordered]))
+
+
+def test_data_py_engine_ray_matches_the_local_engine(tmp_path):
+    import data
+    import pretrain  # noqa: F401  (the loader pretrain.py uses)
+
+    rng = random.Random(9)
+    words = ["once", "upon", "a", "time", "cat", "dog", "sat", "ran", "happy", "the", "big", "sun"]
+    stories_ = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 20))).capitalize() + "." for _ in range(150)]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.txt").write_text("\n\n".join(stories_[:120]) + "\n", encoding="utf-8")
+    (src / "valid.txt").write_text("\n\n".join(stories_[120:]) + "\n", encoding="utf-8")
+    common = ["--source", str(src), "--separator", "blank", "--bpe", "--vocab-size", "300", "--no-progress"]
+    data.main(common + ["--data-dir", str(tmp_path / "local")])
+    data.main(common + ["--data-dir", str(tmp_path / "ray"), "--engine", "ray"])
+    local_tok = data.load_tokenizer(tmp_path / "local", True)
+    ray_tok = data.load_tokenizer(tmp_path / "ray", True)
+    assert ray_tok == local_tok
+    for split in ("train", "valid"):
+        source = data.token_source(tmp_path / "ray", split, True)
+        assert source.is_dir()
+        got = data.load_tokens(source, ray_tok)
+        want = data.load_tokens(data.token_source(tmp_path / "local", split, True), local_tok)
+        assert np.array_equal(got[0:len(got)], np.asarray(want))
