@@ -120,6 +120,9 @@ def test_merge_keeps_to_the_budget_with_the_counters_own_pruning():
     with pytest.warns(RuntimeWarning, match="max_memory"):
         a.merge(b)
     assert a.pruned[0] > 0 and a.estimated_memory <= 4 << 20
+    # What was dropped travels with the counts.
+    copy = pickle.loads(pickle.dumps(a))
+    assert copy.pruned == a.pruned and as_dict(copy) == as_dict(a) and copy.max_memory == 4 << 20
 
 
 def test_train_from_counts():
