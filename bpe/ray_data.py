@@ -145,8 +145,9 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     with tqdm(desc="adding up counts", total=len(tasks), unit=" tasks", disable=disable, leave=False) as bar:
         waiting = list(tasks)
         while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
-            ray.get(done)  # raises a worker's error now
+            # Not fetched: the counts stay on the workers until the root's come here. A
+            # task's error fails the tasks above it, and so the root's ray.get.
+            done, waiting = ray.wait(waiting, num_returns=1, fetch_local=False)
             bar.update(len(done))
     return ray.get(level[0])
 
