@@ -518,6 +518,14 @@ def token_file(data_dir, split: str, bpe: bool) -> Path:
     return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
 
 
+def token_source(data_dir, split: str, bpe: bool) -> Path:
+    """What load_tokens reads for a split: data/train-bpe/, a token folder that
+    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
+    token_file names."""
+    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
+    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
+
+
 def make_command(bpe: bool) -> str:
     return "python data.py --bpe" if bpe else "python data.py"
 
@@ -550,6 +558,8 @@ def load_tokens(path, tokenizer) -> np.ndarray:
     if not hasattr(tokenizer, "state"):
         raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
     path = Path(path)
+    if path.is_dir():
+        return load_token_folder(path, tokenizer)
     bpe = kind(tokenizer) == "bpe"
     command = make_command(bpe)
     again = f"make it again with `{command}`"
@@ -586,6 +596,55 @@ def load_tokens(path, tokenizer) -> np.ndarray:
     if top >= len(tokenizer):
         raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
     return tokens
+
+
+class TokenShards:
+    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
+    len() and slices (which may cross from one shard into the next) as get_batch and
+    bits.py take them from one token file's array."""
+
+    def __init__(self, shards):
+        self.shards = [s for s in shards if len(s)]
+        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a token folder's ids are read in slices of consecutive ids")
+        start, stop, _ = key.indices(len(self))
+        if stop <= start:
+            return np.zeros(0, dtype=TOKEN_DTYPE)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        pieces = []
+        while start < stop:
+            begin = int(self.starts[first])
+            end = min(stop, int(self.starts[first + 1]))
+            pieces.append(self.shards[first][start - begin:end - begin])
+            start, first = end, first + 1
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def max(self) -> int:
+        return max((int(s.max()) for s in self.shards), default=0)
+
+
+def load_token_folder(path, tokenizer) -> TokenShards:
+    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
+    load_tokens reads one token file: every shard checked against the manifest and its
+    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
+    from bpe.token_files import read_manifest, read_token_folder
+
+    path = Path(path)
+    if kind(tokenizer) != "bpe":
+        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
+    try:
+        manifest = read_manifest(path)
+        if manifest.get("dtype") != TOKEN_DTYPE:
+            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
+        return TokenShards(read_token_folder(path, tokenizer))
+    except ValueError as e:
+        raise DataError(f"{path} is not a token folder to read: {e}") from None
 
 
 def tokenizer_file(data_dir, bpe: bool) -> Path:
@@ -732,7 +791,45 @@ def build_bpe(data_dir: Path, vocab_size: int, progress: bool = True):
     with _writing(tokenizer_file(data_dir, bpe=True)):
         tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
+        # An earlier --engine ray run's folder would be read in place of the new file.
+        (data_dir / f"{split}-bpe" / "manifest.json").unlink(missing_ok=True)
         encode_split(tok, data_dir, split, bpe=True, progress=progress)
+    return tok
+
+
+def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress: bool = True):
+    """build_bpe on a Ray cluster (bpe.ray_data, docs/scale-out.md): the same stories,
+    each a text of its own, so the same merges; the splits written as token folders,
+    data/train-bpe/ and data/valid-bpe/, whose shards read in order hold the ids
+    train-bpe.bin would (each story after an end-of-text marker)."""
+    try:
+        import ray
+        import ray.data
+        from bpe import ray_data
+    except ImportError:
+        raise DataError("--engine ray needs Ray: pip install -r requirements-ray.txt") from None
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+    start = time.perf_counter()
+    stories = _Tally(training_stories(data_dir))
+    # The stories go to the cluster from here: data.py's files are on this machine.
+    ds = ray.data.from_items([{"text": story} for story in stories])
+    tok = ray_data.train(ds, vocab_size, special_tokens=[PAD, END_OF_TEXT], progress=None if progress else False)
+    print(f"BPE (ray): learned {len(tok.merges):,} merges from {stories.bytes / 1e6:.1f} MB of stories and "
+          f"instructions ({stories.count:,} of them) in {time.perf_counter() - start:.2f} s; vocabulary {len(tok):,} "
+          "tokens (256 bytes, the merges, padding, end of text)")
+    with _writing(tokenizer_file(data_dir, bpe=True)):
+        tok.save(tokenizer_file(data_dir, bpe=True))
+    for split in ("train", "valid"):
+        start = time.perf_counter()
+        texts = ray.data.from_items([{"text": END_OF_TEXT + story} for story in data_stories(data_dir / f"{split}.txt")])
+        folder = data_dir / f"{split}-bpe"
+        manifest = ray_data.write_token_folder(texts, tok, folder, tokenizer_name=tokenizer_file(data_dir, True).name,
+                                               progress=None if progress else False)
+        token_file(data_dir, split, True).unlink(missing_ok=True)  # the folder stands for it now
+        sidecar_file(token_file(data_dir, split, True)).unlink(missing_ok=True)
+        print(f"{folder}/: {manifest['tokens']:,} tokens in {len(manifest['shards'])} shards, written in "
+              f"{time.perf_counter() - start:.2f} s")
     return tok
 
 
@@ -818,6 +915,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "where an interrupted one stopped; existing train.txt/valid.txt/instruct.txt are kept (default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the data folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="with --bpe: where to learn the merges and write the tokens. local (the default): this "
+                             "process. ray: on a Ray cluster (pip install -r requirements-ray.txt; "
+                             "docs/scale-out.md): the stories counted block by block on its workers, the merges "
+                             "learnt here, and the splits written as token folders train-bpe/ and valid-bpe/ (shards "
+                             "and a manifest), which pretrain.py reads as it reads train-bpe.bin")
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="with --engine ray: the cluster's head, HEAD:6379 (default: a Ray of this machine's "
+                             "own, started for the run)")
     return parser
 
 
@@ -831,6 +937,10 @@ def main(argv=None):
         parser.error(f"--words must be between 1 and {(1 << 16) - 3}, got {args.words}")
     if args.train_mb <= 0 or args.instruct_mb <= 0:
         parser.error("--train-mb and --instruct-mb must be positive")
+    if (args.engine != "local" or args.ray_address) and not args.bpe:
+        parser.error("--engine ray and --ray-address go with --bpe (the word-level vocabulary is built here)")
+    if args.ray_address and args.engine != "ray":
+        parser.error("--ray-address goes with --engine ray")
     if args.lowercase and args.source is None:
         parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
     data_dir = args.data_dir
@@ -842,7 +952,9 @@ def main(argv=None):
                           progress)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=progress)
-        if args.bpe:
+        if args.bpe and args.engine == "ray":
+            tok = build_bpe_ray(data_dir, args.vocab_size, args.ray_address, progress)
+        elif args.bpe:
             tok = build_bpe(data_dir, args.vocab_size, progress)
         else:
             tok = build_words(data_dir, args.words, progress)

@@ -646,8 +646,8 @@ def load_data(fail, args):
     """(tokenizer, training tokens, held-out tokens) from the data folder data.py wrote."""
     try:
         tokenizer = data.load_tokenizer(args.data_dir, args.bpe)
-        train_tokens = data.load_tokens(data.token_file(args.data_dir, "train", args.bpe), tokenizer)
-        valid_tokens = data.load_tokens(data.token_file(args.data_dir, "valid", args.bpe), tokenizer)
+        train_tokens = data.load_tokens(data.token_source(args.data_dir, "train", args.bpe), tokenizer)
+        valid_tokens = data.load_tokens(data.token_source(args.data_dir, "valid", args.bpe), tokenizer)
     except data.DataError as e:
         fail(e)
     return tokenizer, train_tokens, valid_tokens

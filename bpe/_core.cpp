@@ -698,6 +698,98 @@ std::vector<bpe::Pair> train_counted(bpe::ChunkCounter& counter, long long num_m
     return bpe::train(counter, num_merges, report);
 }
 
+// ---- Counts as data ---------------------------------------------------------------
+//
+// A counter's counts cross processes as three buffers, not one Python object a chunk:
+// the bytes of every distinct chunk end to end, int64 offsets (one more than the
+// chunks: chunk k is bytes[offsets[k]:offsets[k + 1]]), and int64 counts.
+
+// The warning add and add_counts give when keeping to the budget dropped chunks.
+void warn_dropped(const bpe::ChunkCounter& counter, uint64_t dropped) {
+    if (dropped == 0) return;
+    std::string message =
+        "training would pass max_memory (" + std::to_string(counter.max_memory()) + " bytes): dropped " +
+        std::to_string(dropped) + " distinct chunks counted " + std::to_string(counter.pruned().threshold) +
+        " times or fewer (" + std::to_string(counter.pruned().chunks) + " so far); the merges may differ "
+        "from exact training (no max_memory)";
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+}
+
+py::tuple counts_to_buffers(const bpe::ChunkCounter& counter) {
+    size_t n = counter.size(), total = 0;
+    counter.for_each([&](std::string_view chunk, int64_t) { total += chunk.size(); });
+    PyObject* made = PyBytes_FromStringAndSize(nullptr, Py_ssize_t(total));
+    if (made == nullptr) throw py::error_already_set();
+    py::bytes chunks = py::reinterpret_steal<py::bytes>(made);
+    py::array_t<int64_t> offsets(n + 1), counts(n);
+    char* out = PyBytes_AS_STRING(chunks.ptr());
+    int64_t* offset = offsets.mutable_data();
+    int64_t* count = counts.mutable_data();
+    size_t at = 0, k = 0;
+    offset[0] = 0;
+    counter.for_each([&](std::string_view chunk, int64_t n) {
+        std::memcpy(out + at, chunk.data(), chunk.size());
+        at += chunk.size();
+        offset[k + 1] = int64_t(at);
+        count[k++] = n;
+    });
+    return py::make_tuple(chunks, offsets, counts);
+}
+
+// Adds counts given as buffers (see above) to counter, after checking all of them, so
+// that a refused call adds nothing. `n` counts, n + 1 offsets.
+uint64_t add_buffers(bpe::ChunkCounter& counter, std::string_view bytes, const int64_t* offsets, size_t n_offsets,
+                     const int64_t* counts, size_t n, unsigned threads) {
+    if (n_offsets != n + 1)
+        throw py::value_error("offsets must hold one more than the counts (" + std::to_string(n + 1) + "), got " +
+                              std::to_string(n_offsets));
+    if (offsets[0] != 0) throw py::value_error("offsets must start at 0, got " + std::to_string(offsets[0]));
+    if (offsets[n] != int64_t(bytes.size()))
+        throw py::value_error("offsets must end at the length of the chunks' bytes (" + std::to_string(bytes.size()) +
+                              "), got " + std::to_string(offsets[n]));
+    // A count past 2^48 is far more than any corpus has chunks: refusing it keeps sums
+    // of many counters from overflowing.
+    constexpr int64_t kMaxCount = int64_t(1) << 48;
+    std::vector<std::string_view> chunks(n);
+    std::vector<int64_t> added(counts, counts + n);
+    for (size_t k = 0; k < n; ++k) {
+        if (offsets[k + 1] < offsets[k])
+            throw py::value_error("offsets must not decrease: offsets[" + std::to_string(k + 1) + "] = " +
+                                  std::to_string(offsets[k + 1]) + " < offsets[" + std::to_string(k) + "] = " +
+                                  std::to_string(offsets[k]));
+        if (counts[k] <= 0 || counts[k] > kMaxCount)
+            throw py::value_error("each count must be from 1 to 2^48, got counts[" + std::to_string(k) + "] = " +
+                                  std::to_string(counts[k]));
+        chunks[k] = bytes.substr(size_t(offsets[k]), size_t(offsets[k + 1] - offsets[k]));
+    }
+    GilReleased released;
+    return counter.add_counts(chunks, added, threads);
+}
+
+// A counter's rule: its pattern's name and its special tokens, as str.
+py::list special_tokens_of(const bpe::ChunkCounter& counter) {
+    py::list tokens;
+    for (const auto& [token, id] : counter.specials().tokens()) tokens.append(py::str(token));
+    return tokens;
+}
+
+// Whether two counters cut and split texts alike, so that their counts may be added:
+// ValueError if not. The specials' order does not matter to counting.
+void check_same_rule(const bpe::ChunkCounter& self, const bpe::ChunkCounter& other) {
+    if (self.pattern() != other.pattern())
+        throw py::value_error(std::string("cannot merge counts of the pattern '") + bpe::pattern_name(other.pattern()) +
+                              "' into a counter of the pattern '" + bpe::pattern_name(self.pattern()) + "'");
+    std::vector<std::string> mine, theirs;
+    for (const auto& token : self.specials().tokens()) mine.push_back(token.first);
+    for (const auto& token : other.specials().tokens()) theirs.push_back(token.first);
+    std::sort(mine.begin(), mine.end());
+    std::sort(theirs.begin(), theirs.end());
+    if (mine != theirs)
+        throw py::value_error("cannot merge counts cut at the special tokens " +
+                              std::string(py::repr(special_tokens_of(other))) + " into a counter cut at " +
+                              std::string(py::repr(special_tokens_of(self))));
+}
+
 // The ids of each text, as lists, encoded on `threads` threads: what encode_batch and
 // encode_str_batch do once they hold the texts' UTF-8 (Args: BytesArg or StrArg).
 template <class Args>
@@ -920,20 +1012,87 @@ PYBIND11_MODULE(_core, m) {
                     std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
                     dropped = self.add(views, workers, interrupt.get());
                 }
-                if (dropped > 0) {
-                    std::string message =
-                        "training would pass max_memory (" + std::to_string(self.max_memory()) + " bytes): dropped " +
-                        std::to_string(dropped) + " distinct chunks counted " + std::to_string(self.pruned().threshold) +
-                        " times or fewer (" + std::to_string(self.pruned().chunks) + " so far); the merges may differ "
-                        "from exact training (no max_memory)";
-                    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
-                }
+                warn_dropped(self, dropped);
             },
             py::arg("texts"), py::arg("threads") = 0,
             "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
             "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other "
             "str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a "
             "list's other strs are encoded for the call only.")
+        .def_property_readonly("pattern", [](const bpe::ChunkCounter& self) { return bpe::pattern_name(self.pattern()); },
+                               "The split rule's name.")
+        .def_property_readonly("special_tokens", &special_tokens_of, "The special tokens (str) the texts are cut at.")
+        .def("counts", &counts_to_buffers,
+             "The distinct chunks and their counts, as (chunks, offsets, counts): the bytes of every chunk end to "
+             "end, a numpy int64 array of offsets (one more than the chunks: chunk k is "
+             "chunks[offsets[k]:offsets[k + 1]]) and a numpy int64 array of counts. The order is the counter's "
+             "own. The counter keeps its counts.")
+        .def(
+            "add_counts",
+            [](bpe::ChunkCounter& self, py::handle chunks, py::array_t<int64_t, py::array::c_style> offsets,
+               py::array_t<int64_t, py::array::c_style> counts, py::handle threads) {
+                BytesArg bytes(chunks, "chunks");
+                if (offsets.ndim() != 1 || counts.ndim() != 1)
+                    throw py::value_error("offsets and counts must be one-dimensional arrays");
+                unsigned workers = thread_count(threads);
+                warn_dropped(self, add_buffers(self, bytes.view, offsets.data(), size_t(offsets.size()),
+                                               counts.data(), size_t(counts.size()), workers));
+            },
+            py::arg("chunks"), py::arg("offsets"), py::arg("counts"), py::arg("threads") = 0,
+            "Add counts in the form counts() gives them (from a counter of the same pattern and special tokens: "
+            "the buffers do not say which), on `threads` threads; then keep to max_memory as add does. "
+            "ValueError for offsets that do not fit the bytes or a count below 1, and then nothing is added.")
+        .def(
+            "merge",
+            [](bpe::ChunkCounter& self, const bpe::ChunkCounter& other, py::handle threads) {
+                if (&self == &other) throw py::value_error("cannot merge a counter into itself");
+                check_same_rule(self, other);
+                unsigned workers = thread_count(threads);
+                std::vector<std::string_view> chunks;
+                std::vector<int64_t> counts;
+                chunks.reserve(other.size()), counts.reserve(other.size());
+                other.for_each([&](std::string_view chunk, int64_t n) { chunks.push_back(chunk), counts.push_back(n); });
+                uint64_t dropped;
+                {
+                    GilReleased released;
+                    dropped = self.add_counts(chunks, counts, workers);
+                }
+                self.note_pruned(other.pruned());
+                warn_dropped(self, dropped);
+            },
+            py::arg("other"), py::arg("threads") = 0,
+            "Add another counter's counts to this one's (the other keeps its own), then keep to max_memory as add "
+            "does; what the other dropped is added to pruned. ValueError if the two differ in pattern or special "
+            "tokens.")
+        .def(py::pickle(
+            [](const bpe::ChunkCounter& self) {
+                py::tuple buffers = counts_to_buffers(self);
+                py::object max_memory = self.max_memory() ? py::object(py::int_(self.max_memory())) : py::none();
+                // The arrays as bytes, so that loading makes no numpy object from the pickle.
+                return py::make_tuple(1, bpe::pattern_name(self.pattern()), special_tokens_of(self), max_memory,
+                                      buffers[0], buffers[1].attr("tobytes")(), buffers[2].attr("tobytes")(),
+                                      self.pruned().chunks, self.pruned().threshold);
+            },
+            [](py::tuple state) {
+                if (state.size() != 9 || !py::isinstance<py::int_>(state[0]) || state[0].cast<int>() != 1)
+                    throw py::value_error("not the state of a ChunkCounter of this version");
+                std::vector<std::pair<std::string, uint32_t>> specials;
+                for (std::string& token : special_tokens_from_python(state[2])) specials.emplace_back(token, 0);
+                auto counter = std::make_unique<bpe::ChunkCounter>(bpe::parse_pattern(state[1].cast<std::string>()),
+                                                                   bpe::SpecialTokens(std::move(specials)));
+                BytesArg chunks(state[4], "the chunks"), offsets(state[5], "the offsets"), counts(state[6], "the counts");
+                if (offsets.view.size() % 8 || counts.view.size() % 8)
+                    throw py::value_error("a ChunkCounter's state holds int64 offsets and counts, not whole ones");
+                std::vector<int64_t> offset(offsets.view.size() / 8 + (offsets.view.empty() ? 1 : 0), 0);
+                std::vector<int64_t> count(counts.view.size() / 8);
+                std::memcpy(offset.data(), offsets.view.data(), offsets.view.size());
+                std::memcpy(count.data(), counts.view.data(), counts.view.size());
+                add_buffers(*counter, chunks.view, offset.data(), offset.size(), count.data(), count.size(), 1);
+                // The budget after the counts, which were within it when saved: loading drops nothing.
+                if (!state[3].is_none()) counter->set_max_memory(state[3].cast<uint64_t>());
+                counter->note_pruned({state[7].cast<uint64_t>(), state[8].cast<int64_t>()});
+                return counter.release();
+            }))
         .def("__len__", [](const bpe::ChunkCounter& self) { return self.size(); },
              "How many distinct chunks have been counted.")
         .def(

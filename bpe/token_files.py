@@ -9,7 +9,8 @@ its sidecar, NAME.bin.json, which says how to read it and which tokenizer wrote 
 The sha256 is the tokenizer's fingerprint (a hash of its content), so that ids written
 by one tokenizer are never read with another. This is the format of data.py's token
 files (train-bpe.bin and its train-bpe.bin.json); `bpe encode --format bin` writes it
-and `bpe decode` reads it.
+and `bpe decode` reads it. A token folder is shards of this format and a manifest that
+lists them in order (read_token_folder; bpe.ray_data writes them).
 """
 import hashlib
 import json
@@ -22,6 +23,10 @@ from .files import atomic_write
 from .tokenizer import array_dtype
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
+# A token folder (bpe.ray_data.write_token_folder): shards, each a token file, and a
+# manifest, written last, that lists them in order.
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "bpe token folder"
 DTYPES = ("<u2", "<u4")
 
 
@@ -113,3 +118,59 @@ def read_token_file(path, tokenizer) -> np.ndarray:
     if top >= tokenizer.n_vocab:
         raise ValueError(f"{path} holds id {top}, outside the tokenizer's {tokenizer.n_vocab:,} ids")
     return ids
+
+
+def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None) -> dict:
+    """Write a token folder's manifest (atomically, after its shards): shards are
+    (file name, number of ids) in reading order. Returns the manifest."""
+    manifest = {
+        "about": "token shards, read in this order; each NAME.bin is ids with no header, its NAME.bin.json says so",
+        "format": MANIFEST_FORMAT,
+        "version": 1,
+        "dtype": token_dtype(tokenizer.n_vocab),
+        "n_vocab": tokenizer.n_vocab,
+        "tokenizer": tokenizer_name,
+        "tokenizer_sha256": fingerprint(tokenizer),
+        "tokens": sum(n for _, n in shards),
+        "shards": [{"file": name, "tokens": n} for name, n in shards],
+    }
+    with atomic_write(Path(folder) / MANIFEST) as tmp:
+        Path(tmp).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def read_manifest(folder) -> dict:
+    """A token folder's manifest, checked for its fields. ValueError says what is wrong."""
+    path = Path(folder) / MANIFEST
+    if not path.exists():
+        raise ValueError(f"{folder} has no {MANIFEST}: not a token folder, or its writing did not finish")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not readable JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT or not isinstance(
+            manifest.get("shards"), list):
+        raise ValueError(f"{path} is not the manifest of a token folder")
+    return manifest
+
+
+def read_token_folder(folder, tokenizer) -> list:
+    """The shards of a token folder, in the manifest's order, each a read-only memory-
+    mapped array, checked against the manifest and its sidecar (bpe.token_files): the
+    same tokenizer, the same dtype, whole. ValueError names the shard at fault."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    shards = []
+    for entry in manifest["shards"]:
+        path = folder / str(entry.get("file"))
+        if Path(str(entry.get("file"))).name != entry.get("file"):
+            raise ValueError(f"{folder / MANIFEST}: the shard name {entry.get('file')!r} is not a file in the folder")
+        try:
+            ids = read_token_file(path, tokenizer)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"shard {path.name} of {folder}: {e}") from None
+        if len(ids) != entry.get("tokens") or ids.dtype != np.dtype(manifest["dtype"]):
+            raise ValueError(f"shard {path.name} of {folder} holds {len(ids):,} ids of {ids.dtype}, not the "
+                             f"{entry.get('tokens')!r} of {manifest['dtype']} the manifest lists")
+        shards.append(ids)
+    return shards

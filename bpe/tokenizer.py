@@ -141,6 +141,50 @@ class BPETokenizer:
             for batch in _batches(texts, special_tokens, _batch_size(max_memory)):
                 counter.add(batch, threads=threads)
                 bar.update(len(batch) if isinstance(batch, str) else sum(map(len, batch)))
+        return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
+
+    @classmethod
+    def train_from_counts(cls, counts, vocab_size: int, pattern: str | None = None, special_tokens=None,
+                          progress: bool | None = None, max_memory=None) -> "BPETokenizer":
+        """Learn a tokenizer from chunk counts made elsewhere: a bpe.ChunkCounter (whose
+        counts training uses up), or its counts() in their compact form, (chunks,
+        offsets, counts). Counts of parts of a corpus merged together (ChunkCounter.merge)
+        give the merges of training on the whole (see docs/scale-out.md).
+
+        pattern and special_tokens are a counter's own when not given, and must be its
+        own when given; for the compact form, which does not say, they default to
+        "default" and none, and must be those the counts were made with. max_memory, for
+        the compact form, is the budget the counts are taken in under (a counter keeps
+        its own). vocab_size and progress are as for train.
+        """
+        core = load_core()
+        if isinstance(counts, core.ChunkCounter):
+            counter = counts
+            if pattern is not None and pattern != counter.pattern:
+                raise ValueError(f"pattern is {pattern!r}, but the counts were made with {counter.pattern!r}")
+            if special_tokens is not None and sorted(_as_special_tokens(special_tokens)) != sorted(
+                    counter.special_tokens):
+                raise ValueError(f"special_tokens are {list(_as_special_tokens(special_tokens))!r}, but the counts "
+                                 f"were cut at {counter.special_tokens!r}")
+            pattern = counter.pattern
+            special_tokens = tuple(counter.special_tokens) if special_tokens is None else special_tokens
+        elif isinstance(counts, tuple) and len(counts) == 3:
+            pattern = "default" if pattern is None else pattern
+            counter = core.ChunkCounter(pattern, list(_as_special_tokens(special_tokens or ())),
+                                        max_memory=_as_memory(max_memory))
+            counter.add_counts(*counts)
+        else:
+            raise TypeError("counts must be a bpe.ChunkCounter or its counts() as (chunks, offsets, counts), not "
+                            f"{type(counts).__name__}")
+        special_tokens = _as_special_tokens(special_tokens or ())
+        num_merges = core.num_merges_for(vocab_size, len(special_tokens))
+        return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
+
+    @classmethod
+    def _train_counted(cls, counter, num_merges, vocab_size, pattern, special_tokens, progress):
+        from tqdm import tqdm
+
+        disable = None if progress is None else not progress
         with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
             merges = counter.train(num_merges, progress=lambda done: bar.update(done - bar.n))
         tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
@@ -149,7 +193,7 @@ class BPETokenizer:
             warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
                           f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge (every "
                           "chunk of the text is a single token); train on more text for a larger vocabulary",
-                          stacklevel=2)
+                          stacklevel=3)
         return tok
 
     # --- the vocabulary ------------------------------------------------------------

@@ -217,6 +217,52 @@ public:
         return n;
     }
 
+    // ---- Counts as data --------------------------------------------------------------
+    //
+    // Training needs only the counts, and counts add up: a corpus counted in parts (on
+    // other threads, processes or machines) and the parts' counts added together give
+    // the counts of the whole, and so its merges. Counts leave a counter through
+    // for_each and come in through add_counts, which keeps to the budget as add does.
+
+    // Calls f(chunk, count) for each distinct chunk, shard by shard.
+    template <class F>
+    void for_each(F&& f) const {
+        for (const CountedChunks& shard : shards_) shard.counts.for_each(f);
+    }
+
+    // Adds counts[k] to chunks[k], for each k (a chunk may come more than once), on
+    // `threads` threads, a shard each at a time; then keeps to the budget, and returns
+    // how many distinct chunks that dropped (see keep_to_budget). The chunks' bytes
+    // need outlive the call only: the long ones new here are copied.
+    uint64_t add_counts(const std::vector<std::string_view>& chunks, const std::vector<int64_t>& counts,
+                        unsigned threads) {
+        std::vector<std::vector<size_t>> by_shard(kShards);
+        std::vector<ChunkKey> keys;
+        keys.reserve(chunks.size());
+        for (std::string_view chunk : chunks) {
+            keys.emplace_back(chunk, chunk.data() + chunk.size());
+            by_shard[shard_of(keys.back().hash)].push_back(keys.size() - 1);
+        }
+        std::atomic<size_t> next_shard{0};
+        run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
+            for (size_t s = next_shard++; s < kShards; s = next_shard++) {
+                if (by_shard[s].empty()) continue;
+                ChunkTable<int64_t> table(by_shard[s].size());
+                for (size_t k : by_shard[s]) table[keys[k]] += counts[k];
+                CountedChunks& shard = shards_[s];
+                shard.counts.add(std::move(table), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
+            }
+        });
+        return keep_to_budget(threads);
+    }
+
+    // What was dropped elsewhere, for a counter made of others' counts (merged, or
+    // loaded back): the chunks add up, the threshold is the larger.
+    void note_pruned(const Pruned& other) {
+        pruned_.chunks += other.chunks;
+        pruned_.threshold = std::max(pruned_.threshold, other.threshold);
+    }
+
     // Hands over the counts, leaving this counter empty: the trainer makes its own
     // arrays of them, and the tables would only hold memory that training needs.
     std::vector<CountedChunks> take() {

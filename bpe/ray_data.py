@@ -1,0 +1,236 @@
+"""Past one machine: BPE training and token shards on Ray Data (docs/scale-out.md).
+
+    import ray
+    from bpe import ray_data
+    ray.init()                                            # or ray.init(address="HEAD:6379")
+    tok = ray_data.train(["stories/"], vocab_size=8192, special_tokens=["<|endoftext|>"])
+    ray_data.write_token_folder(["stories/"], tok, "tokens/")
+    shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order (bpe.token_files)
+
+Training needs only the counts of the distinct chunks, and counts add up. So:
+  1. every block of the dataset is counted on a worker into a ChunkCounter, whose counts
+     leave it as three buffers (ChunkCounter.counts);
+  2. the blocks' counts are added up in a tree of Ray tasks, two counts at a time, so
+     that no node adds up all the blocks one by one;
+  3. the driver learns the merges from the total (BPETokenizer.train_from_counts).
+The merges are those of training on the whole text in one process.
+
+Token files: each block is encoded by an actor of a pool (the tokenizer is built once
+per actor) into a shard of its own, NAME.bin with its sidecar (bpe.token_files), and a
+manifest, written last, lists the shards in the input's order with their token counts,
+the dtype and the tokenizer's fingerprint.
+
+The input is a ray.data.Dataset with a column of str, or paths (files or folders of
+text, JSON Lines or Parquet), read through bpe.sources, each file by a task.
+
+Ray is an optional extra (pip install -r requirements-ray.txt); this module is imported
+only when used.
+"""
+import json
+import os
+from pathlib import Path
+
+try:
+    import ray
+    import ray.data
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError("bpe.ray_data needs Ray: pip install -r requirements-ray.txt "
+                      '(or pip install "heapbpe[ray]")') from None
+import numpy as np
+import pyarrow as pa
+
+from . import sources
+from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
+from .token_files import write_manifest, write_token_file
+from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, load_core
+
+
+
+# --- the input ---------------------------------------------------------------------
+
+def dataset(source, text_column: str = "text", kind: str | None = None, field: str | None = None,
+            special_tokens=()):
+    """(a Dataset, the name of its column of texts). source: a ray.data.Dataset (whose
+    text_column holds the texts), or a path or a list of paths, read by bpe.sources, one
+    task a file (field: the JSON key or Parquet column of the text)."""
+    if isinstance(source, ray.data.Dataset):
+        return source, text_column
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files = [str(p) for p in sources.find_files(paths)]
+    read = _FileReader(kind, field, tuple(special_tokens))
+    # One block a file, so that the files are read (and counted) by tasks side by side.
+    files_ds = ray.data.from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
+    return files_ds.flat_map(read), "text"
+
+
+class _FileReader:
+    """The texts of one file, as rows: a SourceError names the file (and line)."""
+
+    def __init__(self, kind, field, special_tokens):
+        self.kind, self.field, self.special_tokens = kind, field, special_tokens
+
+    def __call__(self, row):
+        for text in sources.read_file(row["path"], self.kind, self.field, self.special_tokens):
+            yield {"text": text}
+
+
+def _texts_of(batch: pa.Table, column: str) -> list:
+    if column not in batch.column_names:
+        raise ValueError(f"the dataset has no column {column!r} of texts (its columns: "
+                         f"{', '.join(map(repr, batch.column_names)) or 'none'}): name it with text_column")
+    texts = batch.column(column).to_pylist()
+    for text in texts:
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"the column {column!r} must hold str, not {type(text).__name__}")
+    return [t for t in texts if t is not None]
+
+
+# --- training ----------------------------------------------------------------------
+
+def _count_block(batch: pa.Table, rule, column) -> pa.Table:
+    """map_batches: one block's texts -> one row of its counts, as buffers."""
+    counter = load_core().ChunkCounter(*rule)
+    texts = _texts_of(batch, column)
+    if texts:
+        counter.add(texts, threads=1)  # Ray gives a task one CPU
+    chunks, offsets, counts = counter.counts()
+    return pa.table({"chunks": pa.array([chunks], pa.large_binary()),
+                     "offsets": pa.array([offsets.tobytes()], pa.large_binary()),
+                     "counts": pa.array([counts.tobytes()], pa.large_binary())})
+
+
+def _buffers_of(part):
+    """The counts in part, an Arrow table of blocks' counts or counts() buffers, as a
+    list of (chunks, offsets, counts)."""
+    if isinstance(part, tuple):
+        return [part]
+    rows = part.to_pydict()
+    return [(c, np.frombuffer(o, np.int64), np.frombuffer(n, np.int64))
+            for c, o, n in zip(rows["chunks"], rows["offsets"], rows["counts"])]
+
+
+@ray.remote
+def _merge_counts(rule, *parts):
+    """One node of the tree: the counts of parts added up, as counts() buffers."""
+    counter = load_core().ChunkCounter(*rule)
+    for part in parts:
+        for buffers in _buffers_of(part):
+            counter.add_counts(*buffers, threads=1)
+    return counter.counts()
+
+
+def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
+          progress: bool | None = None, kind: str | None = None, field: str | None = None):
+    """The counts of every chunk of source (see dataset), as counts() buffers, counted a
+    block per task and added up in a tree of tasks. max_memory: each counter's budget
+    (bpe.ChunkCounter), the tree's nodes' included."""
+    from tqdm import tqdm
+
+    special_tokens = list(_as_special_tokens(special_tokens))
+    rule = (pattern, special_tokens, _as_memory(max_memory))
+    load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
+    ds, column = dataset(source, text_column, kind, field, special_tokens)
+    counted = ds.map_batches(_count_block, fn_kwargs={"rule": rule, "column": column}, batch_format="pyarrow",
+                             batch_size=None)
+    level = counted.to_arrow_refs()
+    if not level:
+        return load_core().ChunkCounter(*rule).counts()
+    # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
+    tasks = []
+    while len(level) > 1 or not tasks:
+        above = [_merge_counts.remote(rule, *level[k:k + 2]) for k in range(0, len(level), 2)]
+        tasks += above
+        level = above
+    disable = None if progress is None else not progress
+    with tqdm(desc="adding up counts", total=len(tasks), unit=" tasks", disable=disable, leave=False) as bar:
+        waiting = list(tasks)
+        while waiting:
+            # Not fetched: the counts stay on the workers until the root's come here. A
+            # task's error fails the tasks above it, and so the root's ray.get.
+            done, waiting = ray.wait(waiting, num_returns=1, fetch_local=False)
+            bar.update(len(done))
+    return ray.get(level[0])
+
+
+def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
+          max_memory=None, progress: bool | None = None, kind: str | None = None,
+          field: str | None = None) -> BPETokenizer:
+    """A tokenizer learnt from source (a Dataset or paths, see dataset) on the Ray
+    cluster: the counting is spread over it, the merges are learnt on the driver, and
+    equal those of BPETokenizer.train on the same texts in one process."""
+    counts = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
+    return BPETokenizer.train_from_counts(counts, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                                          progress=progress, max_memory=max_memory)
+
+
+# --- token files -------------------------------------------------------------------
+
+def shard_name(index: int) -> str:
+    return f"shard-{index:06d}.bin"
+
+
+@ray.remote
+class _ShardWriter:
+    """Holds a tokenizer, built once, and writes blocks' ids to shards."""
+
+    def __init__(self, state, folder, tokenizer_name, allowed_special):
+        self.tokenizer = BPETokenizer.from_state(state)
+        self.folder, self.tokenizer_name, self.allowed_special = Path(folder), tokenizer_name, allowed_special
+
+    def write(self, index: int, column: str, block: pa.Table):
+        texts = _texts_of(block, column)
+        pieces = (self.tokenizer.encode_array(t, allowed_special=self.allowed_special, threads=1) for t in texts)
+        # write_token_file writes the ids under a temporary name, renamed when whole, and
+        # the sidecar after them: a crash never leaves a sidecar beside half the ids.
+        tokens = write_token_file(self.folder / shard_name(index), pieces, self.tokenizer, self.tokenizer_name,
+                                  writer="bpe.ray_data")
+        return index, tokens
+
+
+def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str = "text", workers: int | None = None,
+                       allowed_special="all", tokenizer_name: str | None = None, progress: bool | None = None,
+                       kind: str | None = None, field: str | None = None) -> dict:
+    """Encode source (a Dataset or paths, see dataset) into folder: one shard a block,
+    by a pool of `workers` actors (None: one per CPU of the cluster), and the manifest,
+    last; returns the manifest. The shards, read in the manifest's order, hold the ids
+    of the texts in the input's order, whatever the number of workers.
+
+    A rerun after a crash starts again: the old manifest goes first, so that a folder
+    is never read while its shards change, and shards of the old run past the new ones
+    are removed once the new manifest is written."""
+    from tqdm import tqdm
+    from ray.util import ActorPool
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MANIFEST).unlink(missing_ok=True)
+    ds, column = dataset(source, text_column, kind, field, tokenizer.special_tokens)
+    # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
+    # order only when asked to (its tasks may finish in any order).
+    context = ray.data.DataContext.get_current()
+    kept = context.execution_options.preserve_order
+    context.execution_options.preserve_order = True
+    try:
+        blocks = ds.to_arrow_refs()
+    finally:
+        context.execution_options.preserve_order = kept
+    if workers is None:
+        workers = max(1, int(ray.available_resources().get("CPU", 1)))
+    workers = max(1, min(workers, len(blocks) or 1))
+    state = tokenizer.state()
+    pool = ActorPool([_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special)
+                      for _ in range(workers)])
+    tokens = [0] * len(blocks)
+    disable = None if progress is None else not progress
+    with tqdm(desc="writing shards", total=len(blocks), unit=" shards", disable=disable, leave=False) as bar:
+        for index, n in pool.map_unordered(lambda actor, job: actor.write.remote(job[0], column, job[1]),
+                                           list(enumerate(blocks))):
+            tokens[index] = n
+            bar.update(1)
+    manifest = write_manifest(folder, [(shard_name(k), n) for k, n in enumerate(tokens)], tokenizer, tokenizer_name)
+    listed = {s["file"] for s in manifest["shards"]}
+    for old in folder.glob("shard-*.bin"):
+        if old.name not in listed:
+            old.unlink(missing_ok=True)
+            (folder / (old.name + ".json")).unlink(missing_ok=True)
+    return manifest

@@ -1,0 +1,138 @@
+"""bpe.ray_data on a local Ray of two CPUs: training spread over tasks gives the merges
+of one process, and a token folder read in its manifest's order gives the ids of
+encoding in one process. Skipped where Ray is not installed (requirements-ray.txt)."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+import ray.data  # noqa: E402
+
+from bpe import BPETokenizer, ray_data  # noqa: E402
+
+SPECIALS = ["<|endoftext|>"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield
+    ray.shutdown()
+
+
+def stories(seed, count):
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefghéz") for _ in range(rng.randint(1, 8))) for _ in range(400)]
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) + rng.choice([".", "!", "\n"])
+            for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return stories(1, 400)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(texts):
+    return BPETokenizer.train(texts, 256 + 300 + 1, pattern="gpt4", special_tokens=SPECIALS, progress=False)
+
+
+def test_training_on_blocks_equals_one_process(texts, tokenizer):
+    ds = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=7)
+    tok = ray_data.train(ds, 256 + 300 + 1, pattern="gpt4", special_tokens=SPECIALS, progress=False)
+    assert tok.merges == tokenizer.merges and tok == tokenizer
+
+
+def test_training_on_files(tmp_path, texts):
+    # Three kinds, through bpe.sources: a text file with stories between special tokens,
+    # JSON Lines and Parquet.
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    (tmp_path / "a.txt").write_text("<|endoftext|>".join(texts[:100]), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"story": t}) + "\n" for t in texts[100:200]),
+                                      encoding="utf-8")
+    pq.write_table(pa.table({"story": texts[200:]}), tmp_path / "c.parquet")
+    one = ["<|endoftext|>".join(texts[:100])] + texts[100:]
+    expected = BPETokenizer.train(one, 256 + 200 + 1, special_tokens=SPECIALS, progress=False)
+    # field names the JSON key and the Parquet column; a text file has none
+    tok = ray_data.train([tmp_path], 256 + 200 + 1, special_tokens=SPECIALS, field="story", progress=False)
+    assert tok == expected
+
+
+def test_token_folder_in_order(tmp_path, texts, tokenizer):
+    ds = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=5)
+    manifest = ray_data.write_token_folder(ds, tokenizer, tmp_path / "tokens", workers=2, progress=False)
+    assert manifest["dtype"] == "<u2" and len(manifest["shards"]) == 5
+    shards = ray_data.read_token_folder(tmp_path / "tokens", tokenizer)
+    got = np.concatenate(shards)
+    expected = np.concatenate([tokenizer.encode_array(t, allowed_special="all") for t in texts])
+    assert got.dtype == np.uint16 and np.array_equal(got, expected)
+    assert [len(s) for s in shards] == [s["tokens"] for s in manifest["shards"]]
+    assert manifest["tokens"] == len(expected)
+
+    # A shard cut short is refused by name, and so is a folder whose manifest is missing.
+    victim = tmp_path / "tokens" / manifest["shards"][2]["file"]
+    victim.write_bytes(victim.read_bytes()[:-2])
+    with pytest.raises(ValueError, match=victim.name):
+        ray_data.read_token_folder(tmp_path / "tokens", tokenizer)
+    (tmp_path / "tokens" / "manifest.json").unlink()
+    with pytest.raises(ValueError, match="manifest"):
+        ray_data.read_token_folder(tmp_path / "tokens", tokenizer)
+
+
+def test_uint32_past_65536_ids(tmp_path):
+    tok = BPETokenizer([], special_tokens={"<|big|>": 70_000})
+    ds = ray.data.from_items([{"text": "ab<|big|>c"}, {"text": "d"}], override_num_blocks=2)
+    manifest = ray_data.write_token_folder(ds, tok, tmp_path, workers=1, progress=False)
+    assert manifest["dtype"] == "<u4"
+    got = np.concatenate(ray_data.read_token_folder(tmp_path, tok)).tolist()
+    assert got == [97, 98, 70_000, 99, 100]
+
+
+def test_a_missing_column_and_an_unreadable_file_are_named(tmp_path):
+    ds = ray.data.from_items([{"body": "some text"}])
+    with pytest.raises(Exception, match="no column 'text'") as info:
+        ray_data.train(ds, 260, progress=False)
+    assert "'body'" in str(info.value)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(Exception, match=r"bad\.jsonl, line 2 is not JSON"):
+        ray_data.train([bad], 260, progress=False)
+
+
+def test_token_folder_from_files_keeps_their_order(tmp_path, texts, tokenizer):
+    for k in range(6):  # names in order: the files are read in name order
+        (tmp_path / f"part-{k}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts[k::6]),
+                                                  encoding="utf-8")
+    ordered = [t for k in range(6) for t in texts[k::6]]
+    ray_data.write_token_folder([tmp_path], tokenizer, tmp_path / "out", workers=2, progress=False)
+    got = np.concatenate(ray_data.read_token_folder(tmp_path / "out", tokenizer))
+    assert np.array_equal(got, np.concatenate([tokenizer.encode_array(t) for t in ordered]))
+
+
+def test_data_py_engine_ray_matches_the_local_engine(tmp_path):
+    import data
+    import pretrain  # noqa: F401  (the loader pretrain.py uses)
+
+    rng = random.Random(9)
+    words = ["once", "upon", "a", "time", "cat", "dog", "sat", "ran", "happy", "the", "big", "sun"]
+    stories_ = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 20))).capitalize() + "." for _ in range(150)]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.txt").write_text("\n\n".join(stories_[:120]) + "\n", encoding="utf-8")
+    (src / "valid.txt").write_text("\n\n".join(stories_[120:]) + "\n", encoding="utf-8")
+    common = ["--source", str(src), "--separator", "blank", "--bpe", "--vocab-size", "300", "--no-progress"]
+    data.main(common + ["--data-dir", str(tmp_path / "local")])
+    data.main(common + ["--data-dir", str(tmp_path / "ray"), "--engine", "ray"])
+    local_tok = data.load_tokenizer(tmp_path / "local", True)
+    ray_tok = data.load_tokenizer(tmp_path / "ray", True)
+    assert ray_tok == local_tok
+    for split in ("train", "valid"):
+        source = data.token_source(tmp_path / "ray", split, True)
+        assert source.is_dir()
+        got = data.load_tokens(source, ray_tok)
+        want = data.load_tokens(data.token_source(tmp_path / "local", split, True), local_tok)
+        assert np.array_equal(got[0:len(got)], np.asarray(want))
