@@ -15,13 +15,17 @@ ints out, the same argument names with the same meanings.
     bpe.simd_tier() -> str                            # portable, sse2, avx2 or avx512 (env BPE_SIMD)
     bpe.train(text: bytes, num_merges, pattern="default", special_tokens=(), threads=0)
         -> list[tuple[int, int]]                      # merge k makes token 256 + k
-    bpe.ChunkCounter(pattern="default", special_tokens=())   # training, streamed:
-        .add(texts: bytes | list[bytes], threads=0); .train(num_merges)
+    bpe.ChunkCounter(pattern="default", special_tokens=(), max_memory=None)   # training, streamed:
+        .add(texts: str | bytes | list, threads=0); .train(num_merges, progress=None)
+        .counts() -> (chunks, offsets, counts); .add_counts(...); .merge(other)   # counts as data; it pickles
     bpe.Encoder(merges, pattern="default", special_tokens=(), token_ids=None)
         .encode(text: bytes, allowed_special=..., disallowed_special="all") -> list[int]
         .encode_array(...), .encode_batch(...), .decode_bytes(ids), .n_vocab
 
-bpe.formats reads and writes tiktoken's, GPT-2's and Hugging Face's files.
+The modules beside it: bpe.formats (tiktoken's, GPT-2's and Hugging Face's files),
+bpe.sources (text, JSON Lines and Parquet, streamed), bpe.token_files (token files and
+folders), bpe.explain (the merges that make a word), bpe.ray_data (training and token
+folders on Ray Data; needs Ray), and the command, python -m bpe.
 """
 __version__ = "0.2.0"
 

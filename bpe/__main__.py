@@ -85,7 +85,8 @@ def cmd_train(args):
     texts = sources.read_texts(files, kind=args.input_format, field=args.field, special_tokens=args.special,
                                progress=count)
     tok = _library_call(lambda: BPETokenizer.train(texts, vocab_size=args.vocab_size, pattern=args.pattern,
-                                                   special_tokens=args.special, threads=args.threads))
+                                                   special_tokens=args.special, threads=args.threads,
+                                                   max_memory=args.max_memory))
     seconds = time.perf_counter() - started
     path = tok.save(args.output)
     merges = len(tok.merges)
@@ -635,6 +636,9 @@ def build_parser() -> Parser:
     sub.add_argument("--input-format", choices=sources.KINDS, default=None,
                      help="read every file as this kind (default: by its name: .jsonl, .ndjson, .parquet, else text)")
     sub.add_argument("--threads", type=_threads, default=0, help="threads for counting (default: one per core)")
+    sub.add_argument("--max-memory", default=None, metavar="SIZE",
+                     help="a memory budget for training, such as 2GB: past it the rarest chunks are dropped, with a "
+                          "warning, and the merges may differ from exact training (default: none, exact)")
     sub.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the tokenizer (.bpe)")
     sub.set_defaults(run=cmd_train)
 

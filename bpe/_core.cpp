@@ -177,6 +177,11 @@ bool is_ascii(py::handle str) {
     return PyUnicode_IS_ASCII(str.ptr());
 }
 
+// A str that UTF-8 cannot hold: the one message for it, wherever a str is read.
+[[noreturn]] void throw_lone_surrogate(Py_ssize_t position) {
+    throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(position));
+}
+
 // The UTF-8 bytes of a str, without leaving a copy on the str. PyUnicode_AsUTF8AndSize
 // would cache one on the str object for as long as it lives (a 57 MB CJK text grew to
 // 143 MB), so: an ASCII str is its own UTF-8 and is read in place; any other is
@@ -196,7 +201,7 @@ std::string_view str_utf8(py::handle obj, py::object& keep) {
         if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
         Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
         PyErr_Clear();
-        throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(start));
+        throw_lone_surrogate(start);
     }
     keep = py::reinterpret_steal<py::object>(bytes);
     return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
@@ -250,6 +255,19 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     const int kind = PyUnicode_KIND(text.ptr());
     const void* data = PyUnicode_DATA(text.ptr());
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text.ptr());
+    // A lone surrogate is looked for first, so that a str refused for one counts
+    // nothing, as a list of strs refused for one does not.
+    if (kind != PyUnicode_1BYTE_KIND) {
+        Py_ssize_t surrogate = -1;
+        {
+            GilReleased released;
+            for (Py_ssize_t i = 0; i < n && surrogate < 0; ++i) {
+                uint32_t c = PyUnicode_READ(kind, data, i);
+                if (c >= 0xd800 && c <= 0xdfff) surrogate = i;
+            }
+        }
+        if (surrogate >= 0) throw_lone_surrogate(surrogate);
+    }
     // The special tokens as characters, to see whether one lies across a cut.
     std::vector<std::u32string> specials;
     for (const auto& [token, id] : counter.specials().tokens()) {
@@ -293,8 +311,7 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
             if (surrogate < 0) dropped += counter.add({piece}, workers, interrupt.get());
         }
         if (surrogate >= 0)
-            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
-                                  std::to_string(surrogate));
+            throw_lone_surrogate(surrogate);
         start = cut;
     }
     return dropped;
@@ -943,16 +960,9 @@ PYBIND11_MODULE(_core, m) {
                  std::vector<std::pair<std::string, uint32_t>> specials;
                  for (std::string& token : special_tokens_from_python(special_tokens)) specials.emplace_back(token, 0);
                  uint64_t budget = 0;
-                 if (!max_memory.is_none()) {
-                     if (!is_int(max_memory))
-                         throw py::type_error("max_memory must be an int (bytes) or None, got " +
-                                              std::string(py::repr(max_memory)));
-                     long long value = as_long_long(max_memory);
-                     if (value <= 0)
-                         throw py::value_error("max_memory must be a number of bytes above 0 (None: no budget), got " +
-                                               std::string(py::repr(max_memory)));
-                     budget = uint64_t(value);
-                 }
+                 if (!max_memory.is_none())
+                     budget = uint64_t(size_from_python(max_memory, "max_memory", 1, LLONG_MAX,
+                                                        "a number of bytes above 0 (None: no budget)"));
                  auto counter = std::make_unique<bpe::ChunkCounter>(pattern, bpe::SpecialTokens(std::move(specials)));
                  counter->set_max_memory(budget);
                  return counter.release();
@@ -1232,9 +1242,11 @@ PYBIND11_MODULE(_core, m) {
                 SpecialChoice choice(self, allowed_special, disallowed_special);
                 choice.check(self, arg.view);
                 std::vector<uint32_t> ids;
+                bool check_signals = SignalCheck::wanted_for(arg.view.size());
                 {
                     GilReleased released;
-                    ids = self.encode(arg.view, choice.allowed);
+                    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+                    ids = self.encode(arg.view, choice.allowed, 1, interrupt.get());
                 }
                 // Spans as a numpy array of shape (n, 2), start and end in each row: no
                 // Python object per token. (A list of (start, end) tuples cost three

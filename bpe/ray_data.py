@@ -26,7 +26,6 @@ text, JSON Lines or Parquet), read through bpe.sources, each file by a task.
 Ray is an optional extra (pip install -r requirements-ray.txt); this module is imported
 only when used.
 """
-import json
 import os
 from pathlib import Path
 
@@ -41,7 +40,7 @@ import pyarrow as pa
 
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
-from .token_files import write_manifest, write_token_file
+from .token_files import sidecar_path, write_manifest, write_token_file
 from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, load_core
 
 
@@ -232,5 +231,5 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
     for old in folder.glob("shard-*.bin"):
         if old.name not in listed:
             old.unlink(missing_ok=True)
-            (folder / (old.name + ".json")).unlink(missing_ok=True)
+            sidecar_path(old).unlink(missing_ok=True)
     return manifest

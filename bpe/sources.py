@@ -24,7 +24,6 @@ import codecs
 import json
 from pathlib import Path
 
-from .tokenizer import _inside_special
 
 KINDS = ("text", "jsonl", "parquet")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -145,6 +144,15 @@ def safe_cut(text: str, special_tokens=(), start: int = 0) -> int:
             return cut
         cut = text.rfind(" ", max(start, 1), cut)
     return 0
+
+
+def _inside_special(text: str, cut: int, special_tokens) -> bool:
+    """Whether some special token occurs in text across position cut."""
+    for token in special_tokens:
+        at = text.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
+        if at != -1 and at < cut:
+            return True
+    return False
 
 
 def _jsonl_texts(path, field: str, progress):

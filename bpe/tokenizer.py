@@ -138,7 +138,7 @@ class BPETokenizer:
         counter = core.ChunkCounter(pattern, list(special_tokens), max_memory=_as_memory(max_memory))
         disable = None if progress is None else not progress
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
-            for batch in _batches(texts, special_tokens, _batch_size(max_memory)):
+            for batch in _batches(texts, _batch_size(max_memory)):
                 counter.add(batch, threads=threads)
                 bar.update(len(batch) if isinstance(batch, str) else sum(map(len, batch)))
         return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
@@ -769,15 +769,14 @@ _MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10*
 
 
 def _as_memory(max_memory):
-    """max_memory as bytes (an int above 0), or None: an int, or a str such as "2GB"."""
-    if max_memory is None or (isinstance(max_memory, int) and not isinstance(max_memory, bool)):
-        return max_memory
-    if isinstance(max_memory, str):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", max_memory)
-        if match and match.group(2).upper() in _MEMORY_UNITS:
-            return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
-        raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
-    raise TypeError(f"max_memory must be an int (bytes), a str such as '2GB', or None, not {type(max_memory).__name__}")
+    """max_memory as the core takes it: a str such as "2GB" turned into bytes; bytes
+    (an int) and None as they are, for the core to check."""
+    if not isinstance(max_memory, str):
+        return max_memory  # bytes, or None: the core checks them
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", max_memory)
+    if match and match.group(2).upper() in _MEMORY_UNITS:
+        return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
+    raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
 
 
 def _as_texts(texts) -> list:
@@ -793,7 +792,7 @@ def _batch_size(max_memory) -> int:
     return TRAIN_BATCH_BYTES if budget is None else max(1 << 16, min(TRAIN_BATCH_BYTES, budget // 64))
 
 
-def _batches(texts, special_tokens, batch_size: int = TRAIN_BATCH_BYTES):
+def _batches(texts, batch_size: int = TRAIN_BATCH_BYTES):
     """The texts as lists of str of about batch_size characters each, which the
     core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
     call only). A single str goes whole: the core reads an ASCII one in place, and
@@ -816,29 +815,3 @@ def _batches(texts, special_tokens, batch_size: int = TRAIN_BATCH_BYTES):
             batch, size = [], 0
     if batch:
         yield batch
-
-
-def _safe_pieces(text: str, size: int, special_tokens):
-    """text in pieces of about `size` characters, cut only where a chunk boundary is
-    certain whatever the pattern: an ASCII letter followed by a space (bpe/split.h,
-    is_safe_cut, gives the reason), and not inside a special token."""
-    start = 0
-    while len(text) - start > size:
-        cut = text.find(" ", start + size)
-        while cut > 0 and not (text[cut - 1].isascii() and text[cut - 1].isalpha()
-                               and not _inside_special(text, cut, special_tokens)):
-            cut = text.find(" ", cut + 1)
-        if cut <= 0:
-            break
-        yield text[start:cut]
-        start = cut
-    yield text[start:]
-
-
-def _inside_special(text: str, cut: int, special_tokens) -> bool:
-    """Whether some special token occurs in text across position cut."""
-    for token in special_tokens:
-        at = text.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
-        if at != -1 and at < cut:
-            return True
-    return False

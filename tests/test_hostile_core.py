@@ -212,6 +212,7 @@ def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole()
     tok = BPETokenizer.train(text[:300_000], 1000, progress=False)
     calls = {**signal_delay.calls(tok, text),
              "encode_ordinary": lambda: tok.encode_ordinary(text),
+             "encode_with_offsets": lambda: tok.encode_with_offsets(text),
              # The same bytes five times: counting 20 MB once can end before the alarm.
              "counter": lambda: bpe.ChunkCounter().add([text.encode()] * 5, threads=2)}
     delays = {name: signal_delay.delay_of(call, after=0.2) for name, call in calls.items()}

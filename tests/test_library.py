@@ -186,17 +186,12 @@ def test_training_a_stream_equals_the_reference_on_the_same_documents():
     assert tok.special_ids == {"<|endoftext|>": 456}
 
 
-def test_training_one_str_equals_bpe_train(monkeypatch):
+def test_training_one_str_equals_bpe_train():
     text = STORIES[:60_000] + "<|end of text|>" + STORIES[60_000:120_000]
     expected = bpe.train(text.encode(), 300, special_tokens=["<|end of text|>"])
     assert list(BPETokenizer.train(text, vocab_size=557, special_tokens=["<|end of text|>"]).merges) == expected
-    # Cut into many pieces on the way to the core, the str still trains the same: the
-    # cuts fall where a chunk must end anyway, and never inside a special token (this
-    # one holds a letter and a space, where a cut may go).
-    monkeypatch.setattr(bpe.tokenizer, "TRAIN_BATCH_BYTES", 997)
-    pieces = list(bpe.tokenizer._safe_pieces(text, 997, ["<|end of text|>"]))
-    assert len(pieces) > 50 and "".join(pieces) == text
-    assert list(BPETokenizer.train(text, vocab_size=557, special_tokens=["<|end of text|>"]).merges) == expected
+    # (A str cut into pieces on its way to the core trains the same too:
+    # tests/test_memory.py::test_one_long_str_counted_in_pieces_trains_as_its_utf8.)
 
 
 def test_vocab_size_counts_bytes_merges_and_specials():

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bpe
@@ -261,7 +262,8 @@ def test_max_memory_is_bytes_or_a_size():
     with pytest.raises(ValueError, match="max_memory"):
         _as_memory("lots")
     with pytest.raises(TypeError, match="max_memory"):
-        _as_memory(True)
+        bpe.ChunkCounter(max_memory=True)
+    assert bpe.ChunkCounter(max_memory=np.int64(10**9)).max_memory == 10**9  # numpy ints, as everywhere
     with pytest.raises(ValueError, match="max_memory"):
         bpe.ChunkCounter(max_memory=0)
     with pytest.raises(TypeError, match="max_memory"):
@@ -307,3 +309,12 @@ def test_one_long_str_counted_in_pieces_trains_as_its_utf8():
     assert len(pieces) == len(whole)  # a special token cut in two would add chunks such as "<|a"
     with pytest.raises(ValueError, match=f"lone surrogate at position {len(text) + 1}"):
         BPETokenizer.train(text + " \udc00", 300, progress=False)
+
+
+def test_a_str_refused_for_a_lone_surrogate_counts_nothing():
+    # One str that is not ASCII is counted a piece at a time; a surrogate in a later
+    # piece must not leave the earlier pieces counted.
+    counter = bpe.ChunkCounter()
+    with pytest.raises(ValueError, match="lone surrogate at position 9000000"):
+        counter.add("héllo wör" * 1_000_000 + "\ud800")
+    assert len(counter) == 0
