@@ -257,9 +257,9 @@ class BPETokenizer:
 
     def is_special_token(self, id: int) -> bool:
         """Whether id is a special token's."""
-        if isinstance(id, bool) or not isinstance(id, int):
+        if isinstance(id, bool) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
             raise TypeError(f"a token id must be an int, got {id!r}")
-        return id in self._special_ids.values()
+        return operator.index(id) in self._special_ids.values()
 
     def token_byte_values(self) -> list:
         """The bytes of every token that is not special, sorted, as tiktoken gives them."""
@@ -681,9 +681,10 @@ def _threads(threads, num_threads):
         return threads
     if threads != 0:
         raise TypeError(f"give threads or num_threads (tiktoken's name for it), not both: got {threads} and {num_threads}")
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+    # Checked here too, not only by the core: decode_batch takes it and runs on one thread.
+    if isinstance(num_threads, bool) or not hasattr(num_threads, "__index__") or operator.index(num_threads) < 0:
         raise ValueError(f"num_threads must be an int, 0 (one per core) or more, got {num_threads!r}")
-    return num_threads
+    return operator.index(num_threads)
 
 
 def _legacy_arguments(state: dict) -> dict:
