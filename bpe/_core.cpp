@@ -203,29 +203,40 @@ std::string_view str_utf8(py::handle obj, py::object& keep) {
 }
 
 // The UTF-8 of characters [begin, end) of a str whose characters are Char (its
-// PyUnicode kind): written to `out` if given, else only measured. Returns the bytes,
-// or, with a lone surrogate (which UTF-8 cannot hold) at position p, -1 - p. Needs no
-// GIL: a str never changes.
+// PyUnicode kind), with no lone surrogate among them, written at `out`. Needs no GIL:
+// a str never changes.
 template <class Char>
-int64_t utf8_of(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char* out) {
-    int64_t size = 0;
+void write_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char* out) {
     for (Py_ssize_t i = begin; i < end; ++i) {
         uint32_t c = chars[i];
-        int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-        if (n == 3 && c >= 0xd800 && c <= 0xdfff) return -1 - int64_t(i);
-        if (out) {
-            char* at = out + size;
-            if (n == 1) at[0] = char(c);
-            else if (n == 2) at[0] = char(0xc0 | (c >> 6)), at[1] = char(0x80 | (c & 0x3f));
-            else if (n == 3)
-                at[0] = char(0xe0 | (c >> 12)), at[1] = char(0x80 | ((c >> 6) & 0x3f)), at[2] = char(0x80 | (c & 0x3f));
-            else
-                at[0] = char(0xf0 | (c >> 18)), at[1] = char(0x80 | ((c >> 12) & 0x3f)),
-                at[2] = char(0x80 | ((c >> 6) & 0x3f)), at[3] = char(0x80 | (c & 0x3f));
+        if (c < 0x80) {
+            *out++ = char(c);
+        } else if (c < 0x800) {
+            *out++ = char(0xc0 | (c >> 6)), *out++ = char(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            *out++ = char(0xe0 | (c >> 12)), *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
+        } else {
+            *out++ = char(0xf0 | (c >> 18)), *out++ = char(0x80 | ((c >> 12) & 0x3f));
+            *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
         }
-        size += n;
     }
-    return size;
+}
+
+// The bytes of the UTF-8 of characters [begin, end), or, with a lone surrogate (which
+// UTF-8 cannot hold) at position p, -1 - p. Without branches, so that the compiler
+// makes it SIMD: it is a pass over the whole str.
+template <class Char>
+int64_t utf8_size(const Char* chars, Py_ssize_t begin, Py_ssize_t end) {
+    int64_t size = 0;
+    bool surrogate = false;
+    for (Py_ssize_t i = begin; i < end; ++i) {
+        uint32_t c = chars[i];
+        size += 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000);
+        surrogate |= c - 0xd800 < 0x800;
+    }
+    if (!surrogate) return size;
+    for (Py_ssize_t i = begin;; ++i)
+        if (uint32_t(chars[i]) - 0xd800 < 0x800) return -1 - int64_t(i);
 }
 
 // The UTF-8 of a str that is not ASCII, made on `workers` threads into `out` without
@@ -240,16 +251,19 @@ std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char[]>& ou
     std::vector<Py_ssize_t> bounds(workers + 1);
     for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(n) * k / workers);
     std::vector<int64_t> sizes(workers);
-    auto utf8 = [&](size_t k, char* to) {
+    // f(chars, begin, end) for thread k's share, with chars of the str's kind.
+    auto share = [&](size_t k, auto&& f) {
         switch (kind) {
-            case PyUnicode_1BYTE_KIND: return utf8_of(static_cast<const Py_UCS1*>(data), bounds[k], bounds[k + 1], to);
-            case PyUnicode_2BYTE_KIND: return utf8_of(static_cast<const Py_UCS2*>(data), bounds[k], bounds[k + 1], to);
-            default: return utf8_of(static_cast<const Py_UCS4*>(data), bounds[k], bounds[k + 1], to);
+            case PyUnicode_1BYTE_KIND: return f(static_cast<const Py_UCS1*>(data), bounds[k], bounds[k + 1]);
+            case PyUnicode_2BYTE_KIND: return f(static_cast<const Py_UCS2*>(data), bounds[k], bounds[k + 1]);
+            default: return f(static_cast<const Py_UCS4*>(data), bounds[k], bounds[k + 1]);
         }
     };
     {
         GilReleased released;
-        bpe::run_threads(workers, [&](size_t k) { sizes[k] = utf8(k, nullptr); });
+        bpe::run_threads(workers, [&](size_t k) {
+            sizes[k] = share(k, [](auto chars, Py_ssize_t begin, Py_ssize_t end) { return utf8_size(chars, begin, end); });
+        });
     }
     std::vector<int64_t> offsets{0};
     for (int64_t size : sizes) {
@@ -261,7 +275,9 @@ std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char[]>& ou
     out.reset(new char[size_t(offsets.back()) + 1]);  // not zeroed: the threads write every byte
     {
         GilReleased released;
-        bpe::run_threads(workers, [&](size_t k) { utf8(k, out.get() + offsets[k]); });
+        bpe::run_threads(workers, [&](size_t k) {
+            share(k, [&](auto chars, Py_ssize_t begin, Py_ssize_t end) { write_utf8(chars, begin, end, out.get() + offsets[k]); });
+        });
     }
     return std::string_view(out.get(), size_t(offsets.back()));
 }
