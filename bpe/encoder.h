@@ -220,6 +220,11 @@ private:
                     out.push_back(*id);
                     return;
                 }
+                // A chunk missing here is new to this call, or pushed out of its slot:
+                // the whole-token table is looked at unless `seen` has it, and being
+                // megabytes it is mostly out of the caches, so its load starts now, to
+                // overlap with the lookup in `seen`.
+                whole_tokens_.prefetch(key);
                 size_t start = out.size();
                 if (!seen.append_to(key, out)) {
                     if (const uint32_t* id = whole_tokens_.find(key)) {
