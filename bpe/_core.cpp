@@ -273,8 +273,7 @@ std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char[]>& ou
     std::vector<int64_t> offsets{0};
     for (int64_t size : sizes) {
         if (size < 0)
-            throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " +
-                                  std::to_string(-1 - size));
+            throw_lone_surrogate(Py_ssize_t(-1 - size));
         offsets.push_back(offsets.back() + size);
     }
     out.reset(new char[size_t(offsets.back()) + 1]);  // not zeroed: the threads write every byte
