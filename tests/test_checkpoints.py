@@ -21,6 +21,7 @@ import data
 import pretrain
 import sample
 from model import CHECKPOINT_NAME, load_checkpoint
+from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "16", "--batch-size", "2",
@@ -40,14 +41,6 @@ def data_dir(tmp_path_factory):
     (src / "valid.txt").write_text("\n\n".join(stories(40, 2)) + "\n", encoding="utf-8")
     data.main(["--source", str(src), "--data-dir", str(d), "--separator", "blank"])
     return d
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

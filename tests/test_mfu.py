@@ -16,6 +16,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import data
 import pretrain
 from model import GPT, GPTConfig, load_checkpoint, peak_flops
+from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
 
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "16", "--batch-size", "2",
         "--eval-batches", "1", "--log-interval", "1", "--warmup-steps", "1"]
@@ -31,14 +32,6 @@ def data_dir(tmp_path_factory):
         (src / name).write_text("\n\n".join(stories) + "\n", encoding="utf-8")
     data.main(["--source", str(src), "--data-dir", str(d), "--separator", "blank"])
     return d
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("rope", [False, True])

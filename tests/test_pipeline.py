@@ -28,6 +28,7 @@ import pretrain
 from bpe.files import temporary_name_pattern
 from model import CHECKPOINT_NAME, load_checkpoint
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer
+from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "32", "--batch-size", "4",
@@ -80,15 +81,6 @@ def data_dir(corpus, tmp_path_factory):
     data.main(["--source", str(src), "--data-dir", str(d), "--separator", "blank"])
     data.main(["--bpe", "--vocab-size", "458", "--source", str(src), "--data-dir", str(d), "--separator", "blank"])
     return d
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread, above all on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def run_env(**extra):
