@@ -79,16 +79,21 @@ def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None,
     return tokens
 
 
+def _read_json(path: Path):
+    """What a sidecar or a manifest holds; ValueError if it is not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not readable JSON ({e})") from None
+
+
 def read_sidecar(path) -> dict:
     """A token file's sidecar, checked to describe a token file of its size. ValueError
     says what is wrong."""
     path, sidecar = Path(path), sidecar_path(path)
     if not sidecar.exists():
         raise ValueError(f"{path} has no sidecar {sidecar.name} to say how to read it and which tokenizer wrote it")
-    try:
-        about = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{sidecar} is not readable JSON ({e})") from None
+    about = _read_json(sidecar)
     if not isinstance(about, dict) or not all(k in about for k in SIDECAR_FIELDS):
         raise ValueError(f"{sidecar} does not describe a token file (it needs {', '.join(SIDECAR_FIELDS)})")
     if about["dtype"] not in DTYPES:
@@ -144,10 +149,7 @@ def read_manifest(folder) -> dict:
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise ValueError(f"{folder} has no {MANIFEST}: not a token folder, or its writing did not finish")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path} is not readable JSON ({e})") from None
+    manifest = _read_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT or not isinstance(
             manifest.get("shards"), list):
         raise ValueError(f"{path} is not the manifest of a token folder")
