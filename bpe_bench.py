@@ -120,13 +120,13 @@ def main(argv=None):
     common(p)
     args = parser.parse_args(argv)
 
-    from bench.encode import run_encode
+    from bench.encode import bench_encode
     from bench.measure import remove_temporaries
-    from bench.reference import run_reference
-    from bench.threads import run_threads
-    from bench.train import run_train
+    from bench.reference import bench_reference
+    from bench.threads import bench_threads
+    from bench.train import bench_train
 
-    commands = {"encode": run_encode, "threads": run_threads, "train": run_train, "reference": run_reference}
+    commands = {"encode": bench_encode, "threads": bench_threads, "train": bench_train, "reference": bench_reference}
     names = list(commands) if args.command == "all" else [args.command]
     try:
         for name in names:

@@ -271,7 +271,7 @@ def split_table(report, worker: Worker, text_name: str, texts: dict, repeats: in
     return table.done()
 
 
-def run_encode(args):
+def bench_encode(args):
     report = Report("encode", args)
     bpe = import_bpe()
     cpu = min(os.sched_getaffinity(0)) if affinity_supported() else None

@@ -6,7 +6,7 @@ from bench import REFERENCE_MERGES, ROOT
 from bench.measure import Contender, Report, import_bpe, interleaved, timing
 
 
-def run_reference(args):
+def bench_reference(args):
     report = Report("reference", args)
     bpe = import_bpe()
     import bpe_reference

@@ -26,7 +26,7 @@ print(json.dumps(samples))
 """
 
 
-def run_threads(args):
+def bench_threads(args):
     report = Report("threads", args)
     bpe = import_bpe()
     import numpy  # noqa: F401

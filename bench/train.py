@@ -44,7 +44,7 @@ BPETokenizer.train(text, int(sys.argv[2]), special_tokens=sys.argv[3].split(",")
 """
 
 
-def run_train(args):
+def bench_train(args):
     report = Report("train", args)
     bpe = import_bpe()
     import bpe_reference
