@@ -349,12 +349,12 @@ def pick_device(name: str | None = None) -> str:
     """The device to run on: `name` when given, else CUDA, then Apple's MPS, then the CPU."""
     if name:
         try:
-            kind = torch.device(name).type
+            device_type = torch.device(name).type
         except (RuntimeError, TypeError) as e:
             raise ValueError(f"not a device: {name!r} ({e})") from None
-        if kind == "cuda" and not torch.cuda.is_available():
+        if device_type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device {name!r} asked for, but CUDA is not available here")
-        if kind == "mps" and not torch.backends.mps.is_available():
+        if device_type == "mps" and not torch.backends.mps.is_available():
             raise ValueError(f"device {name!r} asked for, but MPS is not available here")
         return name
     if torch.cuda.is_available():

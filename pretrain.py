@@ -295,12 +295,12 @@ def setup_processes(device_name):
     if world == 1:
         return 0, 1, device
     rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
-    kind = torch.device(device).type
-    if kind == "cuda":
+    device_type = torch.device(device).type
+    if device_type == "cuda":
         device = f"cuda:{local_rank}"
         torch.cuda.set_device(device)
         backend = "nccl"
-    elif kind == "cpu":
+    elif device_type == "cpu":
         backend = "gloo"
         # The processes share the cores: one thread each per share, or they fight over them.
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
@@ -406,19 +406,19 @@ def gather(t: torch.Tensor, device) -> list:
 
 def dropout_generator_state(device) -> torch.Tensor:
     """The state of the generator that dropout draws from: the device's default one."""
-    kind = torch.device(device).type
-    if kind == "cuda":
+    device_type = torch.device(device).type
+    if device_type == "cuda":
         return torch.cuda.get_rng_state(device)
-    if kind == "mps":
+    if device_type == "mps":
         return torch.mps.get_rng_state()
     return torch.get_rng_state()
 
 
 def set_dropout_generator_state(device, state):
-    kind = torch.device(device).type
-    if kind == "cuda":
+    device_type = torch.device(device).type
+    if device_type == "cuda":
         torch.cuda.set_rng_state(state, device)
-    elif kind == "mps":
+    elif device_type == "mps":
         torch.mps.set_rng_state(state)
     else:
         torch.set_rng_state(state)
@@ -509,7 +509,7 @@ def main(argv=None):
     except ValueError as e:
         parser.exit(1, f"{parser.prog}: error: {e}\n")
     try:
-        result = train(parser, args, rank, world, device)
+        result = pretrain(parser, args, rank, world, device)
         if dist.is_initialized():
             dist.barrier()  # no rank leaves while another is still inside a collective
         return result
@@ -518,7 +518,7 @@ def main(argv=None):
             dist.destroy_process_group()
 
 
-def train(parser, args, rank, world, device):
+def pretrain(parser, args, rank, world, device):
     """Start or resume the run, then step until the budget, --max-steps or a signal ends
     it, evaluating and saving a checkpoint every --eval-interval steps and at the end."""
     run = start_run(parser, args, rank, world, device)
