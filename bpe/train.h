@@ -36,6 +36,7 @@
 
 #include "chunk_table.h"
 #include "pair.h"
+#include "pair_table.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
@@ -558,7 +559,7 @@ private:
         uint32_t begin, length;  // 16 bytes: millions of pairs are alive at once
     };
     static constexpr uint64_t kMaxPositions = UINT32_MAX;
-    PairMap<PairStats> pairs_;
+    PairHashTable<PairStats, KeysApart> pairs_;
     std::vector<uint32_t> positions_;
     std::vector<uint64_t> lists_;  // the pair of each list in positions_, in their order there
     uint64_t garbage_ = 0;  // positions in lists of pairs that are gone
