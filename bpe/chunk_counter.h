@@ -127,14 +127,21 @@ public:
     // `threads` threads, a shard each at a time; then keeps to the budget, and returns
     // how many distinct chunks that dropped (see keep_to_budget). The chunks' bytes
     // need outlive the call only: the long ones new here are copied.
+    // `interrupt`, if given, hears of the chunks as they are sorted into shards, and may
+    // stop the call there, before any count is added.
     uint64_t add_counts(const std::vector<std::string_view>& chunks, const std::vector<int64_t>& counts,
-                        unsigned threads) {
+                        unsigned threads, Interrupt* interrupt = nullptr) {
         std::vector<std::vector<size_t>> by_shard(kShards);
         std::vector<ChunkKey> keys;
         keys.reserve(chunks.size());
+        size_t unreported = 0;
         for (std::string_view chunk : chunks) {
             keys.emplace_back(chunk, chunk.data() + chunk.size());
             by_shard[shard_of(keys.back().hash)].push_back(keys.size() - 1);
+            // A chunk costs a look-up whatever its length: it counts as the bytes it
+            // takes in counts()'s buffers (_core.cpp), its own, its offset's and its count's.
+            unreported += chunk.size() + 2 * sizeof(int64_t);
+            if (interrupt && unreported >= Interrupt::kPollBytes) interrupt->done(unreported), unreported = 0;
         }
         std::atomic<size_t> next_shard{0};
         run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
