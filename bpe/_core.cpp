@@ -840,7 +840,8 @@ py::tuple counts_to_buffers(const bpe::ChunkCounter& counter) {
 }
 
 // Adds counts given as buffers (see above) to counter, after checking all of them, so
-// that a refused call adds nothing. `n` counts, n + 1 offsets.
+// that a refused call adds nothing; a signal (Ctrl-C) stops it before it adds any
+// either. `n` counts, n + 1 offsets.
 uint64_t add_buffers(bpe::ChunkCounter& counter, std::string_view bytes, const int64_t* offsets, size_t n_offsets,
                      const int64_t* counts, size_t n, unsigned threads) {
     if (n_offsets != n + 1)
@@ -865,8 +866,10 @@ uint64_t add_buffers(bpe::ChunkCounter& counter, std::string_view bytes, const i
                                   std::to_string(counts[k]));
         chunks[k] = bytes.substr(size_t(offsets[k]), size_t(offsets[k + 1] - offsets[k]));
     }
+    bool check_signals = SignalCheck::wanted_for(bytes.size() + sizeof(int64_t) * (n_offsets + n));  // the buffers
     GilReleased released;
-    return counter.add_counts(chunks, added, threads);
+    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+    return counter.add_counts(chunks, added, threads, interrupt.get());
 }
 
 // A counter's rule: its pattern's name and its special tokens, as str.
@@ -1147,11 +1150,17 @@ PYBIND11_MODULE(_core, m) {
                 std::vector<std::string_view> chunks;
                 std::vector<int64_t> counts;
                 chunks.reserve(other.size()), counts.reserve(other.size());
-                other.for_each([&](std::string_view chunk, int64_t n) { chunks.push_back(chunk), counts.push_back(n); });
+                size_t total = 0;
+                other.for_each([&](std::string_view chunk, int64_t n) {
+                    chunks.push_back(chunk), counts.push_back(n);
+                    total += chunk.size() + 2 * sizeof(int64_t);  // what it takes in counts()'s buffers
+                });
                 uint64_t dropped;
                 {
+                    bool check_signals = SignalCheck::wanted_for(total);
                     GilReleased released;
-                    dropped = self.add_counts(chunks, counts, workers);
+                    std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
+                    dropped = self.add_counts(chunks, counts, workers, interrupt.get());
                 }
                 self.note_pruned(other.pruned());
                 warn_dropped(self, dropped);

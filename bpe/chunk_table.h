@@ -1,4 +1,4 @@
-// Hash tables for the hottest loops of the engine: counting chunks and pairs
+// Hash tables keyed by chunks, for the hottest loops of the engine: counting chunks
 // (training) and looking up chunks already encoded (encoding).
 //
 // std::unordered_map spends most of those loops on a node allocation per entry and a
@@ -6,7 +6,12 @@
 // first 16 bytes of each key inside its entry: most chunks are shorter than that (a
 // word and its space), so a lookup compares two words held in the table instead of
 // reading the key's bytes from wherever in the text it was first seen, which would be
-// a cache miss. PairTable and PairMap do the same for pairs of ids.
+// a cache miss.
+//   - ChunkTable: use it for a table of chunks that grows as it is used (counting, the
+//     caches of encoding), and for chunks of any length.
+//   - ShortChunkMap: use it for a table built once and then only read, whose look-ups
+//     are the hot loop (the encoder's whole tokens).
+// The table keyed by pairs of ids is in pair_table.h.
 #pragma once
 
 #include <algorithm>
@@ -15,8 +20,6 @@
 #include <memory>
 #include <string_view>
 #include <vector>
-
-#include "pair.h"
 
 namespace bpe {
 
@@ -306,137 +309,6 @@ private:
     size_t mask_;
     size_t size_ = 0;
     ChunkTable<uint32_t> long_{16};
-};
-
-// A hash table from pairs of ids to a uint32 (the encoder's ranks): flat, with
-// linear probing, and no entry can be the pair (UINT32_MAX, UINT32_MAX), which marks
-// empty slots. Each slot holds its key and its value side by side, 16 bytes, four to a
-// cache line: a merge's rank is then one load from memory, not two (the keys and the
-// values in arrays of their own cost a second cache miss on every pair that is a
-// merge, and GPT-4's 100,000 ranks are far larger than the caches).
-class PairTable {
-public:
-    static constexpr uint32_t kMissing = UINT32_MAX;
-
-    explicit PairTable(size_t expected = 16) : slots_(table_capacity(expected)) {}
-
-    // Stores value for (a, b) unless the pair is there already; returns false if it was.
-    bool insert(uint32_t a, uint32_t b, uint32_t value) {
-        if ((size_ + 1) * 2 > slots_.size()) grow();
-        Slot& slot = slots_[probe(pair_key(a, b))];
-        if (slot.key != kEmpty) return false;
-        slot = {pair_key(a, b), value};
-        ++size_;
-        return true;
-    }
-
-    uint32_t get(uint32_t a, uint32_t b) const {
-        const Slot& slot = slots_[probe(pair_key(a, b))];
-        return slot.key == kEmpty ? kMissing : slot.value;
-    }
-
-    size_t size() const { return size_; }
-
-private:
-    static constexpr uint64_t kEmpty = ~uint64_t(0);
-    struct alignas(16) Slot {
-        uint64_t key = kEmpty;
-        uint32_t value = 0;
-    };
-    size_t probe(uint64_t key) const {
-        size_t mask = slots_.size() - 1;
-        size_t i = mix(key) & mask;
-        while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask;
-        return i;
-    }
-    void grow() {
-        std::vector<Slot> old(slots_.size() * 2);
-        old.swap(slots_);
-        size_t mask = slots_.size() - 1;
-        for (const Slot& slot : old) {
-            if (slot.key == kEmpty) continue;
-            size_t i = mix(slot.key) & mask;
-            while (slots_[i].key != kEmpty) i = (i + 1) & mask;
-            slots_[i] = slot;
-        }
-    }
-
-    std::vector<Slot> slots_;
-    size_t size_ = 0;
-};
-
-// A hash table from pairs of ids to a Value (the trainer's counts of pairs): flat,
-// with linear probing over an array of keys alone, eight to a cache line, the values
-// in an array beside it. Erasing shifts the entries after it back instead of leaving
-// a tombstone, so that a table whose pairs come and go, as the trainer's do, stays as
-// short as the pairs alive. Pointers into it last until the next insert or erase.
-template <class Value>
-class PairMap {
-public:
-    PairMap() : keys_(16, kEmpty), values_(16) {}
-
-    Value* find(uint32_t a, uint32_t b) {
-        size_t i = probe(pair_key(a, b));
-        return keys_[i] == kEmpty ? nullptr : &values_[i];
-    }
-
-    // Stores value for (a, b), which must not be there yet.
-    void insert(uint32_t a, uint32_t b, const Value& value) {
-        if ((size_ + 1) * 4 > keys_.size() * 3) grow();  // at most 3/4 full: millions of pairs take much memory
-        size_t i = probe(pair_key(a, b));
-        keys_[i] = pair_key(a, b);
-        values_[i] = value;
-        ++size_;
-    }
-
-    void erase(uint32_t a, uint32_t b) {
-        size_t mask = keys_.size() - 1;
-        size_t hole = probe(pair_key(a, b));
-        if (keys_[hole] == kEmpty) return;
-        // Each entry after the hole, up to the next empty slot, moves back into it unless
-        // its own home slot lies after the hole (it would then be found no more).
-        for (size_t i = (hole + 1) & mask; keys_[i] != kEmpty; i = (i + 1) & mask) {
-            size_t home = mix(keys_[i]) & mask;
-            if (((i - home) & mask) >= ((i - hole) & mask)) {
-                keys_[hole] = keys_[i];
-                values_[hole] = values_[i];
-                hole = i;
-            }
-        }
-        keys_[hole] = kEmpty;
-        --size_;
-    }
-
-    size_t size() const { return size_; }
-
-private:
-    static constexpr uint64_t kEmpty = ~uint64_t(0);
-
-    size_t probe(uint64_t key) const {
-        size_t mask = keys_.size() - 1;
-        size_t i = mix(key) & mask;
-        while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
-        return i;
-    }
-
-    void grow() {
-        std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
-        std::vector<Value> values(keys.size());
-        keys.swap(keys_);
-        values.swap(values_);
-        size_t mask = keys_.size() - 1;
-        for (size_t j = 0; j < keys.size(); ++j) {
-            if (keys[j] == kEmpty) continue;
-            size_t i = mix(keys[j]) & mask;
-            while (keys_[i] != kEmpty) i = (i + 1) & mask;
-            keys_[i] = keys[j];
-            values_[i] = values[j];
-        }
-    }
-
-    std::vector<uint64_t> keys_;
-    std::vector<Value> values_;
-    size_t size_ = 0;
 };
 
 }  // namespace bpe

@@ -1,20 +1,22 @@
 // What the trainer and the encoder both speak of: a pair of neighbouring token ids,
-// which a merge turns into one new token.
+// which a merge turns into one new token; and, since both keep tables of pairs, the
+// hash table keyed by them (pair_table.h).
 #pragma once
 
 #include <cstdint>
 #include <utility>
+
+#include "pair_table.h"
 
 namespace bpe {
 
 // (a, b): token a followed by token b. Merge k turns the pair into token 256 + k.
 using Pair = std::pair<uint32_t, uint32_t>;
 
-// A pair as one 64-bit key, for hash tables.
-inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
-
-// A symbol merged into its left neighbour: both the trainer and the encoder keep the
-// merged token at the left position, mark the right one with this, and never reuse it.
+// An id that no token has, for a place where no token starts. The encoder keeps a
+// merged token at its left symbol and marks the right one with this, for good; the
+// trainer marks with it the gaps between words (the right half of a pair it merges it
+// marks kInside | length instead: see "Slots" in train.h).
 inline constexpr uint32_t kDead = UINT32_MAX;
 
 }  // namespace bpe

@@ -1,26 +1,26 @@
-// Training: learn merges from a text, each time turning the most frequent pair of
-// neighbouring tokens into a new token.
+// Training: learn merges from counted chunks, each time turning the most frequent pair
+// of neighbouring tokens into a new token.
 //
 // The reference (bpe_reference.py) counts every pair again for every merge. Here the
-// counts are kept up to date instead:
-//   1. Count each distinct chunk once (ChunkCounter). Threads share the text, each
-//      counting its pieces into tables of its own; the tables are then added up, a
-//      share of the chunks (a shard) per thread.
-//   2. Lay the distinct chunks ("words") end to end as one array of tokens, grouped by
-//      how often they occur, so that a word's count follows from its position.
-//   3. Count the pairs of neighbouring tokens, each weighted by its word's count, and
-//      for each pair keep the positions where it occurs, in order.
-//   4. A queue holds (count, pair). Take the top; if its count is stale, push it back
-//      with the live one; otherwise merge it at each of its positions, noting the left
-//      and right neighbour of each occurrence, and then update the pairs with those
-//      neighbours: (left, a) becomes (left, new), and (b, right) becomes (new, right).
-// A merge then costs time for its occurrences, not for the whole text, so even a
-// 10 MB chunk with no space in it trains in O(n log n). The machinery for memory
-// (prefetching, dropping the lists of pairs that are gone) comes last in Trainer.
+// counts are kept up to date instead, and the first screen below is that loop
+// (Trainer::train and the merge it makes): take the most frequent pair from a queue; if
+// its count is stale, push it back with the live one; otherwise merge it at each of its
+// positions, noting the left and right neighbour of each occurrence, and then update
+// the pairs with those neighbours: (left, a) becomes (left, new), and (b, right)
+// becomes (new, right). A merge then costs time for its occurrences, not for the whole
+// text, so even a 10 MB chunk with no space in it trains in O(n log n).
+//
+// After the loop, what it works on, each in a section of Trainer:
+//   - Pairs: each pair's count, weighted by its words' counts, and the positions where
+//     it occurs, in order;
+//   - Slots: the distinct chunks ("words", counted by ChunkCounter in
+//     chunk_counter.h) laid end to end as one array of tokens, grouped by how often
+//     they occur, so that a word's count follows from its position;
+//   - The queue: the pairs that may be merged next, in two tiers;
+//   - Memory: prefetching, and dropping the lists of pairs that are gone.
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -34,399 +34,38 @@
 #include <malloc.h>
 #endif
 
-#include "chunk_table.h"
+#include "chunk_counter.h"
 #include "pair.h"
-#include "parallel.h"
+#include "pair_table.h"
 #include "special.h"
 #include "split.h"
 
+// Performance notes
+//
+// The queue. Most new pairs are rare (a new token and a neighbour seen once or twice),
+// so pairs queued below a floor wait aside, unsorted, and the heap holds only the
+// likely ones. On text with many distinct pairs (source code), one heap of all pairs
+// had been a large share of the time after counting.
+//
+// Reading the lists. Each pair's list of positions is written once, whole and in order,
+// so a merge reads it front to back with no sorting; but the slots that it names are
+// scattered over an array of hundreds of megabytes. Asking for the slot of a position
+// some way ahead (prefetch_slot) lets the memory work on several at once, which took
+// much of the time off training on text with millions of distinct chunks.
+//
+// Memory. The slots take 4 bytes a byte of the distinct chunks, the lists 4 bytes an
+// occurrence of a pair (chunk_counter.h estimates the whole). Lists of pairs that are
+// gone are dropped as they pile up (drop_garbage), and the memory the counting threads
+// freed is handed back to the system before the lists are made: glibc would keep it for
+// those threads, and the trainer, on one thread, could not reuse it.
+
 namespace bpe {
 
-// Distinct chunks and how often each occurred, with the bytes of the chunks that are
-// not in a text any more.
-struct CountedChunks {
-    ChunkTable<int64_t> counts{16};
-    ByteArena bytes;
-};
-
-// 1. Counting. How often each distinct chunk occurs, counted text by text as texts
-// stream in, so that memory grows with the distinct chunks and not with the corpus.
-// No chunk crosses two texts, nor a special token, which are never counted.
-//
-// The counts are split into kShards tables by the top bits of the chunk's hash, so
-// that threads can add their counts up at the same time, each into shards of its own.
-class ChunkCounter {
-public:
-    static constexpr size_t kShards = 64;
-
-    ChunkCounter(Pattern pattern, SpecialTokens specials)
-        : pattern_(pattern), specials_(std::move(specials)), shards_(kShards) {}
-
-    // Counts the chunks of each text on `threads` threads. The texts are cut at their
-    // special tokens and, where long, at certain chunk boundaries (is_safe_cut), into
-    // pieces that the threads take in turn (count_pieces).
-    // Should memory run out, the error is thrown here, with the texts' counts added to
-    // some shards and not to others. Then keeps to the memory budget, if there is one:
-    // returns how many distinct chunks that dropped (see keep_to_budget).
-    // `interrupt`, if given, hears of each piece counted and may stop the counting,
-    // before the round's counts are added.
-    uint64_t add(const std::vector<std::string_view>& texts, unsigned threads, Interrupt* interrupt = nullptr) {
-        size_t total = 0;
-        for (std::string_view text : texts) total += text.size();
-        // Several pieces a thread, so that one slow piece does not hold up the rest.
-        // Under a budget, the texts are counted in rounds of at most round_bytes, each
-        // kept to the budget before the next: a round's own tables (up to ~9 bytes a
-        // byte of text, when every word is new) come on top of the counts.
-        size_t round_bytes = max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX;
-        size_t share = std::max<size_t>(std::min(total / (size_t(threads) * 8), round_bytes / threads), 1 << 16);
-        if (interrupt) share = std::min(share, Interrupt::kPollBytes);
-        std::vector<Piece> pieces;
-        for (size_t t = 0; t < texts.size(); ++t)
-            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
-                if (s.special == Segment::kText) pieces.push_back({t, s});
-        uint64_t dropped = 0;
-        for (size_t first = 0, last = 0; first < pieces.size(); first = last) {
-            size_t bytes = 0;
-            while (last < pieces.size() && (last == first || bytes + pieces[last].size() <= round_bytes))
-                bytes += pieces[last++].size();
-            count_pieces(texts, pieces, first, last, threads, interrupt);
-            dropped += keep_to_budget(threads);
-        }
-        return dropped;
-    }
-
-    Pattern pattern() const { return pattern_; }
-    const SpecialTokens& specials() const { return specials_; }
-
-    // ---- A memory budget ------------------------------------------------------------
-    //
-    // Training is exact by default, and its memory follows the distinct chunks. Given a
-    // budget (max_memory bytes, 0: none), the counter estimates after each add what
-    // the whole run (counting and merging) would take at its peak, and past the
-    // budget drops the rarest chunks: every chunk counted `threshold` times or fewer, for the smallest
-    // threshold that brings the estimate down to kPruneTo of the budget (headroom for
-    // the next texts, whose tables are not counted until they are added). A chunk
-    // dropped and seen again starts counting from nothing, so the merges may then
-    // differ from exact training; `pruned` says what was dropped.
-    // (Of the chunks counted exactly `threshold` times, only as many go as the budget
-    // needs, chosen by hash.)
-    //
-    // The estimate, from B (the bytes of the distinct chunks), C (their number) and T
-    // (the count tables as allocated, with the bytes of chunks longer than 16), has
-    // two peaks, and takes the larger:
-    //   - laying the words out: the trainer's slots (4 bytes a byte and a gap a chunk)
-    //     are filled while the counts are still there: T + 4 (B + C);
-    //   - merging, once the counts are freed: the slots, the lists of positions (4
-    //     bytes a pair, grown to twice that as new pairs are listed) and the table of
-    //     pairs with their queue, which follow the positions: 20 B + 4 C.
-    // tools/memory_check.py measures it against the peak a process reaches, above the
-    // interpreter's size: on 30 MB of distinct words of 4-12 letters, 601 MB estimated
-    // for a peak of 452 MB (141 bytes a chunk); on 15 MB of words of 100-300 letters,
-    // 303 MB for 291 MB (19 bytes a byte). The merging term's 20 is what a few sizes of
-    // the latter needed to stay above the peak (14 did at 50 MB, not at 20 MB).
-    static constexpr uint64_t kSlotBytes = 4;
-    static constexpr uint64_t kTrainBytesPerByte = 20;
-    static constexpr double kPruneTo = 0.5;
-
-    struct Pruned {
-        uint64_t chunks = 0;    // distinct chunks dropped, in all
-        int64_t threshold = 0;  // the largest count of a chunk dropped
-    };
-
-    void set_max_memory(uint64_t bytes) { max_memory_ = bytes; }
-    uint64_t max_memory() const { return max_memory_; }
-    const Pruned& pruned() const { return pruned_; }
-
-    static double estimate(double tables, double bytes, double chunks) {
-        return std::max(tables + kSlotBytes * (bytes + chunks), kTrainBytesPerByte * bytes + kSlotBytes * chunks);
-    }
-
-    // What training on the counts so far would take at its peak, in bytes (see above).
-    uint64_t estimated_memory() const {
-        uint64_t tables = 0, bytes = 0, chunks = 0;
-        for (const CountedChunks& shard : shards_) {
-            tables += shard.counts.memory() + shard.bytes.memory();
-            bytes += shard.counts.key_bytes();
-            chunks += shard.counts.size();
-        }
-        return uint64_t(estimate(double(tables), double(bytes), double(chunks)));
-    }
-
-    // Drops the rarest chunks if the estimate is past the budget; returns how many
-    // distinct chunks were dropped now (0: none) and sets pruned().
-    uint64_t keep_to_budget(unsigned threads) {
-        if (max_memory_ == 0 || estimated_memory() <= max_memory_) return 0;
-        // For each count, what its chunks add to the estimate's three terms: each
-        // chunk's share of its shard's table, its bytes (twice, if kept in an arena),
-        // and one chunk. Counts past kCounts are never dropped.
-        constexpr int64_t kCounts = 1 << 16;
-        struct Share { double tables = 0, bytes = 0, chunks = 0; };
-        std::vector<Share> by_count(kCounts);
-        Share total;
-        for (const CountedChunks& shard : shards_) {
-            if (shard.counts.size() == 0) continue;
-            double table_share = double(shard.counts.memory()) / double(shard.counts.size());
-            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
-                Share& share = n < kCounts ? by_count[n] : total;
-                share.tables += table_share + (chunk.size() > 16 ? double(chunk.size()) : 0);
-                share.bytes += double(chunk.size());
-                share.chunks += 1;
-            });
-        }
-        for (const Share& share : by_count)
-            total.tables += share.tables, total.bytes += share.bytes, total.chunks += share.chunks;
-        // The smallest threshold that brings the estimate down to kPruneTo of the budget,
-        // and the share of the chunks counted `threshold` times that must go: most chunks
-        // of a large corpus occur once, and dropping all of them would leave far less
-        // than the budget allows. Which of them go is decided by their hash.
-        double target = kPruneTo * double(max_memory_);
-        auto after = [&](const Share& kept, const Share& share, double part) {
-            return estimate(kept.tables - part * share.tables, kept.bytes - part * share.bytes,
-                            kept.chunks - part * share.chunks);
-        };
-        int64_t threshold = 1;
-        Share kept = total;
-        while (threshold + 1 < kCounts && after(kept, by_count[threshold], 1) > target) {
-            const Share& share = by_count[threshold++];
-            kept.tables -= share.tables, kept.bytes -= share.bytes, kept.chunks -= share.chunks;
-        }
-        double part = 1, low = 0;  // the estimate falls as `part` grows: halve the interval
-        for (int step = 0; step < 30; ++step) {
-            double middle = (low + part) / 2;
-            (after(kept, by_count[threshold], middle) > target ? low : part) = middle;
-        }
-        std::atomic<uint64_t> dropped{0};
-        std::atomic<size_t> next_shard{0};
-        run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
-            for (size_t s = next_shard++; s < kShards; s = next_shard++)
-                dropped += drop_rare(shards_[s], threshold, part, prunings_);
-        });
-        ++prunings_;
-        pruned_.chunks += dropped;
-        pruned_.threshold = std::max(pruned_.threshold, threshold);
-#ifdef __GLIBC__
-        malloc_trim(0);  // the old tables' memory, which glibc would keep, back to the system
-#endif
-        return dropped;
-    }
-
-    // How many distinct chunks have been counted.
-    size_t size() const {
-        size_t n = 0;
-        for (const CountedChunks& shard : shards_) n += shard.counts.size();
-        return n;
-    }
-
-    // ---- Counts as data --------------------------------------------------------------
-    //
-    // Training needs only the counts, and counts add up: a corpus counted in parts (on
-    // other threads, processes or machines) and the parts' counts added together give
-    // the counts of the whole, and so its merges. Counts leave a counter through
-    // for_each and come in through add_counts, which keeps to the budget as add does.
-
-    // Calls f(chunk, count) for each distinct chunk, shard by shard.
-    template <class F>
-    void for_each(F&& f) const {
-        for (const CountedChunks& shard : shards_) shard.counts.for_each(f);
-    }
-
-    // Adds counts[k] to chunks[k], for each k (a chunk may come more than once), on
-    // `threads` threads, a shard each at a time; then keeps to the budget, and returns
-    // how many distinct chunks that dropped (see keep_to_budget). The chunks' bytes
-    // need outlive the call only: the long ones new here are copied.
-    uint64_t add_counts(const std::vector<std::string_view>& chunks, const std::vector<int64_t>& counts,
-                        unsigned threads) {
-        std::vector<std::vector<size_t>> by_shard(kShards);
-        std::vector<ChunkKey> keys;
-        keys.reserve(chunks.size());
-        for (std::string_view chunk : chunks) {
-            keys.emplace_back(chunk, chunk.data() + chunk.size());
-            by_shard[shard_of(keys.back().hash)].push_back(keys.size() - 1);
-        }
-        std::atomic<size_t> next_shard{0};
-        run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
-            for (size_t s = next_shard++; s < kShards; s = next_shard++) {
-                if (by_shard[s].empty()) continue;
-                ChunkTable<int64_t> table(by_shard[s].size());
-                for (size_t k : by_shard[s]) table[keys[k]] += counts[k];
-                CountedChunks& shard = shards_[s];
-                shard.counts.add(std::move(table), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
-            }
-        });
-        return keep_to_budget(threads);
-    }
-
-    // What was dropped elsewhere, for a counter made of others' counts (merged, or
-    // loaded back): the chunks add up, the threshold is the larger.
-    void note_pruned(const Pruned& other) {
-        pruned_.chunks += other.chunks;
-        pruned_.threshold = std::max(pruned_.threshold, other.threshold);
-    }
-
-    // Hands over the counts, leaving this counter empty: the trainer makes its own
-    // arrays of them, and the tables would only hold memory that training needs.
-    std::vector<CountedChunks> take() {
-        std::vector<CountedChunks> out(kShards);
-        out.swap(shards_);
-        return out;
-    }
-
-private:
-    static size_t shard_of(uint64_t hash) { return hash >> 58; }  // ChunkTable picks slots by the low bits
-    static_assert(kShards == 64, "shard_of takes 6 bits");
-
-    // A round of at most this share of the budget (see add).
-    static constexpr uint64_t kRoundFraction = 64;
-
-    struct Piece {
-        size_t text;
-        Segment segment;
-        size_t size() const { return segment.end - segment.begin; }
-    };
-
-    // Counts pieces [first, last) into tables of each thread's own, then adds those to
-    // the counts kept so far, shard by shard, on all threads.
-    void count_pieces(const std::vector<std::string_view>& texts, const std::vector<Piece>& pieces, size_t first,
-                      size_t last, unsigned threads, Interrupt* interrupt) {
-        size_t workers = std::clamp<size_t>(last - first, 1, threads);
-        std::vector<std::vector<ChunkTable<int64_t>>> counted(workers);  // by thread, then by shard
-        std::atomic<size_t> next_piece{first};
-        run_threads(workers, [&](size_t k) {
-            // Tables of the thread's own, moved into `counted` at the end: tables side by
-            // side in one vector would share cache lines between threads.
-            std::vector<ChunkTable<int64_t>> tables(kShards, ChunkTable<int64_t>(16));
-            for (size_t i = next_piece++; i < last; i = next_piece++) {
-                std::string_view text = texts[pieces[i].text];
-                const Segment& s = pieces[i].segment;
-                report(interrupt, s.end - s.begin);
-                const char* text_end = text.data() + text.size();
-                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_, [&](std::string_view chunk) {
-                    ChunkKey key(chunk, text_end);
-                    ++tables[shard_of(key.hash)][key];
-                });
-            }
-            counted[k] = std::move(tables);
-        });
-
-        std::atomic<size_t> next_shard{0};
-        run_threads(std::min(workers, kShards), [&](size_t) {
-            for (size_t s = next_shard++; s < kShards; s = next_shard++) {
-                CountedChunks& shard = shards_[s];
-                for (std::vector<ChunkTable<int64_t>>& tables : counted) {
-                    shard.counts.add(std::move(tables[s]), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
-                    tables[s] = ChunkTable<int64_t>(16);  // free it on this thread, now
-                }
-            }
-        });
-    }
-
-    // The shard without its chunks counted fewer than `threshold` times, nor the share
-    // `part` of those counted `threshold` times (those whose hash, salted, falls in the
-    // first `part` of its range), in tables and an arena sized for what is kept, so that the
-    // memory is given back. Returns how many were dropped.
-    static uint64_t drop_rare(CountedChunks& shard, int64_t threshold, double part, uint64_t salt) {
-        const double cut = part * 18446744073709551616.0;  // part of 2^64
-        auto drops = [&](std::string_view chunk, int64_t n) {
-            if (n != threshold) return n < threshold;
-            // Mixed again with a salt of its own for each pruning: the hash's top bits pick
-            // the shard, so are the same throughout one, and the chunks kept last time
-            // are those whose unsalted hash was high.
-            uint64_t hash = ChunkKey(chunk, chunk.data() + chunk.size()).hash;
-            return part >= 1 || double(mix(hash ^ (salt * 0x9e3779b97f4a7c15ULL))) < cut;
-        };
-        size_t kept = 0;
-        shard.counts.for_each([&](std::string_view chunk, int64_t n) { kept += !drops(chunk, n); });
-        uint64_t dropped = shard.counts.size() - kept;
-        if (dropped == 0) return 0;
-        CountedChunks smaller;
-        smaller.counts = ChunkTable<int64_t>(kept);
-        shard.counts.for_each([&](std::string_view chunk, int64_t n) {
-            if (drops(chunk, n)) return;
-            std::string_view bytes = chunk.size() > 16 ? smaller.bytes.keep(chunk) : chunk;
-            smaller.counts[ChunkKey(bytes, bytes.data() + bytes.size())] = n;
-        });
-        shard = std::move(smaller);
-        return dropped;
-    }
-
-    Pattern pattern_;
-    SpecialTokens specials_;
-    std::vector<CountedChunks> shards_;
-    uint64_t max_memory_ = 0;
-    Pruned pruned_;
-    uint64_t prunings_ = 0;
-};
-
-// A pair that may be merged next, with its count when it was queued. The most
-// frequent pair comes first, and between equal counts the smaller pair, which is the
-// reference's tie-break.
-struct Candidate {
-    int64_t count;
-    uint32_t a, b;
-    bool operator<(const Candidate& o) const {  // "comes after"
-        if (count != o.count) return count < o.count;
-        return std::tie(a, b) > std::tie(o.a, o.b);
-    }
-};
-
-// The pairs waiting to be merged, the first on top. Counts only ever fall, so the top
-// does too: pairs queued with a count below a floor wait aside, unsorted, and go into
-// the heap only once every pair there has been taken. Most new pairs are rare (a new
-// token and a neighbour seen once or twice), so the heap stays small and quick: on
-// 40 MB of source code, taking from one heap of all pairs was a sixth of the time
-// after counting.
-class CandidateQueue {
-public:
-    void push(const Candidate& c) {
-        if (c.count >= floor_) heap_.push(c);
-        else waiting_.push_back(c);
-    }
-
-    // Whether a pair is queued. When the heap is empty, the floor falls to half the
-    // largest count waiting, and the pairs at or above it move into the heap.
-    bool ready() {
-        while (heap_.empty() && !waiting_.empty()) {
-            int64_t largest = std::max_element(waiting_.begin(), waiting_.end())->count;
-            floor_ = largest / 2;
-            auto below = std::partition(waiting_.begin(), waiting_.end(),
-                                        [&](const Candidate& c) { return c.count < floor_; });
-            for (auto it = below; it != waiting_.end(); ++it) heap_.push(*it);
-            waiting_.erase(below, waiting_.end());
-        }
-        return !heap_.empty();
-    }
-
-    Candidate pop() {
-        Candidate top = heap_.top();
-        heap_.pop();
-        return top;
-    }
-
-    // Starts the queue with `candidates`, and a floor a fraction of the largest count.
-    void start(const std::vector<Candidate>& candidates) {
-        for (const Candidate& c : candidates) floor_ = std::max(floor_, c.count / kFloorFraction);
-        for (const Candidate& c : candidates) push(c);
-    }
-
-private:
-    static constexpr int64_t kFloorFraction = 1024;
-    std::priority_queue<Candidate> heap_;
-    std::vector<Candidate> waiting_;
-    int64_t floor_ = 0;
-};
-
+// Learns merges from the counted chunks it is made with (see the opening comment).
 class Trainer {
 public:
-    // 2. The words, end to end, and 3. their pairs. Takes the counts, and frees each
-    // shard of them as soon as its words are laid out.
-    explicit Trainer(std::vector<CountedChunks> chunks) {
-        lay_out_words(chunks);
-        return_freed_memory();
-        count_pairs();
-    }
-
-    // 4. The merges. progress(merges done) is called every kProgressEvery merges (if
-    // given); returning false stops training there.
+    // The merges, up to num_merges. progress(merges done) is called every
+    // kProgressEvery merges (if given); returning false stops training there.
     std::vector<Pair> train(int64_t num_merges, const std::function<bool(size_t)>& progress = nullptr) {
         std::vector<Pair> merges;
         while (int64_t(merges.size()) < num_merges && queue_.ready()) {
@@ -446,106 +85,87 @@ public:
         return merges;
     }
 
+    // Lays the words out and counts their pairs. Takes the counts, and frees each shard
+    // of them as soon as its words are laid out.
+    explicit Trainer(std::vector<CountedChunks> chunks) {
+        lay_out_words(chunks);
+        return_freed_memory();
+        count_pairs();
+    }
+
 private:
     static constexpr size_t kProgressEvery = 256;
 
-    // ---- 2. The words, end to end -------------------------------------------------
-    //
-    // One slot per byte of each word, and a gap before and after each word. A slot
-    // holds one of:
-    //   - the id of the token that starts there;
-    //   - kGap, between words;
-    //   - kInside | n, in the second and in the last slot of a token of n >= 2 bytes,
-    //     so that both neighbours of a token are one step away: the next token starts
-    //     at p + 1, or at p + n if slot p + 1 holds a length; the previous one ends at
-    //     p - 1, and starts at p - 1, or at p - n if slot p - 1 holds a length.
-    // Other slots inside a token hold what they held before, and are never read, except
-    // the slot where a merged token began: it is marked inside, so that an id is only
-    // ever found where a token starts.
-    static constexpr uint32_t kGap = kDead;
-    static constexpr uint32_t kInside = 0x80000000;
-    // Ids (256 + merges, and there are fewer merges than slots) and lengths stay below kInside.
-    static constexpr uint64_t kMaxSlots = kInside - 257;
-    std::vector<uint32_t> slots_;
+    // ---- A merge --------------------------------------------------------------------
 
-    static bool is_length(uint32_t slot) { return (slot & kInside) != 0 && slot != kGap; }
-    uint32_t next_of(uint32_t p) const {
-        uint32_t after = slots_[p + 1];
-        return is_length(after) ? p + (after ^ kInside) : p + 1;
-    }
-    uint32_t prev_of(uint32_t p) const {
-        uint32_t before = slots_[p - 1];
-        return is_length(before) ? p - (before ^ kInside) : p - 1;
-    }
-    uint32_t id_at(uint32_t p) const { return slots_[p]; }  // kGap: no token
-
-    // Words are grouped by count, the most frequent first: group k holds the slots
-    // before group_end_[k] (and after the previous group's), of words that occur
-    // group_count_[k] times. A few thousand counts cover millions of words.
-    std::vector<uint32_t> group_end_;
-    std::vector<int64_t> group_count_;
-
-    // The counts of the words at increasing positions, as a merge visits them: the
-    // group only moves forward.
-    class CountsInOrder {
-    public:
-        explicit CountsInOrder(const Trainer& t) : end_(t.group_end_), count_(t.group_count_) {}
-        int64_t at(uint32_t p) {
-            if (end_[k_] <= p) k_ = std::upper_bound(end_.begin() + k_, end_.end(), p) - end_.begin();
-            return count_[k_];
+    // Merges (a, b) into new_id wherever it still occurs, left to right (its list is in
+    // order), so that overlapping occurrences ("aaa") merge as the reference does: the
+    // leftmost first. Notes the left and right neighbour of each occurrence merged.
+    void merge_occurrences(uint32_t a, uint32_t b, uint32_t new_id) {
+        PairStats merged = *pairs_.find(a, b);
+        pairs_.erase(a, b);
+        garbage_ += merged.length;
+        CountsInOrder counts(*this);
+        uint64_t end = uint64_t(merged.begin) + merged.length;
+        for (uint64_t i = merged.begin; i < end; ++i) {
+            prefetch_slot(i + kPrefetchAhead, end);
+            uint32_t p = positions_[i];
+            if (id_at(p) != a) continue;  // stale: merged away, or merged into another token
+            uint32_t q = next_of(p);
+            if (id_at(q) != b) continue;
+            int64_t n = counts.at(p);
+            uint32_t left = prev_of(p), right = next_of(q);
+            if (id_at(left) != kGap) left_.add(id_at(left), n, left);
+            if (id_at(right) != kGap) right_.add(id_at(right), n, p);
+            join(p, q, right, new_id);
         }
+    }
 
-    private:
-        const std::vector<uint32_t>& end_;
-        const std::vector<int64_t>& count_;
-        size_t k_ = 0;
+    // Each left neighbour x lost its pair (x, a) and gained (x, new_id); each right
+    // neighbour y lost (b, y) and gained (new_id, y). The pairs that lost counts are
+    // refreshed lazily, when they come to the top of the queue; the new pairs go in it.
+    void update_neighbour_pairs(uint32_t a, uint32_t b, uint32_t new_id) {
+        // A left neighbour new_id is an occurrence just merged: its pair (new_id, a) was
+        // one of the new pairs on the right, and is lost again.
+        int64_t regained = new_id < left_.count.size() ? left_.count[new_id] : 0;
+        for (uint32_t x : left_.ids)
+            if (x != new_id) lose(x, a, left_.count[x]);
+        for (uint32_t y : right_.ids) lose(b, y, right_.count[y]);
+        if (regained > 0) right_.count[a] -= regained;
+
+        drop_garbage(left_.positions.size() + right_.positions.size());
+        add_new_pairs(left_, [&](uint32_t x) { return Pair(x, new_id); });
+        add_new_pairs(right_, [&](uint32_t y) { return Pair(new_id, y); });
+        left_.clear();
+        right_.clear();
+    }
+
+    // The neighbours on one side of the occurrences of the pair being merged: for each
+    // id, the summed counts of the occurrences with that neighbour, how many they are,
+    // and the neighbours' positions.
+    struct Neighbours {
+        std::vector<int64_t> count;         // by id; 0 for ids not seen
+        std::vector<uint32_t> occurrences;  // by id; 0 for ids not seen
+        std::vector<uint32_t> ids;          // the ids seen, in the order first seen
+        std::vector<std::pair<uint32_t, uint32_t>> positions;  // (id, position of the new pair), in order
+        std::vector<uint32_t> next;         // by id: where its next position goes (add_new_pairs)
+
+        void add(uint32_t id, int64_t n, uint32_t position) {
+            if (id >= count.size()) count.resize(id + 1, 0), occurrences.resize(id + 1, 0), next.resize(id + 1, 0);
+            if (count[id] == 0) ids.push_back(id);
+            count[id] += n;
+            ++occurrences[id];
+            positions.emplace_back(id, position);
+        }
+        void clear() {
+            for (uint32_t id : ids) count[id] = 0, occurrences[id] = 0;
+            ids.clear();
+            positions.clear();
+        }
     };
+    Neighbours left_, right_;
 
-    void lay_out_words(std::vector<CountedChunks>& chunks) {
-        // The slots that the words of each count take (a byte each, and a gap): a table
-        // for small counts, which nearly all words have, a map for the others.
-        constexpr int64_t kSmall = 1 << 16;
-        std::vector<uint64_t> small(kSmall, 0);
-        std::map<int64_t, uint64_t, std::greater<int64_t>> large;
-        uint64_t total = 1;  // the gap before the first word
-        for (const CountedChunks& shard : chunks)
-            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
-                if (chunk.size() < 2) return;  // a single byte has no pair to merge
-                (n < kSmall ? small[n] : large[n]) += chunk.size() + 1;
-                total += chunk.size() + 1;
-            });
-        if (total >= kMaxSlots)
-            throw std::length_error("the distinct chunks of this text add up to 2 GB or more: train on less");
-        // Each group's first slot, the most frequent words first; `small` and `large`
-        // then hold where the next word of each count goes.
-        uint64_t start = 1;
-        auto open_group = [&](int64_t n, uint64_t& slots) {
-            if (slots == 0) return;
-            uint64_t size = slots;
-            slots = start;
-            start += size;
-            group_end_.push_back(uint32_t(start));
-            group_count_.push_back(n);
-        };
-        for (auto& [n, slots] : large) open_group(n, slots);
-        for (int64_t n = kSmall - 1; n > 0; --n) open_group(n, small[n]);
-        group_end_.push_back(UINT32_MAX);  // past the last word: CountsInOrder stops here
-        group_count_.push_back(0);
-
-        slots_.resize(total);
-        slots_[0] = kGap;
-        for (CountedChunks& shard : chunks) {
-            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
-                if (chunk.size() < 2) return;
-                uint64_t& at = n < kSmall ? small[n] : large[n];
-                for (unsigned char byte : chunk) slots_[at++] = byte;
-                slots_[at++] = kGap;
-            });
-            shard = CountedChunks();  // laid out: free its memory now
-        }
-    }
-
-    // ---- 3. Pairs and where they occur --------------------------------------------
+    // ---- Pairs and where they occur -------------------------------------------------
     //
     // For each pair, its count (weighted by the words' counts) and its positions: a
     // range of positions_, in increasing order. Every occurrence a pair will ever have
@@ -558,12 +178,10 @@ private:
         uint32_t begin, length;  // 16 bytes: millions of pairs are alive at once
     };
     static constexpr uint64_t kMaxPositions = UINT32_MAX;
-    PairMap<PairStats> pairs_;
+    PairHashTable<PairStats, KeysApart> pairs_;
     std::vector<uint32_t> positions_;
     std::vector<uint64_t> lists_;  // the pair of each list in positions_, in their order there
     uint64_t garbage_ = 0;  // positions in lists of pairs that are gone
-
-    CandidateQueue queue_;
 
     // The pairs of bytes: counted, then their positions filled in, in order.
     void count_pairs() {
@@ -597,79 +215,6 @@ private:
         queue_.start(candidates);
     }
 
-    // ---- 4. A merge -----------------------------------------------------------------
-    //
-    // The neighbours on one side of the occurrences of the pair being merged: for each
-    // id, the summed counts of the occurrences with that neighbour, and the neighbours'
-    // positions, in order.
-    struct Neighbours {
-        std::vector<int64_t> count;         // by id; 0 for ids not seen
-        std::vector<uint32_t> occurrences;  // by id; later, where its positions go
-        std::vector<uint32_t> ids;          // the ids seen, in the order first seen
-        std::vector<std::pair<uint32_t, uint32_t>> positions;  // (id, position of the new pair)
-
-        void add(uint32_t id, int64_t n, uint32_t position) {
-            if (id >= count.size()) count.resize(id + 1, 0), occurrences.resize(id + 1, 0);
-            if (count[id] == 0) ids.push_back(id);
-            count[id] += n;
-            ++occurrences[id];
-            positions.emplace_back(id, position);
-        }
-        void clear() {
-            for (uint32_t id : ids) count[id] = 0, occurrences[id] = 0;
-            ids.clear();
-            positions.clear();
-        }
-    };
-    Neighbours left_, right_;
-
-    // Merges (a, b) into new_id wherever it still occurs, left to right (its list is in
-    // order), so that overlapping occurrences ("aaa") merge as the reference does: the
-    // leftmost first. Notes the left and right neighbour of each occurrence merged.
-    void merge_occurrences(uint32_t a, uint32_t b, uint32_t new_id) {
-        PairStats merged = *pairs_.find(a, b);
-        pairs_.erase(a, b);
-        garbage_ += merged.length;
-        CountsInOrder counts(*this);
-        uint64_t end = uint64_t(merged.begin) + merged.length;
-        for (uint64_t i = merged.begin; i < end; ++i) {
-            prefetch_slot(i + kPrefetchAhead, end);
-            uint32_t p = positions_[i];
-            if (id_at(p) != a) continue;  // stale: merged away, or merged into another token
-            uint32_t q = next_of(p);
-            if (id_at(q) != b) continue;
-            int64_t n = counts.at(p);
-            uint32_t left = prev_of(p), right = next_of(q);
-            if (id_at(left) != kGap) left_.add(id_at(left), n, left);
-            if (id_at(right) != kGap) right_.add(id_at(right), n, p);
-            // Join: p's token grows over q's.
-            uint32_t length = right - p;
-            slots_[p] = new_id;
-            slots_[q] = kInside | length;
-            slots_[p + 1] = kInside | length;
-            slots_[right - 1] = kInside | length;
-        }
-    }
-
-    // Each left neighbour x lost its pair (x, a) and gained (x, new_id); each right
-    // neighbour y lost (b, y) and gained (new_id, y). The pairs that lost counts are
-    // refreshed lazily, when they come to the top of the queue; the new pairs go in it.
-    void update_neighbour_pairs(uint32_t a, uint32_t b, uint32_t new_id) {
-        // A left neighbour new_id is an occurrence just merged: its pair (new_id, a) was
-        // one of the new pairs on the right, and is lost again.
-        int64_t regained = new_id < left_.count.size() ? left_.count[new_id] : 0;
-        for (uint32_t x : left_.ids)
-            if (x != new_id) lose(x, a, left_.count[x]);
-        for (uint32_t y : right_.ids) lose(b, y, right_.count[y]);
-        if (regained > 0) right_.count[a] -= regained;
-
-        drop_garbage(left_.positions.size() + right_.positions.size());
-        add_new_pairs(left_, [&](uint32_t x) { return Pair(x, new_id); });
-        add_new_pairs(right_, [&](uint32_t y) { return Pair(new_id, y); });
-        left_.clear();
-        right_.clear();
-    }
-
     void lose(uint32_t a, uint32_t b, int64_t n) {
         PairStats* stats = pairs_.find(a, b);
         if (stats == nullptr) return;  // the pair being merged, when a == b
@@ -686,16 +231,14 @@ private:
     void add_new_pairs(Neighbours& side, PairWith pair_with) {
         uint64_t base = positions_.size();
         uint32_t end = 0;
-        for (uint32_t id : side.ids) {  // occurrences[id] becomes where the id's list starts
-            uint32_t n = side.occurrences[id];
-            side.occurrences[id] = end;
-            end += n;
+        for (uint32_t id : side.ids) {  // each id's list starts where the one before ends
+            side.next[id] = end;
+            end += side.occurrences[id];
         }
         positions_.resize(base + end);
-        for (auto [id, position] : side.positions) positions_[base + side.occurrences[id]++] = position;
-        uint32_t begin = 0;  // occurrences[id] is now where the id's list ends
+        for (auto [id, position] : side.positions) positions_[base + side.next[id]++] = position;
         for (uint32_t id : side.ids) {
-            uint32_t length = side.occurrences[id] - begin;
+            uint32_t length = side.occurrences[id], begin = side.next[id] - length;
             Pair pair = pair_with(id);
             if (side.count[id] > 0) {
                 pairs_.insert(pair.first, pair.second, {side.count[id], uint32_t(base + begin), length});
@@ -704,25 +247,193 @@ private:
             } else {
                 garbage_ += length;  // (new_id, a) when every a was merged right after
             }
-            begin = side.occurrences[id];
         }
     }
 
-    // ---- Memory ---------------------------------------------------------------------
+    // ---- Slots: the words, end to end -----------------------------------------------
     //
+    // One slot per byte of each word, and a gap before and after each word. A slot
+    // holds one of:
+    //   - the id of the token that starts there;
+    //   - kGap, between words;
+    //   - kInside | n, in the second and in the last slot of a token of n >= 2 bytes,
+    //     so that both neighbours of a token are one step away: the next token starts
+    //     at p + 1, or at p + n if slot p + 1 holds a length; the previous one ends at
+    //     p - 1, and starts at p - 1, or at p - n if slot p - 1 holds a length.
+    // Other slots inside a token hold what they held before, and are never read, except
+    // the slot where a merged token began: it is marked inside, so that an id is only
+    // ever found where a token starts.
+    static constexpr uint32_t kGap = kDead;
+    static constexpr uint32_t kInside = 0x80000000;
+    // Ids (256 + merges, and there are fewer merges than slots) and lengths stay below kInside.
+    static constexpr uint64_t kMaxSlots = kInside - 257;
+    std::vector<uint32_t> slots_;
+
+    static bool is_length(uint32_t slot) { return (slot & kInside) != 0 && slot != kGap; }
+    uint32_t next_of(uint32_t p) const {
+        uint32_t after = slots_[p + 1];
+        return is_length(after) ? p + (after ^ kInside) : p + 1;
+    }
+    uint32_t prev_of(uint32_t p) const {
+        uint32_t before = slots_[p - 1];
+        return is_length(before) ? p - (before ^ kInside) : p - 1;
+    }
+    uint32_t id_at(uint32_t p) const { return slots_[p]; }  // kGap: no token
+
+    // The token at p grows over the one at q, its right neighbour, up to `right`, where
+    // the next token starts.
+    void join(uint32_t p, uint32_t q, uint32_t right, uint32_t new_id) {
+        uint32_t length = right - p;
+        slots_[p] = new_id;
+        slots_[q] = kInside | length;
+        slots_[p + 1] = kInside | length;
+        slots_[right - 1] = kInside | length;
+    }
+
+    // Words are grouped by count, the most frequent first: group k holds the slots
+    // before group_end_[k] (and after the previous group's), of words that occur
+    // group_count_[k] times. A few thousand counts cover millions of words.
+    std::vector<uint32_t> group_end_;
+    std::vector<int64_t> group_count_;
+
+    // The counts of the words at increasing positions, as a merge visits them: the
+    // group only moves forward.
+    class CountsInOrder {
+    public:
+        explicit CountsInOrder(const Trainer& t) : end_(t.group_end_), count_(t.group_count_) {}
+        int64_t at(uint32_t p) {
+            if (end_[k_] <= p) k_ = std::upper_bound(end_.begin() + k_, end_.end(), p) - end_.begin();
+            return count_[k_];
+        }
+
+    private:
+        const std::vector<uint32_t>& end_;
+        const std::vector<int64_t>& count_;
+        size_t k_ = 0;
+    };
+
+    // The slots that the words of each count take (a byte each, and a gap): a table
+    // for small counts, which nearly all words have, a map for the others.
+    static constexpr int64_t kSmall = 1 << 16;
+    using LargeCounts = std::map<int64_t, uint64_t, std::greater<int64_t>>;
+
+    void lay_out_words(std::vector<CountedChunks>& chunks) {
+        std::vector<uint64_t> small(kSmall, 0);
+        LargeCounts large;
+        uint64_t total = 1;  // the gap before the first word
+        for (const CountedChunks& shard : chunks)
+            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
+                if (chunk.size() < 2) return;  // a single byte has no pair to merge
+                (n < kSmall ? small[n] : large[n]) += chunk.size() + 1;
+                total += chunk.size() + 1;
+            });
+        if (total >= kMaxSlots)
+            throw std::length_error("the distinct chunks of this text add up to 2 GB or more: train on less");
+        open_groups(small, large);
+        slots_.resize(total);
+        slots_[0] = kGap;
+        for (CountedChunks& shard : chunks) {
+            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
+                if (chunk.size() < 2) return;
+                uint64_t& at = n < kSmall ? small[n] : large[n];
+                for (unsigned char byte : chunk) slots_[at++] = byte;
+                slots_[at++] = kGap;
+            });
+            shard = CountedChunks();  // laid out: free its memory now
+        }
+    }
+
+    // Each group's first slot, the most frequent words first, from the slots each
+    // count's words take; `small` and `large` then hold where the next word of each
+    // count goes.
+    void open_groups(std::vector<uint64_t>& small, LargeCounts& large) {
+        uint64_t start = 1;
+        auto open_group = [&](int64_t n, uint64_t& slots) {
+            if (slots == 0) return;
+            uint64_t size = slots;
+            slots = start;
+            start += size;
+            group_end_.push_back(uint32_t(start));
+            group_count_.push_back(n);
+        };
+        for (auto& [n, slots] : large) open_group(n, slots);
+        for (int64_t n = kSmall - 1; n > 0; --n) open_group(n, small[n]);
+        group_end_.push_back(UINT32_MAX);  // past the last word: CountsInOrder stops here
+        group_count_.push_back(0);
+    }
+
+    // ---- The queue ------------------------------------------------------------------
+
+    // A pair that may be merged next, with its count when it was queued. The most
+    // frequent pair comes first, and between equal counts the smaller pair, which is the
+    // reference's tie-break.
+    struct Candidate {
+        int64_t count;
+        uint32_t a, b;
+        bool operator<(const Candidate& o) const {  // "comes after"
+            if (count != o.count) return count < o.count;
+            return std::tie(a, b) > std::tie(o.a, o.b);
+        }
+    };
+
+    // The pairs waiting to be merged, the first on top. Counts only ever fall, so the
+    // top does too: pairs queued with a count below a floor wait aside, unsorted, and go
+    // into the heap only once every pair there has been taken, so that the heap stays
+    // small and quick (see the performance notes).
+    class CandidateQueue {
+    public:
+        void push(const Candidate& c) {
+            if (c.count >= floor_) heap_.push(c);
+            else waiting_.push_back(c);
+        }
+
+        // Whether a pair is queued. When the heap is empty, the floor falls to half the
+        // largest count waiting, and the pairs at or above it move into the heap.
+        bool ready() {
+            while (heap_.empty() && !waiting_.empty()) {
+                int64_t largest = std::max_element(waiting_.begin(), waiting_.end())->count;
+                floor_ = largest / 2;
+                auto below = std::partition(waiting_.begin(), waiting_.end(),
+                                            [&](const Candidate& c) { return c.count < floor_; });
+                for (auto it = below; it != waiting_.end(); ++it) heap_.push(*it);
+                waiting_.erase(below, waiting_.end());
+            }
+            return !heap_.empty();
+        }
+
+        Candidate pop() {
+            Candidate top = heap_.top();
+            heap_.pop();
+            return top;
+        }
+
+        // Starts the queue with `candidates`, and a floor a fraction of the largest count.
+        void start(const std::vector<Candidate>& candidates) {
+            for (const Candidate& c : candidates) floor_ = std::max(floor_, c.count / kFloorFraction);
+            for (const Candidate& c : candidates) push(c);
+        }
+
+    private:
+        static constexpr int64_t kFloorFraction = 1024;
+        std::priority_queue<Candidate> heap_;
+        std::vector<Candidate> waiting_;
+        int64_t floor_ = 0;
+    };
+    CandidateQueue queue_;
+
+    // ---- Memory ---------------------------------------------------------------------
+
     // The counts are freed once the words are laid out, but glibc keeps much of what the
     // counting threads freed for reuse, where the trainer, on one thread, cannot reuse
-    // it: handing it back to the system first took 100 MB off the peak on 100 MB of text.
+    // it: this hands it back to the system.
     static void return_freed_memory() {
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
     }
 
-    // Lists of positions are read in order, but the slots they name are scattered over
-    // an array of hundreds of megabytes: asking for the slot of a position some way
-    // ahead lets the memory work on several at once. (Training on 100 MB of text with
-    // 6.4 M distinct chunks took 40% less time with it.)
+    // Starts loading the slot of a position some way ahead in a list being merged (see
+    // the performance notes).
     static constexpr uint64_t kPrefetchAhead = 32;
     void prefetch_slot(uint64_t i, uint64_t end) const {
         __builtin_prefetch(slots_.data() + positions_[std::min(i, end - 1)]);

@@ -223,6 +223,37 @@ def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole()
     assert tok.encode_batch([sample[:1000], sample]) == [tok.encode(sample[:1000]), tok.encode(sample)]
 
 
+@pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
+@pytest.mark.parametrize("how", ["add_counts", "merge"])
+def test_a_signal_stops_adding_counts_soon_and_adds_none_of_them(how):
+    # Adding millions of counts took the whole call before it noticed the alarm (about a
+    # second on 6 M distinct chunks); now it stops within a few milliseconds, before it has
+    # added any count, so the counter is as it was.
+    counted = bpe.ChunkCounter()
+    counted.add(signal_delay.distinct_words(20_000_000).encode(), threads=2)  # about 2 M distinct chunks
+    buffers = counted.counts()
+
+    def adding_to(target):
+        if how == "add_counts":
+            return lambda: target.add_counts(*buffers, threads=2)
+        return lambda: target.merge(counted, threads=2)
+
+    def seconds(call):
+        start = time.perf_counter()
+        call()
+        return time.perf_counter() - start
+
+    whole = min(seconds(adding_to(bpe.ChunkCounter())) for _ in range(2))
+    target = bpe.ChunkCounter()
+    target.add(b"hello world")
+    before = target.counts()
+    # Without the check, the alarm waited for the rest of the call: 0.9 of it.
+    delay = signal_delay.delay_of(adding_to(target), after=whole / 10)
+    assert delay is not None and delay < whole / 2, (delay, whole)
+    after = target.counts()
+    assert after[0] == before[0] and after[2].tolist() == before[2].tolist()
+
+
 # --- 6. ids and sizes: numpy integers yes, bools and floats no, huge ints named ---------
 
 @pytest.fixture(scope="module")

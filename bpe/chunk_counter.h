@@ -1,0 +1,376 @@
+// Counting chunks for training: how often each distinct chunk occurs, counted text by
+// text as texts stream in, so that memory grows with the distinct chunks and not with
+// the corpus. No chunk crosses two texts, nor a special token, which are never counted.
+//
+// The first screen below is the count itself (ChunkCounter::add): the texts are cut at
+// their special tokens and, where long, at certain chunk boundaries (is_safe_cut), into
+// pieces; threads take the pieces in turn, each counting into tables of its own, and
+// the tables are then added up, a share of the chunks (a shard) per thread. After it:
+// counts as data (they leave and enter a counter as plain chunks and numbers, so that
+// a corpus counted in parts adds up), then a memory budget that drops the rarest
+// chunks, then the machinery. Training on the counts is train.h.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "chunk_table.h"
+#include "parallel.h"
+#include "special.h"
+#include "split.h"
+
+// Performance notes
+//
+// Threads. Each thread counts into kShards tables of its own, split by the top bits of
+// the chunk's hash, and the shards are then added up on all threads at once, one shard
+// to a thread at a time: one table that every thread added to would need a lock, and
+// adding the threads' tables up on one thread kept two threads from being faster than
+// one. A thread's tables are its own until it has finished, because tables side by side
+// in one vector would share cache lines between threads.
+//
+// Memory. A chunk of at most 16 bytes is held in its table entry (chunk_table.h), so
+// only longer ones are copied, into an arena per shard, when the text they came from
+// goes away. The budget's estimate (see "A memory budget") was checked against the
+// peak a process reaches, above the interpreter's size, by tools/memory_check.py: on 30
+// MB of distinct words of 4-12 letters it estimated 601 MB for a peak of 452 MB (141
+// bytes a chunk); on 15 MB of words of 100-300 letters, 303 MB for 291 MB (19 bytes a
+// byte). The merging term's 20 bytes a byte is what a few sizes of the latter needed
+// for the estimate to stay above the peak (14 did at 50 MB, not at 20 MB).
+
+namespace bpe {
+
+// Distinct chunks and how often each occurred, with the bytes of the chunks that are
+// not in a text any more.
+struct CountedChunks {
+    ChunkTable<int64_t> counts{16};
+    ByteArena bytes;
+};
+
+class ChunkCounter {
+public:
+    static constexpr size_t kShards = 64;
+
+    ChunkCounter(Pattern pattern, SpecialTokens specials)
+        : pattern_(pattern), specials_(std::move(specials)), shards_(kShards) {}
+
+    // Counts the chunks of each text on `threads` threads, in pieces that the threads
+    // take in turn (count_pieces).
+    // Should memory run out, the error is thrown here, with the texts' counts added to
+    // some shards and not to others. Then keeps to the memory budget, if there is one:
+    // returns how many distinct chunks that dropped (see keep_to_budget).
+    // `interrupt`, if given, hears of each piece counted and may stop the counting,
+    // before the round's counts are added.
+    uint64_t add(const std::vector<std::string_view>& texts, unsigned threads, Interrupt* interrupt = nullptr) {
+        size_t total = 0;
+        for (std::string_view text : texts) total += text.size();
+        // Several pieces a thread, so that one slow piece does not hold up the rest.
+        // Under a budget, the texts are counted in rounds of at most round_bytes, each
+        // kept to the budget before the next: a round's own tables (up to ~9 bytes a
+        // byte of text, when every word is new) come on top of the counts.
+        size_t round_bytes = max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX;
+        size_t share = std::max<size_t>(std::min(total / (size_t(threads) * 8), round_bytes / threads), 1 << 16);
+        if (interrupt) share = std::min(share, Interrupt::kPollBytes);
+        std::vector<Piece> pieces;
+        for (size_t t = 0; t < texts.size(); ++t)
+            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
+                if (s.special == Segment::kText) pieces.push_back({t, s});
+        uint64_t dropped = 0;
+        for (size_t first = 0, last = 0; first < pieces.size(); first = last) {
+            size_t bytes = 0;
+            while (last < pieces.size() && (last == first || bytes + pieces[last].size() <= round_bytes))
+                bytes += pieces[last++].size();
+            count_pieces(texts, pieces, first, last, threads, interrupt);
+            dropped += keep_to_budget(threads);
+        }
+        return dropped;
+    }
+
+    Pattern pattern() const { return pattern_; }
+    const SpecialTokens& specials() const { return specials_; }
+
+    // How many distinct chunks have been counted.
+    size_t size() const {
+        size_t n = 0;
+        for (const CountedChunks& shard : shards_) n += shard.counts.size();
+        return n;
+    }
+
+    // Hands over the counts, leaving this counter empty: the trainer makes its own
+    // arrays of them, and the tables would only hold memory that training needs.
+    std::vector<CountedChunks> take() {
+        std::vector<CountedChunks> out(kShards);
+        out.swap(shards_);
+        return out;
+    }
+
+    // ---- Counts as data --------------------------------------------------------------
+    //
+    // Training needs only the counts, and counts add up: a corpus counted in parts (on
+    // other threads, processes or machines) and the parts' counts added together give
+    // the counts of the whole, and so its merges. Counts leave a counter through
+    // for_each and come in through add_counts, which keeps to the budget as add does.
+
+    // Calls f(chunk, count) for each distinct chunk, shard by shard.
+    template <class F>
+    void for_each(F&& f) const {
+        for (const CountedChunks& shard : shards_) shard.counts.for_each(f);
+    }
+
+    // Adds counts[k] to chunks[k], for each k (a chunk may come more than once), on
+    // `threads` threads, a shard each at a time; then keeps to the budget, and returns
+    // how many distinct chunks that dropped (see keep_to_budget). The chunks' bytes
+    // need outlive the call only: the long ones new here are copied.
+    // `interrupt`, if given, hears of the chunks as they are sorted into shards, and may
+    // stop the call there, before any count is added.
+    uint64_t add_counts(const std::vector<std::string_view>& chunks, const std::vector<int64_t>& counts,
+                        unsigned threads, Interrupt* interrupt = nullptr) {
+        std::vector<std::vector<size_t>> by_shard(kShards);
+        std::vector<ChunkKey> keys;
+        keys.reserve(chunks.size());
+        size_t unreported = 0;
+        for (std::string_view chunk : chunks) {
+            keys.emplace_back(chunk, chunk.data() + chunk.size());
+            by_shard[shard_of(keys.back().hash)].push_back(keys.size() - 1);
+            // A chunk costs a look-up whatever its length: it counts as the bytes it
+            // takes in counts()'s buffers (_core.cpp), its own, its offset's and its count's.
+            unreported += chunk.size() + 2 * sizeof(int64_t);
+            if (interrupt && unreported >= Interrupt::kPollBytes) interrupt->done(unreported), unreported = 0;
+        }
+        std::atomic<size_t> next_shard{0};
+        run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
+            for (size_t s = next_shard++; s < kShards; s = next_shard++) {
+                if (by_shard[s].empty()) continue;
+                ChunkTable<int64_t> table(by_shard[s].size());
+                for (size_t k : by_shard[s]) table[keys[k]] += counts[k];
+                CountedChunks& shard = shards_[s];
+                shard.counts.add(std::move(table), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
+            }
+        });
+        return keep_to_budget(threads);
+    }
+
+    // ---- A memory budget ------------------------------------------------------------
+    //
+    // Training is exact by default, and its memory follows the distinct chunks. Given a
+    // budget (max_memory bytes, 0: none), the counter estimates after each add what
+    // the whole run (counting and merging) would take at its peak, and past the
+    // budget drops the rarest chunks: every chunk counted `threshold` times or fewer,
+    // for the smallest threshold that brings the estimate down to kPruneTo of the
+    // budget (headroom for the next texts, whose tables are not counted until they are
+    // added). A chunk dropped and seen again starts counting from nothing, so the merges
+    // may then differ from exact training; `pruned` says what was dropped. (Of the
+    // chunks counted exactly `threshold` times, only as many go as the budget needs,
+    // chosen by hash.)
+    //
+    // The estimate, from B (the bytes of the distinct chunks), C (their number) and T
+    // (the count tables as allocated, with the bytes of chunks longer than 16), has
+    // two peaks, and takes the larger:
+    //   - laying the words out: the trainer's slots (4 bytes a byte and a gap a chunk)
+    //     are filled while the counts are still there: T + 4 (B + C);
+    //   - merging, once the counts are freed: the slots, the lists of positions (4
+    //     bytes a pair, grown to twice that as new pairs are listed) and the table of
+    //     pairs with their queue, which follow the positions: 20 B + 4 C.
+    // The performance notes above say how it compares with the peaks measured.
+    static constexpr uint64_t kSlotBytes = 4;
+    static constexpr uint64_t kTrainBytesPerByte = 20;
+    static constexpr double kPruneTo = 0.5;
+
+    struct Pruned {
+        uint64_t chunks = 0;    // distinct chunks dropped, in all
+        int64_t threshold = 0;  // the largest count of a chunk dropped
+    };
+
+    void set_max_memory(uint64_t bytes) { max_memory_ = bytes; }
+    uint64_t max_memory() const { return max_memory_; }
+    const Pruned& pruned() const { return pruned_; }
+
+    // What was dropped elsewhere, for a counter made of others' counts (merged, or
+    // loaded back): the chunks add up, the threshold is the larger.
+    void note_pruned(const Pruned& other) {
+        pruned_.chunks += other.chunks;
+        pruned_.threshold = std::max(pruned_.threshold, other.threshold);
+    }
+
+    static double estimate(double tables, double bytes, double chunks) {
+        return std::max(tables + kSlotBytes * (bytes + chunks), kTrainBytesPerByte * bytes + kSlotBytes * chunks);
+    }
+
+    // What training on the counts so far would take at its peak, in bytes (see above).
+    uint64_t estimated_memory() const {
+        uint64_t tables = 0, bytes = 0, chunks = 0;
+        for (const CountedChunks& shard : shards_) {
+            tables += shard.counts.memory() + shard.bytes.memory();
+            bytes += shard.counts.key_bytes();
+            chunks += shard.counts.size();
+        }
+        return uint64_t(estimate(double(tables), double(bytes), double(chunks)));
+    }
+
+    // Drops the rarest chunks if the estimate is past the budget; returns how many
+    // distinct chunks were dropped now (0: none) and sets pruned().
+    uint64_t keep_to_budget(unsigned threads) {
+        if (max_memory_ == 0 || estimated_memory() <= max_memory_) return 0;
+        Cut cut = cut_to(kPruneTo * double(max_memory_));
+        std::atomic<uint64_t> dropped{0};
+        std::atomic<size_t> next_shard{0};
+        run_threads(std::clamp<size_t>(threads, 1, kShards), [&](size_t) {
+            for (size_t s = next_shard++; s < kShards; s = next_shard++)
+                dropped += drop_rare(shards_[s], cut.threshold, cut.part, prunings_);
+        });
+        ++prunings_;
+        pruned_.chunks += dropped;
+        pruned_.threshold = std::max(pruned_.threshold, cut.threshold);
+#ifdef __GLIBC__
+        malloc_trim(0);  // the old tables' memory, which glibc would keep, back to the system
+#endif
+        return dropped;
+    }
+
+private:
+    static size_t shard_of(uint64_t hash) { return hash >> 58; }  // ChunkTable picks slots by the low bits
+    static_assert(kShards == 64, "shard_of takes 6 bits");
+
+    // A round of at most this share of the budget (see add).
+    static constexpr uint64_t kRoundFraction = 64;
+
+    struct Piece {
+        size_t text;
+        Segment segment;
+        size_t size() const { return segment.end - segment.begin; }
+    };
+
+    // Counts pieces [first, last) into tables of each thread's own, then adds those to
+    // the counts kept so far, shard by shard, on all threads.
+    void count_pieces(const std::vector<std::string_view>& texts, const std::vector<Piece>& pieces, size_t first,
+                      size_t last, unsigned threads, Interrupt* interrupt) {
+        size_t workers = std::clamp<size_t>(last - first, 1, threads);
+        std::vector<std::vector<ChunkTable<int64_t>>> counted(workers);  // by thread, then by shard
+        std::atomic<size_t> next_piece{first};
+        run_threads(workers, [&](size_t k) {
+            std::vector<ChunkTable<int64_t>> tables(kShards, ChunkTable<int64_t>(16));
+            for (size_t i = next_piece++; i < last; i = next_piece++) {
+                std::string_view text = texts[pieces[i].text];
+                const Segment& s = pieces[i].segment;
+                report(interrupt, s.end - s.begin);
+                const char* text_end = text.data() + text.size();
+                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_, [&](std::string_view chunk) {
+                    ChunkKey key(chunk, text_end);
+                    ++tables[shard_of(key.hash)][key];
+                });
+            }
+            counted[k] = std::move(tables);  // only now side by side with the other threads'
+        });
+
+        std::atomic<size_t> next_shard{0};
+        run_threads(std::min(workers, kShards), [&](size_t) {
+            for (size_t s = next_shard++; s < kShards; s = next_shard++) {
+                CountedChunks& shard = shards_[s];
+                for (std::vector<ChunkTable<int64_t>>& tables : counted) {
+                    shard.counts.add(std::move(tables[s]), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
+                    tables[s] = ChunkTable<int64_t>(16);  // free it on this thread, now
+                }
+            }
+        });
+    }
+
+    // For each count, what its chunks add to the estimate's three terms: each chunk's
+    // share of its shard's table, its bytes (twice, if kept in an arena), and one
+    // chunk. Chunks counted kCounts times or more, which are never dropped, all go in
+    // the share of 0.
+    static constexpr int64_t kCounts = 1 << 16;
+    struct Share {
+        double tables = 0, bytes = 0, chunks = 0;
+        void operator+=(const Share& o) { tables += o.tables, bytes += o.bytes, chunks += o.chunks; }
+    };
+    std::vector<Share> shares_by_count() const {
+        std::vector<Share> by_count(kCounts);
+        for (const CountedChunks& shard : shards_) {
+            if (shard.counts.size() == 0) continue;
+            double table_share = double(shard.counts.memory()) / double(shard.counts.size());
+            shard.counts.for_each([&](std::string_view chunk, int64_t n) {
+                Share& share = by_count[n < kCounts ? n : 0];
+                share.tables += table_share + (chunk.size() > 16 ? double(chunk.size()) : 0);
+                share.bytes += double(chunk.size());
+                share.chunks += 1;
+            });
+        }
+        return by_count;
+    }
+
+    // What to drop: the chunks counted fewer than `threshold` times, and the share `part`
+    // of those counted `threshold` times.
+    struct Cut {
+        int64_t threshold;
+        double part;
+    };
+
+    // The smallest threshold that brings the estimate down to `target`, and the share of
+    // the chunks counted `threshold` times that must go: most chunks of a large corpus
+    // occur once, and dropping all of them would leave far less than the budget allows.
+    // Which of them go is decided by their hash (drop_rare).
+    Cut cut_to(double target) const {
+        std::vector<Share> by_count = shares_by_count();
+        Share kept;
+        for (const Share& share : by_count) kept += share;
+        auto after = [&](const Share& share, double part) {
+            return estimate(kept.tables - part * share.tables, kept.bytes - part * share.bytes,
+                            kept.chunks - part * share.chunks);
+        };
+        int64_t threshold = 1;
+        while (threshold + 1 < kCounts && after(by_count[threshold], 1) > target) {
+            const Share& share = by_count[threshold++];
+            kept.tables -= share.tables, kept.bytes -= share.bytes, kept.chunks -= share.chunks;
+        }
+        double part = 1, low = 0;  // the estimate falls as `part` grows: halve the interval
+        for (int step = 0; step < 30; ++step) {
+            double middle = (low + part) / 2;
+            (after(by_count[threshold], middle) > target ? low : part) = middle;
+        }
+        return {threshold, part};
+    }
+
+    // The shard without its chunks counted fewer than `threshold` times, nor the share
+    // `part` of those counted `threshold` times (those whose hash, salted, falls in the
+    // first `part` of its range), in tables and an arena sized for what is kept, so that the
+    // memory is given back. Returns how many were dropped.
+    static uint64_t drop_rare(CountedChunks& shard, int64_t threshold, double part, uint64_t salt) {
+        const double cut = part * 18446744073709551616.0;  // part of 2^64
+        auto drops = [&](std::string_view chunk, int64_t n) {
+            if (n != threshold) return n < threshold;
+            // Mixed again with a salt of its own for each pruning: the hash's top bits pick
+            // the shard, so are the same throughout one, and the chunks kept last time
+            // are those whose unsalted hash was high.
+            uint64_t hash = ChunkKey(chunk, chunk.data() + chunk.size()).hash;
+            return part >= 1 || double(mix(hash ^ (salt * 0x9e3779b97f4a7c15ULL))) < cut;
+        };
+        size_t kept = 0;
+        shard.counts.for_each([&](std::string_view chunk, int64_t n) { kept += !drops(chunk, n); });
+        uint64_t dropped = shard.counts.size() - kept;
+        if (dropped == 0) return 0;
+        CountedChunks smaller;
+        smaller.counts = ChunkTable<int64_t>(kept);
+        shard.counts.for_each([&](std::string_view chunk, int64_t n) {
+            if (drops(chunk, n)) return;
+            std::string_view bytes = chunk.size() > 16 ? smaller.bytes.keep(chunk) : chunk;
+            smaller.counts[ChunkKey(bytes, bytes.data() + bytes.size())] = n;
+        });
+        shard = std::move(smaller);
+        return dropped;
+    }
+
+    Pattern pattern_;
+    SpecialTokens specials_;
+    std::vector<CountedChunks> shards_;
+    uint64_t max_memory_ = 0;
+    Pruned pruned_;
+    uint64_t prunings_ = 0;
+};
+
+}  // namespace bpe
