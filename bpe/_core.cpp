@@ -1190,8 +1190,9 @@ PYBIND11_MODULE(_core, m) {
                     throw py::value_error("a ChunkCounter's state holds int64 offsets and counts, not whole ones");
                 std::vector<int64_t> offset(offsets.view.size() / 8 + (offsets.view.empty() ? 1 : 0), 0);
                 std::vector<int64_t> count(counts.view.size() / 8);
-                std::memcpy(offset.data(), offsets.view.data(), offsets.view.size());
-                std::memcpy(count.data(), counts.view.data(), counts.view.size());
+                // memcpy with an empty vector's null data() is undefined even for 0 bytes.
+                if (!offsets.view.empty()) std::memcpy(offset.data(), offsets.view.data(), offsets.view.size());
+                if (!counts.view.empty()) std::memcpy(count.data(), counts.view.data(), counts.view.size());
                 add_buffers(*counter, chunks.view, offset.data(), offset.size(), count.data(), count.size(), 1);
                 // The budget after the counts, which were within it when saved: loading drops nothing.
                 if (!state[3].is_none()) counter->set_max_memory(state[3].cast<uint64_t>());
