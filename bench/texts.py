@@ -3,7 +3,6 @@ source files of this interpreter, generated words), and cut only at places where
 chunk of any split rule here crosses."""
 import hashlib
 import random
-import re
 import sys
 import sysconfig
 from pathlib import Path
@@ -123,40 +122,39 @@ def cut_to(text: str, size: int) -> str:
     return head[:cut] if cut > 0 else head
 
 
-# Places where every split rule here (ours, GPT-2's, GPT-4's) ends a chunk, and where
-# cutting the text changes no chunk, so no id:
-# - just after a lone new line, between a character that is not whitespace and an ASCII
-#   letter. No rule lets a chunk run from a new line into a letter (GPT-4's optional
-#   prefix before letters excludes \r and \n), and the new line is a chunk, or the end
-#   of one (GPT-4's ".\n"), with or without what follows. It must be lone: GPT-2's rule
-#   splits "\n\nHe" as "\n", "\n", "He", but a text that ends in "\n\n" as "\n\n".
-# - before a space between two ASCII letters: every rule ends a run of letters at a
-#   space, and starts the next chunk with the space and the letters after it.
-SAFE_CUT = re.compile(r"(?<=\S)\n(?=[A-Za-z])|(?<=[A-Za-z])(?= [A-Za-z])")
+# Safe places are the library's own (bpe._core.safe_cut; bpe/split.h, is_safe_cut, says
+# why they are safe): before a space that follows an ASCII letter, where every split rule
+# here (ours, GPT-2's, GPT-4's) ends a chunk, so that cutting the text changes no chunk,
+# and so no id. The benchmark once cut after a lone new line before a letter as well;
+# its texts have no need of that. tests/test_safe_cut.py checks that the stories and the
+# generated words have a place at least every 4,096 characters; in 10 MB of the Python
+# source that python_source read here, the longest stretch without one was 57,213
+# characters (57,199 with the lone new lines), below the 65,536 of the smallest pieces
+# the benchmark asks for (bench/peers.py).
+def _core():
+    import bpe
+
+    return bpe.load_core()
 
 
 def last_safe_cut(text: str) -> int:
     """Where the last safe place of the text is (0: it has none)."""
-    for window in (4096, len(text)):
-        ends = [m.end() for m in SAFE_CUT.finditer(text, max(0, len(text) - window))]
-        if ends:
-            return ends[-1]
-    return 0
+    return _core().safe_cut(text)
 
 
 def pieces(text: str, size: int) -> list[str]:
     """The text in pieces of about `size` characters, cut only at safe places: for the
     libraries that take a list (training in parallel) or refuse long texts."""
+    core = _core()
     out, start = [], 0
     while len(text) - start > size:
-        cut = last_safe_cut(text[start:start + size])
-        if cut <= 0:  # no safe place in this stretch: take the next one after it
-            m = SAFE_CUT.search(text, start + size)
-            if m is None:
+        cut = core.safe_cut(text, start=start + 1, end=start + size)
+        if cut == 0:  # no safe place in this stretch: take the next one after it
+            cut = core.safe_cut(text, start=start + size, last=False)
+            if cut == 0:
                 break
-            cut = m.end() - start
-        out.append(text[start:start + cut])
-        start += cut
+        out.append(text[start:cut])
+        start = cut
     out.append(text[start:])
     return [p for p in out if p]
 

@@ -10,7 +10,8 @@
 //
 // This file is the boundary: it checks what Python hands over, turns it into views
 // and vectors, lets go of the GIL while the C++ works, and turns the results back
-// into Python objects. The work itself is in split.h, train.h and encoder.h.
+// into Python objects. The work itself is in the headers: split.h (chunks), train.h and
+// chunk_counter.h (training), encoder.h and vocabulary.h (encoding).
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -33,6 +34,7 @@
 #include "ranks.h"
 #include "split.h"
 #include "train.h"
+#include "vocabulary.h"
 
 #if !defined(_WIN32)
 #include <pthread.h>  // pthread_atfork
@@ -329,10 +331,72 @@ Py_ssize_t append_utf8(int kind, const void* data, Py_ssize_t begin, Py_ssize_t 
     return -1;
 }
 
+// Where a str may be cut into pieces that split into chunks exactly as the whole does:
+// bpe::is_safe_cut's rule (split.h, with why it is safe), over code points, which its
+// two ASCII characters are alike in, and never inside one of the special tokens. Reads
+// the str in place, and needs no GIL once made: a str never changes.
+class StrCuts {
+public:
+    // special_tokens: UTF-8, as the core keeps them.
+    StrCuts(py::handle text, const std::vector<std::string>& special_tokens) {
+        is_ascii(text);  // made ready, under Python 3.11
+        kind_ = PyUnicode_KIND(text.ptr());
+        data_ = PyUnicode_DATA(text.ptr());
+        size_ = PyUnicode_GET_LENGTH(text.ptr());
+        for (const std::string& token : special_tokens) {
+            py::str decoded(token);
+            std::u32string chars;
+            for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(decoded.ptr()); ++i)
+                chars.push_back(PyUnicode_READ_CHAR(decoded.ptr(), i));
+            specials_.push_back(std::move(chars));
+        }
+    }
+
+    Py_ssize_t size() const { return size_; }
+
+    // Whether the str may be cut before character `cut` (0 < cut < size()).
+    bool safe(Py_ssize_t cut) const { return bpe::is_safe_cut_between(at(cut - 1), at(cut)) && !across(cut); }
+
+    // The first safe cut at or after `from` (at least 1), or size() when there is none.
+    Py_ssize_t first(Py_ssize_t from) const {
+        Py_ssize_t cut = std::max<Py_ssize_t>(from, 1);
+        while (cut < size_ && !safe(cut)) ++cut;
+        return std::min(cut, size_);
+    }
+
+    // The last safe cut in [from, end), or 0 when there is none.
+    Py_ssize_t last(Py_ssize_t from, Py_ssize_t end) const {
+        from = std::max<Py_ssize_t>(from, 1);
+        for (Py_ssize_t cut = std::min(end, size_) - 1; cut >= from; --cut)
+            if (safe(cut)) return cut;
+        return 0;
+    }
+
+private:
+    uint32_t at(Py_ssize_t i) const { return uint32_t(PyUnicode_READ(kind_, data_, i)); }
+
+    // Whether a special token holds characters cut - 1 and cut.
+    bool across(Py_ssize_t cut) const {
+        for (const std::u32string& token : specials_)
+            for (Py_ssize_t k = 1; k < Py_ssize_t(token.size()); ++k) {
+                Py_ssize_t begin = cut - k;
+                if (begin < 0 || begin + Py_ssize_t(token.size()) > size_) continue;
+                Py_ssize_t j = 0;
+                while (j < Py_ssize_t(token.size()) && at(begin + j) == token[j]) ++j;
+                if (j == Py_ssize_t(token.size())) return true;
+            }
+        return false;
+    }
+
+    int kind_ = PyUnicode_1BYTE_KIND;
+    const void* data_ = nullptr;
+    Py_ssize_t size_ = 0;
+    std::vector<std::u32string> specials_;
+};
+
 // Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
-// about kStrPiece characters at a time is encoded into one buffer, reused, and counted.
-// A piece ends where a chunk must end whatever the pattern (an ASCII letter, then a
-// space: bpe::is_safe_cut) and not inside a special token, so the pieces count
+// about kStrPiece characters at a time, cut at the first safe cut from there
+// (StrCuts), is encoded into one buffer, reused, and counted, so the pieces count
 // exactly as the whole would. Returns the distinct chunks dropped to keep to the
 // budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
@@ -354,39 +418,13 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
         }
         if (surrogate >= 0) throw_lone_surrogate(surrogate);
     }
-    // The special tokens as characters, to see whether one lies across a cut.
-    std::vector<std::u32string> specials;
-    for (const auto& [token, id] : counter.specials().tokens()) {
-        py::str decoded(token);
-        std::u32string chars;
-        for (Py_ssize_t i = 0; i < PyUnicode_GET_LENGTH(decoded.ptr()); ++i)
-            chars.push_back(PyUnicode_READ_CHAR(decoded.ptr(), i));
-        specials.push_back(std::move(chars));
-    }
-    auto at = [&](Py_ssize_t i) { return uint32_t(PyUnicode_READ(kind, data, i)); };
-    auto across = [&](Py_ssize_t cut) {  // a special token holds characters cut - 1 and cut
-        for (const std::u32string& token : specials)
-            for (Py_ssize_t k = 1; k < Py_ssize_t(token.size()); ++k) {
-                Py_ssize_t begin = cut - k;
-                if (begin < 0 || begin + Py_ssize_t(token.size()) > n) continue;
-                Py_ssize_t j = 0;
-                while (j < Py_ssize_t(token.size()) && at(begin + j) == token[j]) ++j;
-                if (j == Py_ssize_t(token.size())) return true;
-            }
-        return false;
-    };
-    auto safe = [&](Py_ssize_t cut) {
-        uint32_t before = at(cut - 1) | 0x20;
-        return at(cut) == ' ' && before >= 'a' && before <= 'z' && !across(cut);
-    };
+    std::vector<std::string> specials;
+    for (const auto& [token, id] : counter.specials().tokens()) specials.push_back(token);
+    const StrCuts cuts(text, specials);
     std::string piece;
     uint64_t dropped = 0;
     for (Py_ssize_t start = 0; start < n;) {
-        Py_ssize_t cut = n;
-        if (n - start > kStrPiece) {
-            cut = start + kStrPiece;
-            while (cut < n && !safe(cut)) ++cut;
-        }
+        Py_ssize_t cut = n - start > kStrPiece ? cuts.first(start + kStrPiece) : n;
         Py_ssize_t surrogate;
         {
             bool check_signals = SignalCheck::wanted_for(size_t(cut - start));
@@ -1039,6 +1077,24 @@ PYBIND11_MODULE(_core, m) {
         "For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks "
         "below its own: the length of the first part when that ends as two parts (the pair that made the "
         "token), else 0. O(n log n) for a token of n bytes (bpe/ranks.h).");
+
+    m.def(
+        "safe_cut",
+        [](py::handle text, py::handle special_tokens, Py_ssize_t start, std::optional<Py_ssize_t> end, bool last) {
+            if (!PyUnicode_Check(text.ptr())) throw py::type_error("text must be str, not " + BytesArg::type_name(text));
+            if (start < 0 || (end && *end < 0)) throw py::value_error("start and end must be 0 or more");
+            const StrCuts cuts(text, special_tokens_from_python(special_tokens));
+            GilReleased released;
+            if (last) return cuts.last(start, end.value_or(cuts.size()));
+            Py_ssize_t cut = cuts.first(start);
+            return cut < cuts.size() ? cut : 0;
+        },
+        py::arg("text"), py::arg("special_tokens") = py::none(), py::arg("start") = 0, py::arg("end") = py::none(),
+        py::arg("last") = true,
+        "Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under "
+        "every split pattern (bpe/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
+        "(or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). "
+        "0 when there is none: p is never 0.");
 
     py::class_<bpe::ChunkCounter>(m, "ChunkCounter",
                                   "Counts the distinct chunks of texts as they stream in, for training: memory "

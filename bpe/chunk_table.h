@@ -72,8 +72,7 @@ private:
 
 // The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
 // multiplies, then one more to spread every byte over the low bits (which pick the
-// slot) and the high ones (the tag): cheaper than mix() twice, which showed as a third
-// of all encoding time.
+// slot) and the high ones (the tag): cheaper than mix() twice (performance notes).
 [[gnu::always_inline]] inline uint64_t chunk_hash(const uint64_t head[2], std::string_view chunk) {
     size_t n = chunk.size();
     uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
@@ -97,8 +96,8 @@ struct ChunkKey {
     uint64_t hash = 0;
 
     ChunkKey() = default;
-    // Always inlined: made for every chunk encoded, and as a call of its own it cost
-    // a sixth of warm encoding (the compiler kept it out of line).
+    // Always inlined: made for every chunk encoded, and the compiler kept it out of
+    // line, a call for every chunk.
     [[gnu::always_inline]] ChunkKey(std::string_view chunk, const char* text_end) : bytes(chunk) {
         size_t n = chunk.size();
         if (chunk.data() + 16 <= text_end) {
@@ -310,5 +309,12 @@ private:
     size_t size_ = 0;
     ChunkTable<uint32_t> long_{16};
 };
+
+// Performance notes (the chunk-keyed tables above)
+//
+// - chunk_hash: a profile of a C++ harness encoding showed a third of the time in the
+//   hash that was two MurmurHash finalisers (mix) in a row. With this one, and the
+//   recent chunks of encode_cache.h that came with it, the minimum of 7 runs on 40 MB,
+//   one thread: encoding 0.28 s -> 0.23 s, training 0.25 s -> 0.22 s.
 
 }  // namespace bpe

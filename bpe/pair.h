@@ -1,12 +1,10 @@
 // What the trainer and the encoder both speak of: a pair of neighbouring token ids,
-// which a merge turns into one new token; and, since both keep tables of pairs, the
-// hash table keyed by them (pair_table.h).
+// which a merge turns into one new token. Both keep tables keyed by pairs: those are in
+// pair_table.h.
 #pragma once
 
 #include <cstdint>
 #include <utility>
-
-#include "pair_table.h"
 
 namespace bpe {
 

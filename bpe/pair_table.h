@@ -149,7 +149,7 @@ private:
 };
 
 // The encoder's ranks: the merge that made each pair, by its number.
-class PairTable : public PairHashTable<uint32_t, KeyValueSlots> {
+class RankTable : public PairHashTable<uint32_t, KeyValueSlots> {
 public:
     static constexpr uint32_t kMissing = UINT32_MAX;  // the pair is no merge
 

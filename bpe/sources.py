@@ -134,25 +134,13 @@ def text_pieces(stream, name: str, special_tokens=(), progress=None, piece_bytes
 
 
 def safe_cut(text: str, special_tokens=(), start: int = 0) -> int:
-    """The last place in text, after start, where every split pattern ends a chunk:
-    before a space that follows an ASCII letter (bpe/split.h, is_safe_cut, gives the
-    reason), and not inside one of special_tokens. 0 if there is none."""
-    cut = text.rfind(" ", max(start, 1))
-    while cut > 0:
-        before = text[cut - 1]
-        if before.isascii() and before.isalpha() and not _inside_special(text, cut, special_tokens):
-            return cut
-        cut = text.rfind(" ", max(start, 1), cut)
-    return 0
+    """The last place in text, at or after start, where every split pattern ends a chunk
+    (before a space that follows an ASCII letter: bpe/split.h, is_safe_cut, gives the
+    reason) and no special token of special_tokens lies across it. 0 if there is none.
+    The rule is the compiled core's, where its threads cut too."""
+    from . import load_core
 
-
-def _inside_special(text: str, cut: int, special_tokens) -> bool:
-    """Whether some special token occurs in text across position cut."""
-    for token in special_tokens:
-        at = text.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
-        if at != -1 and at < cut:
-            return True
-    return False
+    return load_core().safe_cut(text, list(special_tokens), start)
 
 
 def _jsonl_texts(path, field: str, progress):

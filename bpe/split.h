@@ -18,36 +18,16 @@
 #include <string_view>
 #include <vector>
 
-// The SSE2 blocks here and in split_unicode.h (which is included after this, so that
-// it sees BPE_SSE2) are what every x86-64 compiler builds; ARM machines (and a build
-// with BPE_PORTABLE=1, which CI makes so the portable path is tested here too) use
-// the plain loops alone.
+// The SSE2 blocks here, in split_unicode.h and in split_simd.h (both included below,
+// after the class test they share) are what every x86-64 compiler builds; ARM machines
+// (and a build with BPE_PORTABLE=1, which CI makes so the portable path is tested here
+// too) use the plain loops alone.
 #if defined(__SSE2__) && !defined(BPE_PORTABLE)
 #define BPE_SSE2 1
 #include <emmintrin.h>
 #endif
 
-#include "split_unicode.h"
-
 namespace bpe {
-
-enum class Pattern { kDefault, kGpt2, kGpt4 };
-
-inline Pattern parse_pattern(std::string_view name) {
-    if (name == "default") return Pattern::kDefault;
-    if (name == "gpt2") return Pattern::kGpt2;
-    if (name == "gpt4") return Pattern::kGpt4;
-    throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                "': expected 'default', 'gpt2' or 'gpt4'");
-}
-
-inline const char* pattern_name(Pattern pattern) {
-    switch (pattern) {
-        case Pattern::kGpt2: return "gpt2";
-        case Pattern::kGpt4: return "gpt4";
-        default: return "default";
-    }
-}
 
 enum ByteClass : uint8_t { kWord, kPunct, kSpace };
 
@@ -66,22 +46,9 @@ constexpr std::array<uint8_t, 256> make_byte_classes() {
 inline constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
 
 #if defined(BPE_SSE2)
-// The classes of 16 bytes at once: bit k of `word` is set when byte k is a word byte,
-// of `space` when it is whitespace (neither: punctuation).
-inline void classify_16(const unsigned char* p, uint32_t& word, uint32_t& space) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // x - lo <= span, unsigned, as min(x - lo, span) == x - lo: a range test per byte.
-    auto in_range = [&](__m128i x, char lo, char span) {
-        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
-        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
-    };
-    __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80, as a signed byte < 0
-    __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 25);  // either case
-    __m128i digit = in_range(v, '0', 9);
-    __m128i blank = _mm_or_si128(in_range(v, '\t', 4), _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));  // \t \n \v \f \r, space
-    word = uint32_t(_mm_movemask_epi8(_mm_or_si128(high, _mm_or_si128(letter, digit))));
-    space = uint32_t(_mm_movemask_epi8(blank));
-}
+// Bit k of `word` set when byte k of the 16 at p is a word byte, of `space` when it is
+// whitespace (neither: punctuation). Below, with the class test it reads.
+inline void word_and_space_16(const unsigned char* p, uint32_t& word, uint32_t& space);
 #endif
 
 // The end of the chunk that starts at `i` (requires i < text.size()).
@@ -93,7 +60,7 @@ inline size_t chunk_end(std::string_view text, size_t i) {
     // class changes from the bits, rather than with a hard-to-predict branch per byte.
     if (i + 16 <= n) {
         uint32_t word, space;
-        classify_16(s + i, word, space);
+        word_and_space_16(s + i, word, space);
         uint32_t punct = ~(word | space) & 0xffff;
         // A space before a byte that is not whitespace leads the chunk that follows it.
         unsigned first = (s[i] == ' ' && !(space & 2)) ? 1 : 0;
@@ -121,6 +88,61 @@ inline void for_each_chunk_with(std::string_view text, ChunkEnd&& chunk_end, Emi
         const size_t end = chunk_end(text, i);
         emit(text.substr(i, end - i));
         i = end;
+    }
+}
+
+#if defined(BPE_SSE2)
+// The classes of 16 bytes at once, each a lane of ones where byte k is of the class:
+// the one SSE2 class test, which chunk_end above, split_unicode.h's runs and
+// split_simd.h's sse2 tier read. A byte >= 0x80 is `high` and in no other class
+// (its character, if any, is decoded elsewhere); `whitespace` is the six bytes above.
+// Always inlined, so that a caller computes only the classes it reads.
+struct Lanes16 {
+    __m128i high, letter, digit, space, whitespace;
+};
+[[gnu::always_inline]] inline Lanes16 classify_16(__m128i v) {
+    // x - lo <= span, unsigned, as min(x - lo, span) == x - lo: a range test per byte.
+    auto in_range = [](__m128i x, char lo, char span) {
+        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
+    };
+    Lanes16 c;
+    c.high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80, as a signed byte < 0
+    c.letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 25);  // either case
+    c.digit = in_range(v, '0', 9);
+    c.space = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+    c.whitespace = _mm_or_si128(in_range(v, '\t', 4), c.space);  // \t \n \v \f \r, and space
+    return c;
+}
+
+inline void word_and_space_16(const unsigned char* p, uint32_t& word, uint32_t& space) {
+    const Lanes16 c = classify_16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    word = uint32_t(_mm_movemask_epi8(_mm_or_si128(c.high, _mm_or_si128(c.letter, c.digit))));
+    space = uint32_t(_mm_movemask_epi8(c.whitespace));
+}
+#endif
+
+}  // namespace bpe
+
+#include "split_unicode.h"
+
+namespace bpe {
+
+enum class Pattern { kDefault, kGpt2, kGpt4 };
+
+inline Pattern parse_pattern(std::string_view name) {
+    if (name == "default") return Pattern::kDefault;
+    if (name == "gpt2") return Pattern::kGpt2;
+    if (name == "gpt4") return Pattern::kGpt4;
+    throw std::invalid_argument("unknown split pattern '" + std::string(name) +
+                                "': expected 'default', 'gpt2' or 'gpt4'");
+}
+
+inline const char* pattern_name(Pattern pattern) {
+    switch (pattern) {
+        case Pattern::kGpt2: return "gpt2";
+        case Pattern::kGpt4: return "gpt4";
+        default: return "default";
     }
 }
 
@@ -173,15 +195,46 @@ inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern 
     return chunks;
 }
 
-// Whether a chunk boundary at `p` (0 < p < size) is certain, whatever came before:
-// an ASCII letter followed by an ASCII space. The chunk holding the letter is a run
-// of letters (with, before it, at most a space or punctuation), which cannot take in
-// a space, so it ends at p; and the space starts the next chunk afresh. This holds
-// for every split pattern here, so threads can cut a text there and split each piece
-// on its own, getting exactly the chunks of the whole.
-inline bool is_safe_cut(std::string_view text, size_t p) {
-    unsigned char before = static_cast<unsigned char>(text[p - 1]);
-    return text[p] == ' ' && ((before | 0x20) >= 'a' && (before | 0x20) <= 'z');
+// --- where a text may be cut ---------------------------------------------------------
+//
+// The safe-cut rule, the only one: a cut between an ASCII letter and an ASCII space.
+// Splitting text[:p] and text[p:] each on its own then gives exactly the chunks of the
+// whole text, under every pattern here, so a long text is cut there into pieces that
+// are split one by one: between threads (parallel.h), a long str a piece at a time
+// (the bindings, _core.cpp), and a file a piece at a time (bpe.sources, through the
+// binding safe_cut; the benchmark cuts its texts with it too). Why it is safe:
+//   - p starts a chunk of the whole text. The letter before p ends its chunk: under
+//     the default rule it ends a run of word bytes, which a space cannot join; under
+//     gpt2 and gpt4 it ends a contraction, or a run of letters (\p{L}+), which cannot
+//     take the space.
+//   - So the chunks from p on depend on text[p:] alone: each rule reads left to right,
+//     with no lookbehind and no anchor, afresh from each chunk's start.
+//   - The chunks before p looked no further than the character at p, and only to see
+//     that it is not a letter (nor a word byte), which the end of text[:p] tells them
+//     just the same.
+//   - A cut at an ASCII byte leaves both pieces valid UTF-8 when the whole is, and the
+//     rule reads code points as it reads bytes (both of its characters are ASCII), so
+//     a str is cut in the same places as its UTF-8.
+// The same argument allows any ASCII byte other than a letter or digit after the
+// letter (a digit would join the default rule's word run), should more places to cut
+// ever be needed. tests/test_safe_cut.py cuts at every place the rule allows.
+
+// Whether a cut between the characters `before` and `after` (bytes, or code points) is safe.
+constexpr bool is_safe_cut_between(uint32_t before, uint32_t after) {
+    return after == ' ' && (before | 0x20) >= 'a' && (before | 0x20) <= 'z';
 }
+
+// Whether a cut of `text` before byte p (0 < p < text.size()) is safe.
+inline bool is_safe_cut(std::string_view text, size_t p) {
+    return is_safe_cut_between(static_cast<unsigned char>(text[p - 1]), static_cast<unsigned char>(text[p]));
+}
+
+// Performance notes
+//
+// - chunk_end's 16 bytes at a time: a branch per byte is what suffers when the other
+//   vCPU of a core is busy (a busy neighbour halved a one-thread encode on the shared
+//   VM this was written on, a memory-streaming one did not). Under cachegrind, on
+//   2.4 MB: branch mispredicts 1.69 M -> 0.95 M, instructions +4%.
+// - The SIMD tiers, split_simd.h, have notes of their own.
 
 }  // namespace bpe

@@ -44,23 +44,7 @@
 // best the CPU has is picked at import, so a wheel runs on any x86-64; ARM and
 // BPE_PORTABLE=1 builds have the portable tier alone.
 //
-// Performance notes (count_chunks, one core, taskset -c 0; a shared, loaded machine
-// with AVX-512: the sum over 64 KiB pieces of the fastest of 7 calls, median of 5
-// interleaved rounds, in GB/s; portable is what the split ran at before these blocks):
-//
-//                          portable  sse2  avx2  avx512
-//   stories (valid), gpt2    0.40    1.72  2.03   2.27
-//   stories (valid), gpt4    0.38    1.54  1.76   1.84
-//   stories, default         0.51    2.07  2.22   2.55
-//   Python stdlib, gpt2      0.38    1.81  2.07   2.37
-//   Python stdlib, gpt4      0.35    1.53  1.71   2.09
-//
-// About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
-// bits and emitting the chunks is now as much of the time as classifying. AVX-512
-// helps everywhere measured, so it is the default where the CPU has it. Encoding
-// with a warm chunk cache (GPT-2's vocabulary, the stories) went from about 215 to
-// 300 MB/s, with the rest of its time in looking chunks up; a cold encode, which
-// merges each new chunk, did not measurably change.
+// Measurements: the performance notes at the end.
 #pragma once
 
 #include <cstdint>
@@ -116,24 +100,21 @@ inline Masks classify_plain(const unsigned char* p) {
 using ClassifyFn = void (*)(const unsigned char* p, size_t blocks, Masks* out);
 
 #if defined(BPE_SSE2)
+// A block is four of split.h's 16-byte class tests, and the two classes that only the
+// blocks use: new lines and apostrophes.
 inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
-    // x - lo <= span, unsigned, as min(x - lo, span) == x - lo: a range test per byte.
-    auto in_range = [](__m128i x, char lo, char span) {
-        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
-        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
-    };
     for (size_t k = 0; k < blocks; ++k, p += 64) {
         Masks m{};
         for (int q = 0; q < 4; ++q) {
             const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * q));
+            const Lanes16 c = classify_16(v);
             auto bits = [&](__m128i x) { return uint64_t(uint32_t(_mm_movemask_epi8(x))) << (16 * q); };
-            m.high |= bits(v);
-            m.letter |= bits(in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 25));
-            m.digit |= bits(in_range(v, '0', 9));
-            const __m128i space = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
-            m.whitespace |= bits(_mm_or_si128(in_range(v, '\t', 4), space));
+            m.high |= bits(v);  // the top bit of each byte, c.high without its compare
+            m.letter |= bits(c.letter);
+            m.digit |= bits(c.digit);
+            m.whitespace |= bits(c.whitespace);
             m.newline |= bits(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-            m.space |= bits(space);
+            m.space |= bits(c.space);
             m.apostrophe |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
         }
         out[k] = m;
@@ -216,7 +197,7 @@ inline bool tier_available(Tier tier) {
 }
 
 // The fastest tier here. AVX-512 only classifies (one compare per class for 64
-// bytes instead of two or four); see split.h's performance notes for what each gives.
+// bytes instead of two or four); the performance notes below say what each gives.
 inline Tier best_tier() {
     for (Tier tier : {Tier::kAvx512, Tier::kAvx2, Tier::kSse2})
         if (tier_available(tier)) return tier;
@@ -475,6 +456,26 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
     }
     if (start < n) emit_to(n);
 }
+
+// Performance notes
+//
+// The tiers (count_chunks, one core, taskset -c 0; a shared, loaded machine with
+// AVX-512: the sum over 64 KiB stretches of the text of the fastest of 7 calls, median
+// of 5 interleaved rounds, in GB/s; portable is what the split ran at before these
+// blocks):
+//
+//                          portable  sse2  avx2  avx512
+//   stories (valid), gpt2    0.40    1.72  2.03   2.27
+//   stories (valid), gpt4    0.38    1.54  1.76   1.84
+//   stories, default         0.51    2.07  2.22   2.55
+//   Python stdlib, gpt2      0.38    1.81  2.07   2.37
+//   Python stdlib, gpt4      0.35    1.53  1.71   2.09
+//
+// About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
+// bits and emitting the chunks is now as much of the time as classifying. AVX-512
+// helps everywhere measured, so it is the default where the CPU has it. Encoding
+// gains less than the split does: a warm encode spends the rest of its time looking
+// chunks up, a cold one merging the chunks new to it.
 
 }  // namespace simd
 }  // namespace bpe

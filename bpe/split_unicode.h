@@ -11,7 +11,8 @@
 // character's class (letter, number, space, other) picks the only alternative that
 // can win, so a chunk costs one pass over its bytes. The classes come from
 // unicode_tables.h; ASCII bytes are classed through a table and only bytes >= 0x80
-// are decoded.
+// are decoded. split.h includes this file, after the SSE2 class test that runs of ASCII
+// share with it (classify_16).
 //
 // Whose classes: tiktoken's. The promise is tiktoken's ids, and tiktoken runs the
 // patterns with Rust's regex crate, whose tables are Unicode 16.0 (tiktoken 0.14), so
@@ -95,25 +96,17 @@ inline Char char_at(const unsigned char* s, size_t n, size_t i) {
 
 #if defined(BPE_SSE2)
 // Bit k set when byte k of the 16 at p is an ASCII character of class `cls` (a byte
-// >= 0x80 never is: its character must be decoded). The same classes as
-// kAsciiClass: letters A-Z a-z, numbers 0-9, whitespace \t \n \v \f \r and space.
+// >= 0x80 never is: its character must be decoded), by split.h's class test, whose
+// classes are kAsciiClass's: letters A-Z a-z, numbers 0-9, whitespace \t \n \v \f \r
+// and space.
 inline uint32_t ascii_class_mask_16(const unsigned char* p, CharClass cls) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // x - lo <= span, unsigned, as min(x - lo, span) == x - lo: a range test per byte.
-    auto in_range = [](__m128i x, char lo, char span) {
-        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
-        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
-    };
-    const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 25);  // either case
-    const __m128i digit = in_range(v, '0', 9);
-    const __m128i space = _mm_or_si128(in_range(v, '\t', 4), _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+    const Lanes16 c = classify_16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     switch (cls) {
-        case kLetter: return uint32_t(_mm_movemask_epi8(letter));
-        case kNumber: return uint32_t(_mm_movemask_epi8(digit));
-        case kSpace: return uint32_t(_mm_movemask_epi8(space));
+        case kLetter: return uint32_t(_mm_movemask_epi8(c.letter));
+        case kNumber: return uint32_t(_mm_movemask_epi8(c.digit));
+        case kSpace: return uint32_t(_mm_movemask_epi8(c.whitespace));
         default: {
-            const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80
-            const __m128i any = _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(space, high));
+            const __m128i any = _mm_or_si128(_mm_or_si128(c.letter, c.digit), _mm_or_si128(c.whitespace, c.high));
             return uint32_t(~_mm_movemask_epi8(any)) & 0xffff;
         }
     }
@@ -347,17 +340,9 @@ inline bool is_valid_utf8(std::string_view text) {
     return true;
 }
 
-// Cutting for threads: split.h's is_safe_cut (an ASCII letter, then an ASCII space)
-// is a safe cut for gpt2 and gpt4 as well: splitting text[:p] and text[p:] each on
-// its own gives exactly the chunks of the whole text. Findall scans left to right
-// with no lookbehind or anchors, so once p is known to start a chunk of the whole
-// text, the chunks from p on depend on text[p:] alone. And p does start one: in both
-// patterns a letter belongs either to a contraction, which ends with that letter, or
-// to a run of letters (\p{L}+), which cannot take the non-letter at p. The chunks
-// before p never looked further than the character at p, and only to see "not a
-// letter", which the end of text[:p] tells them just the same. A cut at an ASCII byte
-// leaves both pieces valid UTF-8 when the whole is. (The same argument allows any
-// ASCII byte other than a letter or digit at p -- a digit would join the default
-// rule's word run -- should threads ever need more places to cut.)
+// Performance notes
+//
+// - These loops are the portable tier of split_simd.h, whose notes time them (its
+//   "portable" column), and the blocks hand non-ASCII text over to them.
 
 }  // namespace bpe

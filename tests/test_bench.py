@@ -47,7 +47,7 @@ def test_cut_to_is_a_prefix_that_ends_between_chunks(pattern):
 
 
 def test_a_text_without_a_safe_place_is_not_cut():
-    assert bpe_bench.last_safe_cut("one 2 three.\n") == 0  # nothing after the new line yet
+    assert bpe_bench.last_safe_cut("12 three.\n") == 0  # a digit before the space, and nothing after the new line
     assert bpe_bench.last_safe_cut("said:\n\nOnce") == 0
     assert bpe_bench.last_safe_cut("Once upon") == len("Once")
     assert bpe_bench.pieces("x1 " * 30, 20) == ["x1 " * 30]
