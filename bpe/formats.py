@@ -298,8 +298,10 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
     if special_tokens is None:
         special_tokens = [GPT2_END_OF_TEXT] if isinstance(vocab, dict) and GPT2_END_OF_TEXT in vocab else []
-    elif isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
-        raise TypeError("special_tokens must be a list of str")
+    else:
+        from .tokenizer import _as_special_tokens  # here: tokenizer.py imports this module
+
+        special_tokens = _as_special_tokens(special_tokens)  # checked as every call checks them
 
     def pairs():
         with open(merges_path, encoding="utf-8") as f:

@@ -27,6 +27,7 @@ import operator
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -82,28 +83,25 @@ class BPETokenizer:
             [256]
         """
         core = load_core()
-        if not isinstance(pattern, str):
-            raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, not {type(name).__name__}")
         self._name = name  # tiktoken's Encoding.name: kept in the file, not part of equality
+        if isinstance(special_tokens, dict):  # tiktoken's way: {token: id}
+            merges = list(merges) if isinstance(merges, Iterator) else merges  # counted here, read by the core
+            special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, merges)
+        # The core checks every part (that each merge could have been learned, the
+        # pattern's name, the special tokens, the ids: one for every token, all
+        # different, none above bpe.MAX_ID) and gives them back as ints.
+        self._encoder = core.Encoder(merges, pattern=pattern, special_tokens=special_tokens, token_ids=token_ids)
         # Tuples, behind read-only properties: the encoder is built from them once, so a
         # change afterwards would make equality and pickling (which read them) disagree
-        # with encoding (which does not).
-        self._merges = tuple(_as_merges(merges))
-        if isinstance(special_tokens, dict):  # tiktoken's way: {token: id}
-            special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, 256 + len(self._merges))
-        self._pattern = pattern
-        self._special_tokens = _as_special_tokens(special_tokens)
-        ids = None if token_ids is None else _as_ids(token_ids, "token_ids")
-        # The core checks the rest: that each merge could have been learned, the
-        # pattern's name, the ids (one for every token, all different, none above
-        # bpe.MAX_ID), the sizes.
-        self._encoder = core.Encoder(list(self._merges), pattern=pattern, special_tokens=list(self._special_tokens),
-                                     token_ids=ids)
-        # One way to say "token i is id i", so that equal tokenizers have equal states.
-        self._token_ids = None if ids is None or ids == list(range(len(ids))) else tuple(ids)
-        self._special_ids = self._encoder.special_tokens  # {special token: id}
+        # with encoding (which does not). token_ids is None when token i is id i, so
+        # that equal tokenizers have equal states.
+        self._merges = tuple(self._encoder.merges)
+        self._pattern = self._encoder.pattern
+        self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
+        self._special_tokens = tuple(self._special_ids)
+        self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes = None  # built by token_to_id when first asked
 
     # --- training ------------------------------------------------------------------
@@ -131,11 +129,11 @@ class BPETokenizer:
         below what count, and the merges may then differ from exact training.
         """
         core = load_core()
-        special_tokens = _as_special_tokens(special_tokens)
+        counter = core.ChunkCounter(pattern, special_tokens, max_memory=_as_memory(max_memory))
+        special_tokens = tuple(counter.special_tokens)
         num_merges = core.num_merges_for(vocab_size, len(special_tokens))
         from tqdm import tqdm
 
-        counter = core.ChunkCounter(pattern, list(special_tokens), max_memory=_as_memory(max_memory))
         disable = None if progress is None else not progress
         with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
             for batch in _batches(texts, _batch_size(max_memory)):
@@ -162,21 +160,20 @@ class BPETokenizer:
             counter = counts
             if pattern is not None and pattern != counter.pattern:
                 raise ValueError(f"pattern is {pattern!r}, but the counts were made with {counter.pattern!r}")
-            if special_tokens is not None and sorted(_as_special_tokens(special_tokens)) != sorted(
-                    counter.special_tokens):
-                raise ValueError(f"special_tokens are {list(_as_special_tokens(special_tokens))!r}, but the counts "
-                                 f"were cut at {counter.special_tokens!r}")
-            pattern = counter.pattern
-            special_tokens = tuple(counter.special_tokens) if special_tokens is None else special_tokens
+            given = None if special_tokens is None else _as_special_tokens(special_tokens)
+            if given is not None and sorted(given) != sorted(counter.special_tokens):
+                raise ValueError(f"special_tokens are {list(given)!r}, but the counts were cut at "
+                                 f"{counter.special_tokens!r}")
+            special_tokens = tuple(counter.special_tokens) if given is None else given  # numbered as given
         elif isinstance(counts, tuple) and len(counts) == 3:
-            pattern = "default" if pattern is None else pattern
-            counter = core.ChunkCounter(pattern, list(_as_special_tokens(special_tokens or ())),
+            counter = core.ChunkCounter("default" if pattern is None else pattern, special_tokens,
                                         max_memory=_as_memory(max_memory))
             counter.add_counts(*counts)
+            special_tokens = tuple(counter.special_tokens)
         else:
             raise TypeError("counts must be a bpe.ChunkCounter or its counts() as (chunks, offsets, counts), not "
                             f"{type(counts).__name__}")
-        special_tokens = _as_special_tokens(special_tokens or ())
+        pattern = counter.pattern
         num_merges = core.num_merges_for(vocab_size, len(special_tokens))
         return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
 
@@ -322,24 +319,24 @@ class BPETokenizer:
         allowed_special ("all", or a set of special tokens) holds it, and raises
         ValueError if disallowed_special ("all": every special that is not allowed)
         does; with both empty, it is ordinary text."""
-        return self._encoder.encode_str(_str(text), allowed_special, disallowed_special)
+        return self._encoder.encode(_str(text), allowed_special, disallowed_special)
 
     def encode_ordinary(self, text: str) -> list:
         """The ids of text, with special-token text encoded as ordinary text: for text
         from a user, who must not be able to type a control token."""
-        return self._encoder.encode_str(_str(text), (), ())
+        return self._encoder.encode(_str(text), (), ())
 
     def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0,
                      num_threads=None) -> list:
         """encode for each text of a list, on `threads` threads (0: one per core;
         num_threads is tiktoken's name for it)."""
-        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], allowed_special,
-                                              disallowed_special, _threads(threads, num_threads))
+        return self._encoder.encode_batch(_strs(texts), allowed_special, disallowed_special,
+                                          _threads(threads, num_threads))
 
     def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
         """encode_ordinary for each text of a list, on `threads` threads (0: one per core;
         num_threads is tiktoken's name for it)."""
-        return self._encoder.encode_str_batch([_str(t) for t in _as_texts(texts)], (), (), _threads(threads, num_threads))
+        return self._encoder.encode_batch(_strs(texts), (), (), _threads(threads, num_threads))
 
     def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
         """(ids, offsets): encode's ids, and for each token its span in the characters of
@@ -349,7 +346,7 @@ class BPETokenizer:
         as Hugging Face's offsets do. Computed in the core, in one pass; an array, as a
         list of tuples would cost three Python objects a token (offsets.tolist() makes
         one of lists)."""
-        return self._encoder.encode_str_with_offsets(_str(text), allowed_special, disallowed_special)
+        return self._encoder.encode_with_offsets(_str(text), allowed_special, disallowed_special)
 
     def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
         """As encode, as a numpy array of uint32, as tiktoken's encode_to_numpy gives it
@@ -361,12 +358,12 @@ class BPETokenizer:
                      threads: int = 0) -> np.ndarray:
         """As encode, as a numpy array with no Python object per token (uint16 when
         n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
-        return self._encoder.encode_str_array(_str(text), allowed_special, disallowed_special, threads)
+        return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads)
 
     def count(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> int:
         """len(encode(text)) with the same arguments, without making a list or an array of
         ids: for counting the tokens of large texts. On `threads` threads (0: one per core)."""
-        return self._encoder.count_str(_str(text), allowed_special, disallowed_special, threads)
+        return self._encoder.count(_str(text), allowed_special, disallowed_special, threads)
 
     # --- decoding ------------------------------------------------------------------
 
@@ -659,20 +656,27 @@ def _from_state(state) -> BPETokenizer:
     return BPETokenizer.from_state(state)
 
 
-def _numbered_specials(special_ids: dict, token_ids, ordinary_tokens: int) -> tuple:
+def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:
     """(special_tokens, token_ids) from specials given as tiktoken gives them, {token: id}:
     the tokens in order, and token_ids with their ids after the ordinary tokens' (token
-    i is id i when token_ids is None; else token_ids numbers the bytes and merges)."""
+    i is id i when token_ids is None; else token_ids numbers the bytes and merges). The
+    core checks the tokens and the ids; here, only what it could not tell apart: which
+    special token has an id that is not an int, and token_ids that do not number the
+    bytes and merges alone."""
     for token, i in special_ids.items():
-        if not isinstance(token, str):
-            raise TypeError(f"special tokens must be str, not {type(token).__name__}: got {token!r}")
         if isinstance(i, bool) or not isinstance(i, int):
             raise TypeError(f"the special token {token!r} has id {i!r}: ids must be int")
-    ordinary = list(range(ordinary_tokens)) if token_ids is None else _as_ids(token_ids, "token_ids")
+    if isinstance(token_ids, Iterator):
+        token_ids = list(token_ids)
+    if not hasattr(merges, "__len__") or isinstance(token_ids, (str, bytes)) or not (
+            token_ids is None or hasattr(token_ids, "__len__")):
+        return list(special_ids), token_ids  # not lists at all: the core refuses them, and says why
+    ordinary_tokens = 256 + len(merges)
+    ordinary = range(ordinary_tokens) if token_ids is None else token_ids
     if len(ordinary) != ordinary_tokens:
         raise ValueError(f"with special_tokens as {{token: id}}, token_ids numbers the bytes and merges only: "
                          f"{ordinary_tokens} ids, got {len(ordinary)}")
-    return list(special_ids), ordinary + list(special_ids.values())
+    return list(special_ids), [*ordinary, *special_ids.values()]
 
 
 def _threads(threads, num_threads):
@@ -705,64 +709,26 @@ def _legacy_arguments(state: dict) -> dict:
             "token_ids": list(token_ids) + list(specials.values())}
 
 
-def _as_merges(merges) -> list:
-    """merges as a list of (int, int), from lists, tuples or numpy arrays of ints; the
-    core then checks that each one could have been learned."""
-    if isinstance(merges, (str, bytes)) or not hasattr(merges, "__iter__"):
-        raise TypeError(f"merges must be a list of (int, int) pairs, not {type(merges).__name__}")
-    out = []
-    for k, pair in enumerate(merges):
-        try:
-            a, b = pair
-            if isinstance(a, bool) or isinstance(b, bool):
-                raise TypeError
-            out.append((operator.index(a), operator.index(b)))
-        except (TypeError, ValueError):
-            raise TypeError(f"merge {k} is {pair!r}: expected a pair of ints") from None
-    return out
-
-
-def _as_ids(ids, what: str) -> list:
-    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
-        raise TypeError(f"{what} must be a list of ints, not {type(ids).__name__}")
-    out = []
-    for k, i in enumerate(ids):
-        try:
-            if isinstance(i, bool):
-                raise TypeError
-            out.append(operator.index(i))
-        except TypeError:
-            raise TypeError(f"{what}[{k}] is {i!r}: expected an int") from None
-    return out
-
-
 def _as_special_tokens(special_tokens) -> tuple:
-    """The special tokens as a tuple of str: a list or tuple of str, never one str."""
-    if isinstance(special_tokens, dict):
-        raise TypeError("training numbers the special tokens after the merges: give them as a list of str (to "
-                        "number them your own way, BPETokenizer(tok.merges, special_tokens={token: id}))")
-    if isinstance(special_tokens, (str, bytes)) or not hasattr(special_tokens, "__iter__"):
-        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
-    out = tuple(special_tokens)
-    for token in out:
-        if not isinstance(token, str):
-            raise TypeError(f"special tokens must be str, not {type(token).__name__}: got {token!r}")
-        if not token:
-            raise ValueError("a special token cannot be empty")
-        try:
-            token.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"the special token {token!r} cannot be encoded as UTF-8 (a lone surrogate?)") from None
-    return out
+    """The special tokens as a tuple of str, checked where every call checks them: in the
+    core (by a counter cut at them, which costs nothing until it counts)."""
+    return tuple(load_core().ChunkCounter(special_tokens=special_tokens).special_tokens)
 
 
 def _str(text) -> str:
-    """text, checked to be a str: the core reads it in place (no copy of an ASCII str,
-    and none left on any other) and raises ValueError for a lone surrogate."""
+    """text, if it is a str. The class takes str only, as tiktoken's Encoding does; the
+    core (bpe.Encoder) takes bytes too, and checks the rest."""
     if not isinstance(text, str):
         hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
         raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
     return text
+
+
+def _strs(texts) -> list:
+    """texts, a list (or another iterable) of str, as a list: see _str."""
+    if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
+        raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
+    return [_str(text) for text in texts]
 
 
 _MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
@@ -778,12 +744,6 @@ def _as_memory(max_memory):
     if match and match.group(2).upper() in _MEMORY_UNITS:
         return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
     raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
-
-
-def _as_texts(texts) -> list:
-    if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
-        raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
-    return list(texts)
 
 
 def _batch_size(max_memory) -> int:
