@@ -804,7 +804,7 @@ py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
 py::list ids_to_list(const std::vector<uint32_t>& ids) { return ids_to_list(&ids, 1); }
 
 // The smallest unsigned type that holds every id: uint16 up to 65,536 ids (the rule of
-// bpe.tokenizer.array_dtype, which the Python side uses).
+// bpe.encoding.array_dtype, which the Python side uses).
 bool fits_uint16(size_t n_vocab) { return n_vocab <= 65536; }
 
 // Ids, in consecutive parts, as one numpy array with no Python object per token.

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import bpe
-import bpe.tokenizer
 import bpe_reference as ref
 from bpe import BPETokenizer
 from sample_text import sample_bytes
