@@ -549,23 +549,22 @@ def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:
     """(special_tokens, token_ids) from specials given as tiktoken gives them, {token: id}:
     the tokens in order, and token_ids with their ids after the ordinary tokens' (token
     i is id i when token_ids is None; else token_ids numbers the bytes and merges). The
-    core checks the tokens and the ids; here, only what it could not tell apart: which
-    special token has an id that is not an int, and token_ids that do not number the
-    bytes and merges alone."""
+    core checks the tokens and the ids; here, only what it cannot tell: which special
+    token has an id that is not an int, and token_ids that number more than the bytes
+    and merges."""
     for token, i in special_ids.items():
         if isinstance(i, bool) or not isinstance(i, int):
             raise TypeError(f"the special token {token!r} has id {i!r}: ids must be int")
-    if isinstance(token_ids, Iterator):
-        token_ids = list(token_ids)
-    if not hasattr(merges, "__len__") or isinstance(token_ids, (str, bytes)) or not (
-            token_ids is None or hasattr(token_ids, "__len__")):
-        return list(special_ids), token_ids  # not lists at all: the core refuses them, and says why
-    ordinary_tokens = 256 + len(merges)
-    ordinary = range(ordinary_tokens) if token_ids is None else token_ids
-    if len(ordinary) != ordinary_tokens:
+    try:
+        ordinary = list(range(256 + len(merges)) if token_ids is None else token_ids)
+    except TypeError:
+        ordinary = None
+    if ordinary is None or isinstance(token_ids, (str, bytes)):
+        return list(special_ids), token_ids  # merges or token_ids is no list: the core refuses it, and says why
+    if len(ordinary) != 256 + len(merges):
         raise ValueError(f"with special_tokens as {{token: id}}, token_ids numbers the bytes and merges only: "
-                         f"{ordinary_tokens} ids, got {len(ordinary)}")
-    return list(special_ids), [*ordinary, *special_ids.values()]
+                         f"{256 + len(merges)} ids, got {len(ordinary)}")
+    return list(special_ids), ordinary + list(special_ids.values())
 
 
 def _threads(threads, num_threads):

@@ -678,8 +678,8 @@ def _refuse_what_changes_the_ids(document: dict, where: str):
             raise ValueError(f"{where}: \"{key}\" is set: Hugging Face {does}, which encode here does not")
     normalizer = document.get("normalizer")
     if normalizer is not None and normalizer != {"type": "Sequence", "normalizers": []}:
-        kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
-        raise ValueError(f"{where}: its \"normalizer\" ({kind}) changes the text before it is split, which encode "
+        step_type = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
+        raise ValueError(f"{where}: its \"normalizer\" ({step_type}) changes the text before it is split, which encode "
                          "here does not")
     processor = document.get("post_processor")
     steps = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" \
@@ -688,8 +688,8 @@ def _refuse_what_changes_the_ids(document: dict, where: str):
         # ByteLevel only moves the offsets; anything else (TemplateProcessing, Roberta,
         # Bert) adds tokens such as a start token to every text.
         if step is not None and not (isinstance(step, dict) and step.get("type") == "ByteLevel"):
-            kind = step.get("type") if isinstance(step, dict) else step
-            raise ValueError(f"{where}: its \"post_processor\" ({kind}) adds tokens to the ids (a start or end "
+            step_type = step.get("type") if isinstance(step, dict) else step
+            raise ValueError(f"{where}: its \"post_processor\" ({step_type}) adds tokens to the ids (a start or end "
                              "token), which encode here does not")
     if document["model"].get("ignore_merges"):
         raise ValueError(f"{where}: the model sets \"ignore_merges\": a word in the vocabulary becomes its token "
@@ -713,10 +713,10 @@ def _huggingface_pattern(pre_tokenizer, where: str) -> str:
     """Which of our split patterns a Hugging Face pre-tokenizer is."""
     steps = pre_tokenizer.get("pretokenizers", []) if isinstance(pre_tokenizer, dict) and \
         pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
-    if kinds == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
+    step_types = [step.get("type") if isinstance(step, dict) else None for step in steps]
+    if step_types == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
         return "gpt2"  # ByteLevel's own regex is GPT-2's pattern
-    if kinds == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
+    if step_types == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
             and not steps[1].get("add_prefix_space", False) and steps[0].get("behavior") == "Isolated" \
             and not steps[0].get("invert", False):
         regex = (steps[0].get("pattern") or {}).get("Regex")
