@@ -6,9 +6,9 @@
     assert tok.decode(ids) == "Once upon a time"
     tok.save("stories.bpe")
 
-BPETokenizer (bpe/tokenizer.py) takes str and follows tiktoken's conventions. Under it
-is the compiled core, bpe._core, whose low-level API is re-exported here: bytes in,
-ints out, the same argument names with the same meanings.
+BPETokenizer (bpe/encoding.py) takes str and follows tiktoken's conventions. Under it
+is the compiled core, bpe._core, whose low-level API is re-exported here: bytes in
+(str too, where it encodes), ints out, the same argument names with the same meanings.
 
     bpe.pretokenize(text: bytes, pattern="default") -> list[bytes]
     bpe.count_chunks(text: bytes, pattern="default") -> int   # len(pretokenize(...)), the split alone
@@ -19,17 +19,17 @@ ints out, the same argument names with the same meanings.
         .add(texts: str | bytes | list, threads=0); .train(num_merges, progress=None)
         .counts() -> (chunks, offsets, counts); .add_counts(...); .merge(other)   # counts as data; it pickles
     bpe.Encoder(merges, pattern="default", special_tokens=(), token_ids=None)
-        .encode(text: bytes, allowed_special=..., disallowed_special="all") -> list[int]
-        .encode_array(...), .encode_batch(...), .decode_bytes(ids), .n_vocab
+        .encode(text: str | bytes, allowed_special=..., disallowed_special="all") -> list[int]
+        .encode_array(...), .encode_batch(...), .count(...), .decode_bytes(ids), .n_vocab
 
-The modules beside it: bpe.formats (tiktoken's, GPT-2's and Hugging Face's files),
-bpe.sources (text, JSON Lines and Parquet, streamed), bpe.token_files (token files and
-folders), bpe.explain (the merges that make a word), bpe.ray_data (training and token
-folders on Ray Data; needs Ray), and the command, python -m bpe.
+The modules beside it: bpe.formats (its file, and tiktoken's, GPT-2's and Hugging
+Face's), bpe.sources (text, JSON Lines and Parquet, streamed), bpe.token_files (token
+files and folders), bpe.explain (the merges that make a word), bpe.ray_data (training
+and token folders on Ray Data; needs Ray), and the command, python -m bpe.
 """
 __version__ = "0.2.0"
 
-from .tokenizer import BUILD_COMMAND, BPETokenizer, load_core
+from .encoding import BUILD_COMMAND, BPETokenizer, load_core
 
 _LOW_LEVEL = ("pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
 

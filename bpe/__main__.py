@@ -32,8 +32,9 @@ import unicodedata
 from pathlib import Path
 
 from . import __version__, formats, sources, token_files
+from .encoding import BPETokenizer
 from .explain import explain
-from .tokenizer import FILE_NAME, BPETokenizer
+from .formats import FILE_NAME
 
 PROG = "bpe"
 TOKENIZER_ENV = "BPE_TOKENIZER"

@@ -162,7 +162,8 @@ struct BytesArg {
     static std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 };
 
-// Texts from Python: one bytes object, or a sequence of them.
+// Texts from Python: a sequence of bytes objects. One bytes object is refused (it is
+// a sequence of ints, not of texts), and so is a str.
 std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
     std::deque<BytesArg> args;
     if (PyUnicode_Check(texts.ptr()) || !PySequence_Check(texts.ptr()) || PyBytes_Check(texts.ptr()))
@@ -180,17 +181,17 @@ bool is_ascii(py::handle str) {
 }
 
 // A str that UTF-8 cannot hold: the one message for it, wherever a str is read.
-[[noreturn]] void throw_lone_surrogate(Py_ssize_t position) {
-    throw py::value_error("text cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(position));
+// `what` names the str: the text, or a special token.
+[[noreturn]] void throw_lone_surrogate(Py_ssize_t position, const std::string& what = "text") {
+    throw py::value_error(what + " cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(position));
 }
 
 // The UTF-8 bytes of a str, without leaving a copy on the str. PyUnicode_AsUTF8AndSize
 // would cache one on the str object for as long as it lives (a 57 MB CJK text grew to
 // 143 MB), so: an ASCII str is its own UTF-8 and is read in place; any other is
 // encoded into a bytes object of our own (`keep`), freed when the call is done. A lone
-// surrogate, which UTF-8 cannot hold, is a ValueError that says where, as
-// bpe.BPETokenizer has always said it.
-std::string_view str_utf8(py::handle obj, py::object& keep) {
+// surrogate, which UTF-8 cannot hold, is a ValueError that names `what` and says where.
+std::string_view str_utf8(py::handle obj, py::object& keep, const std::string& what = "text") {
     if (is_ascii(obj))
         return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
     PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
@@ -203,7 +204,7 @@ std::string_view str_utf8(py::handle obj, py::object& keep) {
         if (value == nullptr || PyUnicodeEncodeError_GetStart(value, &start) != 0) start = -1;
         Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
         PyErr_Clear();
-        throw_lone_surrogate(start);
+        throw_lone_surrogate(start, what);
     }
     keep = py::reinterpret_steal<py::object>(bytes);
     return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
@@ -461,24 +462,25 @@ void check_text_for(bpe::Pattern pattern, std::string_view text, const char* wha
                               "' split pattern needs (the 'default' pattern takes any bytes)");
 }
 
-// A Python int as a long long, or -1 when it is too large for one.
-long long as_long_long(py::handle value) {
-    long long n = PyLong_AsLongLong(value.ptr());
-    if (n == -1 && PyErr_Occurred()) PyErr_Clear();
-    return n;
-}
-
 // An id or a size from Python, as a Python int: an int or a numpy integer (whatever
 // operator.index takes, as tiktoken does), never a float, nor a bool (an int to Python,
-// but True as a token id or a count is a mistake). TypeError: "`what` must be `an_int`".
-py::int_ index_from_python(py::handle obj, const std::string& what, const char* an_int = "an int") {
+// but True as a token id or a count is a mistake). Empty when it is not one.
+std::optional<py::int_> as_index(py::handle obj) {
     PyObject* as_int = PyBool_Check(obj.ptr()) ? nullptr : PyNumber_Index(obj.ptr());
     if (as_int == nullptr) {
         PyErr_Clear();
-        throw py::type_error(what + " must be " + an_int + ", not " + BytesArg::type_name(obj) + ": got " +
-                             std::string(py::repr(obj)));
+        return std::nullopt;
     }
     return py::reinterpret_steal<py::int_>(as_int);
+}
+
+// as_index, or TypeError: "`what` must be `an_int`, not ...".
+py::int_ index_from_python(py::handle obj, const std::string& what, const char* an_int = "an int") {
+    std::optional<py::int_> value = as_index(obj);
+    if (!value)
+        throw py::type_error(what + " must be " + an_int + ", not " + BytesArg::type_name(obj) + ": got " +
+                             std::string(py::repr(obj)));
+    return *value;
 }
 
 // A Python int as a long long, the nearest one when it is beyond them (so that a range
@@ -517,27 +519,38 @@ long long num_merges_from_python(py::handle num_merges) {
     return size_from_python(num_merges, "num_merges", 0, kMaxMerges);
 }
 
-bool is_int(py::handle value) { return PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr()); }
-
 bool is_sequence_of_items(py::handle obj) {
     return PySequence_Check(obj.ptr()) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr());
 }
 
-// Merges from Python: a sequence of pairs of non-negative ints.
+// Whether obj holds items one can go through: a list, a tuple, a numpy array, a
+// generator, ..., but not a str or bytes, whose items are characters and bytes.
+bool is_iterable_of_items(py::handle obj) {
+    return py::isinstance<py::iterable>(obj) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr());
+}
+
+// The split rule's name from Python: "default", "gpt2" or "gpt4".
+bpe::Pattern pattern_from_python(py::handle obj) {
+    if (!PyUnicode_Check(obj.ptr())) throw py::type_error("pattern must be a str, not " + BytesArg::type_name(obj));
+    return bpe::parse_pattern(py::cast<std::string>(obj));
+}
+
+// Merges from Python: pairs of ids (as_index: ints or numpy integers), in a list, a
+// tuple, a numpy array of shape (n, 2), or any other iterable.
 std::vector<bpe::Pair> merges_from_python(py::handle obj) {
-    if (!is_sequence_of_items(obj)) throw py::type_error("merges must be a list of (int, int) pairs");
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+    if (!is_iterable_of_items(obj))
+        throw py::type_error("merges must be a list of (int, int) pairs, not " + BytesArg::type_name(obj));
     std::vector<bpe::Pair> merges;
-    merges.reserve(seq.size());
-    for (size_t k = 0; k < seq.size(); ++k) {
-        py::object item = seq[k];
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) merges.reserve(size_t(py::len(obj)));
+    for (py::handle item : py::reinterpret_borrow<py::iterable>(obj)) {
+        size_t k = merges.size();
         auto where = [&] { return "merge " + std::to_string(k) + " is " + std::string(py::repr(item)) + ": "; };
         if (!is_sequence_of_items(item) || py::len(item) != 2) throw py::type_error(where() + "expected a pair of ints");
         uint32_t ids[2];
         for (int j = 0; j < 2; ++j) {
-            py::object id = item[py::int_(j)];
-            if (!is_int(id)) throw py::type_error(where() + "expected a pair of ints");
-            long long value = as_long_long(id);
+            std::optional<py::int_> id = as_index(py::object(item[py::int_(j)]));
+            if (!id) throw py::type_error(where() + "expected a pair of ints");
+            long long value = clamped_long_long(*id);
             if (value < 0 || value > UINT32_MAX)
                 throw py::value_error(where() + "ids must be between 0 and " + std::to_string(255 + k));
             ids[j] = uint32_t(value);
@@ -547,51 +560,96 @@ std::vector<bpe::Pair> merges_from_python(py::handle obj) {
     return merges;
 }
 
-// A str as UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is a ValueError.
+// A str as UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is a ValueError
+// that names the str as `what`.
 std::string utf8_of(py::handle str, const std::string& what) {
     py::object keep;
-    try {
-        return std::string(str_utf8(str, keep));
-    } catch (const py::value_error&) {
-        throw py::value_error(what + " " + std::string(py::repr(str)) + " cannot be encoded as UTF-8 (a lone surrogate?)");
-    }
+    return std::string(str_utf8(str, keep, what));
 }
 
-// Special tokens from Python: a sequence of str (None: none).
+// Special tokens from Python: str, in a list or any other iterable but a dict (None:
+// none).
 std::vector<std::string> special_tokens_from_python(py::handle obj) {
     std::vector<std::string> tokens;
     if (obj.is_none()) return tokens;
-    if (!is_sequence_of_items(obj) || PyDict_Check(obj.ptr()))
-        throw py::type_error("special_tokens must be a list of str (their ids follow the merges in that order; "
-                             "token_ids renumbers them)");
-    for (py::handle token : py::reinterpret_borrow<py::sequence>(obj)) {
+    if (!is_iterable_of_items(obj) || PyDict_Check(obj.ptr()))
+        throw py::type_error("special_tokens must be a list of str, not " + BytesArg::type_name(obj) +
+                             ": their ids follow the merges, in that order (to number them your own way: "
+                             "token_ids, or BPETokenizer(merges, special_tokens={token: id}))");
+    for (py::handle token : py::reinterpret_borrow<py::iterable>(obj)) {
         if (!PyUnicode_Check(token.ptr()))
             throw py::type_error("special tokens must be str, not " + BytesArg::type_name(token) + ": got " +
                                  std::string(py::repr(token)));
-        tokens.push_back(utf8_of(token, "the special token"));
+        tokens.push_back(utf8_of(token, "the special token " + std::string(py::repr(token))));
     }
     return tokens;
 }
 
-// token_ids from Python: a sequence of ints, each at most bpe::kMaxId (None: none; the
-// Encoder checks that there is one for every token).
+// token_ids from Python: ids (as_index: ints or numpy integers), each at most
+// bpe::kMaxId, in a list or any other iterable (None: none; the Encoder checks that
+// there is one for every token).
 std::optional<std::vector<uint32_t>> token_ids_from_python(py::handle obj) {
     std::vector<uint32_t> ids;
     if (obj.is_none()) return std::nullopt;
-    if (!is_sequence_of_items(obj)) throw py::type_error("token_ids must be a list of ints");
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-    ids.reserve(seq.size());
-    for (size_t k = 0; k < seq.size(); ++k) {
-        py::object id = seq[k];
-        if (!is_int(id)) throw py::type_error("token_ids must be a list of ints; item " + std::to_string(k) + " is " +
-                                              std::string(py::repr(id)));
-        long long value = as_long_long(id);
+    if (!is_iterable_of_items(obj))
+        throw py::type_error("token_ids must be a list of ints, not " + BytesArg::type_name(obj));
+    // Reserved only for what holds its items already: a range(10**9) is refused for its
+    // ids before it could cost memory.
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) ids.reserve(size_t(py::len(obj)));
+    for (py::handle item : py::reinterpret_borrow<py::iterable>(obj)) {
+        size_t k = ids.size();
+        std::optional<py::int_> id = as_index(item);
+        if (!id)
+            throw py::type_error("token_ids must be a list of ints; item " + std::to_string(k) + " is " +
+                                 std::string(py::repr(item)));
+        long long value = clamped_long_long(*id);
         if (value < 0 || value > bpe::kMaxId)
-            throw py::value_error("token_ids[" + std::to_string(k) + "] is " + std::string(py::repr(id)) +
+            throw py::value_error("token_ids[" + std::to_string(k) + "] is " + std::string(py::repr(item)) +
                                   ": ids must be between 0 and " + std::to_string(bpe::kMaxId));
         ids.push_back(uint32_t(value));
     }
     return ids;
+}
+
+// A text from Python for the calls that encode: a str, read in place as StrArg reads
+// it (an ASCII str with no copy, any other made UTF-8 for the call only, on `workers`
+// threads when long), or bytes, read as BytesArg reads them (a bytearray or a
+// memoryview is copied first), which must suit the pattern (check_text_for; a str's
+// UTF-8 always does). One type for both, so that each call is written once. It never
+// moves (its view may point into itself), so keep several of them in a std::deque.
+struct Text {
+    std::optional<StrArg> str;
+    std::optional<BytesArg> bytes;
+    std::string_view view;
+
+    Text(py::handle obj, bpe::Pattern pattern, const char* what = "text", unsigned workers = 1) {
+        if (PyUnicode_Check(obj.ptr())) {
+            view = str.emplace(obj, workers).view;
+        } else if (PyBytes_Check(obj.ptr()) || PyObject_CheckBuffer(obj.ptr())) {
+            view = bytes.emplace(obj, what).view;
+            check_text_for(pattern, view, what);
+        } else {
+            throw py::type_error(std::string(what) + " must be str or bytes, not " + BytesArg::type_name(obj));
+        }
+    }
+    Text(const Text&) = delete;
+    Text& operator=(const Text&) = delete;
+};
+
+// Texts from Python for encode_batch: a sequence (not one str or bytes) of texts of one
+// type, str or bytes, as the first is: a mix is more likely a mistake than a wish.
+std::deque<Text> texts_of(py::handle texts, bpe::Pattern pattern) {
+    if (!is_sequence_of_items(texts))
+        throw py::type_error("texts must be a list of str or a list of bytes, not " + BytesArg::type_name(texts));
+    std::deque<Text> args;
+    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) {
+        if (!args.empty() && args.front().str.has_value() != bool(PyUnicode_Check(text.ptr())))
+            throw py::type_error("text " + std::to_string(args.size()) + " must be " +
+                                 (args.front().str ? "str" : "bytes") + ", not " + BytesArg::type_name(text) +
+                                 ", as the first text is");
+        args.emplace_back(text, pattern, "a text");
+    }
+    return args;
 }
 
 // Which specials an argument names: "all", or a collection of str among the encoder's.
@@ -609,7 +667,7 @@ bpe::SpecialSet special_set_from_python(const bpe::Encoder& encoder, py::handle 
     for (py::handle name : obj) {
         if (!PyUnicode_Check(name.ptr()))
             throw py::type_error(std::string(what) + " holds " + std::string(py::repr(name)) + ", which is not a str");
-        std::string bytes = utf8_of(name, std::string(what) + " holds");
+        std::string bytes = utf8_of(name, "the str " + std::string(py::repr(name)) + " in " + what);
         size_t k = 0;
         while (k < specials.size() && specials.tokens()[k].first != bytes) ++k;
         if (k == specials.size()) {
@@ -784,7 +842,7 @@ py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
 py::list ids_to_list(const std::vector<uint32_t>& ids) { return ids_to_list(&ids, 1); }
 
 // The smallest unsigned type that holds every id: uint16 up to 65,536 ids (the rule of
-// bpe.tokenizer.array_dtype, which the Python side uses).
+// bpe.encoding.array_dtype, which the Python side uses).
 bool fits_uint16(size_t n_vocab) { return n_vocab <= 65536; }
 
 // Ids, in consecutive parts, as one numpy array with no Python object per token.
@@ -934,10 +992,9 @@ void check_same_rule(const bpe::ChunkCounter& self, const bpe::ChunkCounter& oth
                               std::string(py::repr(special_tokens_of(self))));
 }
 
-// The ids of each text, as lists, encoded on `threads` threads: what encode_batch and
-// encode_str_batch do once they hold the texts' UTF-8 (Args: BytesArg or StrArg).
-template <class Args>
-py::list encode_each(const bpe::Encoder& self, const Args& args, py::handle allowed_special,
+// The ids of each text, as lists, encoded on `threads` threads: what encode_batch does
+// once it holds the texts.
+py::list encode_each(const bpe::Encoder& self, const std::deque<Text>& args, py::handle allowed_special,
                      py::handle disallowed_special, py::handle threads) {
     SpecialChoice choice(self, allowed_special, disallowed_special);
     size_t total = 0;
@@ -962,6 +1019,22 @@ py::list encode_each(const bpe::Encoder& self, const Args& args, py::handle allo
     for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
     return out;
 }
+
+// bpe.Encoder: the engine's Encoder, and the merges and numbering it was made from as
+// the checks above turned them into ints, for Python to read back (bpe.BPETokenizer
+// keeps them so, and checks nothing of its own).
+struct BoundEncoder : bpe::Encoder {
+    BoundEncoder(std::vector<bpe::Pair> merges, bpe::Pattern pattern, const std::vector<std::string>& specials,
+                 std::optional<std::vector<uint32_t>> ids)
+        : bpe::Encoder(merges, pattern, specials, ids), merges(std::move(merges)) {
+        bool identity = true;
+        for (size_t t = 0; ids && t < ids->size() && identity; ++t) identity = (*ids)[t] == t;
+        if (!identity) token_ids = std::move(ids);
+    }
+
+    std::vector<bpe::Pair> merges;
+    std::optional<std::vector<uint32_t>> token_ids;  // none when token i has id i
+};
 
 }  // namespace
 
@@ -1100,8 +1173,8 @@ PYBIND11_MODULE(_core, m) {
                                   "Counts the distinct chunks of texts as they stream in, for training: memory "
                                   "grows with the distinct chunks, not with the texts. No chunk crosses two texts "
                                   "or a special token.")
-        .def(py::init([](const std::string& pattern_name, py::handle special_tokens, py::handle max_memory) {
-                 bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+        .def(py::init([](py::handle pattern_arg, py::handle special_tokens, py::handle max_memory) {
+                 bpe::Pattern pattern = pattern_from_python(pattern_arg);
                  std::vector<std::pair<std::string, uint32_t>> specials;
                  for (std::string& token : special_tokens_from_python(special_tokens)) specials.emplace_back(token, 0);
                  uint64_t budget = 0;
@@ -1308,16 +1381,19 @@ PYBIND11_MODULE(_core, m) {
         "of the text first, so that no merge crosses or contains one. threads=0 counts chunks with one thread "
         "per core. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).");
 
-    py::class_<bpe::Encoder>(m, "Encoder",
-                             "Encodes text (bytes) with merges and special tokens, keeping a cache of chunks "
-                             "already encoded, and decodes ids back to bytes. Safe to use from several threads "
-                             "at once.")
-        .def(py::init([](py::handle merges, const std::string& pattern_name, py::handle special_tokens,
-                         py::handle token_ids) {
-                 bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
-                 auto encoder = std::make_unique<bpe::Encoder>(merges_from_python(merges), pattern,
-                                                               special_tokens_from_python(special_tokens),
-                                                               token_ids_from_python(token_ids));
+    py::class_<BoundEncoder>(m, "Encoder",
+                             "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "
+                             "chunks already encoded, and decodes ids back to bytes. Safe to use from several "
+                             "threads at once.")
+        .def(py::init([](py::handle merges_arg, py::handle pattern_arg, py::handle special_tokens_arg,
+                         py::handle token_ids_arg) {
+                 // One after the other, so that of several mistakes the first argument's is told.
+                 bpe::Pattern pattern = pattern_from_python(pattern_arg);
+                 std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
+                 std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
+                 std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
+                 auto encoder = std::make_unique<BoundEncoder>(std::move(merges), pattern, special_tokens,
+                                                               std::move(token_ids));
                  // Ints for the ids up to n_vocab, unless the numbering is sparse (a few
                  // tokens with ids up to MAX_ID must not make a million ints).
                  size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
@@ -1326,17 +1402,24 @@ PYBIND11_MODULE(_core, m) {
              }),
              py::arg("merges"), py::arg("pattern") = "default", py::arg("special_tokens") = py::none(),
              py::arg("token_ids") = py::none(),
-             "merges: (a, b) pairs; merge k makes token 256 + k. pattern: the split rule, as for pretokenize. "
-             "special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each "
-             "token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 "
-             "and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed.")
-        .def_property_readonly("pattern", [](const bpe::Encoder& self) { return bpe::pattern_name(self.pattern()); })
-        .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
-        .def_property_readonly("n_vocab", &bpe::Encoder::n_vocab,
+             "merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the "
+             "split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that "
+             "order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the "
+             "vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all "
+             "different, gaps allowed.")
+        .def_property_readonly("pattern", [](const BoundEncoder& self) { return bpe::pattern_name(self.pattern()); })
+        .def_property_readonly("num_merges", &BoundEncoder::num_merges)
+        .def_property_readonly(
+            "merges", [](const BoundEncoder& self) { return self.merges; },
+            "The merges, as a list of (a, b) tuples of ints.")
+        .def_property_readonly(
+            "token_ids", [](const BoundEncoder& self) { return self.token_ids; },
+            "The id of every token, as a list of ints, or None when token i has id i.")
+        .def_property_readonly("n_vocab", &BoundEncoder::n_vocab,
                                "One more than the largest id (more than the number of tokens if ids have gaps).")
         .def_property_readonly(
             "special_tokens",
-            [](const bpe::Encoder& self) {
+            [](const BoundEncoder& self) {
                 py::dict out;
                 for (const auto& [bytes, id] : self.specials().tokens()) out[py::str(bytes)] = id;
                 return out;
@@ -1344,22 +1427,22 @@ PYBIND11_MODULE(_core, m) {
             "Each special token's id, in the order given.")
         .def(
             "encode",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
-                BytesArg arg(text, "text");
-                check_text_for(self.pattern(), arg.view, "text");
+            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+                Text arg(text, self.pattern());
                 return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            "The token ids of text, as a list of ints. As in tiktoken, a special token in the text becomes its id "
-            "if allowed_special (\"all\" or a set of str) holds it, and raises ValueError if disallowed_special "
-            "(\"all\": every one not allowed) does; otherwise it is ordinary text.")
+            "The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one "
+            "with no copy, any other encoded to UTF-8 for the call only, leaving no copy on the str. As in "
+            "tiktoken, a special token in the text becomes its id if allowed_special (\"all\" or a set of str) "
+            "holds it, and raises ValueError if disallowed_special (\"all\": every one not allowed) does; "
+            "otherwise it is ordinary text.")
         .def(
             "encode_array",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
-                BytesArg arg(text, "text");
-                check_text_for(self.pattern(), arg.view, "text");
                 unsigned workers = thread_count(threads);
+                Text arg(text, self.pattern(), "text", workers);
                 return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers),
                                     self.n_vocab());
             },
@@ -1368,29 +1451,24 @@ PYBIND11_MODULE(_core, m) {
             "As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on "
             "`threads` threads (0: one per core).")
         .def(
-            "encode_str",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
-                StrArg arg(text);  // valid UTF-8 by construction: no check needed
-                return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
-            },
-            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            "As encode, for a str: an ASCII str is read in place, any other encoded to UTF-8 for the call "
-            "only, leaving no copy on the str (what bpe.BPETokenizer.encode calls).")
-        .def(
-            "encode_str_array",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+            "count",
+            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
                 unsigned workers = thread_count(threads);
-                StrArg arg(text, workers);
-                return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers),
-                                    self.n_vocab());
+                Text arg(text, self.pattern(), "text", workers);
+                size_t total = 0;
+                for (const auto& part : encode_text(self, arg.view, allowed_special, disallowed_special, workers))
+                    total += part.size();
+                return total;
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            py::arg("threads") = 0, "As encode_array, for a str, read as encode_str reads it (what bpe.BPETokenizer.encode_array calls).")
+            py::arg("threads") = 0,
+            "How many ids encode gives for text, on `threads` threads (0: one per core), with no Python int or "
+            "list made for them.")
         .def(
-            "encode_str_with_offsets",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
-                StrArg arg(text);
+            "encode_with_offsets",
+            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+                StrArg arg(text);  // offsets count characters: a str only
                 SpecialChoice choice(self, allowed_special, disallowed_special);
                 choice.check(self, arg.view);
                 std::vector<uint32_t> ids;
@@ -1412,51 +1490,22 @@ PYBIND11_MODULE(_core, m) {
                 return py::make_tuple(ids_to_list(ids), spans);
             },
             py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            "As encode_str, and each token's span in the str's characters, as a numpy array of shape (n, 2) "
+            "As encode, for a str, and each token's span in its characters, as a numpy array of shape (n, 2) "
             "of int64 (start, end): a token that begins or ends inside a character gets that whole character "
             "(Hugging Face's offsets).")
         .def(
-            "count_str",
-            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
-               py::handle threads) {
-                unsigned workers = thread_count(threads);
-                StrArg arg(text, workers);
-                size_t total = 0;
-                for (const auto& part : encode_text(self, arg.view, allowed_special, disallowed_special, workers))
-                    total += part.size();
-                return total;
-            },
-            py::arg("text"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            py::arg("threads") = 0,
-            "How many ids encode_str gives for text, on `threads` threads (0: one per core), with no Python "
-            "int or list made for them (what bpe.BPETokenizer.count calls).")
-        .def(
             "encode_batch",
-            [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
+            [](const BoundEncoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
-                std::deque<BytesArg> args = texts_from_python(texts, "texts");
-                for (const BytesArg& arg : args) check_text_for(self.pattern(), arg.view, "a text");
-                return encode_each(self, args, allowed_special, disallowed_special, threads);
+                return encode_each(self, texts_of(texts, self.pattern()), allowed_special, disallowed_special, threads);
             },
             py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
             py::arg("threads") = 0,
-            "The token ids of each text of a list, as encode gives them, encoded on `threads` threads "
-            "(0: one per core).")
-        .def(
-            "encode_str_batch",
-            [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
-               py::handle threads) {
-                if (PyUnicode_Check(texts.ptr())) throw py::type_error("texts must be a list of str");
-                std::deque<StrArg> args = strs_from_python(texts, "texts");
-                return encode_each(self, args, allowed_special, disallowed_special, threads);
-            },
-            py::arg("texts"), py::arg("allowed_special") = py::tuple(), py::arg("disallowed_special") = "all",
-            py::arg("threads") = 0,
-            "As encode_batch, for a list of str, each read as encode_str reads it (what "
-            "bpe.BPETokenizer.encode_batch calls).")
+            "The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on "
+            "`threads` threads (0: one per core).")
         .def(
             "decode_bytes",
-            [](const bpe::Encoder& self, py::handle ids) {
+            [](const BoundEncoder& self, py::handle ids) {
                 std::vector<uint32_t> checked = ids_for_decoding(self, ids);
                 std::string out;
                 {
@@ -1470,7 +1519,7 @@ PYBIND11_MODULE(_core, m) {
             "its text. ValueError names an id that is no token's.")
         .def(
             "decode_single_token_bytes",
-            [](const bpe::Encoder& self, py::handle id) {
+            [](const BoundEncoder& self, py::handle id) {
                 py::int_ value = index_from_python(id, "a token id");
                 std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(value));
                 std::string_view bytes = self.token_bytes(checked[0]);

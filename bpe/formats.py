@@ -1,9 +1,11 @@
-"""Tokens as bytes, and tokenizers in other libraries' files.
+"""Tokens as bytes, and tokenizers in files: our own, and other libraries'.
 
 Our tokenizer is merges, a split pattern, special tokens and a numbering (see
 bpe.BPETokenizer). Ids 0-255 are the bytes, merge k makes token 256 + k, and the
-special tokens follow the merges. Other libraries keep the same information in other
-shapes:
+special tokens follow the merges. Our file (FILE_FORMAT, version FILE_VERSION) is JSON
+that holds exactly these four, and a name; the earlier merges.txt and checkpoint
+states of this project are read too. Other libraries keep the same information in
+other shapes:
 
 - tiktoken: a "mergeable ranks" table from each token's bytes to its id (its rank).
   A .tiktoken file has one token per line, base64 bytes, a space and the rank. The
@@ -22,7 +24,10 @@ special_tokens and token_ids.
 """
 import base64
 import json
+import os
 from pathlib import Path
+
+from .files import atomic_write
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
@@ -125,6 +130,166 @@ def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dic
             "token_ids": list(merge_ids) + list(special_ids.values())}
 
 
+# --- our own file: JSON, versioned, the four parts and a name ---------------------------
+
+# What the file says it is, and the newest version of it this code reads and writes.
+FILE_FORMAT = "bpe-tokenizer"
+FILE_VERSION = 1
+# The name a tokenizer gets inside a folder: save("runs/x/") writes runs/x/tokenizer.bpe.
+# Not "tokenizer.json", which is Hugging Face's and means something else.
+FILE_NAME = "tokenizer.bpe"
+# The special tokens of the files and checkpoints this project wrote before the file
+# format existed (merges.txt, and states without special_tokens), in their order.
+LEGACY_SPECIAL_TOKENS = ("<|pad|>", "<|endoftext|>")
+_STATE_FIELDS = {"format", "version", "pattern", "special_tokens", "token_ids", "merges"}
+
+
+def bpe_state(merges, pattern: str, special_tokens, token_ids=None, name=None) -> dict:
+    """A tokenizer as plain data (str, int, list, dict and None): what our file holds and
+    a checkpoint embeds. "name" is there only when the tokenizer has one (files without
+    it load as before; version 1 of the format allows it)."""
+    return {
+        "format": FILE_FORMAT,
+        "version": FILE_VERSION,
+        **({"name": name} if name is not None else {}),
+        "pattern": pattern,
+        "special_tokens": list(special_tokens),
+        "token_ids": None if token_ids is None else list(token_ids),
+        "merges": [[a, b] for a, b in merges],
+    }
+
+
+def bpe_arguments(state) -> dict:
+    """BPETokenizer's arguments from a state that bpe_state made, its fields checked
+    (ValueError says what is wrong; the parts themselves are the core's to check). Also
+    reads the states of checkpoints written before the format existed."""
+    if not isinstance(state, dict):
+        raise ValueError(f"a tokenizer state must be a dict, not {type(state).__name__}")
+    if "format" not in state and "merges" in state:  # a checkpoint from before the format
+        return _legacy_arguments(state)
+    if state.get("format") != FILE_FORMAT:
+        raise ValueError(f"not a {FILE_FORMAT} (its \"format\" is {state.get('format')!r})")
+    version = state.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"its \"version\" must be a whole number, got {version!r}")
+    if version > FILE_VERSION:
+        raise ValueError(f"it is version {version} of the format, written by a newer bpe; this one reads "
+                         f"version {FILE_VERSION}: upgrade bpe")
+    if set(state) - {"name"} != _STATE_FIELDS:
+        extra, missing = sorted(set(state) - _STATE_FIELDS), sorted(_STATE_FIELDS - set(state))
+        raise ValueError("its fields are not the format's: " + "; ".join(
+            ([f"unknown {extra}"] if extra else []) + ([f"missing {missing}"] if missing else [])))
+    return {"merges": state["merges"], "pattern": state["pattern"], "special_tokens": state["special_tokens"],
+            "token_ids": state["token_ids"], "name": state.get("name")}
+
+
+def _legacy_arguments(state: dict) -> dict:
+    """BPETokenizer's arguments from a checkpoint state written before the file format:
+    {"kind": "bpe", "merges", "pattern"} meant <|pad|> and <|endoftext|> after the
+    merges; imported vocabularies added {"special_tokens": {token: id}, "token_ids"}
+    with token_ids for the bytes and merges only."""
+    merges, pattern = state.get("merges"), state.get("pattern", "default")
+    specials = state.get("special_tokens")
+    if specials is None:
+        return {"merges": merges, "pattern": pattern, "special_tokens": LEGACY_SPECIAL_TOKENS}
+    if not isinstance(specials, dict):
+        raise ValueError(f"its special_tokens must be a dict from str to id, got {type(specials).__name__}")
+    token_ids = state.get("token_ids")
+    if token_ids is None:
+        token_ids = list(range(256 + len(merges or [])))
+    return {"merges": merges, "pattern": pattern, "special_tokens": list(specials),
+            "token_ids": list(token_ids) + list(specials.values())}
+
+
+def bpe_path(path) -> Path:
+    """Where our file is: path, or path/tokenizer.bpe when path is a folder."""
+    path = Path(path)
+    return path / FILE_NAME if path.is_dir() else path
+
+
+def save_bpe(path, state: dict) -> Path:
+    """Write a tokenizer's state (bpe_state) as our file at path, or at path/tokenizer.bpe
+    when path is a folder (or ends with a slash); returns the file's path. A crash while
+    writing leaves the old file or the new one, never half of one."""
+    path = Path(path)
+    if path.is_dir() or str(path).endswith((os.sep, "/")):
+        path = path / FILE_NAME
+    # One merge per line (and token_ids 16 to a line), so a person can read the file.
+    lines = ["{"]
+    for key in ("format", "version", "name", "pattern", "special_tokens"):
+        if key in state:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(state[key], ensure_ascii=False)},")
+    if state["token_ids"] is None:
+        lines.append('  "token_ids": null,')
+    else:
+        ids = state["token_ids"]
+        rows = [", ".join(map(str, ids[k:k + 16])) for k in range(0, len(ids), 16)]
+        lines.append('  "token_ids": [\n    ' + ",\n    ".join(rows) + "\n  ],")
+    merges = ",\n    ".join(f"[{a}, {b}]" for a, b in state["merges"])
+    lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]")
+    lines.append("}")
+    with atomic_write(path) as tmp:
+        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def load_bpe(path, pattern: str | None = None) -> dict:
+    """BPETokenizer's arguments from our file at path; or from a merges.txt of this
+    project's earlier versions, which does not record its split pattern: pattern names
+    it. ValueError names the file and what is wrong with it."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise type(e)(f"cannot read a tokenizer from {path}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not a tokenizer file: it is not UTF-8 text (byte {e.start})") from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty: a tokenizer file holds JSON (see BPETokenizer.save); was it "
+                         "written by a process that was killed, or copied before it was written?")
+    if not text.lstrip().startswith("{"):
+        return _legacy_merges(path, text, pattern)
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as e:
+        # JSON that stops at the end of the text (or inside a string, which runs to the
+        # end of it) was cut short, not edited.
+        if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
+            raise ValueError(f"{path} is not a readable tokenizer file: it is truncated (it ends at byte "
+                             f"{len(data)}, before its JSON does: {e.msg}); save the tokenizer again") from None
+        raise ValueError(f"{path} is not a readable tokenizer file: {e} (truncated or hand-edited?)") from None
+    if is_huggingface(state):
+        raise ValueError(f"{path} is a Hugging Face tokenizer.json: load it with BPETokenizer.from_huggingface(path)")
+    try:
+        return bpe_arguments(state)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def _legacy_merges(path, text: str, pattern) -> dict:
+    """BPETokenizer's arguments from merges.txt as this project wrote it before the file
+    format: a merge per line, two ids and a space, with <|pad|> and <|endoftext|> after
+    the merges."""
+    merges = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+            hint = (" (a .tiktoken ranks file? load it with BPETokenizer.from_tiktoken)"
+                    if len(parts) == 2 and parts[1].isdigit() else "")
+            raise ValueError(f"{path}, line {number}: not a tokenizer file: expected JSON, or a merges.txt "
+                             f"line of two ids, got {line.strip()[:60]!r}{hint}")
+        merges.append((int(parts[0]), int(parts[1])))
+    if pattern is None:
+        raise ValueError(f"{path} is a merges.txt from an earlier version, which does not record its split "
+                         "pattern: load it with BPETokenizer.load(path, pattern='default') (data.py trained "
+                         "with 'default'), or remake the tokenizer with `python data.py --bpe`")
+    return {"merges": merges, "pattern": pattern, "special_tokens": LEGACY_SPECIAL_TOKENS}
+
+
 # --- tiktoken ---------------------------------------------------------------------------
 
 def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
@@ -190,7 +355,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     GPT-4). token_ids[i] is the rank of our token i: bytes first (GPT-4 gives them
     shuffled ranks), then the merges in rank order.
     """
-    from .tokenizer import load_core  # here: tokenizer.py imports this module
+    from .encoding import load_core  # here: encoding.py imports this module
 
     singles = {data for data in ranks if len(data) == 1}
     if len(singles) != 256:
@@ -298,8 +463,10 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
     if special_tokens is None:
         special_tokens = [GPT2_END_OF_TEXT] if isinstance(vocab, dict) and GPT2_END_OF_TEXT in vocab else []
-    elif isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
-        raise TypeError("special_tokens must be a list of str")
+    else:
+        from .encoding import _as_special_tokens  # here: encoding.py imports this module
+
+        special_tokens = _as_special_tokens(special_tokens)  # checked as every call checks them
 
     def pairs():
         with open(merges_path, encoding="utf-8") as f:
@@ -511,8 +678,8 @@ def _refuse_what_changes_the_ids(document: dict, where: str):
             raise ValueError(f"{where}: \"{key}\" is set: Hugging Face {does}, which encode here does not")
     normalizer = document.get("normalizer")
     if normalizer is not None and normalizer != {"type": "Sequence", "normalizers": []}:
-        kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
-        raise ValueError(f"{where}: its \"normalizer\" ({kind}) changes the text before it is split, which encode "
+        step_type = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
+        raise ValueError(f"{where}: its \"normalizer\" ({step_type}) changes the text before it is split, which encode "
                          "here does not")
     processor = document.get("post_processor")
     steps = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" \
@@ -521,8 +688,8 @@ def _refuse_what_changes_the_ids(document: dict, where: str):
         # ByteLevel only moves the offsets; anything else (TemplateProcessing, Roberta,
         # Bert) adds tokens such as a start token to every text.
         if step is not None and not (isinstance(step, dict) and step.get("type") == "ByteLevel"):
-            kind = step.get("type") if isinstance(step, dict) else step
-            raise ValueError(f"{where}: its \"post_processor\" ({kind}) adds tokens to the ids (a start or end "
+            step_type = step.get("type") if isinstance(step, dict) else step
+            raise ValueError(f"{where}: its \"post_processor\" ({step_type}) adds tokens to the ids (a start or end "
                              "token), which encode here does not")
     if document["model"].get("ignore_merges"):
         raise ValueError(f"{where}: the model sets \"ignore_merges\": a word in the vocabulary becomes its token "
@@ -546,10 +713,10 @@ def _huggingface_pattern(pre_tokenizer, where: str) -> str:
     """Which of our split patterns a Hugging Face pre-tokenizer is."""
     steps = pre_tokenizer.get("pretokenizers", []) if isinstance(pre_tokenizer, dict) and \
         pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
-    if kinds == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
+    step_types = [step.get("type") if isinstance(step, dict) else None for step in steps]
+    if step_types == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
         return "gpt2"  # ByteLevel's own regex is GPT-2's pattern
-    if kinds == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
+    if step_types == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
             and not steps[1].get("add_prefix_space", False) and steps[0].get("behavior") == "Isolated" \
             and not steps[0].get("invert", False):
         regex = (steps[0].get("pattern") or {}).get("Regex")

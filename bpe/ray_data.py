@@ -41,7 +41,7 @@ import pyarrow as pa
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, load_core
+from .encoding import BPETokenizer, _as_memory, _as_special_tokens, load_core
 
 
 

@@ -211,6 +211,27 @@ def test_bad_special_tokens_and_ids(specials, token_ids, error, message):
         bpe.Encoder([], special_tokens=specials, token_ids=token_ids)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "uint16"])
+def test_merges_and_token_ids_may_be_numpy_integers(dtype):
+    # The core takes them as the class does (operator.index), and gives them back as ints.
+    np = pytest.importorskip("numpy")
+    merges = [(104, 105), (256, 33)]
+    ids = list(range(256))[::-1] + [256, 257, 300]
+    plain = bpe.Encoder(merges, special_tokens=["<|x|>"], token_ids=ids)
+    integer = getattr(np, dtype)
+    for given_merges, given_ids in [(np.array(merges, dtype=dtype), np.array(ids, dtype=dtype)),
+                                    ([(integer(a), integer(b)) for a, b in merges], [integer(i) for i in ids])]:
+        encoder = bpe.Encoder(given_merges, special_tokens=["<|x|>"], token_ids=given_ids)
+        assert encoder.merges == merges and encoder.token_ids == ids
+        assert all(type(i) is int for pair in encoder.merges for i in pair) and type(encoder.token_ids[0]) is int
+        assert encoder.encode(b"hi!<|x|>", allowed_special="all") == plain.encode(b"hi!<|x|>", allowed_special="all")
+    with pytest.raises(TypeError, match="merge 0 is"):
+        bpe.Encoder([(np.float64(104), 105)])
+    with pytest.raises(TypeError, match="token_ids must be a list of ints; item 1 is"):
+        bpe.Encoder([], token_ids=[0, np.float32(1)] + list(range(2, 256)))
+    assert bpe.Encoder(merges, token_ids=list(range(258))).token_ids is None  # token i is id i
+
+
 def test_memory_follows_the_tokens_not_the_largest_id():
     # An id near the cap must not size a table: 2**24 ids of 4 bytes would be 64 MB
     # for each of these encoders, 1.3 GB for the twenty.
@@ -416,12 +437,26 @@ def test_long_chunk_trains_without_blowup():
 # --- bad input gets a clear exception -----------------------------------------------
 
 def test_str_instead_of_bytes_names_the_fix():
-    encoder = bpe.Encoder([])
-    for call in (lambda: bpe.pretokenize("text"), lambda: bpe.train("text", 1), lambda: encoder.encode("text")):
+    for call in (lambda: bpe.pretokenize("text"), lambda: bpe.train("text", 1)):
         with pytest.raises(TypeError, match=r"encode\('utf-8'\)"):
             call()
-    with pytest.raises(TypeError, match="bytes"):
+    encoder = bpe.Encoder([])
+    with pytest.raises(TypeError, match="str or bytes"):
         encoder.encode(123)
+
+
+def test_the_encoder_takes_str_or_bytes_alike():
+    # One text type for every encode call: a str is read in place, bytes as they are.
+    encoder = bpe.Encoder(bpe.train(SAMPLE[:50_000], 100), special_tokens=["<|x|>"])
+    text = SAMPLE[:5000].decode("utf-8", errors="ignore") + "é<|x|>"
+    data = text.encode("utf-8")
+    ids = encoder.encode(data, allowed_special="all")
+    assert encoder.encode(text, allowed_special="all") == ids
+    assert encoder.encode_array(text, allowed_special="all").tolist() == ids
+    assert encoder.count(text, allowed_special="all") == encoder.count(data, allowed_special="all") == len(ids)
+    assert encoder.encode_batch([text, text], allowed_special="all") == [ids, ids]
+    with pytest.raises(TypeError, match="must be str, not bytes, as the first text is"):
+        encoder.encode_batch([text, data])
 
 
 def test_bytearray_and_memoryview_are_accepted():

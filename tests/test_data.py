@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bpe.tokenizer
+import bpe.encoding
 import data
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint
 
@@ -418,7 +418,7 @@ def test_streamed_files_equal_the_one_piece_files_byte_for_byte(tmp_path, monkey
     for name, (read, piece, batch) in {"small": (7, 100, 50), "whole": (1 << 24, 1 << 24, 1 << 24)}.items():
         monkeypatch.setattr(data, "READ_BYTES", read)
         monkeypatch.setattr(data, "PIECE_CHARS", piece)
-        monkeypatch.setattr(bpe.tokenizer, "TRAIN_BATCH_BYTES", batch)
+        monkeypatch.setattr(bpe.encoding, "TRAIN_BATCH_BYTES", batch)
         folders[name] = tmp_path / name
         data.main(["--source", str(tmp_path / "src"), "--data-dir", str(folders[name]), "--no-progress", *flags])
     names = sorted(p.name for p in folders["small"].iterdir())

@@ -10,7 +10,7 @@ import pytest
 
 import bpe
 import bpe_reference as ref
-from bpe.tokenizer import BPETokenizer, StreamDecoder
+from bpe.encoding import BPETokenizer, StreamDecoder
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -37,7 +37,7 @@ def test_the_api_reference_names_every_public_name_of_bpe():
     page = (DOCS / "api.md").read_text(encoding="utf-8")
     missing = [n for n in bpe.__all__ if not re.search(rf"(::: bpe(\._core|\.tokenizer)?\.|`bpe\.){re.escape(n)}\b", page)]
     assert not missing, f"docs/api.md does not document {', '.join(missing)}"
-    assert "::: bpe.tokenizer.StreamDecoder" in page
+    assert "::: bpe.encoding.StreamDecoder" in page
 
 
 def test_the_api_reference_is_built_by_mkdocstrings_pinned_for_the_docs():

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import bpe
-import bpe.tokenizer
 import bpe_reference as ref
 from bpe import BPETokenizer
 from sample_text import sample_bytes
@@ -256,6 +255,28 @@ def test_pickles_to_an_identical_tokenizer():
     tok = BPETokenizer.train(DOCUMENTS, vocab_size=500, pattern="gpt4", special_tokens=["<|endoftext|>"])
     again = pickle.loads(pickle.dumps(tok))
     assert again == tok and again.encode(HOSTILE, allowed_special="all") == tok.encode(HOSTILE, allowed_special="all")
+
+
+# A tokenizer pickled by bpe 0.2.0 before bpe/tokenizer.py became bpe/encoding.py: the
+# pickle names the function that rebuilds it as bpe.tokenizer._from_state.
+OLD_PICKLE = (
+    b"\x80\x04\x95+\x01\x00\x00\x00\x00\x00\x00\x8c\rbpe.tokenizer\x94\x8c\x0b_from_state\x94\x93\x94}\x94("
+    b"\x8c\x06format\x94\x8c\rbpe-tokenizer\x94\x8c\x07version\x94K\x01\x8c\x04name\x94\x8c\x04cats\x94"
+    b"\x8c\x07pattern\x94\x8c\x07default\x94\x8c\x0especial_tokens\x94]\x94\x8c\r<|endoftext|>\x94a"
+    b"\x8c\ttoken_ids\x94N\x8c\x06merges\x94]\x94(]\x94(KaKte]\x94(K Kte]\x94(KhKee]\x94(K Kae]\x94(K Kce]"
+    b"\x94(KoKne]\x94(M\x01\x01M\x02\x01e]\x94(M\x04\x01M\x00\x01e]\x94(K KTe]\x94(K Kme]\x94(K Kse]\x94"
+    b"(K Kue]\x94(K Kwe]\x94(K M\x05\x01e]\x94(KOKneeu\x85\x94R\x94.")
+
+
+def test_a_pickle_from_before_the_rename_loads_and_encodes_the_same():
+    tok = pickle.loads(OLD_PICKLE)
+    assert isinstance(tok, BPETokenizer) and tok.name == "cats" and tok.special_tokens == ("<|endoftext|>",)
+    assert tok.merges == ((97, 116), (32, 116), (104, 101), (32, 97), (32, 99), (111, 110), (257, 258), (260, 256),
+                          (32, 84), (32, 109), (32, 115), (32, 117), (32, 119), (32, 261), (79, 110))
+    # The ids that bpe gave for this text when the pickle was made.
+    assert tok.encode("Once upon a time, the cat sat.<|endoftext|>", allowed_special="all") == [
+        270, 99, 101, 267, 112, 261, 259, 257, 105, 109, 101, 44, 262, 263, 266, 256, 46, 271]
+    assert pickle.loads(pickle.dumps(tok)) == tok
 
 
 def test_encodes_in_a_process_pool():

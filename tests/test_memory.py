@@ -253,7 +253,7 @@ def test_past_the_budget_the_rarest_chunks_go_with_a_warning():
 
 
 def test_max_memory_is_bytes_or_a_size():
-    from bpe.tokenizer import _as_memory
+    from bpe.encoding import _as_memory
     assert _as_memory(None) is None
     assert _as_memory(123) == 123
     assert _as_memory("2GB") == 2_000_000_000

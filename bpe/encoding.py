@@ -1,0 +1,648 @@
+"""BPETokenizer: byte-level BPE on str, over the compiled core bpe._core.
+
+    from bpe import BPETokenizer
+    tok = BPETokenizer.train(stories, vocab_size=8192, special_tokens=["<|endoftext|>"])
+    ids = tok.encode("Once upon a time")            # [46, 1011, 263, 367] or so
+    tok.decode(ids)                                 # 'Once upon a time'
+    tok.save("stories.bpe")                         # one file; BPETokenizer.load gives it back
+
+A tokenizer is four things, and its file and its state() hold exactly these:
+- merges: pairs of ids; merge k turns the pair into token 256 + k (ids 0-255 are the
+  bytes);
+- pattern: the split rule, "default", "gpt2" or "gpt4": text is cut into chunks that
+  merges never cross;
+- special_tokens: strings such as "<|endoftext|>" that are one token each and never go
+  through the merges; they are numbered after the merges, in order (or as given, when
+  they come as tiktoken gives them, {token: id});
+- token_ids: the id of every token (bytes, merges, specials, in that order), when the
+  vocabulary numbers them its own way (GPT-2 and GPT-4 do); None means token i has id i.
+
+The names and their meanings follow tiktoken where tiktoken has one: encode raises on
+special-token text unless it is allowed, encode_ordinary never makes special tokens,
+n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
+"""
+import codecs
+import operator
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from . import formats
+
+END_OF_TEXT = "<|endoftext|>"
+BUILD_COMMAND = "python setup.py build_ext --inplace"
+# Texts for training are handed to the core in batches of about this many bytes: large
+# enough that the threads have work, small enough that memory does not follow the corpus.
+TRAIN_BATCH_BYTES = 8 << 20
+
+
+def array_dtype(n_vocab: int):
+    """The numpy type of an array of ids: uint16 when every id fits (n_vocab of 65,536 or
+    less), else uint32. (The core's encode_array applies the same rule.)"""
+    return np.uint16 if n_vocab <= 65536 else np.uint32
+
+
+def load_core():
+    """The compiled core, or an ImportError that says how to build it."""
+    try:
+        from . import _core
+    except ImportError as e:
+        raise ImportError(f"bpe's compiled core is not built ({e}): build it with `{BUILD_COMMAND}` in the "
+                          "repository, or install the package with `pip install .`") from e
+    return _core
+
+
+class BPETokenizer:
+    """Byte-level BPE: train it, encode and decode with it, save and load it. It never
+    changes once made: its four parts are read-only, so equality, pickling and encoding
+    always agree."""
+
+    def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None, name=None):
+        """A tokenizer from its four parts (see the module's docstring): merges, pairs of
+        ids where merge k makes token 256 + k; pattern, the split rule; special_tokens, a
+        list of str numbered after the merges, or tiktoken's {token: id}; token_ids, the id
+        of every token when the numbering is its own (None: token i has id i). name is
+        tiktoken's Encoding.name. ValueError or TypeError names what is wrong.
+
+            >>> BPETokenizer([(104, 105)], special_tokens=["<|endoftext|>"]).encode("hi")
+            [256]
+        """
+        core = load_core()
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, not {type(name).__name__}")
+        self._name = name  # tiktoken's Encoding.name: kept in the file, not part of equality
+        if isinstance(special_tokens, dict):  # tiktoken's way: {token: id}
+            merges = list(merges) if isinstance(merges, Iterator) else merges  # counted here, read by the core
+            special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, merges)
+        # The core checks every part (that each merge could have been learned, the
+        # pattern's name, the special tokens, the ids: one for every token, all
+        # different, none above bpe.MAX_ID) and gives them back as ints.
+        self._encoder = core.Encoder(merges, pattern=pattern, special_tokens=special_tokens, token_ids=token_ids)
+        # Tuples, behind read-only properties: the encoder is built from them once, so a
+        # change afterwards would make equality and pickling (which read them) disagree
+        # with encoding (which does not). token_ids is None when token i is id i, so
+        # that equal tokenizers have equal states.
+        self._merges = tuple(self._encoder.merges)
+        self._pattern = self._encoder.pattern
+        self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
+        self._special_tokens = tuple(self._special_ids)
+        self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
+        self._ids_by_bytes = None  # built by token_to_id when first asked
+
+    # --- training ------------------------------------------------------------------
+
+    @classmethod
+    def train(cls, texts, vocab_size: int, pattern: str = "default", special_tokens=(), threads: int = 0,
+              progress: bool | None = None, max_memory=None) -> "BPETokenizer":
+        """Learn a tokenizer from texts: a str, or any iterable of str (documents, lines,
+        a file read a block at a time).
+
+        vocab_size counts everything: the 256 bytes, the merges and the special tokens,
+        whose ids follow the merges in the order given. Training stops early, with a
+        smaller vocabulary, if the texts run out of pairs to merge.
+
+        The texts are streamed: their chunks are counted a batch at a time, and only
+        the distinct chunks are kept, so memory follows the variety of the text, not
+        its size. No chunk crosses two texts. The result is the reference's
+        (bpe_reference.train) on the same texts, and bpe.train's for a single text.
+        threads=0 counts with one thread per core. progress: a bar on a terminal
+        (None: only when stderr is one).
+
+        max_memory (bytes, or a str such as "2GB" or "512MiB"; None: no budget) bounds
+        the whole run's memory as the counter estimates it (bpe.ChunkCounter): past it,
+        the rarest chunks are dropped, with a RuntimeWarning that says how many and
+        below what count, and the merges may then differ from exact training.
+        """
+        core = load_core()
+        counter = core.ChunkCounter(pattern, special_tokens, max_memory=_as_memory(max_memory))
+        special_tokens = tuple(counter.special_tokens)
+        num_merges = core.num_merges_for(vocab_size, len(special_tokens))
+        from tqdm import tqdm
+
+        disable = None if progress is None else not progress
+        with tqdm(desc="counting chunks", unit="B", unit_scale=True, disable=disable, leave=False) as bar:
+            for batch in _batches(texts, _batch_size(max_memory)):
+                counter.add(batch, threads=threads)
+                bar.update(len(batch) if isinstance(batch, str) else sum(map(len, batch)))
+        return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
+
+    @classmethod
+    def train_from_counts(cls, counts, vocab_size: int, pattern: str | None = None, special_tokens=None,
+                          progress: bool | None = None, max_memory=None) -> "BPETokenizer":
+        """Learn a tokenizer from chunk counts made elsewhere: a bpe.ChunkCounter (whose
+        counts training uses up), or its counts() in their compact form, (chunks,
+        offsets, counts). Counts of parts of a corpus merged together (ChunkCounter.merge)
+        give the merges of training on the whole (see docs/scale-out.md).
+
+        pattern and special_tokens are a counter's own when not given, and must be its
+        own when given; for the compact form, which does not say, they default to
+        "default" and none, and must be those the counts were made with. max_memory, for
+        the compact form, is the budget the counts are taken in under (a counter keeps
+        its own). vocab_size and progress are as for train.
+        """
+        core = load_core()
+        if isinstance(counts, core.ChunkCounter):
+            counter = counts
+            if pattern is not None and pattern != counter.pattern:
+                raise ValueError(f"pattern is {pattern!r}, but the counts were made with {counter.pattern!r}")
+            given = None if special_tokens is None else _as_special_tokens(special_tokens)
+            if given is not None and sorted(given) != sorted(counter.special_tokens):
+                raise ValueError(f"special_tokens are {list(given)!r}, but the counts were cut at "
+                                 f"{counter.special_tokens!r}")
+            special_tokens = tuple(counter.special_tokens) if given is None else given  # numbered as given
+        elif isinstance(counts, tuple) and len(counts) == 3:
+            counter = core.ChunkCounter("default" if pattern is None else pattern, special_tokens,
+                                        max_memory=_as_memory(max_memory))
+            counter.add_counts(*counts)
+            special_tokens = tuple(counter.special_tokens)
+        else:
+            raise TypeError("counts must be a bpe.ChunkCounter or its counts() as (chunks, offsets, counts), not "
+                            f"{type(counts).__name__}")
+        pattern = counter.pattern
+        num_merges = core.num_merges_for(vocab_size, len(special_tokens))
+        return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
+
+    @classmethod
+    def _train_counted(cls, counter, num_merges, vocab_size, pattern, special_tokens, progress):
+        from tqdm import tqdm
+
+        disable = None if progress is None else not progress
+        with tqdm(desc="merging", total=num_merges, unit=" merges", disable=disable, leave=False) as bar:
+            merges = counter.train(num_merges, progress=lambda done: bar.update(done - bar.n))
+        tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
+        if len(merges) < num_merges:
+            # The core stops only when no pair is left: every chunk is one token by then.
+            warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
+                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge (every "
+                          "chunk of the text is a single token); train on more text for a larger vocabulary",
+                          stacklevel=3)
+        return tok
+
+    # --- the vocabulary ------------------------------------------------------------
+
+    @property
+    def merges(self) -> tuple:
+        """The merges, (a, b) pairs of ids: merge k makes token 256 + k."""
+        return self._merges
+
+    @property
+    def name(self):
+        """The name it was given (tiktoken's Encoding.name), or None. Kept in its file;
+        not part of equality."""
+        return self._name
+
+    @property
+    def pattern(self) -> str:
+        """The split rule's name: "default", "gpt2" or "gpt4"."""
+        return self._pattern
+
+    @property
+    def special_tokens(self) -> tuple:
+        """The special tokens, in the order of their ids."""
+        return self._special_tokens
+
+    @property
+    def token_ids(self):
+        """The id of every token (bytes, merges, specials) as a tuple, or None when token i
+        has id i."""
+        return self._token_ids
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id: the rows a model's embedding needs. More than
+        the number of tokens when the numbering has gaps (GPT-4's has)."""
+        return self._encoder.n_vocab
+
+    def __len__(self) -> int:
+        """n_vocab, so that len(tok) is the size of the embedding a model needs."""
+        return self.n_vocab
+
+    @property
+    def special_tokens_set(self) -> set:
+        """The special tokens as a set, tiktoken's name for them (a new set each time)."""
+        return set(self.special_tokens)
+
+    @property
+    def special_ids(self) -> dict:
+        """{special token: id}, in the order of special_tokens."""
+        return dict(self._special_ids)
+
+    @property
+    def eot_token(self):
+        """The id of <|endoftext|>, or None if this tokenizer has no such token."""
+        return self._special_ids.get(END_OF_TEXT)
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id (tiktoken's name): n_vocab - 1."""
+        return self.n_vocab - 1
+
+    def is_special_token(self, id: int) -> bool:
+        """Whether id is a special token's."""
+        if isinstance(id, bool) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
+            raise TypeError(f"a token id must be an int, got {id!r}")
+        return operator.index(id) in self._special_ids.values()
+
+    def token_byte_values(self) -> list:
+        """The bytes of every token that is not special, sorted, as tiktoken gives them."""
+        return sorted(set(formats.token_bytes(self.merges)))
+
+    def decode_single_token_bytes(self, id: int) -> bytes:
+        """The bytes of the token with this id (a special token's: its text)."""
+        return self._encoder.decode_single_token_bytes(id)
+
+    def decode_tokens_bytes(self, ids) -> list:
+        """The bytes of each token of ids, one bytes object per token."""
+        return [self._encoder.decode_single_token_bytes(i) for i in ids]
+
+    def encode_single_token(self, text_or_bytes) -> int:
+        """The id of the one token that is exactly this text or these bytes (a special
+        token's text too); KeyError if no token is, as in tiktoken."""
+        if isinstance(text_or_bytes, (bytes, bytearray)):
+            try:
+                special = self._special_ids.get(bytes(text_or_bytes).decode("utf-8"))
+            except UnicodeDecodeError:
+                special = None
+            i = self.token_to_id(text_or_bytes) if special is None else special
+        else:
+            i = self.token_to_id(text_or_bytes)
+        if i is None:
+            raise KeyError(text_or_bytes)
+        return i
+
+    def id_to_token(self, id: int) -> str:
+        """One token as text, for printing: a token that ends in the middle of a
+        character shows U+FFFD there."""
+        return self.decode_single_token_bytes(id).decode("utf-8", errors="replace")
+
+    def token_to_id(self, token):
+        """The id of a token given as its text (str) or its bytes, or None if no token
+        is exactly that. A special token's text gives the special token's id."""
+        if isinstance(token, (bytes, bytearray)):
+            # A special token's text as bytes names it as its str does.
+            special = next((s for s in self._special_ids if s.encode("utf-8") == token), None)
+            if special is not None:
+                return self._special_ids[special]
+        elif isinstance(token, str):
+            if token in self._special_ids:
+                return self._special_ids[token]
+            token = token.encode("utf-8")
+        else:
+            raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
+        if self._ids_by_bytes is None:
+            ids = self.token_ids or range(256 + len(self.merges))
+            by_bytes = {}
+            for i, data in zip(ids, formats.token_bytes(self.merges)):
+                by_bytes.setdefault(data, i)  # two merges can make the same bytes: the first wins
+            self._ids_by_bytes = by_bytes
+        return self._ids_by_bytes.get(bytes(token))
+
+    # --- encoding ------------------------------------------------------------------
+
+    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> list:
+        """The ids of text. As in tiktoken: a special token in the text becomes its id if
+        allowed_special ("all", or a set of special tokens) holds it, and raises
+        ValueError if disallowed_special ("all": every special that is not allowed)
+        does; with both empty, it is ordinary text."""
+        return self._encoder.encode(_str(text), allowed_special, disallowed_special)
+
+    def encode_ordinary(self, text: str) -> list:
+        """The ids of text, with special-token text encoded as ordinary text: for text
+        from a user, who must not be able to type a control token."""
+        return self._encoder.encode(_str(text), (), ())
+
+    def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0,
+                     num_threads=None) -> list:
+        """encode for each text of a list, on `threads` threads (0: one per core;
+        num_threads is tiktoken's name for it)."""
+        return self._encoder.encode_batch(_strs(texts), allowed_special, disallowed_special,
+                                          _threads(threads, num_threads))
+
+    def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
+        """encode_ordinary for each text of a list, on `threads` threads (0: one per core;
+        num_threads is tiktoken's name for it)."""
+        return self._encoder.encode_batch(_strs(texts), (), (), _threads(threads, num_threads))
+
+    def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
+        """(ids, offsets): encode's ids, and for each token its span in the characters of
+        text, row k of offsets (a numpy array of shape (len(ids), 2), int64) being
+        (start, end), so text[start:end] is what token k covers. A token that begins or
+        ends inside a character (an emoji's first bytes, say) gets that whole character,
+        as Hugging Face's offsets do. Computed in the core, in one pass; an array, as a
+        list of tuples would cost three Python objects a token (offsets.tolist() makes
+        one of lists)."""
+        return self._encoder.encode_with_offsets(_str(text), allowed_special, disallowed_special)
+
+    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
+        """As encode, as a numpy array of uint32, as tiktoken's encode_to_numpy gives it
+        (encode_array gives the compact uint16 where the ids fit)."""
+        return self.encode_array(text, allowed_special=allowed_special,
+                                 disallowed_special=disallowed_special).astype(np.uint32, copy=False)
+
+    def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+                     threads: int = 0) -> np.ndarray:
+        """As encode, as a numpy array with no Python object per token (uint16 when
+        n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
+        return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads)
+
+    def count(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> int:
+        """len(encode(text)) with the same arguments, without making a list or an array of
+        ids: for counting the tokens of large texts. On `threads` threads (0: one per core)."""
+        return self._encoder.count(_str(text), allowed_special, disallowed_special, threads)
+
+    # --- decoding ------------------------------------------------------------------
+
+    def decode_bytes(self, ids) -> bytes:
+        """The bytes of ids (a list of ints or a numpy array), special tokens as their text."""
+        return self._encoder.decode_bytes(ids)
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ids: all the bytes joined first, then UTF-8 (a token can end in
+        the middle of a character, which the next one completes). Bytes that are not
+        UTF-8 become U+FFFD, unless errors says otherwise (as for bytes.decode)."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_batch(self, batch, errors: str = "replace", *, num_threads=None) -> list:
+        """decode for each list of ids. num_threads is taken for tiktoken's sake; decoding
+        runs on this thread, since joining bytes costs less than handing them to others."""
+        _threads(0, num_threads)
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch, *, num_threads=None) -> list:
+        """decode_bytes for each list of ids (num_threads: as for decode_batch)."""
+        _threads(0, num_threads)
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def decode_with_offsets(self, ids) -> tuple:
+        """(text, offsets), as tiktoken gives them: offsets[k] is the character of text
+        where token k begins, or, for a token that begins inside a character, where
+        that character begins. As in tiktoken, the bytes must be UTF-8
+        (UnicodeDecodeError, a ValueError, otherwise)."""
+        tokens = self.decode_tokens_bytes(ids)
+        text = b"".join(tokens).decode("utf-8")
+        offsets, chars = [], 0
+        for data in tokens:
+            continuation = sum(0x80 <= b < 0xC0 for b in data)  # bytes inside a character, not its first
+            offsets.append(max(0, chars - (0x80 <= data[0] < 0xC0)))
+            chars += len(data) - continuation
+        return text, offsets
+
+    def decoder(self, errors: str = "replace") -> "StreamDecoder":
+        """A streaming decoder: give it ids one at a time, and it gives back the text as
+        soon as the bytes so far make whole characters (see StreamDecoder)."""
+        return StreamDecoder(self, errors)
+
+    # --- files, states, pickling (the file format is bpe/formats.py's) ----------------
+
+    def state(self) -> dict:
+        """The tokenizer as plain data (str, int, list, dict and None): what its file
+        holds, and what a checkpoint embeds. BPETokenizer.from_state gives it back.
+        "name" is there only when the tokenizer has one (files without it load as
+        before; version 1 of the format allows it)."""
+        return formats.bpe_state(self.merges, self.pattern, self.special_tokens, self.token_ids, self.name)
+
+    @classmethod
+    def from_state(cls, state) -> "BPETokenizer":
+        """The tokenizer that state() described, checked; ValueError says what is wrong.
+        Also reads the states of checkpoints written before the file format existed."""
+        try:
+            return cls(**formats.bpe_arguments(state))
+        except TypeError as e:
+            raise ValueError(str(e)) from None
+
+    def save(self, path) -> Path:
+        """Write the tokenizer to one file at path, or to path/tokenizer.bpe when path is
+        a folder (or ends with a slash); returns the file's path. The file is JSON,
+        versioned, and holds everything encoding needs; a crash while writing leaves
+        the old file or the new one, never half of one."""
+        return formats.save_bpe(path, self.state())
+
+    @classmethod
+    def load(cls, path, pattern: str | None = None) -> "BPETokenizer":
+        """A tokenizer that save() wrote (path may be the folder that holds it). Also
+        reads the merges.txt of earlier versions of this project, given the split
+        pattern it was trained with (pattern="default" for data.py's). ValueError names
+        the file and what is wrong with it."""
+        return cls._from_file(formats.bpe_path(path), formats.load_bpe, pattern=pattern)
+
+    def __reduce__(self):
+        # Pickled as its plain state, so a tokenizer crosses into worker processes
+        # (multiprocessing, datasets.map(num_proc=N)); the compiled encoder is rebuilt there.
+        return _from_state, (self.state(),)
+
+    def __eq__(self, other):
+        # The name is a label, as in tiktoken: two tokenizers that give the same ids are equal.
+        return isinstance(other, BPETokenizer) and {**self.state(), "name": None} == {**other.state(), "name": None}
+
+    def __hash__(self):
+        return hash((self.pattern, self.special_tokens, len(self.merges)))
+
+    def __repr__(self):
+        return (f"BPETokenizer(pattern={self.pattern!r}, merges={len(self.merges)}, "
+                f"special_tokens={list(self.special_tokens)!r}, n_vocab={self.n_vocab})")
+
+    # --- other libraries' files ------------------------------------------------------
+
+    @classmethod
+    def from_tiktoken(cls, path, pattern: str = "gpt4", special_ids=None) -> "BPETokenizer":
+        """A tiktoken ranks file (GPT-4's cl100k_base.tiktoken, say). The file holds neither
+        the split pattern nor the special tokens: pass them, as {token: id} (default:
+        GPT-4's)."""
+        return cls._from_file(path, formats.load_tiktoken, pattern=pattern, special_ids=special_ids)
+
+    @classmethod
+    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> "BPETokenizer":
+        """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's). The
+        files do not mark special tokens: name them (default: <|endoftext|>, if the
+        vocabulary has it); any other token that no merge makes is refused."""
+        return cls._from_file(vocab_path, formats.load_gpt2, merges_path, pattern=pattern,
+                              special_tokens=special_tokens)
+
+    @classmethod
+    def from_huggingface(cls, path) -> "BPETokenizer":
+        """A Hugging Face tokenizer.json of a byte-level BPE whose split rule is one of
+        ours (GPT-2's, or one that save_huggingface wrote), or the folder that holds it."""
+        path = Path(path)
+        if path.is_dir():
+            if not (path / "tokenizer.json").is_file():
+                raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
+                                 "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
+            path = path / "tokenizer.json"
+        return cls._from_file(path, formats.load_huggingface)
+
+    @classmethod
+    def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":
+        """The tokenizer whose arguments loader reads from the file at path: a mistake in
+        the file, or in what it holds, is a ValueError that names the file."""
+        try:
+            return cls(**loader(path, *args, **kwargs))
+        except (ValueError, TypeError) as e:
+            message = str(e)
+            raise ValueError(message if str(path) in message else f"{path}: {message}") from None
+
+    def save_tiktoken(self, path):
+        """Write a tiktoken ranks file. tiktoken wants the pattern and the special tokens
+        apart: formats.TIKTOKEN_PATTERNS[tok.pattern] and tok.special_ids."""
+        formats.save_tiktoken(self.merges, path, token_ids=self.token_ids[:256 + len(self.merges)]
+                              if self.token_ids else None)
+
+    def save_gpt2(self, vocab_path, merges_path):
+        """Write GPT-2 style vocab.json and merges.txt. They hold no split pattern:
+        from_gpt2 reads them with GPT-2's unless told another."""
+        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
+                          token_ids=self.token_ids)
+
+    def save_huggingface(self, path) -> Path:
+        """Write the tokenizer for Hugging Face; returns the path written. A path ending
+        in .json gets one tokenizer.json (for the tokenizers library). Any other path is
+        a folder that transformers.AutoTokenizer.from_pretrained loads: tokenizer.json,
+        tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
+        (and start) of text and <|pad|> as padding, where the tokenizer has them."""
+        path = Path(path)
+        save = formats.save_huggingface if path.suffix.lower() == ".json" else formats.save_huggingface_folder
+        save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
+        return path
+
+
+class StreamDecoder:
+    """Text from ids given one at a time, as soon as it is whole UTF-8: for printing a
+    story as a model writes it. add(id) returns the text that id completes (often "",
+    when the token ends inside a character); flush() returns what is left at the end and
+    starts afresh. Each id costs its own bytes only, so a story costs linear time.
+
+    Bytes that are not UTF-8 become U+FFFD exactly where decode(ids) puts them: the
+    bytes go through Python's incremental UTF-8 decoder, which gives what bytes.decode
+    gives on all of them at once. A real U+FFFD in the text is text like any other.
+    """
+
+    def __init__(self, tokenizer: BPETokenizer, errors: str = "replace"):
+        """A decoder for tokenizer's ids (tokenizer.decoder() makes one); errors: as for
+        bytes.decode.
+
+            >>> d = BPETokenizer([]).decoder()
+            >>> [d.add(b) for b in "é".encode()], d.flush()
+            (['', 'é'], '')
+        """
+        self._token_bytes = tokenizer.decode_single_token_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def add(self, id: int) -> str:
+        """The text that id completes: "" while a character is still unfinished."""
+        return self._utf8.decode(self._token_bytes(id))
+
+    def flush(self) -> str:
+        """What is left at the end (U+FFFD for an unfinished character, by default), and
+        start afresh."""
+        text = self._utf8.decode(b"", final=True)
+        self._utf8.reset()
+        return text
+
+
+def _from_state(state) -> BPETokenizer:
+    return BPETokenizer.from_state(state)
+
+
+def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:
+    """(special_tokens, token_ids) from specials given as tiktoken gives them, {token: id}:
+    the tokens in order, and token_ids with their ids after the ordinary tokens' (token
+    i is id i when token_ids is None; else token_ids numbers the bytes and merges). The
+    core checks the tokens and the ids; here, only what it cannot tell: which special
+    token has an id that is not an int, and token_ids that number more than the bytes
+    and merges."""
+    for token, i in special_ids.items():
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"the special token {token!r} has id {i!r}: ids must be int")
+    try:
+        ordinary = list(range(256 + len(merges)) if token_ids is None else token_ids)
+    except TypeError:
+        ordinary = None
+    if ordinary is None or isinstance(token_ids, (str, bytes)):
+        return list(special_ids), token_ids  # merges or token_ids is no list: the core refuses it, and says why
+    if len(ordinary) != 256 + len(merges):
+        raise ValueError(f"with special_tokens as {{token: id}}, token_ids numbers the bytes and merges only: "
+                         f"{256 + len(merges)} ids, got {len(ordinary)}")
+    return list(special_ids), ordinary + list(special_ids.values())
+
+
+def _threads(threads, num_threads):
+    """threads, or num_threads, tiktoken's name for it; not both."""
+    if num_threads is None:
+        return threads
+    if threads != 0:
+        raise TypeError(f"give threads or num_threads (tiktoken's name for it), not both: got {threads} and {num_threads}")
+    # Checked here too, not only by the core: decode_batch takes it and runs on one thread.
+    if isinstance(num_threads, bool) or not hasattr(num_threads, "__index__") or operator.index(num_threads) < 0:
+        raise ValueError(f"num_threads must be an int, 0 (one per core) or more, got {num_threads!r}")
+    return operator.index(num_threads)
+
+
+def _as_special_tokens(special_tokens) -> tuple:
+    """The special tokens as a tuple of str, checked where every call checks them: in the
+    core (by a counter cut at them, which costs nothing until it counts)."""
+    return tuple(load_core().ChunkCounter(special_tokens=special_tokens).special_tokens)
+
+
+def _str(text) -> str:
+    """text, if it is a str. The class takes str only, as tiktoken's Encoding does; the
+    core (bpe.Encoder) takes bytes too, and checks the rest."""
+    if not isinstance(text, str):
+        hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(text, (bytes, bytearray)) else ""
+        raise TypeError(f"text must be str, not {type(text).__name__}{hint}")
+    return text
+
+
+def _strs(texts) -> list:
+    """texts, a list (or another iterable) of str, as a list: see _str."""
+    if isinstance(texts, (str, bytes)) or not hasattr(texts, "__iter__"):
+        raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
+    return [_str(text) for text in texts]
+
+
+_MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                 "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _as_memory(max_memory):
+    """max_memory as the core takes it: a str such as "2GB" turned into bytes; bytes
+    (an int) and None as they are, for the core to check."""
+    if not isinstance(max_memory, str):
+        return max_memory  # bytes, or None: the core checks them
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", max_memory)
+    if match and match.group(2).upper() in _MEMORY_UNITS:
+        return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).upper()])
+    raise ValueError(f"max_memory must be bytes, or a size such as '2GB' or '512MiB', got {max_memory!r}")
+
+
+def _batch_size(max_memory) -> int:
+    """Characters of text a batch holds: TRAIN_BATCH_BYTES, or under a memory budget
+    at most a 64th of it (the batch in hand is memory the counter cannot see)."""
+    budget = _as_memory(max_memory)
+    return TRAIN_BATCH_BYTES if budget is None else max(1 << 16, min(TRAIN_BATCH_BYTES, budget // 64))
+
+
+def _batches(texts, batch_size: int = TRAIN_BATCH_BYTES):
+    """The texts as lists of str of about batch_size characters each, which the
+    core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
+    call only). A single str goes whole: the core reads an ASCII one in place, and
+    makes any other UTF-8 a stretch at a time, cut where a chunk boundary is certain, so
+    that its UTF-8 is never held whole (ChunkCounter.add, in bpe/_core.cpp)."""
+    if isinstance(texts, str):
+        yield texts
+        return
+    elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
+        raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
+    batch, size = [], 0
+    for k, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts must be str; item {k} is {type(text).__name__}"
+                            + (" (decode it first)" if isinstance(text, (bytes, bytearray)) else ""))
+        batch.append(text)
+        size += len(text)
+        if size >= batch_size:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
