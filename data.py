@@ -44,7 +44,13 @@ Downloads come from the Hugging Face hub (TinyStories, Eldan & Li 2023, CDLA-Sha
 data/downloads/ as NAME.part, resumed with an HTTP Range request when interrupted, and renamed
 only once complete; the text files are then written to a temporary name and renamed, so an
 interrupted run never leaves a file that looks complete and is not.
+
+The file reads in the order a reader needs it: first the public part, the token files and their
+loaders (load_tokens, load_tokenizer: what pretrain.py and bits.py use); then the stories as text;
+getting them; building the tokenizers and writing the token files; the command line.
 """
+
+
 import argparse
 import codecs
 import contextlib
@@ -65,41 +71,217 @@ from bpe import token_files
 from bpe.files import atomic_write, remove_stale_temporaries
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
+
+# =======================================================================================
+# Public: the token files and the tokenizers, as the other scripts read them
+#
+# pretrain.py and bits.py use these names and no others: DATA_DIR, DataError,
+# load_tokenizer, token_source and load_tokens (the tokenizer and its tokens), and
+# read_stories, token_text and count_chars (the held-out stories that bits.py encodes).
+# The format is the module docstring's; writing and reading go through bpe.token_files,
+# whose sidecar this file's loader checks against the tokenizer that will read the ids.
+
+
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
 DATA_DIR = Path(__file__).resolve().parent / "data"
-
-# Where the stories come from. TinyStoriesInstruct is a dataset of its own on the hub, so the
-# base is the owner's folder and each file names its dataset. TINYSTORIES_BASE_URL (or
-# --base-url) points it elsewhere, e.g. at a mirror, or at the tests' server on 127.0.0.1.
-BASE_URL = "https://huggingface.co/datasets/roneneldan"
-TRAIN_URL = "TinyStories/resolve/main/TinyStories-train.txt"  # 1.9 GB: a prefix of it is enough
-VALID_URL = "TinyStories/resolve/main/TinyStories-valid.txt"  # 19 MB, all of it
-INSTRUCT_URL = "TinyStoriesInstruct/resolve/main/TinyStories-Instruct-train.txt"  # 2.7 GB: a prefix
-
-# Prefix sizes, in MB (10^6 bytes), from the episode: its BPE tokens of the training stories
-# were about 21 M at about 4.08 characters each, about 86 MB of text, and its merges were
-# learned from about 158 MB of stories and instructions, which leaves about 72 MB for those.
-TRAIN_MB = 86
-INSTRUCT_MB = 72
-
-# BPE: the 256 bytes, 7,934 merges and the 2 special tokens (padding, end of text) make
-# the episode's 8,192 tokens.
-VOCAB_SIZE = 8192
-# The word-level tokenizer keeps this many words and runs of punctuation (then 3 specials).
-NUM_WORDS = 10_000
-
-SENTENCE = "Once upon a time, a cat said hello"
-
-DOWNLOAD_TIMEOUT = 60  # seconds without a byte before a transfer counts as interrupted
-DOWNLOAD_RETRIES = 5  # resumes within one run after an interrupted transfer
-NO_NETWORK = "no network: use --source DIR, see --help"
 
 
 class DataError(Exception):
     """A problem with the data that the user can fix; main prints it without a traceback."""
 
 
-# ---------------------------------------------------------------------------------------
+# The token files' ids: unsigned 16-bit, little-endian, whatever the machine.
+TOKEN_DTYPE = "<u2"
+
+
+def token_file(data_dir, split: str, bpe: bool) -> Path:
+    """data/train.bin, data/valid-bpe.bin, ..."""
+    return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
+
+
+def token_source(data_dir, split: str, bpe: bool) -> Path:
+    """What load_tokens reads for a split: data/train-bpe/, a token folder that
+    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
+    token_file names."""
+    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
+    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
+
+
+def make_command(bpe: bool) -> str:
+    return "python data.py --bpe" if bpe else "python data.py"
+
+
+def sidecar_file(path) -> Path:
+    """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
+    return token_files.sidecar_path(path)
+
+
+def tokenizer_file(data_dir, bpe: bool) -> Path:
+    """data/tokenizer.bpe (bpe) or data/vocab.json."""
+    return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
+
+
+def token_text(stories) -> str:
+    """The text the token files hold: each story after an end-of-text marker."""
+    return "".join(END_OF_TEXT + s for s in stories)
+
+
+def count_chars(stories) -> int:
+    """Characters of token_text(stories), each end of text counting as one character."""
+    return sum(len(s) for s in stories) + len(stories)
+
+
+def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
+    """Write a token file from pieces (arrays of ids, appended as they come) and then its
+    sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
+    the tokenizer (the hash of its content, its file's name), the dtype and the number of
+    tokens. The pipeline's files are little-endian uint16 with no header, so that they
+    memory-map as they are. Returns the tokens written."""
+    vocab_size = len(tokenizer)
+    if vocab_size > 1 << 16:
+        raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
+    path = Path(path)
+    with _writing(path):
+        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
+                                            tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
+
+
+def load_tokens(path, tokenizer) -> np.ndarray:
+    """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
+    checked against its sidecar and the tokenizer that will read it: written by this very
+    tokenizer (the same fingerprint), as uint16, whole, and each id below its vocabulary.
+    Anything else is a DataError, in one line, with the command that makes the file again."""
+    if not hasattr(tokenizer, "state"):
+        raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        return load_token_folder(path, tokenizer)
+    bpe = kind(tokenizer) == "bpe"
+    command = make_command(bpe)
+    again = f"make it again with `{command}`"
+    if not path.exists():
+        raise DataError(f"no {path}: make it with `{command}`")
+    with _reading(path):
+        size = path.stat().st_size
+    if size == 0 or size % 2:
+        raise DataError(f"{path} is not a token file: {size:,} bytes is not a whole number of 16-bit ids "
+                        f"(interrupted?); {again}")
+    sidecar = sidecar_file(path)
+    if not sidecar.exists():
+        raise DataError(f"{path} has no {sidecar.name} to name the tokenizer that wrote it (an earlier data.py, "
+                        f"or a copied file?); {again}")
+    with _reading(sidecar):
+        try:
+            about = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(f"{sidecar} is not readable JSON ({e}); {again}") from None
+    if not isinstance(about, dict) or not all(k in about for k in ("dtype", "tokens", "tokenizer_sha256")):
+        raise DataError(f"{sidecar} does not describe a token file (no dtype, tokens, tokenizer_sha256); {again}")
+    if about["tokenizer_sha256"] != fingerprint(tokenizer):
+        raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
+                        f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
+                        f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
+    if about["dtype"] != TOKEN_DTYPE:
+        raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
+    if about["tokens"] != size // 2:
+        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
+        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
+                        f"since?); {again}")
+    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
+    top = int(tokens.max())
+    if top >= len(tokenizer):
+        raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
+    return tokens
+
+
+class TokenShards:
+    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
+    len() and slices (which may cross from one shard into the next) as get_batch and
+    bits.py take them from one token file's array."""
+
+    def __init__(self, shards):
+        self.shards = [s for s in shards if len(s)]
+        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a token folder's ids are read in slices of consecutive ids")
+        start, stop, _ = key.indices(len(self))
+        if stop <= start:
+            return np.zeros(0, dtype=TOKEN_DTYPE)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        pieces = []
+        while start < stop:
+            begin = int(self.starts[first])
+            end = min(stop, int(self.starts[first + 1]))
+            pieces.append(self.shards[first][start - begin:end - begin])
+            start, first = end, first + 1
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def max(self) -> int:
+        return max((int(s.max()) for s in self.shards), default=0)
+
+
+def load_token_folder(path, tokenizer) -> TokenShards:
+    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
+    load_tokens reads one token file: every shard checked against the manifest and its
+    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
+    from bpe.token_files import read_manifest, read_token_folder
+
+    path = Path(path)
+    if kind(tokenizer) != "bpe":
+        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
+    try:
+        manifest = read_manifest(path)
+        if manifest.get("dtype") != TOKEN_DTYPE:
+            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
+        return TokenShards(read_token_folder(path, tokenizer))
+    except ValueError as e:
+        raise DataError(f"{path} is not a token folder to read: {e}") from None
+
+
+def load_tokenizer(data_dir, bpe: bool):
+    """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
+    path = tokenizer_file(data_dir, bpe)
+    if not path.exists():
+        legacy = Path(data_dir) / "merges.txt"
+        earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
+        raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
+    try:
+        with _reading(path):
+            return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
+    except ValueError as e:
+        raise DataError(f"{e}; make it again with `{make_command(bpe)}`") from None
+
+
+def read_stories(path, max_chars: int | None = None) -> list[str]:
+    """The stories of a text file that data.py wrote, as a list (bits.py takes the first 2 M
+    characters of the held-out ones); with max_chars, of its first max_chars characters
+    only (the last story then ends where the limit cuts it)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"no {path}: make it with `python data.py` (or `python data.py --source DIR`)")
+    with _reading(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read() if max_chars is None else f.read(max_chars)
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path} is not UTF-8 text ({e.reason}): make it again with `python data.py`") from None
+    if max_chars is not None and len(text) == max_chars:
+        # The limit may cut a marker in half: what is left of it is not story text.
+        tail = text.rfind("\n<")
+        if tail >= 0 and ("\n" + END_OF_TEXT).startswith(text[tail:]):
+            text = text[:tail]
+    stories = split_stories(text, "eot")
+    if not stories:
+        raise DataError(f"{path} holds no stories: make it again with `python data.py`")
+    return stories
+
+
+# =======================================================================================
 # Stories as text
 #
 # Every file is read a block at a time and cut into stories as it goes (iter_stories), so
@@ -253,16 +435,6 @@ def iter_stories(path, separator: str = "eot", max_bytes: int | None = None, cut
                         + (f"; make it again with `{remake}`" if remake else ""))
 
 
-def token_text(stories) -> str:
-    """The text the token files hold: each story after an end-of-text marker."""
-    return "".join(END_OF_TEXT + s for s in stories)
-
-
-def count_chars(stories) -> int:
-    """Characters of token_text(stories), each end of text counting as one character."""
-    return sum(len(s) for s in stories) + len(stories)
-
-
 def write_stories(path, stories) -> int:
     """Write stories (any iterable of str, written as it comes) as TinyStories' files do,
     a line <|endoftext|> between stories, atomically: a crash, or an error while the
@@ -280,33 +452,32 @@ def write_stories(path, stories) -> int:
     return n
 
 
-def read_stories(path, max_chars: int | None = None) -> list[str]:
-    """The stories of a text file that data.py wrote, as a list (bits.py takes the first 2 M
-    characters of the held-out ones); with max_chars, of its first max_chars characters
-    only (the last story then ends where the limit cuts it)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"no {path}: make it with `python data.py` (or `python data.py --source DIR`)")
-    with _reading(path):
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read() if max_chars is None else f.read(max_chars)
-        except UnicodeDecodeError as e:
-            raise DataError(f"{path} is not UTF-8 text ({e.reason}): make it again with `python data.py`") from None
-    if max_chars is not None and len(text) == max_chars:
-        # The limit may cut a marker in half: what is left of it is not story text.
-        tail = text.rfind("\n<")
-        if tail >= 0 and ("\n" + END_OF_TEXT).startswith(text[tail:]):
-            text = text[:tail]
-    stories = split_stories(text, "eot")
-    if not stories:
-        raise DataError(f"{path} holds no stories: make it again with `python data.py`")
-    return stories
-
-
 def data_stories(path, progress=None):
     """The stories of a file that data.py wrote (train.txt, ...), streamed."""
     return iter_stories(path, "eot", progress=progress, remake="python data.py")
+
+
+# =======================================================================================
+# Getting the stories: downloaded from the hub, or from local files (--source)
+
+
+# Where the stories come from. TinyStoriesInstruct is a dataset of its own on the hub, so the
+# base is the owner's folder and each file names its dataset. TINYSTORIES_BASE_URL (or
+# --base-url) points it elsewhere, e.g. at a mirror, or at the tests' server on 127.0.0.1.
+BASE_URL = "https://huggingface.co/datasets/roneneldan"
+TRAIN_URL = "TinyStories/resolve/main/TinyStories-train.txt"  # 1.9 GB: a prefix of it is enough
+VALID_URL = "TinyStories/resolve/main/TinyStories-valid.txt"  # 19 MB, all of it
+INSTRUCT_URL = "TinyStoriesInstruct/resolve/main/TinyStories-Instruct-train.txt"  # 2.7 GB: a prefix
+
+# Prefix sizes, in MB (10^6 bytes), from the episode: its BPE tokens of the training stories
+# were about 21 M at about 4.08 characters each, about 86 MB of text, and its merges were
+# learned from about 158 MB of stories and instructions, which leaves about 72 MB for those.
+TRAIN_MB = 86
+INSTRUCT_MB = 72
+
+DOWNLOAD_TIMEOUT = 60  # seconds without a byte before a transfer counts as interrupted
+DOWNLOAD_RETRIES = 5  # resumes within one run after an interrupted transfer
+NO_NETWORK = "no network: use --source DIR, see --help"
 
 
 # ---------------------------------------------------------------------------------------
@@ -505,151 +676,17 @@ def _remove(path: Path):
         path.unlink()
 
 
-# ---------------------------------------------------------------------------------------
-# Token files
+# =======================================================================================
+# Building the tokenizers and writing the token files
 
 
-# The token files' ids: unsigned 16-bit, little-endian, whatever the machine.
-TOKEN_DTYPE = "<u2"
-
-
-def token_file(data_dir, split: str, bpe: bool) -> Path:
-    """data/train.bin, data/valid-bpe.bin, ..."""
-    return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
-
-
-def token_source(data_dir, split: str, bpe: bool) -> Path:
-    """What load_tokens reads for a split: data/train-bpe/, a token folder that
-    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
-    token_file names."""
-    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
-    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
-
-
-def make_command(bpe: bool) -> str:
-    return "python data.py --bpe" if bpe else "python data.py"
-
-
-def sidecar_file(path) -> Path:
-    """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
-    return token_files.sidecar_path(path)
-
-
-def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
-    """Write a token file from pieces (arrays of ids, appended as they come) and then its
-    sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
-    the tokenizer (the hash of its content, its file's name), the dtype and the number of
-    tokens. The pipeline's files are little-endian uint16 with no header, so that they
-    memory-map as they are. Returns the tokens written."""
-    vocab_size = len(tokenizer)
-    if vocab_size > 1 << 16:
-        raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
-    path = Path(path)
-    with _writing(path):
-        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
-                                            tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
-
-
-def load_tokens(path, tokenizer) -> np.ndarray:
-    """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
-    checked against its sidecar and the tokenizer that will read it: written by this very
-    tokenizer (the same fingerprint), as uint16, whole, and each id below its vocabulary.
-    Anything else is a DataError, in one line, with the command that makes the file again."""
-    if not hasattr(tokenizer, "state"):
-        raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
-    path = Path(path)
-    if path.is_dir():
-        return load_token_folder(path, tokenizer)
-    bpe = kind(tokenizer) == "bpe"
-    command = make_command(bpe)
-    again = f"make it again with `{command}`"
-    if not path.exists():
-        raise DataError(f"no {path}: make it with `{command}`")
-    with _reading(path):
-        size = path.stat().st_size
-    if size == 0 or size % 2:
-        raise DataError(f"{path} is not a token file: {size:,} bytes is not a whole number of 16-bit ids "
-                        f"(interrupted?); {again}")
-    sidecar = sidecar_file(path)
-    if not sidecar.exists():
-        raise DataError(f"{path} has no {sidecar.name} to name the tokenizer that wrote it (an earlier data.py, "
-                        f"or a copied file?); {again}")
-    with _reading(sidecar):
-        try:
-            about = json.loads(sidecar.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(f"{sidecar} is not readable JSON ({e}); {again}") from None
-    if not isinstance(about, dict) or not all(k in about for k in ("dtype", "tokens", "tokenizer_sha256")):
-        raise DataError(f"{sidecar} does not describe a token file (no dtype, tokens, tokenizer_sha256); {again}")
-    if about["tokenizer_sha256"] != fingerprint(tokenizer):
-        raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
-                        f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
-                        f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
-    if about["dtype"] != TOKEN_DTYPE:
-        raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
-    if about["tokens"] != size // 2:
-        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
-        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
-                        f"since?); {again}")
-    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
-    top = int(tokens.max())
-    if top >= len(tokenizer):
-        raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
-    return tokens
-
-
-class TokenShards:
-    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
-    len() and slices (which may cross from one shard into the next) as get_batch and
-    bits.py take them from one token file's array."""
-
-    def __init__(self, shards):
-        self.shards = [s for s in shards if len(s)]
-        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
-
-    def __len__(self) -> int:
-        return int(self.starts[-1])
-
-    def __getitem__(self, key):
-        if not isinstance(key, slice) or key.step not in (None, 1):
-            raise TypeError("a token folder's ids are read in slices of consecutive ids")
-        start, stop, _ = key.indices(len(self))
-        if stop <= start:
-            return np.zeros(0, dtype=TOKEN_DTYPE)
-        first = int(np.searchsorted(self.starts, start, side="right")) - 1
-        pieces = []
-        while start < stop:
-            begin = int(self.starts[first])
-            end = min(stop, int(self.starts[first + 1]))
-            pieces.append(self.shards[first][start - begin:end - begin])
-            start, first = end, first + 1
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-
-    def max(self) -> int:
-        return max((int(s.max()) for s in self.shards), default=0)
-
-
-def load_token_folder(path, tokenizer) -> TokenShards:
-    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
-    load_tokens reads one token file: every shard checked against the manifest and its
-    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
-    from bpe.token_files import read_manifest, read_token_folder
-
-    path = Path(path)
-    if kind(tokenizer) != "bpe":
-        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
-    try:
-        manifest = read_manifest(path)
-        if manifest.get("dtype") != TOKEN_DTYPE:
-            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
-        return TokenShards(read_token_folder(path, tokenizer))
-    except ValueError as e:
-        raise DataError(f"{path} is not a token folder to read: {e}") from None
-
-
-def tokenizer_file(data_dir, bpe: bool) -> Path:
-    """data/tokenizer.bpe (bpe) or data/vocab.json."""
-    return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
+# BPE: the 256 bytes, 7,934 merges and the 2 special tokens (padding, end of text) make
+# the episode's 8,192 tokens.
+VOCAB_SIZE = 8192
+# The word-level tokenizer keeps this many words and runs of punctuation (then 3 specials).
+NUM_WORDS = 10_000
+# What a run shows encoded at its end.
+SENTENCE = "Once upon a time, a cat said hello"
 
 
 def written_files(data_dir) -> list[Path]:
@@ -672,20 +709,6 @@ def remove_stale_temporaries_of(data_dir):
         size = sum(size for _, size in removed)
         print(f"{data_dir}: removed {len(removed)} temporary files ({size / 1e6:.1f} MB) that an interrupted "
               "run left behind")
-
-
-def load_tokenizer(data_dir, bpe: bool):
-    """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
-    path = tokenizer_file(data_dir, bpe)
-    if not path.exists():
-        legacy = Path(data_dir) / "merges.txt"
-        earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
-        raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
-    try:
-        with _reading(path):
-            return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
-    except ValueError as e:
-        raise DataError(f"{e}; make it again with `{make_command(bpe)}`") from None
 
 
 def story_pieces(stories, size: int | None = None):
@@ -856,23 +879,17 @@ def show_sentence(tok):
     print(f"  decoded: {tok.decode(ids)!r}")
 
 
-# ---------------------------------------------------------------------------------------
+# =======================================================================================
+# The command line
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Get the TinyStories stories and write their token files: word-level by default, "
                     "byte-level BPE with --bpe.",
-        epilog=f"Token files ({{train,valid}}.bin, {{train,valid}}-bpe.bin) are flat arrays of little-endian "
-               "uint16 ids with no header; each story is end of text followed by its tokens. Beside each, a "
-               "sidecar (train-bpe.bin.json, ...) names the tokenizer that wrote it (a sha256 of its content) and "
-               "the dtype; pretrain.py refuses a token file without one, or made by another tokenizer. "
-               "Memory: every step streams (files read a MB at a time, stories encoded 8 M characters at a time, "
-               "BPE and word counts kept per distinct chunk or word), so peak memory does not grow with the "
-               "input's size: about 50 MB, plus about 45 MB for the 8 M characters of stories encoded at a "
-               "time (more for text outside Latin-1), plus what grows with the text's variety (distinct chunks "
-               "and words); about 105 MB with --bpe on 3 GB of TinyStories-like text (python data_memory.py measures "
-               "it). A story over 8 M characters is refused as a wrong --separator. "
+        epilog="The data folder's files, the token files' format (flat little-endian uint16 ids, no header, a "
+               "sidecar naming the tokenizer beside each), and the memory data.py needs are described at the top "
+               "of data.py (python -m pydoc data). "
                f"Without a network and without --source, data.py stops with: {NO_NETWORK}.")
     parser.add_argument("--bpe", action="store_true",
                         help="learn a BPE tokenizer from the stories and the instructions, one story at a time, "
