@@ -55,7 +55,6 @@ import argparse
 import codecs
 import contextlib
 import http.client
-import json
 import os
 import re
 import socket
@@ -148,9 +147,10 @@ def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
 
 def load_tokens(path, tokenizer) -> np.ndarray:
     """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
-    checked against its sidecar and the tokenizer that will read it: written by this very
-    tokenizer (the same fingerprint), as uint16, whole, and each id below its vocabulary.
-    Anything else is a DataError, in one line, with the command that makes the file again."""
+    checked against its sidecar (read by bpe.token_files) and the tokenizer that will read
+    it: written by this very tokenizer (the same fingerprint), as uint16, whole, and each id
+    below its vocabulary. Anything else is a DataError, in one line, with the command that
+    makes the file again. A token folder (token_source) is read by load_token_folder."""
     if not hasattr(tokenizer, "state"):
         raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
     path = Path(path)
@@ -172,21 +172,15 @@ def load_tokens(path, tokenizer) -> np.ndarray:
                         f"or a copied file?); {again}")
     with _reading(sidecar):
         try:
-            about = json.loads(sidecar.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(f"{sidecar} is not readable JSON ({e}); {again}") from None
-    if not isinstance(about, dict) or not all(k in about for k in ("dtype", "tokens", "tokenizer_sha256")):
-        raise DataError(f"{sidecar} does not describe a token file (no dtype, tokens, tokenizer_sha256); {again}")
+            about = token_files.read_sidecar(path)  # its fields, and the ids it says the file holds
+        except ValueError as e:
+            raise DataError(f"{e}; {again}") from None
     if about["tokenizer_sha256"] != fingerprint(tokenizer):
         raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
                         f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
                         f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
     if about["dtype"] != TOKEN_DTYPE:
         raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
-    if about["tokens"] != size // 2:
-        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
-        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
-                        f"since?); {again}")
     tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
     top = int(tokens.max())
     if top >= len(tokenizer):
