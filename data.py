@@ -2,7 +2,8 @@
 
     python data.py                       # download the stories, word vocabulary, train.bin/valid.bin
     python data.py --bpe                 # learn 7,934 BPE merges, train-bpe.bin/valid-bpe.bin
-    python data.py --source DIR [--bpe]  # the same from local text files, without a network
+    python data.py --source DIR [--bpe]  # the same from local text files, or JSON Lines / Parquet
+                                         # shards, without a network
 
 The data folder is data/ beside this script (--data-dir changes it). It holds:
 
@@ -66,7 +67,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bpe import token_files
+from bpe import sources, token_files
 from bpe.files import atomic_write, remove_stale_temporaries
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
@@ -635,9 +636,19 @@ def find_source_files(source: Path) -> dict:
 
 
 def import_source(source: Path, data_dir: Path, separator: str, train_mb: float, instruct_mb: float,
-                  lowercase: bool = False, progress: bool = True):
+                  lowercase: bool = False, progress: bool = True, field: str | None = None,
+                  valid_shards: int | None = None):
     """Write train.txt, valid.txt and instruct.txt from local files (always again, so that
-    the data folder follows the source), each story lowercased if asked; streamed."""
+    the data folder follows the source), each story lowercased if asked; streamed. The
+    files are JSON Lines and Parquet shards where source holds some (find_source_shards),
+    else text files (find_source_files)."""
+    shards = find_source_shards(source, valid_shards)
+    if shards is not None:
+        return import_shards(shards, source, data_dir, train_mb, instruct_mb, lowercase, progress, field)
+    for flag, value in (("--field", field), ("--valid-shards", valid_shards)):
+        if value is not None:
+            raise DataError(f"{flag} goes with JSON Lines or Parquet shards, and --source {source} holds none "
+                            "(its .txt files are read whole, their stories cut by --separator)")
     files = find_source_files(source)
     limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
     for split, path in files.items():
@@ -668,6 +679,142 @@ def import_source(source: Path, data_dir: Path, separator: str, train_mb: float,
 def _remove(path: Path):
     if path.exists():
         path.unlink()
+
+
+# ---------------------------------------------------------------------------------------
+# Shards (--source): JSON Lines and Parquet files, each record a story
+#
+# A web corpus comes as many such files (FineWeb's Parquet, DCLM's JSON Lines). They are
+# read by bpe.sources, the library's one reader of the three kinds of input, so that a
+# record that is not JSON or a column that is missing reads as it does in `bpe train`.
+
+
+def find_source_shards(source: Path, valid_shards: int | None = None) -> dict | None:
+    """{"train": [paths], "valid": [paths], "instruct": [paths]} among the .jsonl, .ndjson
+    and .parquet files in source, at any depth, in name order (as bpe.sources finds them);
+    None where it holds none. The held-out shards are those whose names (their paths in
+    source) contain "valid" ("validation" too), or with valid_shards the last that many;
+    names containing "instruct" are the instructions; the others the training stories."""
+    if not source.is_dir():
+        raise DataError(f"--source {source}: not a folder")
+    try:
+        found = sources.find_files([source])
+    except sources.SourceError:  # nothing readable at all: find_source_files says what it wanted
+        return None
+    shards = [p for p in found if sources.kind_of(p) != "text"]
+    if not shards:
+        return None
+    texts = [p.name for p in source.iterdir() if p.is_file() and p.suffix.lower() == ".txt"
+             and any(word in p.name.lower() for word in ("train", "valid", "instruct"))]
+    if texts:
+        raise DataError(f"--source {source} holds both text files ({', '.join(sorted(texts))}) and JSON Lines or "
+                        f"Parquet shards ({_shard_names(shards, source)}): keep one kind")
+
+    def named(path, word):
+        return word in path.relative_to(source).as_posix().lower()
+
+    instruct = [p for p in shards if named(p, "instruct")]
+    stories = [p for p in shards if not named(p, "instruct")]
+    named_valid = [p for p in stories if named(p, "valid")]
+    if valid_shards is not None:
+        if named_valid:
+            raise DataError(f"--source {source}: --valid-shards {valid_shards} holds out the last shards, but "
+                            f"{_shard_names(named_valid, source)} already say by their names that they are held out: "
+                            "name them so, or give --valid-shards, not both")
+        if valid_shards >= len(stories):
+            raise DataError(f"--source {source}: --valid-shards {valid_shards} leaves no training shard of the "
+                            f"{len(stories)} there ({_shard_names(stories, source)})")
+        valid = stories[-valid_shards:]
+    elif not named_valid:
+        raise DataError(f"--source {source}: no shard whose name contains 'valid' (e.g. validation-000.parquet) "
+                        f"among {_shard_names(stories, source)}: name the held-out ones so, or hold out the last N "
+                        "with --valid-shards N")
+    else:
+        valid = named_valid
+    train = [p for p in stories if p not in valid]
+    if not train:
+        raise DataError(f"--source {source}: every shard is held out ({_shard_names(valid, source)}): no "
+                        "training stories")
+    return {"train": train, "valid": valid, "instruct": instruct}
+
+
+def _shard_names(paths, source: Path) -> str:
+    """A list of shards, short: the first few and how many in all."""
+    names = [p.relative_to(source).as_posix() for p in paths]
+    return ", ".join(names) if len(names) <= 4 else f"{', '.join(names[:3])}, ... {names[-1]} ({len(names)} shards)"
+
+
+class ShardStories:
+    """The stories of shards, one after another, streamed: each record's text (bpe.sources
+    reads it: field is the JSON key or Parquet column, "text" by default), cut at
+    <|endoftext|>, which ends a story whatever the source, stripped, empty ones dropped.
+    With max_bytes, the whole stories within the first max_bytes bytes of their UTF-8 text;
+    .cut then says whether some were left. progress(1) is told of each shard read."""
+
+    def __init__(self, paths, field: str | None = None, max_bytes: int | None = None, progress=None):
+        self.paths, self.field, self.max_bytes, self.progress = list(paths), field, max_bytes, progress
+        self.cut = False
+
+    def __iter__(self):
+        taken, found = 0, 0
+        for path in self.paths:
+            for number, story in self._stories_of(path):
+                size = len(story) if story.isascii() else len(story.encode("utf-8"))
+                if self.max_bytes is not None and taken + size > self.max_bytes:
+                    self.cut = True
+                    break
+                if len(story) > MAX_STORY_CHARS:  # data.py reads a story whole, in train.txt too
+                    raise DataError(f"{path}: its text {number:,} holds a story of {len(story):,} characters, longer "
+                                    f"than the {MAX_STORY_CHARS:,} that data.py takes")
+                taken += size + 1
+                found += 1
+                yield story
+            if self.cut:
+                break
+            if self.progress is not None:
+                self.progress(1)
+        if not found:
+            shown = ", ".join(map(str, self.paths[:3])) + (", ..." if len(self.paths) > 3 else "")
+            raise DataError(f"{shown}: found no {'whole story' if self.cut else 'story'} in "
+                            f"{len(self.paths)} shard(s)" + ("; take a larger prefix" if self.cut else ""))
+
+    def _stories_of(self, path):
+        """(which text of the shard, story) for each story of one shard."""
+        try:
+            with _reading(path):
+                for number, text in enumerate(sources.read_file(path, field=self.field), 1):
+                    for story in text.replace("\r\n", "\n").split(END_OF_TEXT):
+                        story = story.strip()
+                        if story:
+                            yield number, story
+        except sources.SourceError as e:  # it names the shard (and the line)
+            raise DataError(str(e)) from None
+        except ValueError as e:  # pyarrow's, for a Parquet file damaged past its footer
+            raise DataError(f"{path} cannot be read: {e}") from None
+
+
+def import_shards(shards: dict, source: Path, data_dir: Path, train_mb: float, instruct_mb: float,
+                  lowercase: bool = False, progress: bool = True, field: str | None = None):
+    """Write train.txt, valid.txt and instruct.txt from the shards that find_source_shards
+    found, as import_source does from text files; streamed, a record at a time."""
+    from tqdm import tqdm
+
+    limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
+    for split, paths in shards.items():
+        out = data_dir / f"{split}.txt"
+        if not paths:
+            print(f"{out}: no instruction shard in {source} (a name containing 'instruct'), so the "
+                  "vocabulary and merges come from the stories alone")
+            _remove(out)
+            continue
+        max_bytes = None if limits[split] is None else _mb_to_bytes(limits[split])
+        with tqdm(total=len(paths), desc=f"{out.name} from {len(paths)} shards", unit=" shards", leave=False,
+                  disable=None if progress else True, file=sys.stderr) as bar:
+            stories = ShardStories(paths, field, max_bytes, bar.update)
+            n = write_stories(out, (story.lower() for story in stories) if lowercase else stories)
+        print(f"{out}: {n:,} stories, {out.stat().st_size / 1e6:.1f} MB, from {len(paths)} shard(s) of {source}: "
+              f"{_shard_names(paths, source)}"
+              + (f" (the whole stories of their first {limits[split]:g} MB)" if stories.cut else ""))
 
 
 # =======================================================================================
@@ -895,17 +1042,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--words", type=int, default=NUM_WORDS,
                         help="how many words and runs of punctuation the word-level vocabulary keeps (default: %(default)s)")
     parser.add_argument("--source", type=Path, metavar="DIR",
-                        help="read local text files instead of downloading: in DIR, the .txt file whose name "
+                        help="read local files instead of downloading. Text files: in DIR, the .txt file whose name "
                              "contains 'train' (e.g. TinyStories-train.txt, train-sample-lowercase.txt) holds the "
                              "stories, the one containing 'valid' the held-out stories, and an optional one containing "
-                             "'instruct' the instructions (none: the tokenizers learn from the stories alone). "
-                             "Stories are separated as --separator says. The files are read again on every run")
+                             "'instruct' the instructions (none: the tokenizers learn from the stories alone); "
+                             "stories are separated as --separator says. Or shards: .jsonl/.ndjson and .parquet files "
+                             "anywhere in DIR, each record a story (its --field), in name order; those whose names "
+                             "contain 'valid' (or 'validation') are held out, or the last --valid-shards N; names "
+                             "containing 'instruct' are instructions; the rest the training stories. The files are "
+                             "read again on every run")
+    parser.add_argument("--field", metavar="NAME",
+                        help="with shards in --source: the JSON key or Parquet column that holds each story "
+                             "(default: text)")
+    parser.add_argument("--valid-shards", type=int, metavar="N",
+                        help="with shards in --source whose names do not say which are held out: hold out the last "
+                             "N shards (in name order)")
     parser.add_argument("--lowercase", action="store_true",
                         help="with --source: lowercase every story. The public copy of the training sample in "
                              "shared/data/tinystories is lowercased and its held-out sample is not; this makes them "
                              "alike, so that a model is measured on text like the text it learned from")
     parser.add_argument("--separator", choices=["auto", *SEPARATORS], default="auto",
-                        help="what separates the stories in --source files: "
+                        help="what separates the stories in --source text files: "
                              + "; ".join(f"{k}: {v}" for k, v in SEPARATORS.items())
                              + ". <|endoftext|> ends a story whatever the choice. auto (the default) looks at a "
                                "file's first MB: eot if it holds <|endoftext|>; else line if at least 1 in 10 of its "
@@ -954,13 +1111,17 @@ def main(argv=None):
         parser.error("--ray-address goes with --engine ray")
     if args.lowercase and args.source is None:
         parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
+    if (args.field is not None or args.valid_shards is not None) and args.source is None:
+        parser.error("--field and --valid-shards go with --source (its JSON Lines or Parquet shards)")
+    if args.valid_shards is not None and args.valid_shards < 1:
+        parser.error(f"--valid-shards must be at least 1, got {args.valid_shards}")
     data_dir = args.data_dir
     try:
         progress = not args.no_progress
         remove_stale_temporaries_of(data_dir)
         if args.source is not None:
             import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase,
-                          progress)
+                          progress, args.field, args.valid_shards)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=progress)
         if args.bpe and args.engine == "ray":

@@ -113,7 +113,8 @@ def test_token_folder_from_files_keeps_their_order(tmp_path, texts, tokenizer):
     assert np.array_equal(got, np.concatenate([tokenizer.encode_array(t) for t in ordered]))
 
 
-def test_data_py_engine_ray_matches_the_local_engine(tmp_path):
+@pytest.mark.parametrize("kind", ["text", "shards"])
+def test_data_py_engine_ray_matches_the_local_engine(tmp_path, kind):
     import data
     import pretrain  # noqa: F401  (the loader pretrain.py uses)
 
@@ -122,9 +123,20 @@ def test_data_py_engine_ray_matches_the_local_engine(tmp_path):
     stories_ = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 20))).capitalize() + "." for _ in range(150)]
     src = tmp_path / "src"
     src.mkdir()
-    (src / "train.txt").write_text("\n\n".join(stories_[:120]) + "\n", encoding="utf-8")
-    (src / "valid.txt").write_text("\n\n".join(stories_[120:]) + "\n", encoding="utf-8")
-    common = ["--source", str(src), "--separator", "blank", "--bpe", "--vocab-size", "300", "--no-progress"]
+    if kind == "text":
+        (src / "train.txt").write_text("\n\n".join(stories_[:120]) + "\n", encoding="utf-8")
+        (src / "valid.txt").write_text("\n\n".join(stories_[120:]) + "\n", encoding="utf-8")
+        common = ["--source", str(src), "--separator", "blank"]
+    else:  # JSON Lines and Parquet shards, the last one held out
+        pq = pytest.importorskip("pyarrow.parquet")
+        import pyarrow as pa
+
+        for k in range(3):
+            pq.write_table(pa.table({"story": stories_[40 * k:40 * k + 40]}), src / f"part-{k}.parquet")
+        (src / "part-3.jsonl").write_text("".join(json.dumps({"story": s}) + "\n" for s in stories_[120:]),
+                                          encoding="utf-8")
+        common = ["--source", str(src), "--field", "story", "--valid-shards", "1"]
+    common += ["--bpe", "--vocab-size", "300", "--no-progress"]
     data.main(common + ["--data-dir", str(tmp_path / "local")])
     data.main(common + ["--data-dir", str(tmp_path / "ray"), "--engine", "ray"])
     local_tok = data.load_tokenizer(tmp_path / "local", True)
