@@ -8,12 +8,15 @@
     shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order (bpe.token_files)
 
 Training needs only the counts of the distinct chunks, and counts add up. So:
-  1. every block of the dataset is counted on a worker into a ChunkCounter, whose counts
-     leave it as three buffers (ChunkCounter.counts);
-  2. the blocks' counts are added up in a tree of Ray tasks, two counts at a time, so
-     that no node adds up all the blocks one by one;
-  3. the driver learns the merges from the total (BPETokenizer.train_from_counts).
-The merges are those of training on the whole text in one process.
+  1. every block of the dataset is counted on a worker into a ChunkCounter, which
+     leaves it pickled: its counts as three buffers (ChunkCounter.counts), its rule, and
+     what it dropped to keep to a memory budget (ChunkCounter.pruned);
+  2. the blocks' counters are merged in a tree of Ray tasks, two at a time
+     (ChunkCounter.merge, which adds up what each dropped too), so that no node adds up
+     all the blocks one by one;
+  3. the driver learns the merges from the total (BPETokenizer.train_from_counts), and
+     says what the workers dropped, if anything.
+Without a budget, the merges are those of training on the whole text in one process.
 
 Token files: each block is encoded by an actor of a pool (the tokenizer is built once
 per actor) into a shard of its own, NAME.bin with its sidecar (bpe.token_files), and a
@@ -27,6 +30,8 @@ Ray is an optional extra (pip install -r requirements-ray.txt); this module is i
 only when used.
 """
 import os
+import pickle
+import warnings
 from pathlib import Path
 
 try:
@@ -35,7 +40,6 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("bpe.ray_data needs Ray: pip install -r requirements-ray.txt "
                       '(or pip install "heapbpe[ray]")') from None
-import numpy as np
 import pyarrow as pa
 
 from . import sources
@@ -87,42 +91,44 @@ def _texts_of(batch: pa.Table, column: str) -> list:
 # --- training ----------------------------------------------------------------------
 
 def _count_block(batch: pa.Table, rule, column) -> pa.Table:
-    """map_batches: one block's texts -> one row of its counts, as buffers."""
+    """map_batches: one block's texts -> one row, its counter pickled (the counts as
+    buffers, and what keeping to the budget dropped)."""
     counter = load_core().ChunkCounter(*rule)
     texts = _texts_of(batch, column)
     if texts:
         counter.add(texts, threads=1)  # Ray gives a task one CPU
-    chunks, offsets, counts = counter.counts()
-    return pa.table({"chunks": pa.array([chunks], pa.large_binary()),
-                     "offsets": pa.array([offsets.tobytes()], pa.large_binary()),
-                     "counts": pa.array([counts.tobytes()], pa.large_binary())})
+    return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
-def _buffers_of(part):
-    """The counts in part, an Arrow table of blocks' counts or counts() buffers, as a
-    list of (chunks, offsets, counts)."""
-    if isinstance(part, tuple):
+def _counters_of(part) -> list:
+    """The counters in part: an Arrow table of blocks' pickled counters, or a counter
+    that a node of the tree made."""
+    if isinstance(part, load_core().ChunkCounter):
         return [part]
-    rows = part.to_pydict()
-    return [(c, np.frombuffer(o, np.int64), np.frombuffer(n, np.int64))
-            for c, o, n in zip(rows["chunks"], rows["offsets"], rows["counts"])]
+    return [pickle.loads(row) for row in part.column("counter").to_pylist()]
 
 
 @ray.remote
-def _merge_counts(rule, *parts):
-    """One node of the tree: the counts of parts added up, as counts() buffers."""
-    counter = load_core().ChunkCounter(*rule)
-    for part in parts:
-        for buffers in _buffers_of(part):
-            counter.add_counts(*buffers, threads=1)
-    return counter.counts()
+def _merge_counts(*parts):
+    """One node of the tree: the counters of parts merged into one. merge keeps to the
+    budget and adds up what the others dropped (pruned), so the root's pruned is all
+    that any worker dropped."""
+    counters = [counter for part in parts for counter in _counters_of(part)]
+    total = counters[0]
+    with warnings.catch_warnings():
+        # A node's own warning would stay in its worker's log: the driver reports the total.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for other in counters[1:]:
+            total.merge(other, threads=1)
+    return total
 
 
 def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
           progress: bool | None = None, kind: str | None = None, field: str | None = None):
-    """The counts of every chunk of source (see dataset), as counts() buffers, counted a
-    block per task and added up in a tree of tasks. max_memory: each counter's budget
-    (bpe.ChunkCounter), the tree's nodes' included."""
+    """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter,
+    counted a block per task and merged in a tree of tasks. max_memory: each counter's
+    budget (bpe.ChunkCounter), the tree's nodes' included; the counter's pruned is then
+    what all of them dropped to keep to it."""
     from tqdm import tqdm
 
     special_tokens = list(_as_special_tokens(special_tokens))
@@ -133,11 +139,11 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
                              batch_size=None)
     level = counted.to_arrow_refs()
     if not level:
-        return load_core().ChunkCounter(*rule).counts()
+        return load_core().ChunkCounter(*rule)
     # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
     tasks = []
     while len(level) > 1 or not tasks:
-        above = [_merge_counts.remote(rule, *level[k:k + 2]) for k in range(0, len(level), 2)]
+        above = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
         tasks += above
         level = above
     disable = None if progress is None else not progress
@@ -156,10 +162,17 @@ def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), 
           field: str | None = None) -> BPETokenizer:
     """A tokenizer learnt from source (a Dataset or paths, see dataset) on the Ray
     cluster: the counting is spread over it, the merges are learnt on the driver, and
-    equal those of BPETokenizer.train on the same texts in one process."""
-    counts = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
-    return BPETokenizer.train_from_counts(counts, vocab_size, pattern=pattern, special_tokens=special_tokens,
-                                          progress=progress, max_memory=max_memory)
+    equal those of BPETokenizer.train on the same texts in one process. With max_memory,
+    each counter keeps to it by dropping the rarest chunks, and a RuntimeWarning says
+    how many the workers dropped in all (the merges may then differ)."""
+    counter = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
+    dropped, threshold = counter.pruned
+    if dropped:
+        warnings.warn(f"to keep to max_memory ({counter.max_memory:,} bytes a counter), the workers dropped "
+                      f"{dropped:,} distinct chunks counted {threshold:,} times or fewer; the merges may differ "
+                      "from exact training (no max_memory)", RuntimeWarning, stacklevel=2)
+    return BPETokenizer.train_from_counts(counter, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                                          progress=progress)
 
 
 # --- token files -------------------------------------------------------------------

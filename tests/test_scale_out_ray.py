@@ -148,3 +148,26 @@ def test_data_py_engine_ray_matches_the_local_engine(tmp_path, kind):
         got = data.load_tokens(source, ray_tok)
         want = data.load_tokens(data.token_source(tmp_path / "local", split, True), local_tok)
         assert np.array_equal(got[0:len(got)], np.asarray(want))
+
+
+def test_what_the_workers_drop_reaches_the_driver(tmp_path):
+    # Four alike files, each too varied for the budget: each worker drops the same rare
+    # chunks, and the merges add up counts of the chunks kept, which drops nothing more.
+    # So the driver's counter has dropped what the four did, and train says so.
+    import bpe
+
+    rng = random.Random(4)
+    words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(4, 12))) for _ in range(40_000)]
+    text = " ".join(words + words[:2000] * 3)  # some chunks counted more than once, to be kept
+    budget = 4 << 20
+    alone = bpe.ChunkCounter("default", max_memory=budget)
+    with pytest.warns(RuntimeWarning, match="max_memory"):
+        alone.add(text)
+    assert alone.pruned[0] > 0
+    for k in range(4):
+        (tmp_path / f"part-{k}.txt").write_text(text, encoding="utf-8")
+    counter = ray_data.count([tmp_path], max_memory=budget, progress=False)
+    assert counter.pruned == (4 * alone.pruned[0], alone.pruned[1])
+    assert counter.max_memory == budget and len(counter) == len(alone)
+    with pytest.warns(RuntimeWarning, match=rf"the workers dropped {4 * alone.pruned[0]:,} distinct chunks"):
+        ray_data.train([tmp_path], 300, max_memory=budget, progress=False)
