@@ -986,10 +986,10 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
         tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
         start = time.perf_counter()
-        texts = ray.data.from_items([{"text": END_OF_TEXT + story} for story in data_stories(data_dir / f"{split}.txt")])
+        texts = ray.data.from_items([{"text": story} for story in data_stories(data_dir / f"{split}.txt")])
         folder = data_dir / f"{split}-bpe"
         manifest = ray_data.write_token_folder(texts, tok, folder, tokenizer_name=tokenizer_file(data_dir, True).name,
-                                               progress=None if progress else False)
+                                               before_each=END_OF_TEXT, progress=None if progress else False)
         token_file(data_dir, split, True).unlink(missing_ok=True)  # the folder stands for it now
         sidecar_file(token_file(data_dir, split, True)).unlink(missing_ok=True)
         print(f"{folder}/: {manifest['tokens']:,} tokens in {len(manifest['shards'])} shards, written in "

@@ -4,11 +4,12 @@
     from bpe import ray_data
     ray.init()                                            # or ray.init(address="HEAD:6379")
     tok = ray_data.train(["stories/"], vocab_size=8192, special_tokens=["<|endoftext|>"])
-    ray_data.write_token_folder(["stories/"], tok, "tokens/")
+    ray_data.write_token_folder(["stories/"], tok, "tokens/", before_each="<|endoftext|>")
     shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order (bpe.token_files)
 
 Training needs only the counts of the distinct chunks, and counts add up. So:
-  1. every block of the dataset is counted on a worker into a ChunkCounter, which
+  1. every block of the dataset (every file, for paths) is counted on a worker into a
+     ChunkCounter, which
      leaves it pickled: its counts as three buffers (ChunkCounter.counts), its rule, and
      what it dropped to keep to a memory budget (ChunkCounter.pruned);
   2. the blocks' counters are merged in a tree of Ray tasks, two at a time
@@ -18,13 +19,16 @@ Training needs only the counts of the distinct chunks, and counts add up. So:
      says what the workers dropped, if anything.
 Without a budget, the merges are those of training on the whole text in one process.
 
-Token files: each block is encoded by an actor of a pool (the tokenizer is built once
-per actor) into a shard of its own, NAME.bin with its sidecar (bpe.token_files), and a
-manifest, written last, lists the shards in the input's order with their token counts,
-the dtype and the tokenizer's fingerprint.
+Token files: each block (each file) is encoded by an actor of a pool (the tokenizer is
+built once per actor) into a shard of its own, NAME.bin with its sidecar
+(bpe.token_files), and a manifest, written last, lists the shards in the input's order
+with their token counts, the dtype and the tokenizer's fingerprint.
 
 The input is a ray.data.Dataset with a column of str, or paths (files or folders of
-text, JSON Lines or Parquet), read through bpe.sources, each file by a task.
+text, JSON Lines or Parquet). Paths are read through bpe.sources, each file by one task
+from its start to its end, a batch of texts at a time (FILE_BATCH_BYTES), so that a
+worker holds a batch and its counts, never a whole file: the blocks of a Dataset made
+from the files would each sit in a worker's memory whole, and in Ray's object store.
 
 Ray is an optional extra (pip install -r requirements-ray.txt); this module is imported
 only when used.
@@ -40,13 +44,16 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("bpe.ray_data needs Ray: pip install -r requirements-ray.txt "
                       '(or pip install "heapbpe[ray]")') from None
+import numpy as np
 import pyarrow as pa
 
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, load_core
+from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, array_dtype, load_core
 
+# A file's texts are counted and encoded this many bytes (about) at a time.
+FILE_BATCH_BYTES = sources.PIECE_BYTES
 
 
 # --- the input ---------------------------------------------------------------------
@@ -58,12 +65,32 @@ def dataset(source, text_column: str = "text", kind: str | None = None, field: s
     task a file (field: the JSON key or Parquet column of the text)."""
     if isinstance(source, ray.data.Dataset):
         return source, text_column
+    read = _FileReader(kind, field, tuple(special_tokens))
+    return _files(source).flat_map(read), "text"
+
+
+def _files(source) -> "ray.data.Dataset":
+    """The files that paths name (bpe.sources.find_files), as a Dataset of one block a
+    file, so that tasks read them side by side."""
     paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = [str(p) for p in sources.find_files(paths)]
-    read = _FileReader(kind, field, tuple(special_tokens))
-    # One block a file, so that the files are read (and counted) by tasks side by side.
-    files_ds = ray.data.from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
-    return files_ds.flat_map(read), "text"
+    return ray.data.from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
+
+
+def _file_batches(path, kind, field, special_tokens):
+    """The texts of one file (bpe.sources.read_file), in lists of about FILE_BATCH_BYTES:
+    (is_whole_texts, texts), where is_whole_texts is False for a text file, whose pieces
+    are one text."""
+    whole = (kind or sources.kind_of(path)) != "text"
+    batch, size = [], 0
+    for text in sources.read_file(path, kind, field, special_tokens):
+        batch.append(text)
+        size += len(text)
+        if size >= FILE_BATCH_BYTES:
+            yield whole, batch
+            batch, size = [], 0
+    if batch:
+        yield whole, batch
 
 
 class _FileReader:
@@ -97,6 +124,16 @@ def _count_block(batch: pa.Table, rule, column) -> pa.Table:
     texts = _texts_of(batch, column)
     if texts:
         counter.add(texts, threads=1)  # Ray gives a task one CPU
+    return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
+
+
+def _count_files(batch: pa.Table, rule, kind, field) -> pa.Table:
+    """map_batches over files: each file counted as it is read, a batch of texts at a
+    time -> one row, the counter pickled."""
+    counter = load_core().ChunkCounter(*rule)
+    for path in batch.column("path").to_pylist():
+        for _, texts in _file_batches(path, kind, field, rule[1]):
+            counter.add(texts, threads=1)  # Ray gives a task one CPU
     return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
@@ -134,9 +171,12 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     special_tokens = list(_as_special_tokens(special_tokens))
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
-    ds, column = dataset(source, text_column, kind, field, special_tokens)
-    counted = ds.map_batches(_count_block, fn_kwargs={"rule": rule, "column": column}, batch_format="pyarrow",
-                             batch_size=None)
+    if isinstance(source, ray.data.Dataset):
+        counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
+                                     batch_format="pyarrow", batch_size=None)
+    else:
+        counted = _files(source).map_batches(_count_files, fn_kwargs={"rule": rule, "kind": kind, "field": field},
+                                             batch_format="pyarrow", batch_size=None)
     level = counted.to_arrow_refs()
     if not level:
         return load_core().ChunkCounter(*rule)
@@ -183,29 +223,52 @@ def shard_name(index: int) -> str:
 
 @ray.remote
 class _ShardWriter:
-    """Holds a tokenizer, built once, and writes blocks' ids to shards."""
+    """Holds a tokenizer, built once, and writes blocks' or files' ids to shards."""
 
-    def __init__(self, state, folder, tokenizer_name, allowed_special):
+    def __init__(self, state, folder, tokenizer_name, allowed_special, before_each):
         self.tokenizer = BPETokenizer.from_state(state)
         self.folder, self.tokenizer_name, self.allowed_special = Path(folder), tokenizer_name, allowed_special
+        dtype = array_dtype(self.tokenizer.n_vocab)  # encode_array's
+        self.before = None if before_each is None else np.array([self.tokenizer.special_ids[before_each]], dtype)
+        self.empty = np.zeros(0, dtype)
 
-    def write(self, index: int, column: str, block: pa.Table):
-        texts = _texts_of(block, column)
-        pieces = (self.tokenizer.encode_array(t, allowed_special=self.allowed_special, threads=1) for t in texts)
+    def _ids(self, texts, whole: bool, first: bool):
+        """The ids of a batch of texts, one array: each text's after before_each's id
+        where whole (else the texts are the pieces of one text, which gets it first)."""
+        encode = self.tokenizer.encode_array
+        parts = []
+        for text in texts:
+            if self.before is not None and (whole or first):
+                parts.append(self.before)
+                first = False
+            parts.append(encode(text, allowed_special=self.allowed_special, threads=1))  # one CPU a task
+        return np.concatenate(parts) if parts else self.empty
+
+    def _write(self, index: int, batches):
         # write_token_file writes the ids under a temporary name, renamed when whole, and
         # the sidecar after them: a crash never leaves a sidecar beside half the ids.
-        tokens = write_token_file(self.folder / shard_name(index), pieces, self.tokenizer, self.tokenizer_name,
+        tokens = write_token_file(self.folder / shard_name(index), batches, self.tokenizer, self.tokenizer_name,
                                   writer="bpe.ray_data")
         return index, tokens
+
+    def write(self, index: int, column: str, block: pa.Table):
+        return self._write(index, [self._ids(_texts_of(block, column), True, True)])
+
+    def write_file(self, index: int, path: str, kind, field):
+        batches = _file_batches(path, kind, field, self.tokenizer.special_tokens)
+        return self._write(index, (self._ids(texts, whole, k == 0) for k, (whole, texts) in enumerate(batches)))
 
 
 def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str = "text", workers: int | None = None,
                        allowed_special="all", tokenizer_name: str | None = None, progress: bool | None = None,
-                       kind: str | None = None, field: str | None = None) -> dict:
-    """Encode source (a Dataset or paths, see dataset) into folder: one shard a block,
-    by a pool of `workers` actors (None: one per CPU of the cluster), and the manifest,
-    last; returns the manifest. The shards, read in the manifest's order, hold the ids
-    of the texts in the input's order, whatever the number of workers.
+                       kind: str | None = None, field: str | None = None, before_each: str | None = None) -> dict:
+    """Encode source (a Dataset or paths, see dataset) into folder: one shard a block
+    (a file, for paths), by a pool of `workers` actors (None: one per CPU of the
+    cluster), and the manifest, last; returns the manifest. The shards, read in the
+    manifest's order, hold the ids of the texts in the input's order, whatever the
+    number of workers. before_each, a special token of the tokenizer, puts its id
+    before each text's ids (a row of a Dataset, a record of JSON Lines or Parquet, a
+    whole text file), as GPT-2's data puts <|endoftext|> before each document.
 
     A rerun after a crash starts again: the old manifest goes first, so that a folder
     is never read while its shards change, and shards of the old run past the new ones
@@ -213,30 +276,43 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
     from tqdm import tqdm
     from ray.util import ActorPool
 
+    if before_each is not None and before_each not in tokenizer.special_tokens:
+        raise ValueError(f"before_each must be one of the tokenizer's special tokens "
+                         f"({', '.join(map(repr, tokenizer.special_tokens)) or 'it has none'}), got {before_each!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
-    ds, column = dataset(source, text_column, kind, field, tokenizer.special_tokens)
-    # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
-    # order only when asked to (its tasks may finish in any order).
-    context = ray.data.DataContext.get_current()
-    kept = context.execution_options.preserve_order
-    context.execution_options.preserve_order = True
-    try:
-        blocks = ds.to_arrow_refs()
-    finally:
-        context.execution_options.preserve_order = kept
+    if isinstance(source, ray.data.Dataset):
+        # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
+        # order only when asked to (its tasks may finish in any order).
+        context = ray.data.DataContext.get_current()
+        kept = context.execution_options.preserve_order
+        context.execution_options.preserve_order = True
+        try:
+            blocks = source.to_arrow_refs()
+        finally:
+            context.execution_options.preserve_order = kept
+        jobs = list(enumerate(blocks))
+
+        def submit(actor, job):
+            return actor.write.remote(job[0], text_column, job[1])
+    else:
+        # A file an actor, read and encoded a batch at a time: the shards follow the files' order.
+        paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+        jobs = list(enumerate(str(p) for p in sources.find_files(paths)))
+
+        def submit(actor, job):
+            return actor.write_file.remote(job[0], job[1], kind, field)
     if workers is None:
         workers = max(1, int(ray.available_resources().get("CPU", 1)))
-    workers = max(1, min(workers, len(blocks) or 1))
+    workers = max(1, min(workers, len(jobs) or 1))
     state = tokenizer.state()
-    pool = ActorPool([_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special)
+    pool = ActorPool([_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
                       for _ in range(workers)])
-    tokens = [0] * len(blocks)
+    tokens = [0] * len(jobs)
     disable = None if progress is None else not progress
-    with tqdm(desc="writing shards", total=len(blocks), unit=" shards", disable=disable, leave=False) as bar:
-        for index, n in pool.map_unordered(lambda actor, job: actor.write.remote(job[0], column, job[1]),
-                                           list(enumerate(blocks))):
+    with tqdm(desc="writing shards", total=len(jobs), unit=" shards", disable=disable, leave=False) as bar:
+        for index, n in pool.map_unordered(submit, jobs):
             tokens[index] = n
             bar.update(1)
     manifest = write_manifest(folder, [(shard_name(k), n) for k, n in enumerate(tokens)], tokenizer, tokenizer_name)

@@ -171,3 +171,24 @@ def test_what_the_workers_drop_reaches_the_driver(tmp_path):
     assert counter.max_memory == budget and len(counter) == len(alone)
     with pytest.warns(RuntimeWarning, match=rf"the workers dropped {4 * alone.pruned[0]:,} distinct chunks"):
         ray_data.train([tmp_path], 300, max_memory=budget, progress=False)
+
+
+def test_token_folder_with_a_token_before_each_text(tmp_path, texts, tokenizer):
+    # Files longer than a batch (FILE_BATCH_BYTES): a text file is one text however many
+    # batches it is read in, a JSON Lines file a text a record.
+    big = [t for _ in range(ray_data.FILE_BATCH_BYTES // sum(map(len, texts)) + 1) for t in texts]
+    (tmp_path / "a.txt").write_text(" ".join(big), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in big), encoding="utf-8")
+    eot = tokenizer.special_ids["<|endoftext|>"]
+    manifest = ray_data.write_token_folder([tmp_path], tokenizer, tmp_path / "out", workers=2, progress=False,
+                                           before_each="<|endoftext|>")
+    assert [s["file"] for s in manifest["shards"]] == ["shard-000000.bin", "shard-000001.bin"]
+    got = ray_data.read_token_folder(tmp_path / "out", tokenizer)
+    assert np.array_equal(got[0], np.concatenate([[eot], tokenizer.encode_array(" ".join(big), allowed_special="all")]))
+    assert np.array_equal(got[1], np.concatenate([np.concatenate([[eot], tokenizer.encode_array(t)]) for t in big]))
+    ds = ray.data.from_items([{"text": t} for t in texts[:50]], override_num_blocks=3)
+    ray_data.write_token_folder(ds, tokenizer, tmp_path / "rows", workers=2, progress=False, before_each="<|endoftext|>")
+    got = np.concatenate(ray_data.read_token_folder(tmp_path / "rows", tokenizer))
+    assert np.array_equal(got, np.concatenate([np.concatenate([[eot], tokenizer.encode_array(t)]) for t in texts[:50]]))
+    with pytest.raises(ValueError, match="before_each must be one of the tokenizer's special tokens"):
+        ray_data.write_token_folder(ds, tokenizer, tmp_path / "rows", before_each="<|pad|>", progress=False)
