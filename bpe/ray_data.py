@@ -25,10 +25,13 @@ built once per actor) into a shard of its own, NAME.bin with its sidecar
 with their token counts, the dtype and the tokenizer's fingerprint.
 
 The input is a ray.data.Dataset with a column of str, or paths (files or folders of
-text, JSON Lines or Parquet). Paths are read through bpe.sources, each file by one task
-from its start to its end, a batch of texts at a time (FILE_BATCH_BYTES), so that a
-worker holds a batch and its counts, never a whole file: the blocks of a Dataset made
-from the files would each sit in a worker's memory whole, and in Ray's object store.
+text, JSON Lines or Parquet). Paths are read through bpe.sources, each file by one Ray
+task (or actor call) from its start to its end, a batch of texts at a time
+(FILE_BATCH_BYTES), so that a worker holds a batch and its counts, never a whole file:
+the blocks of a Dataset made from the files would each sit in a worker's memory whole,
+and in Ray's object store. Those tasks need neither Ray Data nor pyarrow (but to read
+Parquet), which this module imports only where it uses them: a worker that imports it
+to run them stays as small as Ray lets it (Ray Data alone adds some 60 MB a process).
 
 Ray is an optional extra (pip install -r requirements-ray.txt); this module is imported
 only when used.
@@ -40,41 +43,61 @@ from pathlib import Path
 
 try:
     import ray
-    import ray.data
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("bpe.ray_data needs Ray: pip install -r requirements-ray.txt "
                       '(or pip install "heapbpe[ray]")') from None
 import numpy as np
-import pyarrow as pa
 
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
 from .tokenizer import BPETokenizer, _as_memory, _as_special_tokens, array_dtype, load_core
 
-# A file's texts are counted and encoded this many bytes (about) at a time.
-FILE_BATCH_BYTES = sources.PIECE_BYTES
+# A file's texts are counted and encoded this many bytes (about) at a time. A task has
+# one CPU, so that no threads share a batch: a megabyte keeps the calls few (a text file
+# still comes in bpe.sources' pieces of 8 MB, each a call) and the worker small.
+FILE_BATCH_BYTES = 1 << 20
 
 
 # --- the input ---------------------------------------------------------------------
+
+def _is_dataset(source) -> bool:
+    from ray.data import Dataset  # not `import ray.data`, which would make `ray` a local name
+
+    return isinstance(source, Dataset)
+
+
+def _paths(source) -> list:
+    """The files that source (a path or a list of paths) names, as str: bpe.sources.find_files."""
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    return [str(p) for p in sources.find_files(paths)]
+
 
 def dataset(source, text_column: str = "text", kind: str | None = None, field: str | None = None,
             special_tokens=()):
     """(a Dataset, the name of its column of texts). source: a ray.data.Dataset (whose
     text_column holds the texts), or a path or a list of paths, read by bpe.sources, one
-    task a file (field: the JSON key or Parquet column of the text)."""
-    if isinstance(source, ray.data.Dataset):
+    task a file (field: the JSON key or Parquet column of the text). train and
+    write_token_folder read paths without it, a file a task, a batch at a time."""
+    from ray.data import from_items
+
+    if _is_dataset(source):
         return source, text_column
-    read = _FileReader(kind, field, tuple(special_tokens))
-    return _files(source).flat_map(read), "text"
+    files = _paths(source)
+    # One block a file, so that the files are read by tasks side by side.
+    files_ds = from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
+    return files_ds.flat_map(_FileReader(kind, field, tuple(special_tokens))), "text"
 
 
-def _files(source) -> "ray.data.Dataset":
-    """The files that paths name (bpe.sources.find_files), as a Dataset of one block a
-    file, so that tasks read them side by side."""
-    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    files = [str(p) for p in sources.find_files(paths)]
-    return ray.data.from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
+class _FileReader:
+    """The texts of one file, as rows: a SourceError names the file (and line)."""
+
+    def __init__(self, kind, field, special_tokens):
+        self.kind, self.field, self.special_tokens = kind, field, special_tokens
+
+    def __call__(self, row):
+        for text in sources.read_file(row["path"], self.kind, self.field, self.special_tokens):
+            yield {"text": text}
 
 
 def _file_batches(path, kind, field, special_tokens):
@@ -93,18 +116,8 @@ def _file_batches(path, kind, field, special_tokens):
         yield whole, batch
 
 
-class _FileReader:
-    """The texts of one file, as rows: a SourceError names the file (and line)."""
-
-    def __init__(self, kind, field, special_tokens):
-        self.kind, self.field, self.special_tokens = kind, field, special_tokens
-
-    def __call__(self, row):
-        for text in sources.read_file(row["path"], self.kind, self.field, self.special_tokens):
-            yield {"text": text}
-
-
-def _texts_of(batch: pa.Table, column: str) -> list:
+def _texts_of(batch, column: str) -> list:
+    """The texts of a block (an Arrow table) of a Dataset."""
     if column not in batch.column_names:
         raise ValueError(f"the dataset has no column {column!r} of texts (its columns: "
                          f"{', '.join(map(repr, batch.column_names)) or 'none'}): name it with text_column")
@@ -115,11 +128,27 @@ def _texts_of(batch: pa.Table, column: str) -> list:
     return [t for t in texts if t is not None]
 
 
+def _failure(error: Exception, what: str) -> Exception:
+    """The error to raise for a task or actor call that failed while doing `what`: its
+    own, where it was bad input (a SourceError names the file and line), else one that
+    says what it was doing (a worker that died says nothing of its work)."""
+    cause = getattr(error, "cause", None)  # a RayTaskError's: the exception the task raised
+    if isinstance(cause, sources.SourceError):
+        return sources.SourceError(str(cause))
+    if isinstance(cause, (ValueError, TypeError)):
+        return type(cause)(f"{what}: {cause}")
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return RuntimeError(f"{what} failed: {type(error).__name__}" + (f": {first}" if first else "")
+                        + " (Ray's logs say more: ray logs, or /tmp/ray/session_latest/logs)")
+
+
 # --- training ----------------------------------------------------------------------
 
-def _count_block(batch: pa.Table, rule, column) -> pa.Table:
+def _count_block(batch, rule, column):
     """map_batches: one block's texts -> one row, its counter pickled (the counts as
     buffers, and what keeping to the budget dropped)."""
+    import pyarrow as pa
+
     counter = load_core().ChunkCounter(*rule)
     texts = _texts_of(batch, column)
     if texts:
@@ -127,19 +156,18 @@ def _count_block(batch: pa.Table, rule, column) -> pa.Table:
     return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
-def _count_files(batch: pa.Table, rule, kind, field) -> pa.Table:
-    """map_batches over files: each file counted as it is read, a batch of texts at a
-    time -> one row, the counter pickled."""
+@ray.remote
+def _count_file(path, rule, kind, field):
+    """One file counted as it is read, a batch of texts at a time, into a counter."""
     counter = load_core().ChunkCounter(*rule)
-    for path in batch.column("path").to_pylist():
-        for _, texts in _file_batches(path, kind, field, rule[1]):
-            counter.add(texts, threads=1)  # Ray gives a task one CPU
-    return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
+    for _, texts in _file_batches(path, kind, field, rule[1]):
+        counter.add(texts, threads=1)  # Ray gives a task one CPU
+    return counter
 
 
 def _counters_of(part) -> list:
-    """The counters in part: an Arrow table of blocks' pickled counters, or a counter
-    that a node of the tree made."""
+    """The counters in part: a counter (a file's, or a node's of the tree), or an Arrow
+    table of a Dataset's blocks' pickled counters."""
     if isinstance(part, load_core().ChunkCounter):
         return [part]
     return [pickle.loads(row) for row in part.column("counter").to_pylist()]
@@ -162,39 +190,51 @@ def _merge_counts(*parts):
 
 def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
           progress: bool | None = None, kind: str | None = None, field: str | None = None):
-    """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter,
-    counted a block per task and merged in a tree of tasks. max_memory: each counter's
-    budget (bpe.ChunkCounter), the tree's nodes' included; the counter's pruned is then
-    what all of them dropped to keep to it."""
+    """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter: a
+    block of a Dataset counted by a task of map_batches, a file by a task, and the
+    counters merged in a tree of tasks. max_memory: each counter's budget
+    (bpe.ChunkCounter), the tree's nodes' included; the counter's pruned is then what
+    all of them dropped to keep to it. A file that cannot be read is a SourceError that
+    names it; a worker that dies, a RuntimeError that names its file."""
     from tqdm import tqdm
 
     special_tokens = list(_as_special_tokens(special_tokens))
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
-    if isinstance(source, ray.data.Dataset):
+    if _is_dataset(source):
         counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
                                      batch_format="pyarrow", batch_size=None)
+        leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        names = [f"block {k} of the dataset" for k in range(len(leaves))]
     else:
-        counted = _files(source).map_batches(_count_files, fn_kwargs={"rule": rule, "kind": kind, "field": field},
-                                             batch_format="pyarrow", batch_size=None)
-    level = counted.to_arrow_refs()
-    if not level:
+        names = _paths(source)
+        leaves = [_count_file.remote(path, rule, kind, field) for path in names]
+    if not leaves:
         return load_core().ChunkCounter(*rule)
     # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
-    tasks = []
+    level, tasks = leaves, []
     while len(level) > 1 or not tasks:
         above = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
         tasks += above
         level = above
     disable = None if progress is None else not progress
-    with tqdm(desc="adding up counts", total=len(tasks), unit=" tasks", disable=disable, leave=False) as bar:
-        waiting = list(tasks)
+    waiting = tasks if _is_dataset(source) else leaves + tasks
+    with tqdm(desc="counting, adding up", total=len(waiting), unit=" tasks", disable=disable, leave=False) as bar:
+        waiting = list(waiting)
         while waiting:
             # Not fetched: the counts stay on the workers until the root's come here. A
             # task's error fails the tasks above it, and so the root's ray.get.
             done, waiting = ray.wait(waiting, num_returns=1, fetch_local=False)
             bar.update(len(done))
-    return ray.get(level[0])
+    try:
+        return ray.get(level[0])
+    except (ray.exceptions.RayError, OSError) as error:
+        for name, leaf in zip(names, leaves):  # which input it was, for the message
+            try:
+                ray.get(leaf)
+            except (ray.exceptions.RayError, OSError) as leaf_error:
+                raise _failure(leaf_error, f"counting {name}") from None
+        raise _failure(error, "adding up the counts") from None
 
 
 def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
@@ -251,7 +291,7 @@ class _ShardWriter:
                                   writer="bpe.ray_data")
         return index, tokens
 
-    def write(self, index: int, column: str, block: pa.Table):
+    def write(self, index: int, column: str, block):
         return self._write(index, [self._ids(_texts_of(block, column), True, True)])
 
     def write_file(self, index: int, path: str, kind, field):
@@ -272,9 +312,9 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
 
     A rerun after a crash starts again: the old manifest goes first, so that a folder
     is never read while its shards change, and shards of the old run past the new ones
-    are removed once the new manifest is written."""
+    are removed once the new manifest is written. A file that cannot be read is a
+    SourceError that names it; a worker that dies, a RuntimeError that names the shard."""
     from tqdm import tqdm
-    from ray.util import ActorPool
 
     if before_each is not None and before_each not in tokenizer.special_tokens:
         raise ValueError(f"before_each must be one of the tokenizer's special tokens "
@@ -282,38 +322,51 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
-    if isinstance(source, ray.data.Dataset):
+    if _is_dataset(source):
+        from ray.data import DataContext
+
         # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
         # order only when asked to (its tasks may finish in any order).
-        context = ray.data.DataContext.get_current()
+        context = DataContext.get_current()
         kept = context.execution_options.preserve_order
         context.execution_options.preserve_order = True
         try:
             blocks = source.to_arrow_refs()
         finally:
             context.execution_options.preserve_order = kept
-        jobs = list(enumerate(blocks))
+        jobs = [(k, f"block {k} of the dataset", block) for k, block in enumerate(blocks)]
 
         def submit(actor, job):
-            return actor.write.remote(job[0], text_column, job[1])
+            return actor.write.remote(job[0], text_column, job[2])
     else:
-        # A file an actor, read and encoded a batch at a time: the shards follow the files' order.
-        paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-        jobs = list(enumerate(str(p) for p in sources.find_files(paths)))
+        # A file an actor call, read and encoded a batch at a time: the shards follow the files' order.
+        jobs = [(k, path, path) for k, path in enumerate(_paths(source))]
 
         def submit(actor, job):
-            return actor.write_file.remote(job[0], job[1], kind, field)
+            return actor.write_file.remote(job[0], job[2], kind, field)
     if workers is None:
         workers = max(1, int(ray.available_resources().get("CPU", 1)))
     workers = max(1, min(workers, len(jobs) or 1))
     state = tokenizer.state()
-    pool = ActorPool([_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
-                      for _ in range(workers)])
+    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
+            for _ in range(workers)]
     tokens = [0] * len(jobs)
     disable = None if progress is None else not progress
     with tqdm(desc="writing shards", total=len(jobs), unit=" shards", disable=disable, leave=False) as bar:
-        for index, n in pool.map_unordered(submit, jobs):
+        # A job an idle actor at a time, in order: the running ones by their call.
+        todo, running = list(reversed(jobs)), {}
+        while todo or running:
+            while todo and idle:
+                job, actor = todo.pop(), idle.pop()
+                running[submit(actor, job)] = (actor, job)
+            done, _ = ray.wait(list(running), num_returns=1)
+            actor, job = running.pop(done[0])
+            try:
+                index, n = ray.get(done[0])
+            except (ray.exceptions.RayError, OSError) as error:
+                raise _failure(error, f"writing {shard_name(job[0])} from {job[1]}") from None
             tokens[index] = n
+            idle.append(actor)
             bar.update(1)
     manifest = write_manifest(folder, [(shard_name(k), n) for k, n in enumerate(tokens)], tokenizer, tokenizer_name)
     listed = {s["file"] for s in manifest["shards"]}

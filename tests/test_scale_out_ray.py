@@ -60,6 +60,13 @@ def test_training_on_files(tmp_path, texts):
     # field names the JSON key and the Parquet column; a text file has none
     tok = ray_data.train([tmp_path], 256 + 200 + 1, special_tokens=SPECIALS, field="story", progress=False)
     assert tok == expected
+    # The same files as a Dataset of texts, one row a record, and the text file's pieces
+    # (cut at safe places) rows too, in order; the files in whatever order their tasks end
+    ds, column = ray_data.dataset([tmp_path], field="story", special_tokens=SPECIALS)
+    rows = [row[column] for row in ds.take_all()]
+    records = set(texts[100:])
+    assert sorted(r for r in rows if r in records) == sorted(texts[100:])
+    assert "".join(r for r in rows if r not in records) == one[0]
 
 
 def test_token_folder_in_order(tmp_path, texts, tokenizer):
@@ -99,8 +106,16 @@ def test_a_missing_column_and_an_unreadable_file_are_named(tmp_path):
     assert "'body'" in str(info.value)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\nnot json\n', encoding="utf-8")
-    with pytest.raises(Exception, match=r"bad\.jsonl, line 2 is not JSON"):
-        ray_data.train([bad], 260, progress=False)
+    (tmp_path / "good.jsonl").write_text('{"text": "fine"}\n', encoding="utf-8")
+    # The reader's own error, raised here as it would be in one process: not Ray's wrapper.
+    from bpe.sources import SourceError
+
+    with pytest.raises(SourceError, match=r"bad\.jsonl, line 2 is not JSON"):
+        ray_data.train([tmp_path], 260, progress=False)
+    tok = BPETokenizer.train(["fine"], 260, progress=False)
+    with pytest.raises(SourceError, match=r"bad\.jsonl, line 2 is not JSON"):
+        ray_data.write_token_folder([tmp_path], tok, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "manifest.json").exists()
 
 
 def test_token_folder_from_files_keeps_their_order(tmp_path, texts, tokenizer):

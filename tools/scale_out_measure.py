@@ -57,8 +57,8 @@ VOCAB_SIZE = 8192
 COUNT_BATCH_BYTES = 8 << 20
 ENCODE_PIECE_CHARS = 1 << 23
 POLL_SECONDS = 0.2
-# What a Ray worker's name says when it runs bpe.ray_data's tasks and actors.
-OUR_TASKS = ("_count_block", "_count_files", "_merge_counts", "_ShardWriter", "_FileReader")
+# Ray's own actors and agents, which run in worker processes too: not this job's workers.
+RAY_OWN = ("DashboardAgent", "RuntimeEnvAgent", "_StatsActor", "_AutoscalingCoordinator")
 
 
 # --- the corpus --------------------------------------------------------------------
@@ -309,9 +309,12 @@ def run_ray(paths, work: Path, workers: int, out: dict):
     ray.shutdown()
     out["driver_anon"] = next(p["anon"] for p in processes if p["pid"] == os.getpid())
     processes = [p for p in processes if p["pid"] != os.getpid()]
-    # Workers that ran this job's tasks and actors; the others (idle workers, Ray's own
-    # actors and agents, raylet, gcs_server) are Ray's.
-    workers_seen = [p for p in processes if any(mark in n for n in p["names"] for mark in OUR_TASKS)]
+    # Worker processes (named ray::... or default_worker.py) that are not Ray's own actors
+    # and agents: the ones that ran this job's tasks and actors (and any left idle). The
+    # rest (raylet, gcs_server, Ray's actors) are Ray's.
+    workers_seen = [p for p in processes
+                    if any(n.startswith("ray::") or n == "default_worker.py" for n in p["names"])
+                    and not any(own in n for n in p["names"] for own in RAY_OWN)]
     out["workers"] = workers_seen
     out["ray_processes"] = [p for p in processes if p not in workers_seen]
 
