@@ -195,7 +195,7 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     counters merged in a tree of tasks. max_memory: each counter's budget
     (bpe.ChunkCounter), the tree's nodes' included; the counter's pruned is then what
     all of them dropped to keep to it. A file that cannot be read is a SourceError that
-    names it; a worker that dies, a RuntimeError that names its file."""
+    names it; a worker that dies, a RuntimeError (Ray's logs name its task, "count FILE")."""
     from tqdm import tqdm
 
     special_tokens = list(_as_special_tokens(special_tokens))
@@ -205,36 +205,36 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
         counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
                                      batch_format="pyarrow", batch_size=None)
         leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
-        names = [f"block {k} of the dataset" for k in range(len(leaves))]
+        started = 0
     else:
-        names = _paths(source)
-        leaves = [_count_file.remote(path, rule, kind, field) for path in names]
+        # Each task named by its file: Ray's logs and its state API (ray list tasks) say which one failed.
+        leaves = [_count_file.options(name=f"count {Path(path).name}").remote(path, rule, kind, field)
+                  for path in _paths(source)]
+        started = len(leaves)
     if not leaves:
         return load_core().ChunkCounter(*rule)
     # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
-    level, tasks = leaves, []
-    while len(level) > 1 or not tasks:
-        above = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
-        tasks += above
-        level = above
+    waiting, level = list(leaves) if started else [], leaves
+    while len(level) > 1 or level is leaves:
+        level = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
+        waiting += level
+    root = level[0]
+    # Only `waiting` holds the refs from here, and drops each as its task ends: a level's
+    # counters leave the object store once the level above has taken them in.
+    del leaves, level
     disable = None if progress is None else not progress
-    waiting = tasks if _is_dataset(source) else leaves + tasks
     with tqdm(desc="counting, adding up", total=len(waiting), unit=" tasks", disable=disable, leave=False) as bar:
-        waiting = list(waiting)
         while waiting:
             # Not fetched: the counts stay on the workers until the root's come here. A
             # task's error fails the tasks above it, and so the root's ray.get.
             done, waiting = ray.wait(waiting, num_returns=1, fetch_local=False)
             bar.update(len(done))
+            del done
     try:
-        return ray.get(level[0])
+        return ray.get(root)
     except (ray.exceptions.RayError, OSError) as error:
-        for name, leaf in zip(names, leaves):  # which input it was, for the message
-            try:
-                ray.get(leaf)
-            except (ray.exceptions.RayError, OSError) as leaf_error:
-                raise _failure(leaf_error, f"counting {name}") from None
-        raise _failure(error, "adding up the counts") from None
+        raise _failure(error, "counting the files, or adding up their counts (Ray's task named 'count FILE' "
+                              "for a file)") from None
 
 
 def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
