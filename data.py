@@ -56,6 +56,7 @@ import argparse
 import codecs
 import contextlib
 import http.client
+import logging
 import os
 import re
 import socket
@@ -973,12 +974,23 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
     except ImportError:
         raise DataError("--engine ray needs Ray: pip install -r requirements-ray.txt") from None
     if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # its lines of INFO among data.py's; its bars stay
+
+    def dataset(stories):
+        # Blocks of about a piece of stories each (so, shards of about that), and at least
+        # two a CPU so that all of them work: Ray Data's default is 200 however small.
+        items = [{"text": story} for story in stories]
+        chars = sum(len(item["text"]) for item in items)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        return ray.data.from_items(items, override_num_blocks=max(1, min(len(items), max(2 * cpus,
+                                                                                      chars // PIECE_CHARS))))
+
     start = time.perf_counter()
     stories = _Tally(training_stories(data_dir))
     # The stories go to the cluster from here: data.py's files are on this machine.
-    ds = ray.data.from_items([{"text": story} for story in stories])
-    tok = ray_data.train(ds, vocab_size, special_tokens=[PAD, END_OF_TEXT], progress=None if progress else False)
+    tok = ray_data.train(dataset(stories), vocab_size, special_tokens=[PAD, END_OF_TEXT],
+                         progress=None if progress else False)
     print(f"BPE (ray): learned {len(tok.merges):,} merges from {stories.bytes / 1e6:.1f} MB of stories and "
           f"instructions ({stories.count:,} of them) in {time.perf_counter() - start:.2f} s; vocabulary {len(tok):,} "
           "tokens (256 bytes, the merges, padding, end of text)")
@@ -986,9 +998,9 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
         tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
         start = time.perf_counter()
-        texts = ray.data.from_items([{"text": story} for story in data_stories(data_dir / f"{split}.txt")])
         folder = data_dir / f"{split}-bpe"
-        manifest = ray_data.write_token_folder(texts, tok, folder, tokenizer_name=tokenizer_file(data_dir, True).name,
+        manifest = ray_data.write_token_folder(dataset(data_stories(data_dir / f"{split}.txt")), tok, folder,
+                                               tokenizer_name=tokenizer_file(data_dir, True).name,
                                                before_each=END_OF_TEXT, progress=None if progress else False)
         token_file(data_dir, split, True).unlink(missing_ok=True)  # the folder stands for it now
         sidecar_file(token_file(data_dir, split, True)).unlink(missing_ok=True)
