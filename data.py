@@ -2,7 +2,8 @@
 
     python data.py                       # download the stories, word vocabulary, train.bin/valid.bin
     python data.py --bpe                 # learn 7,934 BPE merges, train-bpe.bin/valid-bpe.bin
-    python data.py --source DIR [--bpe]  # the same from local text files, without a network
+    python data.py --source DIR [--bpe]  # the same from local text files, or JSON Lines / Parquet
+                                         # shards, without a network
 
 The data folder is data/ beside this script (--data-dir changes it). It holds:
 
@@ -44,12 +45,18 @@ Downloads come from the Hugging Face hub (TinyStories, Eldan & Li 2023, CDLA-Sha
 data/downloads/ as NAME.part, resumed with an HTTP Range request when interrupted, and renamed
 only once complete; the text files are then written to a temporary name and renamed, so an
 interrupted run never leaves a file that looks complete and is not.
+
+The file reads in the order a reader needs it: first the public part, the token files and their
+loaders (load_tokens, load_tokenizer: what pretrain.py and bits.py use); then the stories as text;
+getting them; building the tokenizers and writing the token files; the command line.
 """
+
+
 import argparse
 import codecs
 import contextlib
 import http.client
-import json
+import logging
 import os
 import re
 import socket
@@ -61,45 +68,216 @@ from pathlib import Path
 
 import numpy as np
 
-from bpe import token_files
+from bpe import sources, token_files
 from bpe.files import atomic_write, remove_stale_temporaries
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint, kind, unknown_id
 
+
+# =======================================================================================
+# Public: the token files and the tokenizers, as the other scripts read them
+#
+# pretrain.py and bits.py use these names and no others: DATA_DIR, DataError,
+# load_tokenizer, token_source and load_tokens (the tokenizer and its tokens), and
+# read_stories, token_text and count_chars (the held-out stories that bits.py encodes).
+# The format is the module docstring's; writing and reading go through bpe.token_files,
+# whose sidecar this file's loader checks against the tokenizer that will read the ids.
+
+
 # The data folder beside the scripts; pretrain.py and bits.py take it from here.
 DATA_DIR = Path(__file__).resolve().parent / "data"
-
-# Where the stories come from. TinyStoriesInstruct is a dataset of its own on the hub, so the
-# base is the owner's folder and each file names its dataset. TINYSTORIES_BASE_URL (or
-# --base-url) points it elsewhere, e.g. at a mirror, or at the tests' server on 127.0.0.1.
-BASE_URL = "https://huggingface.co/datasets/roneneldan"
-TRAIN_URL = "TinyStories/resolve/main/TinyStories-train.txt"  # 1.9 GB: a prefix of it is enough
-VALID_URL = "TinyStories/resolve/main/TinyStories-valid.txt"  # 19 MB, all of it
-INSTRUCT_URL = "TinyStoriesInstruct/resolve/main/TinyStories-Instruct-train.txt"  # 2.7 GB: a prefix
-
-# Prefix sizes, in MB (10^6 bytes), from the episode: its BPE tokens of the training stories
-# were about 21 M at about 4.08 characters each, about 86 MB of text, and its merges were
-# learned from about 158 MB of stories and instructions, which leaves about 72 MB for those.
-TRAIN_MB = 86
-INSTRUCT_MB = 72
-
-# BPE: the 256 bytes, 7,934 merges and the 2 special tokens (padding, end of text) make
-# the episode's 8,192 tokens.
-VOCAB_SIZE = 8192
-# The word-level tokenizer keeps this many words and runs of punctuation (then 3 specials).
-NUM_WORDS = 10_000
-
-SENTENCE = "Once upon a time, a cat said hello"
-
-DOWNLOAD_TIMEOUT = 60  # seconds without a byte before a transfer counts as interrupted
-DOWNLOAD_RETRIES = 5  # resumes within one run after an interrupted transfer
-NO_NETWORK = "no network: use --source DIR, see --help"
 
 
 class DataError(Exception):
     """A problem with the data that the user can fix; main prints it without a traceback."""
 
 
-# ---------------------------------------------------------------------------------------
+# The token files' ids: unsigned 16-bit, little-endian, whatever the machine.
+TOKEN_DTYPE = "<u2"
+
+
+def token_file(data_dir, split: str, bpe: bool) -> Path:
+    """data/train.bin, data/valid-bpe.bin, ..."""
+    return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
+
+
+def token_source(data_dir, split: str, bpe: bool) -> Path:
+    """What load_tokens reads for a split: data/train-bpe/, a token folder that
+    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
+    token_file names."""
+    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
+    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
+
+
+def make_command(bpe: bool) -> str:
+    return "python data.py --bpe" if bpe else "python data.py"
+
+
+def sidecar_file(path) -> Path:
+    """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
+    return token_files.sidecar_path(path)
+
+
+def tokenizer_file(data_dir, bpe: bool) -> Path:
+    """data/tokenizer.bpe (bpe) or data/vocab.json."""
+    return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
+
+
+def token_text(stories) -> str:
+    """The text the token files hold: each story after an end-of-text marker."""
+    return "".join(END_OF_TEXT + s for s in stories)
+
+
+def count_chars(stories) -> int:
+    """Characters of token_text(stories), each end of text counting as one character."""
+    return sum(len(s) for s in stories) + len(stories)
+
+
+def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
+    """Write a token file from pieces (arrays of ids, appended as they come) and then its
+    sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
+    the tokenizer (the hash of its content, its file's name), the dtype and the number of
+    tokens. The pipeline's files are little-endian uint16 with no header, so that they
+    memory-map as they are. Returns the tokens written."""
+    vocab_size = len(tokenizer)
+    if vocab_size > 1 << 16:
+        raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
+    path = Path(path)
+    with _writing(path):
+        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
+                                            tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
+
+
+def load_tokens(path, tokenizer) -> np.ndarray:
+    """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
+    checked against its sidecar (read by bpe.token_files) and the tokenizer that will read
+    it: written by this very tokenizer (the same fingerprint), as uint16, whole, and each id
+    below its vocabulary. Anything else is a DataError, in one line, with the command that
+    makes the file again. A token folder (token_source) is read by load_token_folder."""
+    if not hasattr(tokenizer, "state"):
+        raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        return load_token_folder(path, tokenizer)
+    bpe = kind(tokenizer) == "bpe"
+    command = make_command(bpe)
+    again = f"make it again with `{command}`"
+    if not path.exists():
+        raise DataError(f"no {path}: make it with `{command}`")
+    with _reading(path):
+        size = path.stat().st_size
+    if size == 0 or size % 2:
+        raise DataError(f"{path} is not a token file: {size:,} bytes is not a whole number of 16-bit ids "
+                        f"(interrupted?); {again}")
+    sidecar = sidecar_file(path)
+    if not sidecar.exists():
+        raise DataError(f"{path} has no {sidecar.name} to name the tokenizer that wrote it (an earlier data.py, "
+                        f"or a copied file?); {again}")
+    with _reading(sidecar):
+        try:
+            about = token_files.read_sidecar(path)  # its fields, and the ids it says the file holds
+        except ValueError as e:
+            raise DataError(f"{e}; {again}") from None
+    if about["tokenizer_sha256"] != fingerprint(tokenizer):
+        raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
+                        f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
+                        f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
+    if about["dtype"] != TOKEN_DTYPE:
+        raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
+    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
+    top = int(tokens.max())
+    if top >= len(tokenizer):
+        raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
+    return tokens
+
+
+class TokenShards:
+    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
+    len() and slices (which may cross from one shard into the next) as get_batch and
+    bits.py take them from one token file's array."""
+
+    def __init__(self, shards):
+        self.shards = [s for s in shards if len(s)]
+        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a token folder's ids are read in slices of consecutive ids")
+        start, stop, _ = key.indices(len(self))
+        if stop <= start:
+            return np.zeros(0, dtype=TOKEN_DTYPE)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        pieces = []
+        while start < stop:
+            begin = int(self.starts[first])
+            end = min(stop, int(self.starts[first + 1]))
+            pieces.append(self.shards[first][start - begin:end - begin])
+            start, first = end, first + 1
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def max(self) -> int:
+        return max((int(s.max()) for s in self.shards), default=0)
+
+
+def load_token_folder(path, tokenizer) -> TokenShards:
+    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
+    load_tokens reads one token file: every shard checked against the manifest and its
+    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
+    from bpe.token_files import read_manifest, read_token_folder
+
+    path = Path(path)
+    if kind(tokenizer) != "bpe":
+        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
+    try:
+        manifest = read_manifest(path)
+        if manifest.get("dtype") != TOKEN_DTYPE:
+            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
+        return TokenShards(read_token_folder(path, tokenizer))
+    except ValueError as e:
+        raise DataError(f"{path} is not a token folder to read: {e}") from None
+
+
+def load_tokenizer(data_dir, bpe: bool):
+    """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
+    path = tokenizer_file(data_dir, bpe)
+    if not path.exists():
+        legacy = Path(data_dir) / "merges.txt"
+        earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
+        raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
+    try:
+        with _reading(path):
+            return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
+    except ValueError as e:
+        raise DataError(f"{e}; make it again with `{make_command(bpe)}`") from None
+
+
+def read_stories(path, max_chars: int | None = None) -> list[str]:
+    """The stories of a text file that data.py wrote, as a list (bits.py takes the first 2 M
+    characters of the held-out ones); with max_chars, of its first max_chars characters
+    only (the last story then ends where the limit cuts it)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"no {path}: make it with `python data.py` (or `python data.py --source DIR`)")
+    with _reading(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read() if max_chars is None else f.read(max_chars)
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path} is not UTF-8 text ({e.reason}): make it again with `python data.py`") from None
+    if max_chars is not None and len(text) == max_chars:
+        # The limit may cut a marker in half: what is left of it is not story text.
+        tail = text.rfind("\n<")
+        if tail >= 0 and ("\n" + END_OF_TEXT).startswith(text[tail:]):
+            text = text[:tail]
+    stories = split_stories(text, "eot")
+    if not stories:
+        raise DataError(f"{path} holds no stories: make it again with `python data.py`")
+    return stories
+
+
+# =======================================================================================
 # Stories as text
 #
 # Every file is read a block at a time and cut into stories as it goes (iter_stories), so
@@ -253,16 +431,6 @@ def iter_stories(path, separator: str = "eot", max_bytes: int | None = None, cut
                         + (f"; make it again with `{remake}`" if remake else ""))
 
 
-def token_text(stories) -> str:
-    """The text the token files hold: each story after an end-of-text marker."""
-    return "".join(END_OF_TEXT + s for s in stories)
-
-
-def count_chars(stories) -> int:
-    """Characters of token_text(stories), each end of text counting as one character."""
-    return sum(len(s) for s in stories) + len(stories)
-
-
 def write_stories(path, stories) -> int:
     """Write stories (any iterable of str, written as it comes) as TinyStories' files do,
     a line <|endoftext|> between stories, atomically: a crash, or an error while the
@@ -280,33 +448,32 @@ def write_stories(path, stories) -> int:
     return n
 
 
-def read_stories(path, max_chars: int | None = None) -> list[str]:
-    """The stories of a text file that data.py wrote, as a list (bits.py takes the first 2 M
-    characters of the held-out ones); with max_chars, of its first max_chars characters
-    only (the last story then ends where the limit cuts it)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"no {path}: make it with `python data.py` (or `python data.py --source DIR`)")
-    with _reading(path):
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read() if max_chars is None else f.read(max_chars)
-        except UnicodeDecodeError as e:
-            raise DataError(f"{path} is not UTF-8 text ({e.reason}): make it again with `python data.py`") from None
-    if max_chars is not None and len(text) == max_chars:
-        # The limit may cut a marker in half: what is left of it is not story text.
-        tail = text.rfind("\n<")
-        if tail >= 0 and ("\n" + END_OF_TEXT).startswith(text[tail:]):
-            text = text[:tail]
-    stories = split_stories(text, "eot")
-    if not stories:
-        raise DataError(f"{path} holds no stories: make it again with `python data.py`")
-    return stories
-
-
 def data_stories(path, progress=None):
     """The stories of a file that data.py wrote (train.txt, ...), streamed."""
     return iter_stories(path, "eot", progress=progress, remake="python data.py")
+
+
+# =======================================================================================
+# Getting the stories: downloaded from the hub, or from local files (--source)
+
+
+# Where the stories come from. TinyStoriesInstruct is a dataset of its own on the hub, so the
+# base is the owner's folder and each file names its dataset. TINYSTORIES_BASE_URL (or
+# --base-url) points it elsewhere, e.g. at a mirror, or at the tests' server on 127.0.0.1.
+BASE_URL = "https://huggingface.co/datasets/roneneldan"
+TRAIN_URL = "TinyStories/resolve/main/TinyStories-train.txt"  # 1.9 GB: a prefix of it is enough
+VALID_URL = "TinyStories/resolve/main/TinyStories-valid.txt"  # 19 MB, all of it
+INSTRUCT_URL = "TinyStoriesInstruct/resolve/main/TinyStories-Instruct-train.txt"  # 2.7 GB: a prefix
+
+# Prefix sizes, in MB (10^6 bytes), from the episode: its BPE tokens of the training stories
+# were about 21 M at about 4.08 characters each, about 86 MB of text, and its merges were
+# learned from about 158 MB of stories and instructions, which leaves about 72 MB for those.
+TRAIN_MB = 86
+INSTRUCT_MB = 72
+
+DOWNLOAD_TIMEOUT = 60  # seconds without a byte before a transfer counts as interrupted
+DOWNLOAD_RETRIES = 5  # resumes within one run after an interrupted transfer
+NO_NETWORK = "no network: use --source DIR, see --help"
 
 
 # ---------------------------------------------------------------------------------------
@@ -470,9 +637,19 @@ def find_source_files(source: Path) -> dict:
 
 
 def import_source(source: Path, data_dir: Path, separator: str, train_mb: float, instruct_mb: float,
-                  lowercase: bool = False, progress: bool = True):
+                  lowercase: bool = False, progress: bool = True, field: str | None = None,
+                  valid_shards: int | None = None):
     """Write train.txt, valid.txt and instruct.txt from local files (always again, so that
-    the data folder follows the source), each story lowercased if asked; streamed."""
+    the data folder follows the source), each story lowercased if asked; streamed. The
+    files are JSON Lines and Parquet shards where source holds some (find_source_shards),
+    else text files (find_source_files)."""
+    shards = find_source_shards(source, valid_shards)
+    if shards is not None:
+        return import_shards(shards, source, data_dir, train_mb, instruct_mb, lowercase, progress, field)
+    for flag, value in (("--field", field), ("--valid-shards", valid_shards)):
+        if value is not None:
+            raise DataError(f"{flag} goes with JSON Lines or Parquet shards, and --source {source} holds none "
+                            "(its .txt files are read whole, their stories cut by --separator)")
     files = find_source_files(source)
     limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
     for split, path in files.items():
@@ -506,150 +683,152 @@ def _remove(path: Path):
 
 
 # ---------------------------------------------------------------------------------------
-# Token files
+# Shards (--source): JSON Lines and Parquet files, each record a story
+#
+# A web corpus comes as many such files (FineWeb's Parquet, DCLM's JSON Lines). They are
+# read by bpe.sources, the library's one reader of the three kinds of input, so that a
+# record that is not JSON or a column that is missing reads as it does in `bpe train`.
 
 
-# The token files' ids: unsigned 16-bit, little-endian, whatever the machine.
-TOKEN_DTYPE = "<u2"
-
-
-def token_file(data_dir, split: str, bpe: bool) -> Path:
-    """data/train.bin, data/valid-bpe.bin, ..."""
-    return Path(data_dir) / f"{split}{'-bpe' if bpe else ''}.bin"
-
-
-def token_source(data_dir, split: str, bpe: bool) -> Path:
-    """What load_tokens reads for a split: data/train-bpe/, a token folder that
-    bpe.ray_data wrote (docs/scale-out.md), where it has a manifest, else the token file
-    token_file names."""
-    folder = Path(data_dir) / f"{split}{'-bpe' if bpe else ''}"
-    return folder if (folder / "manifest.json").exists() else token_file(data_dir, split, bpe)
-
-
-def make_command(bpe: bool) -> str:
-    return "python data.py --bpe" if bpe else "python data.py"
-
-
-def sidecar_file(path) -> Path:
-    """The file beside a token file that names its tokenizer: train-bpe.bin.json, ..."""
-    return token_files.sidecar_path(path)
-
-
-def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
-    """Write a token file from pieces (arrays of ids, appended as they come) and then its
-    sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
-    the tokenizer (the hash of its content, its file's name), the dtype and the number of
-    tokens. The pipeline's files are little-endian uint16 with no header, so that they
-    memory-map as they are. Returns the tokens written."""
-    vocab_size = len(tokenizer)
-    if vocab_size > 1 << 16:
-        raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
-    path = Path(path)
-    with _writing(path):
-        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
-                                            tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
-
-
-def load_tokens(path, tokenizer) -> np.ndarray:
-    """A token file as a read-only array of "<u2" (memory-mapped, not read into memory),
-    checked against its sidecar and the tokenizer that will read it: written by this very
-    tokenizer (the same fingerprint), as uint16, whole, and each id below its vocabulary.
-    Anything else is a DataError, in one line, with the command that makes the file again."""
-    if not hasattr(tokenizer, "state"):
-        raise TypeError(f"load_tokens takes the tokenizer that will read the file, not a {type(tokenizer).__name__}")
-    path = Path(path)
-    if path.is_dir():
-        return load_token_folder(path, tokenizer)
-    bpe = kind(tokenizer) == "bpe"
-    command = make_command(bpe)
-    again = f"make it again with `{command}`"
-    if not path.exists():
-        raise DataError(f"no {path}: make it with `{command}`")
-    with _reading(path):
-        size = path.stat().st_size
-    if size == 0 or size % 2:
-        raise DataError(f"{path} is not a token file: {size:,} bytes is not a whole number of 16-bit ids "
-                        f"(interrupted?); {again}")
-    sidecar = sidecar_file(path)
-    if not sidecar.exists():
-        raise DataError(f"{path} has no {sidecar.name} to name the tokenizer that wrote it (an earlier data.py, "
-                        f"or a copied file?); {again}")
-    with _reading(sidecar):
-        try:
-            about = json.loads(sidecar.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(f"{sidecar} is not readable JSON ({e}); {again}") from None
-    if not isinstance(about, dict) or not all(k in about for k in ("dtype", "tokens", "tokenizer_sha256")):
-        raise DataError(f"{sidecar} does not describe a token file (no dtype, tokens, tokenizer_sha256); {again}")
-    if about["tokenizer_sha256"] != fingerprint(tokenizer):
-        raise DataError(f"{path} was written by another tokenizer than the {kind(tokenizer)} tokenizer given "
-                        f"(its {sidecar.name} names {about.get('tokenizer')!s} with hash "
-                        f"{str(about['tokenizer_sha256'])[:12]}, this one's is {fingerprint(tokenizer)[:12]}); {again}")
-    if about["dtype"] != TOKEN_DTYPE:
-        raise DataError(f"{path} holds {about['dtype']!s} ids by its {sidecar.name}, not {TOKEN_DTYPE}; {again}")
-    if about["tokens"] != size // 2:
-        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
-        raise DataError(f"{path} holds {size // 2:,} ids, its {sidecar.name} says {said} (changed or copied "
-                        f"since?); {again}")
-    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r")
-    top = int(tokens.max())
-    if top >= len(tokenizer):
-        raise DataError(f"{path} holds id {top}, outside the tokenizer's {len(tokenizer)} tokens; {again}")
-    return tokens
-
-
-class TokenShards:
-    """The shards of a token folder as one sequence of ids, each shard memory-mapped:
-    len() and slices (which may cross from one shard into the next) as get_batch and
-    bits.py take them from one token file's array."""
-
-    def __init__(self, shards):
-        self.shards = [s for s in shards if len(s)]
-        self.starts = np.cumsum([0] + [len(s) for s in self.shards])  # where each shard begins
-
-    def __len__(self) -> int:
-        return int(self.starts[-1])
-
-    def __getitem__(self, key):
-        if not isinstance(key, slice) or key.step not in (None, 1):
-            raise TypeError("a token folder's ids are read in slices of consecutive ids")
-        start, stop, _ = key.indices(len(self))
-        if stop <= start:
-            return np.zeros(0, dtype=TOKEN_DTYPE)
-        first = int(np.searchsorted(self.starts, start, side="right")) - 1
-        pieces = []
-        while start < stop:
-            begin = int(self.starts[first])
-            end = min(stop, int(self.starts[first + 1]))
-            pieces.append(self.shards[first][start - begin:end - begin])
-            start, first = end, first + 1
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-
-    def max(self) -> int:
-        return max((int(s.max()) for s in self.shards), default=0)
-
-
-def load_token_folder(path, tokenizer) -> TokenShards:
-    """A token folder (bpe.ray_data.write_token_folder: shards and a manifest) read as
-    load_tokens reads one token file: every shard checked against the manifest and its
-    sidecar, written by this tokenizer as uint16, memory-mapped shard by shard."""
-    from bpe.token_files import read_manifest, read_token_folder
-
-    path = Path(path)
-    if kind(tokenizer) != "bpe":
-        raise DataError(f"{path} is a token folder, which only BPE tokens are written to, not {kind(tokenizer)} ones")
+def find_source_shards(source: Path, valid_shards: int | None = None) -> dict | None:
+    """{"train": [paths], "valid": [paths], "instruct": [paths]} among the .jsonl, .ndjson
+    and .parquet files in source, at any depth, in name order (as bpe.sources finds them);
+    None where it holds none. The held-out shards are those whose names (their paths in
+    source) contain "valid" ("validation" too), or with valid_shards the last that many;
+    names containing "instruct" are the instructions; the others the training stories."""
+    if not source.is_dir():
+        raise DataError(f"--source {source}: not a folder")
     try:
-        manifest = read_manifest(path)
-        if manifest.get("dtype") != TOKEN_DTYPE:
-            raise ValueError(f"its manifest says {manifest.get('dtype')!s} ids, not the {TOKEN_DTYPE} the model reads")
-        return TokenShards(read_token_folder(path, tokenizer))
-    except ValueError as e:
-        raise DataError(f"{path} is not a token folder to read: {e}") from None
+        found = sources.find_files([source])
+    except sources.SourceError:  # nothing readable at all: find_source_files says what it wanted
+        return None
+    shards = [p for p in found if sources.kind_of(p) != "text"]
+    if not shards:
+        return None
+    texts = [p.name for p in source.iterdir() if p.is_file() and p.suffix.lower() == ".txt"
+             and any(word in p.name.lower() for word in ("train", "valid", "instruct"))]
+    if texts:
+        raise DataError(f"--source {source} holds both text files ({', '.join(sorted(texts))}) and JSON Lines or "
+                        f"Parquet shards ({_shard_names(shards, source)}): keep one kind")
+
+    def named(path, word):
+        return word in path.relative_to(source).as_posix().lower()
+
+    instruct = [p for p in shards if named(p, "instruct")]
+    stories = [p for p in shards if not named(p, "instruct")]
+    named_valid = [p for p in stories if named(p, "valid")]
+    if valid_shards is not None:
+        if named_valid:
+            raise DataError(f"--source {source}: --valid-shards {valid_shards} holds out the last shards, but "
+                            f"{_shard_names(named_valid, source)} already say by their names that they are held out: "
+                            "name them so, or give --valid-shards, not both")
+        if valid_shards >= len(stories):
+            raise DataError(f"--source {source}: --valid-shards {valid_shards} leaves no training shard of the "
+                            f"{len(stories)} there ({_shard_names(stories, source)})")
+        valid = stories[-valid_shards:]
+    elif not named_valid:
+        raise DataError(f"--source {source}: no shard whose name contains 'valid' (e.g. validation-000.parquet) "
+                        f"among {_shard_names(stories, source)}: name the held-out ones so, or hold out the last N "
+                        "with --valid-shards N")
+    else:
+        valid = named_valid
+    train = [p for p in stories if p not in valid]
+    if not train:
+        raise DataError(f"--source {source}: every shard is held out ({_shard_names(valid, source)}): no "
+                        "training stories")
+    return {"train": train, "valid": valid, "instruct": instruct}
 
 
-def tokenizer_file(data_dir, bpe: bool) -> Path:
-    """data/tokenizer.bpe (bpe) or data/vocab.json."""
-    return Path(data_dir) / ("tokenizer.bpe" if bpe else "vocab.json")
+def _shard_names(paths, source: Path) -> str:
+    """A list of shards, short: the first few and how many in all."""
+    names = [p.relative_to(source).as_posix() for p in paths]
+    return ", ".join(names) if len(names) <= 4 else f"{', '.join(names[:3])}, ... {names[-1]} ({len(names)} shards)"
+
+
+class ShardStories:
+    """The stories of shards, one after another, streamed: each record's text (bpe.sources
+    reads it: field is the JSON key or Parquet column, "text" by default), cut at
+    <|endoftext|>, which ends a story whatever the source, stripped, empty ones dropped.
+    With max_bytes, the whole stories within the first max_bytes bytes of their UTF-8 text;
+    .cut then says whether some were left. progress(1) is told of each shard read."""
+
+    def __init__(self, paths, field: str | None = None, max_bytes: int | None = None, progress=None):
+        self.paths, self.field, self.max_bytes, self.progress = list(paths), field, max_bytes, progress
+        self.cut = False
+
+    def __iter__(self):
+        taken, found = 0, 0
+        for path in self.paths:
+            for number, story in self._stories_of(path):
+                size = len(story) if story.isascii() else len(story.encode("utf-8"))
+                if self.max_bytes is not None and taken + size > self.max_bytes:
+                    self.cut = True
+                    break
+                if len(story) > MAX_STORY_CHARS:  # data.py reads a story whole, in train.txt too
+                    raise DataError(f"{path}: its text {number:,} holds a story of {len(story):,} characters, longer "
+                                    f"than the {MAX_STORY_CHARS:,} that data.py takes")
+                taken += size + 1
+                found += 1
+                yield story
+            if self.cut:
+                break
+            if self.progress is not None:
+                self.progress(1)
+        if not found:
+            shown = ", ".join(map(str, self.paths[:3])) + (", ..." if len(self.paths) > 3 else "")
+            raise DataError(f"{shown}: found no {'whole story' if self.cut else 'story'} in "
+                            f"{len(self.paths)} shard(s)" + ("; take a larger prefix" if self.cut else ""))
+
+    def _stories_of(self, path):
+        """(which text of the shard, story) for each story of one shard."""
+        try:
+            with _reading(path):
+                for number, text in enumerate(sources.read_file(path, field=self.field), 1):
+                    for story in text.replace("\r\n", "\n").split(END_OF_TEXT):
+                        story = story.strip()
+                        if story:
+                            yield number, story
+        except sources.SourceError as e:  # it names the shard (and the line)
+            raise DataError(str(e)) from None
+        except ValueError as e:  # pyarrow's, for a Parquet file damaged past its footer
+            raise DataError(f"{path} cannot be read: {e}") from None
+
+
+def import_shards(shards: dict, source: Path, data_dir: Path, train_mb: float, instruct_mb: float,
+                  lowercase: bool = False, progress: bool = True, field: str | None = None):
+    """Write train.txt, valid.txt and instruct.txt from the shards that find_source_shards
+    found, as import_source does from text files; streamed, a record at a time."""
+    from tqdm import tqdm
+
+    limits = {"train": train_mb, "valid": None, "instruct": instruct_mb}
+    for split, paths in shards.items():
+        out = data_dir / f"{split}.txt"
+        if not paths:
+            print(f"{out}: no instruction shard in {source} (a name containing 'instruct'), so the "
+                  "vocabulary and merges come from the stories alone")
+            _remove(out)
+            continue
+        max_bytes = None if limits[split] is None else _mb_to_bytes(limits[split])
+        with tqdm(total=len(paths), desc=f"{out.name} from {len(paths)} shards", unit=" shards", leave=False,
+                  disable=None if progress else True, file=sys.stderr) as bar:
+            stories = ShardStories(paths, field, max_bytes, bar.update)
+            n = write_stories(out, (story.lower() for story in stories) if lowercase else stories)
+        print(f"{out}: {n:,} stories, {out.stat().st_size / 1e6:.1f} MB, from {len(paths)} shard(s) of {source}: "
+              f"{_shard_names(paths, source)}"
+              + (f" (the whole stories of their first {limits[split]:g} MB)" if stories.cut else ""))
+
+
+# =======================================================================================
+# Building the tokenizers and writing the token files
+
+
+# BPE: the 256 bytes, 7,934 merges and the 2 special tokens (padding, end of text) make
+# the episode's 8,192 tokens.
+VOCAB_SIZE = 8192
+# The word-level tokenizer keeps this many words and runs of punctuation (then 3 specials).
+NUM_WORDS = 10_000
+# What a run shows encoded at its end.
+SENTENCE = "Once upon a time, a cat said hello"
 
 
 def written_files(data_dir) -> list[Path]:
@@ -672,20 +851,6 @@ def remove_stale_temporaries_of(data_dir):
         size = sum(size for _, size in removed)
         print(f"{data_dir}: removed {len(removed)} temporary files ({size / 1e6:.1f} MB) that an interrupted "
               "run left behind")
-
-
-def load_tokenizer(data_dir, bpe: bool):
-    """The tokenizer that data.py built: data/tokenizer.bpe (bpe) or data/vocab.json."""
-    path = tokenizer_file(data_dir, bpe)
-    if not path.exists():
-        legacy = Path(data_dir) / "merges.txt"
-        earlier = f" ({legacy} is from an earlier version of data.py)" if bpe and legacy.exists() else ""
-        raise DataError(f"no {path}{earlier}: make it with `{make_command(bpe)}`")
-    try:
-        with _reading(path):
-            return BPETokenizer.load(path) if bpe else WordTokenizer.load(path)
-    except ValueError as e:
-        raise DataError(f"{e}; make it again with `{make_command(bpe)}`") from None
 
 
 def story_pieces(stories, size: int | None = None):
@@ -809,12 +974,23 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
     except ImportError:
         raise DataError("--engine ray needs Ray: pip install -r requirements-ray.txt") from None
     if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.WARNING)  # its lines of INFO among data.py's; its bars stay
+
+    def dataset(stories):
+        # Blocks of about a piece of stories each (so, shards of about that), and at least
+        # two a CPU so that all of them work: Ray Data's default is 200 however small.
+        items = [{"text": story} for story in stories]
+        chars = sum(len(item["text"]) for item in items)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        return ray.data.from_items(items, override_num_blocks=max(1, min(len(items), max(2 * cpus,
+                                                                                      chars // PIECE_CHARS))))
+
     start = time.perf_counter()
     stories = _Tally(training_stories(data_dir))
     # The stories go to the cluster from here: data.py's files are on this machine.
-    ds = ray.data.from_items([{"text": story} for story in stories])
-    tok = ray_data.train(ds, vocab_size, special_tokens=[PAD, END_OF_TEXT], progress=None if progress else False)
+    tok = ray_data.train(dataset(stories), vocab_size, special_tokens=[PAD, END_OF_TEXT],
+                         progress=None if progress else False)
     print(f"BPE (ray): learned {len(tok.merges):,} merges from {stories.bytes / 1e6:.1f} MB of stories and "
           f"instructions ({stories.count:,} of them) in {time.perf_counter() - start:.2f} s; vocabulary {len(tok):,} "
           "tokens (256 bytes, the merges, padding, end of text)")
@@ -822,10 +998,10 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
         tok.save(tokenizer_file(data_dir, bpe=True))
     for split in ("train", "valid"):
         start = time.perf_counter()
-        texts = ray.data.from_items([{"text": END_OF_TEXT + story} for story in data_stories(data_dir / f"{split}.txt")])
         folder = data_dir / f"{split}-bpe"
-        manifest = ray_data.write_token_folder(texts, tok, folder, tokenizer_name=tokenizer_file(data_dir, True).name,
-                                               progress=None if progress else False)
+        manifest = ray_data.write_token_folder(dataset(data_stories(data_dir / f"{split}.txt")), tok, folder,
+                                               tokenizer_name=tokenizer_file(data_dir, True).name,
+                                               before_each=END_OF_TEXT, progress=None if progress else False)
         token_file(data_dir, split, True).unlink(missing_ok=True)  # the folder stands for it now
         sidecar_file(token_file(data_dir, split, True)).unlink(missing_ok=True)
         print(f"{folder}/: {manifest['tokens']:,} tokens in {len(manifest['shards'])} shards, written in "
@@ -856,23 +1032,17 @@ def show_sentence(tok):
     print(f"  decoded: {tok.decode(ids)!r}")
 
 
-# ---------------------------------------------------------------------------------------
+# =======================================================================================
+# The command line
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Get the TinyStories stories and write their token files: word-level by default, "
                     "byte-level BPE with --bpe.",
-        epilog=f"Token files ({{train,valid}}.bin, {{train,valid}}-bpe.bin) are flat arrays of little-endian "
-               "uint16 ids with no header; each story is end of text followed by its tokens. Beside each, a "
-               "sidecar (train-bpe.bin.json, ...) names the tokenizer that wrote it (a sha256 of its content) and "
-               "the dtype; pretrain.py refuses a token file without one, or made by another tokenizer. "
-               "Memory: every step streams (files read a MB at a time, stories encoded 8 M characters at a time, "
-               "BPE and word counts kept per distinct chunk or word), so peak memory does not grow with the "
-               "input's size: about 50 MB, plus about 45 MB for the 8 M characters of stories encoded at a "
-               "time (more for text outside Latin-1), plus what grows with the text's variety (distinct chunks "
-               "and words); about 105 MB with --bpe on 3 GB of TinyStories-like text (python data_memory.py measures "
-               "it). A story over 8 M characters is refused as a wrong --separator. "
+        epilog="The data folder's files, the token files' format (flat little-endian uint16 ids, no header, a "
+               "sidecar naming the tokenizer beside each), and the memory data.py needs are described at the top "
+               "of data.py (python -m pydoc data). "
                f"Without a network and without --source, data.py stops with: {NO_NETWORK}.")
     parser.add_argument("--bpe", action="store_true",
                         help="learn a BPE tokenizer from the stories and the instructions, one story at a time, "
@@ -884,17 +1054,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--words", type=int, default=NUM_WORDS,
                         help="how many words and runs of punctuation the word-level vocabulary keeps (default: %(default)s)")
     parser.add_argument("--source", type=Path, metavar="DIR",
-                        help="read local text files instead of downloading: in DIR, the .txt file whose name "
+                        help="read local files instead of downloading. Text files: in DIR, the .txt file whose name "
                              "contains 'train' (e.g. TinyStories-train.txt, train-sample-lowercase.txt) holds the "
                              "stories, the one containing 'valid' the held-out stories, and an optional one containing "
-                             "'instruct' the instructions (none: the tokenizers learn from the stories alone). "
-                             "Stories are separated as --separator says. The files are read again on every run")
+                             "'instruct' the instructions (none: the tokenizers learn from the stories alone); "
+                             "stories are separated as --separator says. Or shards: .jsonl/.ndjson and .parquet files "
+                             "anywhere in DIR, each record a story (its --field), in name order; those whose names "
+                             "contain 'valid' (or 'validation') are held out, or the last --valid-shards N; names "
+                             "containing 'instruct' are instructions; the rest the training stories. The files are "
+                             "read again on every run")
+    parser.add_argument("--field", metavar="NAME",
+                        help="with shards in --source: the JSON key or Parquet column that holds each story "
+                             "(default: text)")
+    parser.add_argument("--valid-shards", type=int, metavar="N",
+                        help="with shards in --source whose names do not say which are held out: hold out the last "
+                             "N shards (in name order)")
     parser.add_argument("--lowercase", action="store_true",
                         help="with --source: lowercase every story. The public copy of the training sample in "
                              "shared/data/tinystories is lowercased and its held-out sample is not; this makes them "
                              "alike, so that a model is measured on text like the text it learned from")
     parser.add_argument("--separator", choices=["auto", *SEPARATORS], default="auto",
-                        help="what separates the stories in --source files: "
+                        help="what separates the stories in --source text files: "
                              + "; ".join(f"{k}: {v}" for k, v in SEPARATORS.items())
                              + ". <|endoftext|> ends a story whatever the choice. auto (the default) looks at a "
                                "file's first MB: eot if it holds <|endoftext|>; else line if at least 1 in 10 of its "
@@ -943,13 +1123,17 @@ def main(argv=None):
         parser.error("--ray-address goes with --engine ray")
     if args.lowercase and args.source is None:
         parser.error("--lowercase goes with --source (downloaded stories are kept as they are)")
+    if (args.field is not None or args.valid_shards is not None) and args.source is None:
+        parser.error("--field and --valid-shards go with --source (its JSON Lines or Parquet shards)")
+    if args.valid_shards is not None and args.valid_shards < 1:
+        parser.error(f"--valid-shards must be at least 1, got {args.valid_shards}")
     data_dir = args.data_dir
     try:
         progress = not args.no_progress
         remove_stale_temporaries_of(data_dir)
         if args.source is not None:
             import_source(args.source, data_dir, args.separator, args.train_mb, args.instruct_mb, args.lowercase,
-                          progress)
+                          progress, args.field, args.valid_shards)
         else:
             get_stories(data_dir, args.base_url, args.train_mb, args.instruct_mb, progress=progress)
         if args.bpe and args.engine == "ray":

@@ -78,31 +78,42 @@ def sentence_pool(rng):
     return pool
 
 
+def story_batches(rng, pool):
+    """Made-up stories, 10,000 at a time, without end: each 4 to 14 sentences of the pool,
+    2 to 4 a paragraph, paragraphs separated by a blank line. tools/scale_out_measure.py
+    makes its Parquet shards of them too."""
+    while True:
+        lengths = rng.integers(4, 15, size=10_000)
+        picks = rng.integers(len(pool), size=int(lengths.sum()))
+        breaks = rng.integers(2, 5, size=int(lengths.sum()))
+        batch, k = [], 0
+        for n in lengths:
+            paragraphs, sentences = [], []
+            for j in range(n):
+                sentences.append(pool[picks[k + j]])
+                if len(sentences) >= breaks[k + j]:
+                    paragraphs.append(" ".join(sentences))
+                    sentences = []
+            if sentences:
+                paragraphs.append(" ".join(sentences))
+            k += n
+            batch.append("\n\n".join(paragraphs))
+        yield batch
+
+
 def write_stories(path: Path, size: int, rng, pool):
-    """Stories until the file holds `size` bytes: 4 to 14 sentences, 2 to 4 a paragraph."""
+    """Stories (story_batches) until the file holds `size` bytes, each followed by a line
+    <|endoftext|>."""
     stories = 0
     with open(path, "w", encoding="utf-8", buffering=1 << 22) as f:
         written = 0
+        batches = story_batches(rng, pool)
         while written < size:
-            lengths = rng.integers(4, 15, size=10_000)
-            picks = rng.integers(len(pool), size=int(lengths.sum()))
-            breaks = rng.integers(2, 5, size=int(lengths.sum()))
-            out, k = [], 0
-            for n in lengths:
-                paragraphs, sentences = [], []
-                for j in range(n):
-                    sentences.append(pool[picks[k + j]])
-                    if len(sentences) >= breaks[k + j]:
-                        paragraphs.append(" ".join(sentences))
-                        sentences = []
-                if sentences:
-                    paragraphs.append(" ".join(sentences))
-                k += n
-                out.append("\n\n".join(paragraphs) + f"\n{END_OF_TEXT}\n")
-                stories += 1
-            chunk = "".join(out)
+            batch = next(batches)
+            chunk = "".join(story + f"\n{END_OF_TEXT}\n" for story in batch)
             f.write(chunk)
             written += len(chunk)  # ASCII: a character is a byte
+            stories += len(batch)
     return stories
 
 

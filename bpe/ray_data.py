@@ -4,62 +4,89 @@
     from bpe import ray_data
     ray.init()                                            # or ray.init(address="HEAD:6379")
     tok = ray_data.train(["stories/"], vocab_size=8192, special_tokens=["<|endoftext|>"])
-    ray_data.write_token_folder(["stories/"], tok, "tokens/")
+    ray_data.write_token_folder(["stories/"], tok, "tokens/", before_each="<|endoftext|>")
     shards = ray_data.read_token_folder("tokens/", tok)    # memory-mapped, in order (bpe.token_files)
 
 Training needs only the counts of the distinct chunks, and counts add up. So:
-  1. every block of the dataset is counted on a worker into a ChunkCounter, whose counts
-     leave it as three buffers (ChunkCounter.counts);
-  2. the blocks' counts are added up in a tree of Ray tasks, two counts at a time, so
-     that no node adds up all the blocks one by one;
-  3. the driver learns the merges from the total (BPETokenizer.train_from_counts).
-The merges are those of training on the whole text in one process.
+  1. every block of the dataset (every file, for paths) is counted on a worker into a
+     ChunkCounter, which
+     leaves it pickled: its counts as three buffers (ChunkCounter.counts), its rule, and
+     what it dropped to keep to a memory budget (ChunkCounter.pruned);
+  2. the blocks' counters are merged in a tree of Ray tasks, two at a time
+     (ChunkCounter.merge, which adds up what each dropped too), so that no node adds up
+     all the blocks one by one;
+  3. the driver learns the merges from the total (BPETokenizer.train_from_counts), and
+     says what the workers dropped, if anything.
+Without a budget, the merges are those of training on the whole text in one process.
 
-Token files: each block is encoded by an actor of a pool (the tokenizer is built once
-per actor) into a shard of its own, NAME.bin with its sidecar (bpe.token_files), and a
-manifest, written last, lists the shards in the input's order with their token counts,
-the dtype and the tokenizer's fingerprint.
+Token files: each block (each file) is encoded by an actor of a pool (the tokenizer is
+built once per actor) into a shard of its own, NAME.bin with its sidecar
+(bpe.token_files), and a manifest, written last, lists the shards in the input's order
+with their token counts, the dtype and the tokenizer's fingerprint.
 
 The input is a ray.data.Dataset with a column of str, or paths (files or folders of
-text, JSON Lines or Parquet), read through bpe.sources, each file by a task.
+text, JSON Lines or Parquet). Paths are read through bpe.sources, each file by one Ray
+task (or actor call) from its start to its end, a batch of texts at a time
+(FILE_BATCH_BYTES), so that a worker holds a batch and its counts, never a whole file:
+the blocks of a Dataset made from the files would each sit in a worker's memory whole,
+and in Ray's object store. Those tasks need neither Ray Data nor pyarrow (but to read
+Parquet), which this module imports only where it uses them: a worker that imports it
+to run them stays as small as Ray lets it (Ray Data alone adds some 60 MB a process).
 
 Ray is an optional extra (pip install -r requirements-ray.txt); this module is imported
 only when used.
 """
 import os
+import pickle
+import warnings
 from pathlib import Path
 
 try:
     import ray
-    import ray.data
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("bpe.ray_data needs Ray: pip install -r requirements-ray.txt "
                       '(or pip install "heapbpe[ray]")') from None
 import numpy as np
-import pyarrow as pa
 
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .encoding import BPETokenizer, _as_memory, _as_special_tokens, load_core
+from .encoding import BPETokenizer, _as_memory, _as_special_tokens, array_dtype, load_core
 
+# A file's texts are counted and encoded this many bytes (about) at a time. A task has
+# one CPU, so that no threads share a batch: a megabyte keeps the calls few (a text file
+# still comes in bpe.sources' pieces of 8 MB, each a call) and the worker small.
+FILE_BATCH_BYTES = 1 << 20
 
 
 # --- the input ---------------------------------------------------------------------
+
+def _is_dataset(source) -> bool:
+    from ray.data import Dataset  # not `import ray.data`, which would make `ray` a local name
+
+    return isinstance(source, Dataset)
+
+
+def _paths(source) -> list:
+    """The files that source (a path or a list of paths) names, as str: bpe.sources.find_files."""
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    return [str(p) for p in sources.find_files(paths)]
+
 
 def dataset(source, text_column: str = "text", kind: str | None = None, field: str | None = None,
             special_tokens=()):
     """(a Dataset, the name of its column of texts). source: a ray.data.Dataset (whose
     text_column holds the texts), or a path or a list of paths, read by bpe.sources, one
-    task a file (field: the JSON key or Parquet column of the text)."""
-    if isinstance(source, ray.data.Dataset):
+    task a file (field: the JSON key or Parquet column of the text). train and
+    write_token_folder read paths without it, a file a task, a batch at a time."""
+    from ray.data import from_items
+
+    if _is_dataset(source):
         return source, text_column
-    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    files = [str(p) for p in sources.find_files(paths)]
-    read = _FileReader(kind, field, tuple(special_tokens))
-    # One block a file, so that the files are read (and counted) by tasks side by side.
-    files_ds = ray.data.from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
-    return files_ds.flat_map(read), "text"
+    files = _paths(source)
+    # One block a file, so that the files are read by tasks side by side.
+    files_ds = from_items([{"path": p} for p in files], override_num_blocks=max(len(files), 1))
+    return files_ds.flat_map(_FileReader(kind, field, tuple(special_tokens))), "text"
 
 
 class _FileReader:
@@ -73,7 +100,24 @@ class _FileReader:
             yield {"text": text}
 
 
-def _texts_of(batch: pa.Table, column: str) -> list:
+def _file_batches(path, kind, field, special_tokens):
+    """The texts of one file (bpe.sources.read_file), in lists of about FILE_BATCH_BYTES:
+    (is_whole_texts, texts), where is_whole_texts is False for a text file, whose pieces
+    are one text."""
+    whole = (kind or sources.kind_of(path)) != "text"
+    batch, size = [], 0
+    for text in sources.read_file(path, kind, field, special_tokens):
+        batch.append(text)
+        size += len(text)
+        if size >= FILE_BATCH_BYTES:
+            yield whole, batch
+            batch, size = [], 0
+    if batch:
+        yield whole, batch
+
+
+def _texts_of(batch, column: str) -> list:
+    """The texts of a block (an Arrow table) of a Dataset."""
     if column not in batch.column_names:
         raise ValueError(f"the dataset has no column {column!r} of texts (its columns: "
                          f"{', '.join(map(repr, batch.column_names)) or 'none'}): name it with text_column")
@@ -84,71 +128,113 @@ def _texts_of(batch: pa.Table, column: str) -> list:
     return [t for t in texts if t is not None]
 
 
+def _failure(error: Exception, what: str) -> Exception:
+    """The error to raise for a task or actor call that failed while doing `what`: its
+    own, where it was bad input (a SourceError names the file and line), else one that
+    says what it was doing (a worker that died says nothing of its work)."""
+    cause = getattr(error, "cause", None)  # a RayTaskError's: the exception the task raised
+    if isinstance(cause, sources.SourceError):
+        return sources.SourceError(str(cause))
+    if isinstance(cause, (ValueError, TypeError)):
+        return type(cause)(f"{what}: {cause}")
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return RuntimeError(f"{what} failed: {type(error).__name__}" + (f": {first}" if first else "")
+                        + " (Ray's logs say more: ray logs, or /tmp/ray/session_latest/logs)")
+
+
 # --- training ----------------------------------------------------------------------
 
-def _count_block(batch: pa.Table, rule, column) -> pa.Table:
-    """map_batches: one block's texts -> one row of its counts, as buffers."""
+def _count_block(batch, rule, column):
+    """map_batches: one block's texts -> one row, its counter pickled (the counts as
+    buffers, and what keeping to the budget dropped)."""
+    import pyarrow as pa
+
     counter = load_core().ChunkCounter(*rule)
     texts = _texts_of(batch, column)
     if texts:
         counter.add(texts, threads=1)  # Ray gives a task one CPU
-    chunks, offsets, counts = counter.counts()
-    return pa.table({"chunks": pa.array([chunks], pa.large_binary()),
-                     "offsets": pa.array([offsets.tobytes()], pa.large_binary()),
-                     "counts": pa.array([counts.tobytes()], pa.large_binary())})
-
-
-def _buffers_of(part):
-    """The counts in part, an Arrow table of blocks' counts or counts() buffers, as a
-    list of (chunks, offsets, counts)."""
-    if isinstance(part, tuple):
-        return [part]
-    rows = part.to_pydict()
-    return [(c, np.frombuffer(o, np.int64), np.frombuffer(n, np.int64))
-            for c, o, n in zip(rows["chunks"], rows["offsets"], rows["counts"])]
+    return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
 @ray.remote
-def _merge_counts(rule, *parts):
-    """One node of the tree: the counts of parts added up, as counts() buffers."""
+def _count_file(path, rule, kind, field):
+    """One file counted as it is read, a batch of texts at a time, into a counter."""
     counter = load_core().ChunkCounter(*rule)
-    for part in parts:
-        for buffers in _buffers_of(part):
-            counter.add_counts(*buffers, threads=1)
-    return counter.counts()
+    for _, texts in _file_batches(path, kind, field, rule[1]):
+        counter.add(texts, threads=1)  # Ray gives a task one CPU
+    return counter
+
+
+def _counters_of(part) -> list:
+    """The counters in part: a counter (a file's, or a node's of the tree), or an Arrow
+    table of a Dataset's blocks' pickled counters."""
+    if isinstance(part, load_core().ChunkCounter):
+        return [part]
+    return [pickle.loads(row) for row in part.column("counter").to_pylist()]
+
+
+@ray.remote
+def _merge_counts(*parts):
+    """One node of the tree: the counters of parts merged into one. merge keeps to the
+    budget and adds up what the others dropped (pruned), so the root's pruned is all
+    that any worker dropped."""
+    counters = [counter for part in parts for counter in _counters_of(part)]
+    total = counters[0]
+    with warnings.catch_warnings():
+        # A node's own warning would stay in its worker's log: the driver reports the total.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for other in counters[1:]:
+            total.merge(other, threads=1)
+    return total
 
 
 def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
           progress: bool | None = None, kind: str | None = None, field: str | None = None):
-    """The counts of every chunk of source (see dataset), as counts() buffers, counted a
-    block per task and added up in a tree of tasks. max_memory: each counter's budget
-    (bpe.ChunkCounter), the tree's nodes' included."""
+    """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter: a
+    block of a Dataset counted by a task of map_batches, a file by a task, and the
+    counters merged in a tree of tasks. max_memory: each counter's budget
+    (bpe.ChunkCounter), the tree's nodes' included; the counter's pruned is then what
+    all of them dropped to keep to it. A file that cannot be read is a SourceError that
+    names it; a worker that dies, a RuntimeError (Ray's logs name its task, "count FILE")."""
     from tqdm import tqdm
 
     special_tokens = list(_as_special_tokens(special_tokens))
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
-    ds, column = dataset(source, text_column, kind, field, special_tokens)
-    counted = ds.map_batches(_count_block, fn_kwargs={"rule": rule, "column": column}, batch_format="pyarrow",
-                             batch_size=None)
-    level = counted.to_arrow_refs()
-    if not level:
-        return load_core().ChunkCounter(*rule).counts()
+    if _is_dataset(source):
+        counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
+                                     batch_format="pyarrow", batch_size=None)
+        leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        started = 0
+    else:
+        # Each task named by its file: Ray's logs and its state API (ray list tasks) say which one failed.
+        leaves = [_count_file.options(name=f"count {Path(path).name}").remote(path, rule, kind, field)
+                  for path in _paths(source)]
+        started = len(leaves)
+    if not leaves:
+        return load_core().ChunkCounter(*rule)
     # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
-    tasks = []
-    while len(level) > 1 or not tasks:
-        above = [_merge_counts.remote(rule, *level[k:k + 2]) for k in range(0, len(level), 2)]
-        tasks += above
-        level = above
+    waiting, level = list(leaves) if started else [], leaves
+    while len(level) > 1 or level is leaves:
+        level = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
+        waiting += level
+    root = level[0]
+    # Only `waiting` holds the refs from here, and drops each as its task ends: a level's
+    # counters leave the object store once the level above has taken them in.
+    del leaves, level
     disable = None if progress is None else not progress
-    with tqdm(desc="adding up counts", total=len(tasks), unit=" tasks", disable=disable, leave=False) as bar:
-        waiting = list(tasks)
+    with tqdm(desc="counting, adding up", total=len(waiting), unit=" tasks", disable=disable, leave=False) as bar:
         while waiting:
             # Not fetched: the counts stay on the workers until the root's come here. A
             # task's error fails the tasks above it, and so the root's ray.get.
             done, waiting = ray.wait(waiting, num_returns=1, fetch_local=False)
             bar.update(len(done))
-    return ray.get(level[0])
+            del done
+    try:
+        return ray.get(root)
+    except (ray.exceptions.RayError, OSError) as error:
+        raise _failure(error, "counting the files, or adding up their counts (Ray's task named 'count FILE' "
+                              "for a file)") from None
 
 
 def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
@@ -156,10 +242,17 @@ def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), 
           field: str | None = None) -> BPETokenizer:
     """A tokenizer learnt from source (a Dataset or paths, see dataset) on the Ray
     cluster: the counting is spread over it, the merges are learnt on the driver, and
-    equal those of BPETokenizer.train on the same texts in one process."""
-    counts = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
-    return BPETokenizer.train_from_counts(counts, vocab_size, pattern=pattern, special_tokens=special_tokens,
-                                          progress=progress, max_memory=max_memory)
+    equal those of BPETokenizer.train on the same texts in one process. With max_memory,
+    each counter keeps to it by dropping the rarest chunks, and a RuntimeWarning says
+    how many the workers dropped in all (the merges may then differ)."""
+    counter = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
+    dropped, threshold = counter.pruned
+    if dropped:
+        warnings.warn(f"to keep to max_memory ({counter.max_memory:,} bytes a counter), the workers dropped "
+                      f"{dropped:,} distinct chunks counted {threshold:,} times or fewer; the merges may differ "
+                      "from exact training (no max_memory)", RuntimeWarning, stacklevel=2)
+    return BPETokenizer.train_from_counts(counter, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                                          progress=progress)
 
 
 # --- token files -------------------------------------------------------------------
@@ -170,61 +263,110 @@ def shard_name(index: int) -> str:
 
 @ray.remote
 class _ShardWriter:
-    """Holds a tokenizer, built once, and writes blocks' ids to shards."""
+    """Holds a tokenizer, built once, and writes blocks' or files' ids to shards."""
 
-    def __init__(self, state, folder, tokenizer_name, allowed_special):
+    def __init__(self, state, folder, tokenizer_name, allowed_special, before_each):
         self.tokenizer = BPETokenizer.from_state(state)
         self.folder, self.tokenizer_name, self.allowed_special = Path(folder), tokenizer_name, allowed_special
+        dtype = array_dtype(self.tokenizer.n_vocab)  # encode_array's
+        self.before = None if before_each is None else np.array([self.tokenizer.special_ids[before_each]], dtype)
+        self.empty = np.zeros(0, dtype)
 
-    def write(self, index: int, column: str, block: pa.Table):
-        texts = _texts_of(block, column)
-        pieces = (self.tokenizer.encode_array(t, allowed_special=self.allowed_special, threads=1) for t in texts)
+    def _ids(self, texts, whole: bool, first: bool):
+        """The ids of a batch of texts, one array: each text's after before_each's id
+        where whole (else the texts are the pieces of one text, which gets it first)."""
+        encode = self.tokenizer.encode_array
+        parts = []
+        for text in texts:
+            if self.before is not None and (whole or first):
+                parts.append(self.before)
+                first = False
+            parts.append(encode(text, allowed_special=self.allowed_special, threads=1))  # one CPU a task
+        return np.concatenate(parts) if parts else self.empty
+
+    def _write(self, index: int, batches):
         # write_token_file writes the ids under a temporary name, renamed when whole, and
         # the sidecar after them: a crash never leaves a sidecar beside half the ids.
-        tokens = write_token_file(self.folder / shard_name(index), pieces, self.tokenizer, self.tokenizer_name,
+        tokens = write_token_file(self.folder / shard_name(index), batches, self.tokenizer, self.tokenizer_name,
                                   writer="bpe.ray_data")
         return index, tokens
+
+    def write(self, index: int, column: str, block):
+        return self._write(index, [self._ids(_texts_of(block, column), True, True)])
+
+    def write_file(self, index: int, path: str, kind, field):
+        batches = _file_batches(path, kind, field, self.tokenizer.special_tokens)
+        return self._write(index, (self._ids(texts, whole, k == 0) for k, (whole, texts) in enumerate(batches)))
 
 
 def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str = "text", workers: int | None = None,
                        allowed_special="all", tokenizer_name: str | None = None, progress: bool | None = None,
-                       kind: str | None = None, field: str | None = None) -> dict:
-    """Encode source (a Dataset or paths, see dataset) into folder: one shard a block,
-    by a pool of `workers` actors (None: one per CPU of the cluster), and the manifest,
-    last; returns the manifest. The shards, read in the manifest's order, hold the ids
-    of the texts in the input's order, whatever the number of workers.
+                       kind: str | None = None, field: str | None = None, before_each: str | None = None) -> dict:
+    """Encode source (a Dataset or paths, see dataset) into folder: one shard a block
+    (a file, for paths), by a pool of `workers` actors (None: one per CPU of the
+    cluster), and the manifest, last; returns the manifest. The shards, read in the
+    manifest's order, hold the ids of the texts in the input's order, whatever the
+    number of workers. before_each, a special token of the tokenizer, puts its id
+    before each text's ids (a row of a Dataset, a record of JSON Lines or Parquet, a
+    whole text file), as GPT-2's data puts <|endoftext|> before each document.
 
     A rerun after a crash starts again: the old manifest goes first, so that a folder
     is never read while its shards change, and shards of the old run past the new ones
-    are removed once the new manifest is written."""
+    are removed once the new manifest is written. A file that cannot be read is a
+    SourceError that names it; a worker that dies, a RuntimeError that names the shard."""
     from tqdm import tqdm
-    from ray.util import ActorPool
 
+    if before_each is not None and before_each not in tokenizer.special_tokens:
+        raise ValueError(f"before_each must be one of the tokenizer's special tokens "
+                         f"({', '.join(map(repr, tokenizer.special_tokens)) or 'it has none'}), got {before_each!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
-    ds, column = dataset(source, text_column, kind, field, tokenizer.special_tokens)
-    # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
-    # order only when asked to (its tasks may finish in any order).
-    context = ray.data.DataContext.get_current()
-    kept = context.execution_options.preserve_order
-    context.execution_options.preserve_order = True
-    try:
-        blocks = ds.to_arrow_refs()
-    finally:
-        context.execution_options.preserve_order = kept
+    if _is_dataset(source):
+        from ray.data import DataContext
+
+        # The blocks in the dataset's order, which numbers the shards: Ray Data keeps the
+        # order only when asked to (its tasks may finish in any order).
+        context = DataContext.get_current()
+        kept = context.execution_options.preserve_order
+        context.execution_options.preserve_order = True
+        try:
+            blocks = source.to_arrow_refs()
+        finally:
+            context.execution_options.preserve_order = kept
+        jobs = [(k, f"block {k} of the dataset", block) for k, block in enumerate(blocks)]
+
+        def submit(actor, job):
+            return actor.write.remote(job[0], text_column, job[2])
+    else:
+        # A file an actor call, read and encoded a batch at a time: the shards follow the files' order.
+        jobs = [(k, path, path) for k, path in enumerate(_paths(source))]
+
+        def submit(actor, job):
+            return actor.write_file.remote(job[0], job[2], kind, field)
     if workers is None:
         workers = max(1, int(ray.available_resources().get("CPU", 1)))
-    workers = max(1, min(workers, len(blocks) or 1))
+    workers = max(1, min(workers, len(jobs) or 1))
     state = tokenizer.state()
-    pool = ActorPool([_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special)
-                      for _ in range(workers)])
-    tokens = [0] * len(blocks)
+    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
+            for _ in range(workers)]
+    tokens = [0] * len(jobs)
     disable = None if progress is None else not progress
-    with tqdm(desc="writing shards", total=len(blocks), unit=" shards", disable=disable, leave=False) as bar:
-        for index, n in pool.map_unordered(lambda actor, job: actor.write.remote(job[0], column, job[1]),
-                                           list(enumerate(blocks))):
+    with tqdm(desc="writing shards", total=len(jobs), unit=" shards", disable=disable, leave=False) as bar:
+        # A job an idle actor at a time, in order: the running ones by their call.
+        todo, running = list(reversed(jobs)), {}
+        while todo or running:
+            while todo and idle:
+                job, actor = todo.pop(), idle.pop()
+                running[submit(actor, job)] = (actor, job)
+            done, _ = ray.wait(list(running), num_returns=1)
+            actor, job = running.pop(done[0])
+            try:
+                index, n = ray.get(done[0])
+            except (ray.exceptions.RayError, OSError) as error:
+                raise _failure(error, f"writing {shard_name(job[0])} from {job[1]}") from None
             tokens[index] = n
+            idle.append(actor)
             bar.update(1)
     manifest = write_manifest(folder, [(shard_name(k), n) for k, n in enumerate(tokens)], tokenizer, tokenizer_name)
     listed = {s["file"] for s in manifest["shards"]}

@@ -100,9 +100,12 @@ def read_sidecar(path) -> dict:
         raise ValueError(f"{sidecar}: dtype {about['dtype']!r} is not one of {', '.join(DTYPES)}")
     size = os.path.getsize(path)
     width = int(about["dtype"][-1])
-    if size % width or about["tokens"] != size // width:
-        raise ValueError(f"{path} is {size:,} bytes, which is not the {about['tokens']!r} ids of {about['dtype']} "
-                         f"that {sidecar.name} says (changed or cut short since?)")
+    if size % width:
+        raise ValueError(f"{path} is {size:,} bytes, not a whole number of {about['dtype']} ids (cut short?)")
+    if about["tokens"] != size // width:
+        said = f"{about['tokens']:,}" if isinstance(about["tokens"], int) else repr(about["tokens"])
+        raise ValueError(f"{path} holds {size // width:,} ids, its {sidecar.name} says {said} (changed, cut short or "
+                         "copied since?)")
     return about
 
 

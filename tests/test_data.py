@@ -373,6 +373,150 @@ def test_source_file_names_are_checked(tmp_path, capsys, names, message):
     assert re.search(message, capsys.readouterr().err)
 
 
+# ---------------------------------------------------------------------------------------
+# --source with JSON Lines and Parquet shards
+
+
+def write_shards(folder: Path, shards: dict, column="text"):
+    """shards: {file name: stories}, each written as .jsonl or .parquet by its name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, stories in shards.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".parquet"):
+            pq.write_table(pa.table({"id": list(range(len(stories))), column: stories}), path)
+        else:
+            path.write_text("".join(json.dumps({column: s, "id": k}) + "\n" for k, s in enumerate(stories)),
+                            encoding="utf-8")
+
+
+def test_source_shards_jsonl_and_parquet(tmp_path, capsys):
+    stories = many_stories(90, seed=11)
+    # A record may hold several stories between markers, and whitespace around them.
+    stories[5] = "Le café était fermé. 日本の猫は魚が好きです。"
+    records = stories[:10] + [f"  {stories[10]}\r\n{END_OF_TEXT}{stories[11]}\n", ""] + stories[12:30]
+    write_shards(tmp_path / "src", {
+        "train-000.jsonl": records,
+        "part/train-001.parquet": stories[30:60],     # any depth, in name order
+        "train-002.parquet": stories[60:70],
+        "validation-000.jsonl": stories[70:80],
+        "instruct-000.parquet": [f"Words: cat\nStory: {s}" for s in stories[80:]],
+    })
+    (tmp_path / "src" / "README.md").write_text("not a story")  # not a shard: left alone
+    d = tmp_path / "data"
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--bpe", "--vocab-size", "300",
+               "--no-progress"])
+    out = capsys.readouterr().out
+    # part/train-001.parquet sorts before train-000.jsonl by its path
+    assert data.read_stories(d / "train.txt") == stories[30:60] + stories[:30] + stories[60:70]
+    assert data.read_stories(d / "valid.txt") == stories[70:80]
+    assert data.read_stories(d / "instruct.txt") == [f"Words: cat\nStory: {s}" for s in stories[80:]]
+    assert "train.txt: 70 stories" in out and "from 3 shard(s)" in out and "validation-000.jsonl" in out
+    tok = data.load_tokenizer(d, True)
+    ids = data.load_tokens(d / "train-bpe.bin", tok)
+    assert np.array_equal(ids, tok.encode_array(data.token_text(stories[30:60] + stories[:30] + stories[60:70]),
+                                                allowed_special="all"))
+
+    # The same stories as text files give the same tokenizer.
+    text_src = tmp_path / "text"
+    text_src.mkdir()
+    (text_src / "train.txt").write_bytes(tinystories_file(stories[30:60] + stories[:30] + stories[60:70]))
+    (text_src / "valid.txt").write_bytes(tinystories_file(stories[70:80]))
+    (text_src / "instruct.txt").write_bytes(tinystories_file([f"Words: cat\nStory: {s}" for s in stories[80:]]))
+    data.main(["--source", str(text_src), "--data-dir", str(tmp_path / "text-data"), "--bpe", "--vocab-size",
+               "300", "--no-progress"])
+    assert data.load_tokenizer(tmp_path / "text-data", True) == tok
+
+
+def test_source_shards_held_out_by_count_field_lowercase_and_prefix(tmp_path, capsys):
+    stories = many_stories(40, seed=12)
+    write_shards(tmp_path / "src", {f"{k:05d}.parquet": stories[10 * k:10 * k + 10] for k in range(4)},
+                 column="story")
+    d = tmp_path / "data"
+    common = ["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress", "--field", "story"]
+    data.main(common + ["--valid-shards", "1", "--lowercase"])
+    assert data.read_stories(d / "train.txt") == [s.lower() for s in stories[:30]]
+    assert data.read_stories(d / "valid.txt") == [s.lower() for s in stories[30:]]
+    # --train-mb takes the whole stories within its first bytes
+    limit = sum(len(s) + 1 for s in stories[:12]) + 5
+    data.main(common + ["--valid-shards", "2", "--train-mb", str(limit / 1e6)])
+    assert data.read_stories(d / "train.txt") == stories[:12]
+    assert data.read_stories(d / "valid.txt") == stories[20:]
+    assert "the whole stories of their first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shards, flags, message", [
+    ({"a.jsonl": ["x"], "b.jsonl": ["y"]}, [],
+     r"no shard whose name contains 'valid'.*among a\.jsonl, b\.jsonl.*--valid-shards N"),
+    ({"a.jsonl": ["x"], "valid.jsonl": ["y"]}, ["--valid-shards", "1"],
+     r"valid\.jsonl already say by their names that they are held out"),
+    ({"a.jsonl": ["x"], "b.jsonl": ["y"]}, ["--valid-shards", "2"], r"--valid-shards 2 leaves no training shard"),
+    ({"valid.jsonl": ["y"]}, [], r"every shard is held out"),
+    ({"train.parquet": ["x"], "valid.jsonl": ["y"]}, ["--field", "story"],
+     r"train\.parquet has no column 'story' \(its string columns: 'text'\): name the text's with --field"),
+    ({"train.jsonl": ["x"], "valid.jsonl": ["y"]}, ["--field", "story"],
+     r"train\.jsonl, line 1 has no field 'story'"),
+    ({"train.jsonl": [""], "valid.jsonl": ["y"]}, [], r"train\.jsonl: found no story in 1 shard"),
+])
+def test_source_shard_errors_name_the_shard(tmp_path, capsys, shards, flags, message):
+    write_shards(tmp_path / "src", shards)
+    with pytest.raises(SystemExit) as e:
+        data.main(["--source", str(tmp_path / "src"), "--data-dir", str(tmp_path / "data"), "--no-progress", *flags])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and re.search(message, err), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_source_shards_that_cannot_be_read_are_named(tmp_path, capsys, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "src"
+    write_shards(src, {"train-0.jsonl": ["A story."], "valid.jsonl": ["Held out."]})
+
+    def error():
+        with pytest.raises(SystemExit) as e:
+            data.main(["--source", str(src), "--data-dir", str(tmp_path / "data"), "--no-progress"])
+        assert e.value.code == 1
+        return capsys.readouterr().err
+
+    (src / "train-1.parquet").write_bytes(b"PAR1 not really")
+    assert re.search(r"train-1\.parquet is not a Parquet file", error())
+    pq.write_table(pa.table({"text": [1, 2]}), src / "train-1.parquet")
+    assert re.search(r"train-1\.parquet: the column 'text' holds int64, not strings", error())
+    (src / "train-1.parquet").unlink()
+    (src / "train-1.jsonl").write_text('{"text": "fine"}\nnot json\n')
+    assert re.search(r"train-1\.jsonl, line 2 is not JSON", error())
+    (src / "train-1.jsonl").write_bytes(b'{"text": "caf\xe9"}\n')
+    assert re.search(r"train-1\.jsonl, line 1 is not UTF-8 text", error())
+    (src / "train-1.jsonl").unlink()
+    (src / "train.txt").write_text("A story.\n")
+    assert re.search(r"holds both text files \(train\.txt\) and JSON Lines or Parquet shards", error())
+    (src / "train.txt").unlink()
+    (src / "train-0.jsonl").write_text(json.dumps({"text": "word " * 300}) + "\n")
+    monkeypatch.setattr(data, "MAX_STORY_CHARS", 1000)
+    assert re.search(r"train-0\.jsonl: its text 1 holds a story of 1,499 characters, longer than the 1,000", error())
+
+
+def test_shard_flags_go_with_shards(tmp_path, capsys):
+    (tmp_path / "train.txt").write_text("A story.\n")
+    (tmp_path / "valid.txt").write_text("A story.\n")
+    for flags in (["--field", "story"], ["--valid-shards", "1"]):
+        with pytest.raises(SystemExit) as e:
+            data.main(["--source", str(tmp_path), "--data-dir", str(tmp_path / "data"), "--no-progress", *flags])
+        assert e.value.code == 1 and f"{flags[0]} goes with JSON Lines or Parquet shards" in capsys.readouterr().err
+    for flags in (["--field", "story"], ["--valid-shards", "1"]):
+        with pytest.raises(SystemExit) as e:
+            data.main(["--data-dir", str(tmp_path / "data"), *flags])
+        assert e.value.code == 2 and "go with --source" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        data.main(["--source", str(tmp_path), "--valid-shards", "0"])
+    assert e.value.code == 2 and "--valid-shards must be at least 1" in capsys.readouterr().err
+
+
 def test_source_that_is_not_utf8_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "train.txt").write_bytes(b"A story \xff here.\n")
     (tmp_path / "valid.txt").write_text("A story.\n")
