@@ -162,16 +162,6 @@ struct BytesArg {
     static std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 };
 
-// Texts from Python: a sequence of bytes objects. One bytes object is refused (it is
-// a sequence of ints, not of texts), and so is a str.
-std::deque<BytesArg> texts_from_python(py::handle texts, const char* what) {
-    std::deque<BytesArg> args;
-    if (PyUnicode_Check(texts.ptr()) || !PySequence_Check(texts.ptr()) || PyBytes_Check(texts.ptr()))
-        throw py::type_error(std::string(what) + " must be a list of bytes");
-    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text, "each text");
-    return args;
-}
-
 // Whether a str is ASCII (a flag CPython keeps: no scan).
 bool is_ascii(py::handle str) {
 #if PY_VERSION_HEX < 0x030C0000
@@ -442,19 +432,6 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     return dropped;
 }
 
-// Texts from Python for the calls that take str: one str, or a sequence of them.
-std::deque<StrArg> strs_from_python(py::handle texts, const char* what) {
-    std::deque<StrArg> args;
-    if (PyUnicode_Check(texts.ptr())) {
-        args.emplace_back(texts);
-        return args;
-    }
-    if (!PySequence_Check(texts.ptr()) || PyBytes_Check(texts.ptr()))
-        throw py::type_error(std::string(what) + " must be a str or a list of str");
-    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) args.emplace_back(text);
-    return args;
-}
-
 // gpt2 and gpt4 split characters, so their text must be valid UTF-8.
 void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
     if (pattern != bpe::Pattern::kDefault && !bpe::is_valid_utf8(text))
@@ -523,10 +500,15 @@ bool is_sequence_of_items(py::handle obj) {
     return PySequence_Check(obj.ptr()) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr());
 }
 
-// Whether obj holds items one can go through: a list, a tuple, a numpy array, a
-// generator, ..., but not a str or bytes, whose items are characters and bytes.
+// Whether obj holds items in an order one can go through: a list, a tuple, a numpy
+// array, a generator, ..., but not a str or bytes, whose items are characters and
+// bytes, nor a set or a dict, whose order is not the caller's to give (merges and
+// special tokens are numbered in their order, and a set of str changes its order from
+// one run to the next).
 bool is_iterable_of_items(py::handle obj) {
-    return py::isinstance<py::iterable>(obj) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr());
+    PyObject* o = obj.ptr();
+    return py::isinstance<py::iterable>(obj) && !PyUnicode_Check(o) && !PyBytes_Check(o) && !PyAnySet_Check(o) &&
+           !PyDict_Check(o);
 }
 
 // The split rule's name from Python: "default", "gpt2" or "gpt4".
@@ -572,7 +554,7 @@ std::string utf8_of(py::handle str, const std::string& what) {
 std::vector<std::string> special_tokens_from_python(py::handle obj) {
     std::vector<std::string> tokens;
     if (obj.is_none()) return tokens;
-    if (!is_iterable_of_items(obj) || PyDict_Check(obj.ptr()))
+    if (!is_iterable_of_items(obj))
         throw py::type_error("special_tokens must be a list of str, not " + BytesArg::type_name(obj) +
                              ": their ids follow the merges, in that order (to number them your own way: "
                              "token_ids, or BPETokenizer(merges, special_tokens={token: id}))");
@@ -1020,22 +1002,6 @@ py::list encode_each(const bpe::Encoder& self, const std::deque<Text>& args, py:
     return out;
 }
 
-// bpe.Encoder: the engine's Encoder, and the merges and numbering it was made from as
-// the checks above turned them into ints, for Python to read back (bpe.BPETokenizer
-// keeps them so, and checks nothing of its own).
-struct BoundEncoder : bpe::Encoder {
-    BoundEncoder(std::vector<bpe::Pair> merges, bpe::Pattern pattern, const std::vector<std::string>& specials,
-                 std::optional<std::vector<uint32_t>> ids)
-        : bpe::Encoder(merges, pattern, specials, ids), merges(std::move(merges)) {
-        bool identity = true;
-        for (size_t t = 0; ids && t < ids->size() && identity; ++t) identity = (*ids)[t] == t;
-        if (!identity) token_ids = std::move(ids);
-    }
-
-    std::vector<bpe::Pair> merges;
-    std::optional<std::vector<uint32_t>> token_ids;  // none when token i has id i
-};
-
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -1206,35 +1172,27 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "add",
             [](bpe::ChunkCounter& self, py::handle texts, py::handle threads) {
-                // A str is read in place (valid UTF-8 by construction, so not checked);
-                // bytes as the other calls take them.
-                std::deque<BytesArg> args;
-                std::deque<StrArg> strs;
-                std::vector<std::string_view> views;
-                const bool in_pieces = PyUnicode_Check(texts.ptr()) && !is_ascii(texts);
-                if (in_pieces) {
-                    // one str that is not ASCII: add_str_in_pieces below
-                } else if (PyUnicode_Check(texts.ptr()) ||
-                    (is_sequence_of_items(texts) && py::len(texts) > 0 && PyUnicode_Check(py::reinterpret_borrow<py::sequence>(texts)[0].ptr()))) {
-                    strs = strs_from_python(texts, "texts");
-                    for (const StrArg& arg : strs) views.push_back(arg.view);
-                } else {
-                    if (PyBytes_Check(texts.ptr()) || PyByteArray_Check(texts.ptr()) || PyMemoryView_Check(texts.ptr()))
-                        args.emplace_back(texts, "text");
-                    else
-                        args = texts_from_python(texts, "texts");
-                    for (const BytesArg& arg : args) {
-                        check_text_for(self.pattern(), arg.view, "a text");
-                        views.push_back(arg.view);
-                    }
-                }
                 unsigned workers = thread_count(threads);
                 uint64_t dropped = 0;
-                if (in_pieces) {
+                if (PyUnicode_Check(texts.ptr()) && !is_ascii(texts)) {
+                    // One str that is not ASCII: made UTF-8 a stretch at a time, never whole.
                     dropped = add_str_in_pieces(self, texts, workers);
                 } else {
+                    // One text or a list of them, each a str read in place or bytes (Text).
+                    PyObject* obj = texts.ptr();
+                    const bool one = PyUnicode_Check(obj) || PyBytes_Check(obj) || PyByteArray_Check(obj) ||
+                                     PyMemoryView_Check(obj);
+                    std::deque<Text> args;
+                    if (one)
+                        args.emplace_back(texts, self.pattern());
+                    else
+                        args = texts_of(texts, self.pattern());
+                    std::vector<std::string_view> views;
                     size_t total = 0;
-                    for (std::string_view view : views) total += view.size();
+                    for (const Text& text : args) {
+                        views.push_back(text.view);
+                        total += text.view.size();
+                    }
                     bool check_signals = SignalCheck::wanted_for(total);
                     GilReleased released;
                     std::unique_ptr<bpe::Interrupt> interrupt = SignalCheck(released, check_signals).interrupt();
@@ -1381,7 +1339,7 @@ PYBIND11_MODULE(_core, m) {
         "of the text first, so that no merge crosses or contains one. threads=0 counts chunks with one thread "
         "per core. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).");
 
-    py::class_<BoundEncoder>(m, "Encoder",
+    py::class_<bpe::Encoder>(m, "Encoder",
                              "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "
                              "chunks already encoded, and decodes ids back to bytes. Safe to use from several "
                              "threads at once.")
@@ -1392,7 +1350,7 @@ PYBIND11_MODULE(_core, m) {
                  std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
                  std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
                  std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
-                 auto encoder = std::make_unique<BoundEncoder>(std::move(merges), pattern, special_tokens,
+                 auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens,
                                                                std::move(token_ids));
                  // Ints for the ids up to n_vocab, unless the numbering is sparse (a few
                  // tokens with ids up to MAX_ID must not make a million ints).
@@ -1407,19 +1365,23 @@ PYBIND11_MODULE(_core, m) {
              "order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the "
              "vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all "
              "different, gaps allowed.")
-        .def_property_readonly("pattern", [](const BoundEncoder& self) { return bpe::pattern_name(self.pattern()); })
-        .def_property_readonly("num_merges", &BoundEncoder::num_merges)
+        .def_property_readonly("pattern", [](const bpe::Encoder& self) { return bpe::pattern_name(self.pattern()); })
+        .def_property_readonly("num_merges", &bpe::Encoder::num_merges)
         .def_property_readonly(
-            "merges", [](const BoundEncoder& self) { return self.merges; },
+            "merges", [](const bpe::Encoder& self) { return self.merges(); },
             "The merges, as a list of (a, b) tuples of ints.")
         .def_property_readonly(
-            "token_ids", [](const BoundEncoder& self) { return self.token_ids; },
+            "token_ids",
+            [](const bpe::Encoder& self) -> py::object {
+                if (self.token_ids().empty()) return py::none();  // token i is id i
+                return py::cast(self.token_ids());
+            },
             "The id of every token, as a list of ints, or None when token i has id i.")
-        .def_property_readonly("n_vocab", &BoundEncoder::n_vocab,
+        .def_property_readonly("n_vocab", &bpe::Encoder::n_vocab,
                                "One more than the largest id (more than the number of tokens if ids have gaps).")
         .def_property_readonly(
             "special_tokens",
-            [](const BoundEncoder& self) {
+            [](const bpe::Encoder& self) {
                 py::dict out;
                 for (const auto& [bytes, id] : self.specials().tokens()) out[py::str(bytes)] = id;
                 return out;
@@ -1427,7 +1389,7 @@ PYBIND11_MODULE(_core, m) {
             "Each special token's id, in the order given.")
         .def(
             "encode",
-            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
                 Text arg(text, self.pattern());
                 return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
             },
@@ -1439,7 +1401,7 @@ PYBIND11_MODULE(_core, m) {
             "otherwise it is ordinary text.")
         .def(
             "encode_array",
-            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
                 unsigned workers = thread_count(threads);
                 Text arg(text, self.pattern(), "text", workers);
@@ -1452,7 +1414,7 @@ PYBIND11_MODULE(_core, m) {
             "`threads` threads (0: one per core).")
         .def(
             "count",
-            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
                 unsigned workers = thread_count(threads);
                 Text arg(text, self.pattern(), "text", workers);
@@ -1467,7 +1429,7 @@ PYBIND11_MODULE(_core, m) {
             "list made for them.")
         .def(
             "encode_with_offsets",
-            [](const BoundEncoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
+            [](const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
                 StrArg arg(text);  // offsets count characters: a str only
                 SpecialChoice choice(self, allowed_special, disallowed_special);
                 choice.check(self, arg.view);
@@ -1495,7 +1457,7 @@ PYBIND11_MODULE(_core, m) {
             "(Hugging Face's offsets).")
         .def(
             "encode_batch",
-            [](const BoundEncoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
+            [](const bpe::Encoder& self, py::handle texts, py::handle allowed_special, py::handle disallowed_special,
                py::handle threads) {
                 return encode_each(self, texts_of(texts, self.pattern()), allowed_special, disallowed_special, threads);
             },
@@ -1505,7 +1467,7 @@ PYBIND11_MODULE(_core, m) {
             "`threads` threads (0: one per core).")
         .def(
             "decode_bytes",
-            [](const BoundEncoder& self, py::handle ids) {
+            [](const bpe::Encoder& self, py::handle ids) {
                 std::vector<uint32_t> checked = ids_for_decoding(self, ids);
                 std::string out;
                 {
@@ -1519,7 +1481,7 @@ PYBIND11_MODULE(_core, m) {
             "its text. ValueError names an id that is no token's.")
         .def(
             "decode_single_token_bytes",
-            [](const BoundEncoder& self, py::handle id) {
+            [](const bpe::Encoder& self, py::handle id) {
                 py::int_ value = index_from_python(id, "a token id");
                 std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(value));
                 std::string_view bytes = self.token_bytes(checked[0]);

@@ -331,6 +331,8 @@ public:
 
     // What the bindings ask of the vocabulary (vocabulary.h).
     size_t num_merges() const { return vocabulary_.num_merges(); }
+    const std::vector<Pair>& merges() const { return vocabulary_.merges(); }
+    const std::vector<uint32_t>& token_ids() const { return vocabulary_.token_ids(); }  // empty: token i is id i
     Pattern pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }

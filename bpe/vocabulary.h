@@ -92,6 +92,8 @@ public:
     size_t num_merges() const { return merges_.size(); }
     // The merges by rank: merge r makes token 256 + r.
     const std::vector<Pair>& merges() const { return merges_; }
+    // The caller's id of each token, as given; empty when token i is id i.
+    const std::vector<uint32_t>& token_ids() const { return token_ids_; }
     // The rank of the merge of (a, b), or kNoRank.
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
     // How many bytes the token (in our numbering) holds.

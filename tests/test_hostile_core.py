@@ -344,3 +344,28 @@ def test_messages_show_the_id_as_given(tok, kind, value):
         tok.decode([1, kind(value)])
     with pytest.raises(ValueError, match=rf"token id {value} is outside the vocabulary"):
         tok.id_to_token(kind(value))
+
+
+# Merges and special tokens are numbered in the order given; a set (or a dict's keys)
+# has no order of the caller's, and a set of str changes its order from run to run, so
+# the ids would too. Refused, naming the argument, rather than numbered by chance.
+@pytest.mark.parametrize("argument, value", [
+    ("merges", {(104, 105), (105, 106)}),
+    ("merges", frozenset({(104, 105)})),
+    ("special_tokens", {"<|a|>", "<|b|>"}),
+    ("special_tokens", {"<|a|>": 0}),
+    ("token_ids", set(range(258))),
+])
+def test_unordered_collections_are_not_merges_special_tokens_or_ids(argument, value):
+    given = {"merges": [(104, 105)], argument: value}
+    if argument == "token_ids":
+        given["merges"] = [(104, 105), (105, 106)]
+    with pytest.raises(TypeError, match=argument):
+        bpe.Encoder(**given)
+
+
+def test_a_set_of_special_tokens_is_refused_by_the_counter_and_the_trainer():
+    with pytest.raises(TypeError, match="special_tokens"):
+        bpe.ChunkCounter("gpt4", {"<|a|>", "<|b|>"})
+    with pytest.raises(TypeError, match="special_tokens"):
+        BPETokenizer.train("a cat sat on a mat " * 50, 260, special_tokens={"<|a|>", "<|b|>"})
