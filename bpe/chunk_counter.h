@@ -26,25 +26,16 @@
 #include "special.h"
 #include "split.h"
 
-// Performance notes
-//
-// Threads. Each thread counts into kShards tables of its own, split by the top bits of
-// the chunk's hash, and the shards are then added up on all threads at once, one shard
-// to a thread at a time: one table that every thread added to would need a lock, and
-// adding the threads' tables up on one thread kept two threads from being faster than
-// one. A thread's tables are its own until it has finished, because tables side by side
-// in one vector would share cache lines between threads.
-//
-// Memory. A chunk of at most 16 bytes is held in its table entry (chunk_table.h), so
-// only longer ones are copied, into an arena per shard, when the text they came from
-// goes away. The budget's estimate (see "A memory budget") was checked against the
-// peak a process reaches, above the interpreter's size, by tools/memory_check.py: on 30
-// MB of distinct words of 4-12 letters it estimated 601 MB for a peak of 452 MB (141
-// bytes a chunk); on 15 MB of words of 100-300 letters, 303 MB for 291 MB (19 bytes a
-// byte). The merging term's 20 bytes a byte is what a few sizes of the latter needed
-// for the estimate to stay above the peak (14 did at 50 MB, not at 20 MB).
-
 namespace bpe {
+
+// What the counting threads freed, handed back to the system: glibc keeps it for reuse
+// in each thread's arena, where what comes next (one trainer thread, a pruned counter)
+// cannot reuse it.
+inline void return_freed_memory() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
 
 // Distinct chunks and how often each occurred, with the bytes of the chunks that are
 // not in a text any more.
@@ -177,7 +168,7 @@ public:
     //   - merging, once the counts are freed: the slots, the lists of positions (4
     //     bytes a pair, grown to twice that as new pairs are listed) and the table of
     //     pairs with their queue, which follow the positions: 20 B + 4 C.
-    // The performance notes above say how it compares with the peaks measured.
+    // The performance notes at the end say how it compares with the peaks measured.
     static constexpr uint64_t kSlotBytes = 4;
     static constexpr uint64_t kTrainBytesPerByte = 20;
     static constexpr double kPruneTo = 0.5;
@@ -227,9 +218,7 @@ public:
         ++prunings_;
         pruned_.chunks += dropped;
         pruned_.threshold = std::max(pruned_.threshold, cut.threshold);
-#ifdef __GLIBC__
-        malloc_trim(0);  // the old tables' memory, which glibc would keep, back to the system
-#endif
+        return_freed_memory();  // the old tables'
         return dropped;
     }
 
@@ -372,5 +361,23 @@ private:
     Pruned pruned_;
     uint64_t prunings_ = 0;
 };
+
+// Performance notes
+//
+// Threads. Each thread counts into kShards tables of its own, split by the top bits of
+// the chunk's hash, and the shards are then added up on all threads at once, one shard
+// to a thread at a time: one table that every thread added to would need a lock, and
+// adding the threads' tables up on one thread kept two threads from being faster than
+// one. A thread's tables are its own until it has finished, because tables side by side
+// in one vector would share cache lines between threads.
+//
+// Memory. A chunk of at most 16 bytes is held in its table entry (chunk_table.h), so
+// only longer ones are copied, into an arena per shard, when the text they came from
+// goes away. The budget's estimate (see "A memory budget") was checked against the
+// peak a process reaches, above the interpreter's size, by tools/memory_check.py: on 30
+// MB of distinct words of 4-12 letters it estimated 601 MB for a peak of 452 MB (141
+// bytes a chunk); on 15 MB of words of 100-300 letters, 303 MB for 291 MB (19 bytes a
+// byte). The merging term's 20 bytes a byte is what a few sizes of the latter needed
+// for the estimate to stay above the peak (14 did at 50 MB, not at 20 MB).
 
 }  // namespace bpe

@@ -21,54 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "hash.h"
+
 namespace bpe {
-
-inline uint64_t mix(uint64_t x) {
-    // The finaliser of MurmurHash3 (Austin Appleby): every input bit affects every
-    // output bit, so the low bits used to pick a slot are well spread.
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-// A power of two at least twice `expected`: the tables below stay at most half full,
-// so that probes stay short.
-inline size_t table_capacity(size_t expected) {
-    size_t capacity = 16;
-    while (capacity < expected * 2) capacity *= 2;
-    return capacity;
-}
-
-// Bytes kept for as long as their owner lives, in blocks that never move, so that
-// views into them stay valid: the keys of a table whose texts have gone. Blocks start
-// small and double up to 1 MB, since the counter keeps an arena for each of its many
-// shards, and most arenas hold little.
-class ByteArena {
-public:
-    std::string_view keep(std::string_view bytes) {
-        if (blocks_.empty() || used_ + bytes.size() > block_size_) {
-            block_size_ = std::max(std::min(2 * block_size_, kMaxBlockSize), bytes.size());
-            // Not zeroed: every byte is written before it is read.
-            blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));
-            allocated_ += block_size_;
-            used_ = 0;
-        }
-        char* copy = blocks_.back().get() + used_;
-        if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
-        used_ += bytes.size();
-        return {copy, bytes.size()};
-    }
-
-    // The bytes its blocks take, for the counter's memory budget.
-    size_t memory() const { return allocated_; }
-
-private:
-    static constexpr size_t kMaxBlockSize = 1 << 20;
-    std::vector<std::unique_ptr<char[]>> blocks_;
-    size_t used_ = 0, block_size_ = 2048, allocated_ = 0;
-};
 
 // The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
 // multiplies, then one more to spread every byte over the low bits (which pick the
@@ -308,6 +263,35 @@ private:
     size_t mask_;
     size_t size_ = 0;
     ChunkTable<uint32_t> long_{16};
+};
+
+// Bytes kept for as long as their owner lives, in blocks that never move, so that
+// views into them stay valid: the keys of a table whose texts have gone. Blocks start
+// small and double up to 1 MB, since the counter keeps an arena for each of its many
+// shards, and most arenas hold little.
+class ByteArena {
+public:
+    std::string_view keep(std::string_view bytes) {
+        if (blocks_.empty() || used_ + bytes.size() > block_size_) {
+            block_size_ = std::max(std::min(2 * block_size_, kMaxBlockSize), bytes.size());
+            // Not zeroed: every byte is written before it is read.
+            blocks_.push_back(std::unique_ptr<char[]>(new char[block_size_]));
+            allocated_ += block_size_;
+            used_ = 0;
+        }
+        char* copy = blocks_.back().get() + used_;
+        if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
+        used_ += bytes.size();
+        return {copy, bytes.size()};
+    }
+
+    // The bytes its blocks take, for the counter's memory budget.
+    size_t memory() const { return allocated_; }
+
+private:
+    static constexpr size_t kMaxBlockSize = 1 << 20;
+    std::vector<std::unique_ptr<char[]>> blocks_;
+    size_t used_ = 0, block_size_ = 2048, allocated_ = 0;
 };
 
 // Performance notes (the chunk-keyed tables above)

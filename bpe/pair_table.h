@@ -15,20 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "chunk_table.h"  // mix, table_capacity
-
-// Performance notes
-//
-// KeyValueSlots puts a pair and its value side by side in 16 bytes, four to a cache
-// line, so a look-up that finds its pair costs one load from memory. With the keys and
-// the values in arrays of their own, every pair that is a merge cost a second cache
-// miss, for its rank; and GPT-4's 100,000 ranks are far larger than the caches. The
-// table is kept at most half full, so that probes stay short.
-//
-// KeysApart probes over keys alone, eight to a cache line, so it is let fill to three
-// quarters: the trainer holds millions of pairs at once, and their memory counts. Its
-// pairs come and go as merges are made, and erasing leaves no tombstone, so the table
-// stays as short as the pairs alive.
+#include "hash.h"
 
 namespace bpe {
 
@@ -160,5 +147,18 @@ public:
         return rank ? *rank : kMissing;
     }
 };
+
+// Performance notes
+//
+// KeyValueSlots puts a pair and its value side by side in 16 bytes, four to a cache
+// line, so a look-up that finds its pair costs one load from memory. With the keys and
+// the values in arrays of their own, every pair that is a merge cost a second cache
+// miss, for its rank; and GPT-4's 100,000 ranks are far larger than the caches. The
+// table is kept at most half full, so that probes stay short.
+//
+// KeysApart probes over keys alone, eight to a cache line, so it is let fill to three
+// quarters: the trainer holds millions of pairs at once, and their memory counts. Its
+// pairs come and go as merges are made, and erasing leaves no tombstone, so the table
+// stays as short as the pairs alive.
 
 }  // namespace bpe

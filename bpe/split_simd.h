@@ -44,6 +44,9 @@
 // best the CPU has is picked at import, so a wheel runs on any x86-64; ARM and
 // BPE_PORTABLE=1 builds have the portable tier alone.
 //
+// Included by split.h only, after its byte classes and classify_16 (Lanes16), which
+// the sse2 tier uses.
+//
 // Measurements: the performance notes at the end.
 #pragma once
 

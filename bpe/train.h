@@ -30,34 +30,12 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "chunk_counter.h"
 #include "pair.h"
 #include "pair_table.h"
 #include "special.h"
 #include "split.h"
-
-// Performance notes
-//
-// The queue. Most new pairs are rare (a new token and a neighbour seen once or twice),
-// so pairs queued below a floor wait aside, unsorted, and the heap holds only the
-// likely ones. On text with many distinct pairs (source code), one heap of all pairs
-// had been a large share of the time after counting.
-//
-// Reading the lists. Each pair's list of positions is written once, whole and in order,
-// so a merge reads it front to back with no sorting; but the slots that it names are
-// scattered over an array of hundreds of megabytes. Asking for the slot of a position
-// some way ahead (prefetch_slot) lets the memory work on several at once, which took
-// much of the time off training on text with millions of distinct chunks.
-//
-// Memory. The slots take 4 bytes a byte of the distinct chunks, the lists 4 bytes an
-// occurrence of a pair (chunk_counter.h estimates the whole). Lists of pairs that are
-// gone are dropped as they pile up (drop_garbage), and the memory the counting threads
-// freed is handed back to the system before the lists are made: glibc would keep it for
-// those threads, and the trainer, on one thread, could not reuse it.
 
 namespace bpe {
 
@@ -89,7 +67,7 @@ public:
     // of them as soon as its words are laid out.
     explicit Trainer(std::vector<CountedChunks> chunks) {
         lay_out_words(chunks);
-        return_freed_memory();
+        return_freed_memory();  // the counts, freed as the words were laid out
         count_pairs();
     }
 
@@ -423,15 +401,6 @@ private:
 
     // ---- Memory ---------------------------------------------------------------------
 
-    // The counts are freed once the words are laid out, but glibc keeps much of what the
-    // counting threads freed for reuse, where the trainer, on one thread, cannot reuse
-    // it: this hands it back to the system.
-    static void return_freed_memory() {
-#ifdef __GLIBC__
-        malloc_trim(0);
-#endif
-    }
-
     // Starts loading the slot of a position some way ahead in a list being merged (see
     // the performance notes).
     static constexpr uint64_t kPrefetchAhead = 32;
@@ -481,5 +450,24 @@ inline std::vector<Pair> train(std::string_view text, int64_t num_merges, Patter
     counter.add({text}, threads);
     return train(counter, num_merges);
 }
+
+// Performance notes
+//
+// The queue. Most new pairs are rare (a new token and a neighbour seen once or twice),
+// so pairs queued below a floor wait aside, unsorted, and the heap holds only the
+// likely ones. On text with many distinct pairs (source code), one heap of all pairs
+// had been a large share of the time after counting.
+//
+// Reading the lists. Each pair's list of positions is written once, whole and in order,
+// so a merge reads it front to back with no sorting; but the slots that it names are
+// scattered over an array of hundreds of megabytes. Asking for the slot of a position
+// some way ahead (prefetch_slot) lets the memory work on several at once, which took
+// much of the time off training on text with millions of distinct chunks.
+//
+// Memory. The slots take 4 bytes a byte of the distinct chunks, the lists 4 bytes an
+// occurrence of a pair (chunk_counter.h estimates the whole). Lists of pairs that are
+// gone are dropped as they pile up (drop_garbage), and the memory the counting threads
+// freed is handed back to the system before the lists are made: glibc would keep it for
+// those threads, and the trainer, on one thread, could not reuse it.
 
 }  // namespace bpe
