@@ -25,13 +25,15 @@ story's tokens, story after story, so the model learns that a story starts after
 (sample.py starts its stories there). `load_tokens` reads one back for a tokenizer and refuses it,
 with the command that makes it again, unless its sidecar names that very tokenizer.
 
-Memory: every step streams, so a corpus of any size goes through in the same memory. Files are
+Memory: every step streams, so a corpus of any size goes through in the same memory (but for
+--engine ray, which hands each split's stories to Ray from a list on this machine: for a corpus
+larger than it, run bpe.ray_data on the shards themselves, docs/scale-out.md). Files are
 read a megabyte at a time and cut into stories as they are read; BPE counts the chunks of a few
 megabytes of stories at a time and keeps only the distinct ones (bpe.BPETokenizer.train), the
 word level keeps only word counts; encoding takes 8 M characters of stories at a time and
 appends their ids to the token file. Peak memory is, whatever the input's size:
     about 50 MB for Python, numpy and the tokenizer,
-  + about 45 MB for the piece of stories being encoded (PIECE_CHARS, 8 M characters of ASCII
+  + about 45 MB for the batch of stories being encoded (BATCH_CHARS, 8 M characters of ASCII
     text; up to 4 times that for text that Python stores in 2 or 4 bytes a character),
   + the longest story, a few times over (at most MAX_STORY_CHARS, 8 M characters: a longer
     one means the separator is wrong, and is refused),
@@ -132,8 +134,8 @@ def count_chars(stories) -> int:
     return sum(len(s) for s in stories) + len(stories)
 
 
-def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
-    """Write a token file from pieces (arrays of ids, appended as they come) and then its
+def write_tokens(path, arrays, tokenizer, text_name: str | None = None) -> int:
+    """Write a token file from arrays of ids (appended as they come) and then its
     sidecar, in the library's token-file format (bpe/token_files.py): the sidecar names
     the tokenizer (the hash of its content, its file's name), the dtype and the number of
     tokens. The pipeline's files are little-endian uint16 with no header, so that they
@@ -143,7 +145,7 @@ def write_tokens(path, pieces, tokenizer, text_name: str | None = None) -> int:
         raise ValueError(f"a vocabulary of {vocab_size} tokens does not fit the token files' 16 bits")
     path = Path(path)
     with _writing(path):
-        return token_files.write_token_file(path, pieces, tokenizer, writer="data.py", text_name=text_name,
+        return token_files.write_token_file(path, arrays, tokenizer, writer="data.py", text_name=text_name,
                                             tokenizer_name=tokenizer_file(path.parent, kind(tokenizer) == "bpe").name)
 
 
@@ -209,13 +211,13 @@ class TokenShards:
         if stop <= start:
             return np.zeros(0, dtype=TOKEN_DTYPE)
         first = int(np.searchsorted(self.starts, start, side="right")) - 1
-        pieces = []
+        parts = []
         while start < stop:
             begin = int(self.starts[first])
             end = min(stop, int(self.starts[first + 1]))
-            pieces.append(self.shards[first][start - begin:end - begin])
+            parts.append(self.shards[first][start - begin:end - begin])
             start, first = end, first + 1
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def max(self) -> int:
         return max((int(s.max()) for s in self.shards), default=0)
@@ -281,7 +283,7 @@ def read_stories(path, max_chars: int | None = None) -> list[str]:
 # Stories as text
 #
 # Every file is read a block at a time and cut into stories as it goes (iter_stories), so
-# that no step holds more than a block, one story and one piece of stories in memory.
+# that no step holds more than a block, one story and one batch of stories in memory.
 
 
 SEPARATORS = {
@@ -311,7 +313,7 @@ LINE_SHARE = 0.1
 # Files are read this many bytes at a time.
 READ_BYTES = 1 << 20
 # Stories are encoded this many characters at a time: enough for the threads to share.
-PIECE_CHARS = 1 << 23
+BATCH_CHARS = 1 << 23
 # A longer "story" means the separator is wrong (TinyStories' are a few thousand
 # characters); refusing it keeps memory bounded whatever the file.
 MAX_STORY_CHARS = 8_000_000
@@ -345,10 +347,10 @@ def _stories(blocks, separator: str, complete: bool = True, name="the text"):
     for block in blocks:
         # rest begins right after a separator, so splitting it again with the next block
         # finds the same separators as splitting the whole text would.
-        pieces = pattern.split(rest + block)
-        rest = pieces.pop()
-        for piece in pieces:
-            story = piece.strip()
+        parts = pattern.split(rest + block)
+        rest = parts.pop()
+        for part in parts:
+            story = part.strip()
             if story:
                 yield story
         if len(rest) > MAX_STORY_CHARS:
@@ -853,22 +855,8 @@ def remove_stale_temporaries_of(data_dir):
               "run left behind")
 
 
-def story_pieces(stories, size: int | None = None):
-    """Lists of consecutive stories of about `size` characters (PIECE_CHARS) each."""
-    size = PIECE_CHARS if size is None else size
-    piece, chars = [], 0
-    for story in stories:
-        piece.append(story)
-        chars += len(story) + 1
-        if chars >= size:
-            yield piece
-            piece, chars = [], 0
-    if piece:
-        yield piece
-
-
 def encode_split(tok, data_dir: Path, split: str, bpe: bool, progress: bool = True):
-    """Encode data/<split>.txt to its token file, a piece of stories at a time, and print
+    """Encode data/<split>.txt to its token file, a batch of stories at a time, and print
     what it took (the encoding timed alone)."""
     source = data_dir / f"{split}.txt"
     out = token_file(data_dir, split, bpe)
@@ -876,13 +864,13 @@ def encode_split(tok, data_dir: Path, split: str, bpe: bool, progress: bool = Tr
     unknown = unknown_id(tok)
 
     def encoded(stories):
-        for piece in story_pieces(stories):
+        for batch in sources.batches(stories, BATCH_CHARS):
             start = time.perf_counter()
             # The stories' own end-of-text markers become the token; threads=0: one per core.
-            ids = tok.encode_array(token_text(piece), allowed_special="all", threads=0)
+            ids = tok.encode_array(token_text(batch), allowed_special="all", threads=0)
             counts["seconds"] += time.perf_counter() - start
-            counts["stories"] += len(piece)
-            counts["chars"] += count_chars(piece)
+            counts["stories"] += len(batch)
+            counts["chars"] += count_chars(batch)
             if unknown is not None:
                 counts["unknown"] += int(np.count_nonzero(ids == unknown))
             yield ids
@@ -978,13 +966,15 @@ def build_bpe_ray(data_dir: Path, vocab_size: int, address: str | None, progress
     logging.getLogger("ray.data").setLevel(logging.WARNING)  # its lines of INFO among data.py's; its bars stay
 
     def dataset(stories):
-        # Blocks of about a piece of stories each (so, shards of about that), and at least
+        # The stories of a split, listed here and copied into Ray's object store: what
+        # makes this path hold a split in memory, where the local one streams.
+        # Blocks of about a batch of stories each (so, shards of about that), and at least
         # two a CPU so that all of them work: Ray Data's default is 200 however small.
         items = [{"text": story} for story in stories]
         chars = sum(len(item["text"]) for item in items)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         return ray.data.from_items(items, override_num_blocks=max(1, min(len(items), max(2 * cpus,
-                                                                                      chars // PIECE_CHARS))))
+                                                                                      chars // BATCH_CHARS))))
 
     start = time.perf_counter()
     stories = _Tally(training_stories(data_dir))

@@ -136,18 +136,24 @@ def make_source(folder: Path, train_bytes: int, valid_bytes: int, seed: int):
           f"in {time.perf_counter() - start:.0f} s")
 
 
-def status(pid: int) -> dict:
-    """VmRSS and VmHWM of a process, in MB (empty once it has ended)."""
+def proc_status(pid: int, keys=("VmRSS", "VmHWM", "VmPeak")) -> dict:
+    """Those fields of /proc/PID/status (sizes the kernel gives in kB), in bytes; empty
+    once the process has ended."""
     out = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM", "VmPeak"):
-                    out[key] = int(value.split()[0]) / 1024
+                if key in keys:
+                    out[key] = int(value.split()[0]) * 1024
     except OSError:
         pass
     return out
+
+
+def status(pid: int) -> dict:
+    """VmRSS, VmHWM and VmPeak of a process, in MB (empty once it has ended)."""
+    return {key: size / (1 << 20) for key, size in proc_status(pid).items()}
 
 
 def measure(script: Path, args, cap: int) -> dict:

@@ -25,12 +25,11 @@ import codecs
 import operator
 import re
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from . import formats
+from . import formats, sources
 
 END_OF_TEXT = "<|endoftext|>"
 BUILD_COMMAND = "python setup.py build_ext --inplace"
@@ -75,7 +74,8 @@ class BPETokenizer:
             raise TypeError(f"name must be a str or None, not {type(name).__name__}")
         self._name = name  # tiktoken's Encoding.name: kept in the file, not part of equality
         if isinstance(special_tokens, dict):  # tiktoken's way: {token: id}
-            merges = list(merges) if isinstance(merges, Iterator) else merges  # counted here, read by the core
+            # Counted here, read by the core: anything without a length is made a list once.
+            merges = merges if hasattr(merges, "__len__") else list(merges)
             special_tokens, token_ids = _numbered_specials(special_tokens, token_ids, merges)
         # The core checks every part (that each merge could have been learned, the
         # pattern's name, the special tokens, the ids: one for every token, all
@@ -553,7 +553,7 @@ def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:
     token has an id that is not an int, and token_ids that number more than the bytes
     and merges."""
     for token, i in special_ids.items():
-        if isinstance(i, bool) or not isinstance(i, int):
+        if isinstance(i, bool) or not hasattr(i, "__index__"):  # numpy ints too, as everywhere
             raise TypeError(f"the special token {token!r} has id {i!r}: ids must be int")
     try:
         ordinary = list(range(256 + len(merges)) if token_ids is None else token_ids)
@@ -564,7 +564,7 @@ def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:
     if len(ordinary) != 256 + len(merges):
         raise ValueError(f"with special_tokens as {{token: id}}, token_ids numbers the bytes and merges only: "
                          f"{256 + len(merges)} ids, got {len(ordinary)}")
-    return list(special_ids), ordinary + list(special_ids.values())
+    return list(special_ids), ordinary + [operator.index(i) for i in special_ids.values()]
 
 
 def _threads(threads, num_threads):
@@ -634,15 +634,12 @@ def _batches(texts, batch_size: int = TRAIN_BATCH_BYTES):
         return
     elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
         raise TypeError(f"texts must be a str or an iterable of str, not {type(texts).__name__}")
-    batch, size = [], 0
+    yield from sources.batches(_checked_strs(texts), batch_size)
+
+
+def _checked_strs(texts):
     for k, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts must be str; item {k} is {type(text).__name__}"
                             + (" (decode it first)" if isinstance(text, (bytes, bytearray)) else ""))
-        batch.append(text)
-        size += len(text)
-        if size >= batch_size:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+        yield text

@@ -27,7 +27,7 @@ with their token counts, the dtype and the tokenizer's fingerprint.
 The input is a ray.data.Dataset with a column of str, or paths (files or folders of
 text, JSON Lines or Parquet). Paths are read through bpe.sources, each file by one Ray
 task (or actor call) from its start to its end, a batch of texts at a time
-(FILE_BATCH_BYTES), so that a worker holds a batch and its counts, never a whole file:
+(FILE_BATCH_CHARS), so that a worker holds a batch and its counts, never a whole file:
 the blocks of a Dataset made from the files would each sit in a worker's memory whole,
 and in Ray's object store. Those tasks need neither Ray Data nor pyarrow (but to read
 Parquet), which this module imports only where it uses them: a worker that imports it
@@ -53,10 +53,10 @@ from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, 
 from .token_files import sidecar_path, write_manifest, write_token_file
 from .encoding import BPETokenizer, _as_memory, _as_special_tokens, array_dtype, load_core
 
-# A file's texts are counted and encoded this many bytes (about) at a time. A task has
+# A file's texts are counted and encoded this many characters (about) at a time. A task has
 # one CPU, so that no threads share a batch: a megabyte keeps the calls few (a text file
 # still comes in bpe.sources' pieces of 8 MB, each a call) and the worker small.
-FILE_BATCH_BYTES = 1 << 20
+FILE_BATCH_CHARS = 1 << 20
 
 
 # --- the input ---------------------------------------------------------------------
@@ -101,18 +101,11 @@ class _FileReader:
 
 
 def _file_batches(path, kind, field, special_tokens):
-    """The texts of one file (bpe.sources.read_file), in lists of about FILE_BATCH_BYTES:
+    """The texts of one file (bpe.sources.read_file), in lists of about FILE_BATCH_CHARS:
     (is_whole_texts, texts), where is_whole_texts is False for a text file, whose pieces
     are one text."""
     whole = (kind or sources.kind_of(path)) != "text"
-    batch, size = [], 0
-    for text in sources.read_file(path, kind, field, special_tokens):
-        batch.append(text)
-        size += len(text)
-        if size >= FILE_BATCH_BYTES:
-            yield whole, batch
-            batch, size = [], 0
-    if batch:
+    for batch in sources.batches(sources.read_file(path, kind, field, special_tokens), FILE_BATCH_CHARS):
         yield whole, batch
 
 
@@ -136,7 +129,8 @@ def _failure(error: Exception, what: str) -> Exception:
     if isinstance(cause, sources.SourceError):
         return sources.SourceError(str(cause))
     if isinstance(cause, (ValueError, TypeError)):
-        return type(cause)(f"{what}: {cause}")
+        # Not type(cause): a subclass (UnicodeDecodeError, say) may want other arguments.
+        return (TypeError if isinstance(cause, TypeError) else ValueError)(f"{what}: {cause}")
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return RuntimeError(f"{what} failed: {type(error).__name__}" + (f": {first}" if first else "")
                         + " (Ray's logs say more: ray logs, or /tmp/ray/session_latest/logs)")
@@ -213,7 +207,8 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
         started = len(leaves)
     if not leaves:
         return load_core().ChunkCounter(*rule)
-    # The tree: each level adds pairs of the one below; an odd one out goes up as it is.
+    # The tree: each level adds pairs of the one below; an odd one out is a task of one
+    # input, so that every level is tasks that the loop below can wait for alike.
     waiting, level = list(leaves) if started else [], leaves
     while len(level) > 1 or level is leaves:
         level = [_merge_counts.remote(*level[k:k + 2]) for k in range(0, len(level), 2)]
@@ -245,6 +240,7 @@ def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), 
     equal those of BPETokenizer.train on the same texts in one process. With max_memory,
     each counter keeps to it by dropping the rarest chunks, and a RuntimeWarning says
     how many the workers dropped in all (the merges may then differ)."""
+    special_tokens = _as_special_tokens(special_tokens)  # a generator is read once, here
     counter = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
     dropped, threshold = counter.pruned
     if dropped:

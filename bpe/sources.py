@@ -66,6 +66,21 @@ def find_files(paths) -> list[Path]:
     return files
 
 
+def batches(texts, chars: int):
+    """The texts, in order, as lists of about `chars` characters each (the last may be
+    shorter): what a call that takes many texts at once is handed, so that the calls are
+    few and none holds much more than `chars`."""
+    batch, size = [], 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def _readable_in_folder(relative: Path) -> bool:
     if any(part.startswith(".") for part in relative.parts):
         return False

@@ -561,7 +561,7 @@ def test_streamed_files_equal_the_one_piece_files_byte_for_byte(tmp_path, monkey
     folders = {}
     for name, (read, piece, batch) in {"small": (7, 100, 50), "whole": (1 << 24, 1 << 24, 1 << 24)}.items():
         monkeypatch.setattr(data, "READ_BYTES", read)
-        monkeypatch.setattr(data, "PIECE_CHARS", piece)
+        monkeypatch.setattr(data, "BATCH_CHARS", piece)
         monkeypatch.setattr(bpe.encoding, "TRAIN_BATCH_BYTES", batch)
         folders[name] = tmp_path / name
         data.main(["--source", str(tmp_path / "src"), "--data-dir", str(folders[name]), "--no-progress", *flags])

@@ -189,9 +189,9 @@ def test_what_the_workers_drop_reaches_the_driver(tmp_path):
 
 
 def test_token_folder_with_a_token_before_each_text(tmp_path, texts, tokenizer):
-    # Files longer than a batch (FILE_BATCH_BYTES): a text file is one text however many
+    # Files longer than a batch (FILE_BATCH_CHARS): a text file is one text however many
     # batches it is read in, a JSON Lines file a text a record.
-    big = [t for _ in range(ray_data.FILE_BATCH_BYTES // sum(map(len, texts)) + 1) for t in texts]
+    big = [t for _ in range(ray_data.FILE_BATCH_CHARS // sum(map(len, texts)) + 1) for t in texts]
     (tmp_path / "a.txt").write_text(" ".join(big), encoding="utf-8")
     (tmp_path / "b.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in big), encoding="utf-8")
     eot = tokenizer.special_ids["<|endoftext|>"]

@@ -54,8 +54,8 @@ END_OF_TEXT = "<|endoftext|>"
 VOCAB_SIZE = 8192
 # Stories handed to ChunkCounter.add at a time, and characters encoded at a time, in the
 # one-process run: as BPETokenizer.train and data.py do, enough for the threads to share.
-COUNT_BATCH_BYTES = 8 << 20
-ENCODE_PIECE_CHARS = 1 << 23
+COUNT_BATCH_CHARS = 8 << 20
+ENCODE_BATCH_CHARS = 1 << 23
 POLL_SECONDS = 0.2
 # Ray's own actors and agents, which run in worker processes too: not this job's workers.
 RAY_OWN = ("DashboardAgent", "RuntimeEnvAgent", "_StatsActor", "_AutoscalingCoordinator")
@@ -117,37 +117,21 @@ def make_corpus(corpus: Path, gigabytes: float, shards: int, seed: int) -> dict:
     return made
 
 
-def story_batches(paths, max_bytes: int):
-    """The stories of the shards (bpe.sources, as bpe.ray_data reads them), in lists of
-    about max_bytes."""
+def shard_stories(paths):
+    """The stories of the shards, in order (bpe.sources, as bpe.ray_data reads them)."""
     from bpe import sources
 
-    batch, size = [], 0
     for path in paths:
-        for story in sources.read_file(path):
-            batch.append(story)
-            size += len(story)
-            if size >= max_bytes:
-                yield batch
-                batch, size = [], 0
-    if batch:
-        yield batch
+        yield from sources.read_file(path)
 
 
 # --- memory ------------------------------------------------------------------------
 
 def memory_of(pid) -> dict:
     """VmHWM, VmRSS and RssAnon of a process, in bytes (empty once it has ended)."""
-    out = {}
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in ("VmHWM", "VmRSS", "RssAnon"):
-                    out[key] = int(value.split()[0]) * 1024
-    except OSError:
-        pass
-    return out
+    import data_memory
+
+    return data_memory.proc_status(pid, ("VmHWM", "VmRSS", "RssAnon"))
 
 
 def descendants(root: int) -> list:
@@ -220,9 +204,10 @@ class Poller(threading.Thread):
 
 def run_counts(paths, out: dict):
     import bpe
+    from bpe import sources
 
     counter = bpe.ChunkCounter("default", [END_OF_TEXT])
-    for batch in story_batches(paths, COUNT_BATCH_BYTES):
+    for batch in sources.batches(shard_stories(paths), COUNT_BATCH_CHARS):
         counter.add(batch, threads=0)
     chunks, offsets, counts = counter.counts()
     out.update(distinct=len(counter), chunk_bytes=len(chunks), counts_bytes=len(chunks) + offsets.nbytes + counts.nbytes,
@@ -238,12 +223,12 @@ def run_one(paths, work: Path, out: dict):
 
 def _run_one(paths, work: Path, out: dict):
     import bpe
-    from bpe import BPETokenizer
+    from bpe import BPETokenizer, sources
     from bpe.token_files import write_token_file
 
     start = time.perf_counter()
     counter = bpe.ChunkCounter("default", [END_OF_TEXT])
-    for batch in story_batches(paths, COUNT_BATCH_BYTES):
+    for batch in sources.batches(shard_stories(paths), COUNT_BATCH_CHARS):
         counter.add(batch, threads=0)
     out["count_s"] = time.perf_counter() - start
     t = time.perf_counter()
@@ -252,11 +237,11 @@ def _run_one(paths, work: Path, out: dict):
     tok.save(work / "tokenizer.bpe")
     t = time.perf_counter()
 
-    def pieces():
-        for batch in story_batches(paths, ENCODE_PIECE_CHARS):
+    def arrays():
+        for batch in sources.batches(shard_stories(paths), ENCODE_BATCH_CHARS):
             yield tok.encode_array("".join(END_OF_TEXT + story for story in batch), allowed_special="all", threads=0)
 
-    out["tokens"] = write_token_file(work / "tokens.bin", pieces(), tok, "tokenizer.bpe", writer="scale_out_measure")
+    out["tokens"] = write_token_file(work / "tokens.bin", arrays(), tok, "tokenizer.bpe", writer="scale_out_measure")
     out["tokens_s"] = time.perf_counter() - t
     out["work_s"] = time.perf_counter() - start
     out["merges"] = len(tok.merges)
@@ -451,10 +436,11 @@ def main(argv=None):
     one = runs["one"]
     if "ray 2" in runs:
         two = runs["ray 2"]
-        checks.append((f"ray 2 within 1.5x of one process's wall time: {two['work_s']:.1f} s of work "
-                       f"({two['wall_s']:.1f} s with Ray's start-up) against {one['wall_s']:.1f} s, "
-                       f"{two['work_s'] / one['wall_s']:.2f}x ({two['wall_s'] / one['wall_s']:.2f}x)",
-                       two["work_s"] <= 1.5 * one["wall_s"]))
+        # Wall against wall, Ray's start-up included: like with like. The work alone is said beside it.
+        checks.append((f"ray 2 within 1.5x of one process's wall time: {two['wall_s']:.1f} s against "
+                       f"{one['wall_s']:.1f} s, {two['wall_s'] / one['wall_s']:.2f}x ({two['work_s']:.1f} s of work "
+                       f"after Ray's start-up, {two['work_s'] / one['wall_s']:.2f}x)",
+                       two["wall_s"] <= 1.5 * one["wall_s"]))
     for w in workers:
         r = runs[f"ray {w}"]
         largest = max(r["workers"], key=lambda p: p["hwm"], default={"hwm": 0, "anon": 0})
