@@ -29,15 +29,15 @@ and token folders on Ray Data; needs Ray), and the command, python -m bpe.
 """
 __version__ = "0.2.0"
 
-import sys
+import sys as _sys
 
 from . import encoding
 from .encoding import BUILD_COMMAND, BPETokenizer, load_core
 
-# bpe 0.2.0 kept bpe/encoding.py as bpe/tokenizer.py, and a BPETokenizer pickled then
-# names bpe.tokenizer._from_state as what rebuilds it: that name still imports, with no
-# second file called tokenizer.py beside the pipeline's.
-sys.modules.setdefault(__name__ + ".tokenizer", encoding)
+# Until it was renamed, bpe/encoding.py was bpe/tokenizer.py, and a BPETokenizer pickled
+# then names bpe.tokenizer._from_state as what rebuilds it: that name still imports, with
+# no second file called tokenizer.py beside the pipeline's.
+_sys.modules.setdefault(__name__ + ".tokenizer", encoding)
 
 _LOW_LEVEL = ("pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
 
