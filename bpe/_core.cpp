@@ -2,8 +2,8 @@
 // splitting text into chunks, training merges, and encoding and decoding with them.
 //
 // Conventions of this layer (the Python class bpe.BPETokenizer sits on top and takes
-// str): texts are bytes (or a contiguous buffer of bytes), special tokens are str,
-// ids are ints. `special_tokens` is always a list of str, numbered after the merges in
+// str only): texts are bytes (or a contiguous buffer of bytes) or str, read in place
+// (Text below), special tokens are str, ids are ints (or numpy integers). `special_tokens` is always a list of str, numbered after the merges in
 // the order given; `token_ids` renumbers every token (bytes, merges, specials) when a
 // vocabulary has its own numbering. `allowed_special` and `disallowed_special` mean
 // what they mean in tiktoken. `threads=0` means one thread per core, everywhere.
@@ -1005,8 +1005,8 @@ py::list encode_each(const bpe::Encoder& self, const std::deque<Text>& args, py:
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
-    m.doc() = "The compiled core of bpe: byte-level BPE in C++. Bytes in, ints out; see bpe.BPETokenizer "
-              "for the same on str.";
+    m.doc() = "The compiled core of bpe: byte-level BPE in C++. Texts in (bytes, or str read in place), ints "
+              "out; see bpe.BPETokenizer for tiktoken's API on str.";
     m.attr("MAX_THREADS") = bpe::kMaxThreads;
     m.attr("MAX_ID") = bpe::kMaxId;
 
