@@ -117,14 +117,6 @@ def make_corpus(corpus: Path, gigabytes: float, shards: int, seed: int) -> dict:
     return made
 
 
-def shard_stories(paths):
-    """The stories of the shards, in order (bpe.sources, as bpe.ray_data reads them)."""
-    from bpe import sources
-
-    for path in paths:
-        yield from sources.read_file(path)
-
-
 # --- memory ------------------------------------------------------------------------
 
 def memory_of(pid) -> dict:
@@ -207,7 +199,7 @@ def run_counts(paths, out: dict):
     from bpe import sources
 
     counter = bpe.ChunkCounter("default", [END_OF_TEXT])
-    for batch in sources.batches(shard_stories(paths), COUNT_BATCH_CHARS):
+    for batch in sources.batches(sources.read_texts(paths), COUNT_BATCH_CHARS):
         counter.add(batch, threads=0)
     chunks, offsets, counts = counter.counts()
     out.update(distinct=len(counter), chunk_bytes=len(chunks), counts_bytes=len(chunks) + offsets.nbytes + counts.nbytes,
@@ -228,7 +220,7 @@ def _run_one(paths, work: Path, out: dict):
 
     start = time.perf_counter()
     counter = bpe.ChunkCounter("default", [END_OF_TEXT])
-    for batch in sources.batches(shard_stories(paths), COUNT_BATCH_CHARS):
+    for batch in sources.batches(sources.read_texts(paths), COUNT_BATCH_CHARS):
         counter.add(batch, threads=0)
     out["count_s"] = time.perf_counter() - start
     t = time.perf_counter()
@@ -238,7 +230,7 @@ def _run_one(paths, work: Path, out: dict):
     t = time.perf_counter()
 
     def arrays():
-        for batch in sources.batches(shard_stories(paths), ENCODE_BATCH_CHARS):
+        for batch in sources.batches(sources.read_texts(paths), ENCODE_BATCH_CHARS):
             yield tok.encode_array("".join(END_OF_TEXT + story for story in batch), allowed_special="all", threads=0)
 
     out["tokens"] = write_token_file(work / "tokens.bin", arrays(), tok, "tokenizer.bpe", writer="scale_out_measure")
