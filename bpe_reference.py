@@ -33,7 +33,7 @@ PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT
 # (and Hugging Face tokenizers, GPT-2's, agrees), so here these characters stand in as
 # U+FFFF (a noncharacter, which no Unicode assigns) while the pattern runs, and the
 # chunks are cut from the real text at the same places. The list is the one that
-# tools/make_unicode_tables.py reads from tiktoken and prints in bpe/unicode_tables.h.
+# tools/make_unicode_tables.py reads from tiktoken and prints in csrc/unicode_tables.h.
 NEWER_THAN_TIKTOKEN = regex.compile(
     r"[\u088F\u0C5C\u0CDC\uA7CE-\uA7CF\uA7D2\uA7D4\uA7F1\U00010940-\U00010959\U00010EC5-\U00010EC7"
     r"\U00011DB0-\U00011DDB\U00011DE0-\U00011DE9\U00016EA0-\U00016EB8\U00016EBB-\U00016ED3"

@@ -10,7 +10,7 @@ the environment:
   BPE_SANITIZE=thread    ThreadSanitizer, likewise
   BPE_PORTABLE=1         the portable C++ path only, as an ARM machine builds it: no
                          SSE2 block in the split rule and no SIMD tiers, so the split
-                         runs a chunk at a time (see bpe/split.h, bpe/split_simd.h)
+                         runs a chunk at a time (see csrc/split.h, csrc/split_simd.h)
 
 The SIMD tiers of the split (SSE2, AVX2, AVX-512) are all compiled, each function for
 its own target, and the best one the CPU has is picked when the module is imported
@@ -56,8 +56,8 @@ setup(
     ext_modules=[
         Pybind11Extension(
             "bpe._core",
-            ["bpe/_core.cpp"],
-            depends=sorted(glob.glob("bpe/*.h")),
+            ["csrc/_core.cpp"],
+            depends=sorted(glob.glob("csrc/*.h")),
             cxx_std=17,
             define_macros=macros,
             extra_compile_args=compile_args,

@@ -122,7 +122,7 @@ def cut_to(text: str, size: int) -> str:
     return head[:cut] if cut > 0 else head
 
 
-# Safe places are the library's own (bpe._core.safe_cut; bpe/split.h, is_safe_cut, says
+# Safe places are the library's own (bpe._core.safe_cut; csrc/split.h, is_safe_cut, says
 # why they are safe): before a space that follows an ASCII letter, where every split rule
 # here (ours, GPT-2's, GPT-4's) ends a chunk, so that cutting the text changes no chunk,
 # and so no id. The benchmark once cut after a lone new line before a letter as well;

@@ -628,7 +628,7 @@ def _batches(texts, batch_size: int = TRAIN_BATCH_BYTES):
     core reads in place (an ASCII str with no copy; any other encoded to UTF-8 for the
     call only). A single str goes whole: the core reads an ASCII one in place, and
     makes any other UTF-8 a stretch at a time, cut where a chunk boundary is certain, so
-    that its UTF-8 is never held whole (ChunkCounter.add, in bpe/_core.cpp)."""
+    that its UTF-8 is never held whole (ChunkCounter.add, in csrc/_core.cpp)."""
     if isinstance(texts, str):
         yield texts
         return

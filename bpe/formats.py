@@ -31,7 +31,7 @@ from .files import atomic_write
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
-# The engine splits text by hand-written rules (bpe/split.h, bpe/split_unicode.h);
+# The engine splits text by hand-written rules (csrc/split.h, csrc/split_unicode.h);
 # these regexes say the same to libraries that split with a regex. bpe_reference.py
 # keeps its own copies on purpose: an oracle must not share code with what it checks.
 
@@ -365,7 +365,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     our_id = {bytes([b]): b for b in range(256)}
     token_ids = [ranks[bytes([b])] for b in range(256)]
     longer = [data for data, _ in sorted(ranks.items(), key=lambda item: item[1]) if len(data) > 1]
-    # The encoding of each token's bytes is in the core (bpe/ranks.h): O(n log n) for n
+    # The encoding of each token's bytes is in the core (csrc/ranks.h): O(n log n) for n
     # bytes where rescanning the pairs after each merge, in Python, was O(n^2) per token.
     merges = []
     for data, split in zip(longer, load_core().lower_rank_splits(ranks, longer)):

@@ -150,7 +150,7 @@ def text_pieces(stream, name: str, special_tokens=(), progress=None, piece_bytes
 
 def safe_cut(text: str, special_tokens=(), start: int = 0) -> int:
     """The last place in text, at or after start, where every split pattern ends a chunk
-    (before a space that follows an ASCII letter: bpe/split.h, is_safe_cut, gives the
+    (before a space that follows an ASCII letter: csrc/split.h, is_safe_cut, gives the
     reason) and no special token of special_tokens lies across it. 0 if there is none.
     The rule is the compiled core's, where its threads cut too."""
     from . import load_core

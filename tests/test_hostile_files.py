@@ -277,7 +277,7 @@ def rescanning_parts(data: bytes, ranks: dict, limit: int) -> list:
 def test_recovered_merges_are_the_rescanning_algorithms():
     # GPT-4's 100k merges rebuild each token's bytes; and every token of a vocabulary
     # learned here, of b"a" * k and of one with tokens that encoding never reaches splits
-    # in the core (bpe/ranks.h) as the rescanning algorithm splits it.
+    # in the core (csrc/ranks.h) as the rescanning algorithm splits it.
     ranks = formats.read_tiktoken(cl100k_path())
     merges, token_ids = formats.merges_from_ranks(ranks)
     assert {data: i for data, i in zip(formats.token_bytes(merges), token_ids)} == ranks

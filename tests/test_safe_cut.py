@@ -1,4 +1,4 @@
-"""The one safe-cut rule (bpe/split.h, is_safe_cut, with why it is safe): a text cut just
+"""The one safe-cut rule (csrc/split.h, is_safe_cut, with why it is safe): a text cut just
 before a space that follows an ASCII letter splits into exactly the chunks of the whole,
 under every split pattern. The library cuts there (the encoder's threads, a long str in
 ChunkCounter.add, bpe.sources' files) and so does the benchmark (bench/texts.py), all

@@ -9,7 +9,7 @@ says more). Two oracles, then:
 - bpe_reference.pretokenize, the published patterns run by `regex` with those newer
   characters hidden: plain Python, fast, no tiktoken needed, so the random and real
   texts all diff against it. They look hardest where the hand-written splitters
-  (bpe/split_unicode.h) could part from it: every general category, letters and
+  (csrc/split_unicode.h) could part from it: every general category, letters and
   digits of other scripts and of Unicode 17, combining marks, whitespace that is not
   ASCII, CR/LF mixes, contractions in every case (and U+017F long s, which both
   engines fold to s), long runs, and every code point in a few contexts.
@@ -206,7 +206,7 @@ def test_reference_hides_what_tiktoken_does_not_know(engines_disagree):
     hidden = ref.NEWER_THAN_TIKTOKEN.findall(ALL_TEXT)
     assert hidden == engines_disagree, (
         "tiktoken's engine and `regex` disagree on other characters now: run python tools/make_unicode_tables.py "
-        "and copy the list in bpe/unicode_tables.h into bpe_reference.NEWER_THAN_TIKTOKEN")
+        "and copy the list in csrc/unicode_tables.h into bpe_reference.NEWER_THAN_TIKTOKEN")
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])

@@ -1,7 +1,7 @@
-"""Writes bpe/unicode_tables.h: the character classes that the gpt2 and gpt4 split
-patterns ask about, as compact tables for the C++ splitters in bpe/split_unicode.h.
+"""Writes csrc/unicode_tables.h: the character classes that the gpt2 and gpt4 split
+patterns ask about, as compact tables for the C++ splitters in csrc/split_unicode.h.
 
-    python tools/make_unicode_tables.py          # rewrites bpe/unicode_tables.h
+    python tools/make_unicode_tables.py          # rewrites csrc/unicode_tables.h
     python tools/make_unicode_tables.py --check  # fails if the header is out of date
 
 Both read the classes from tiktoken (pip install -r requirements-bench.txt) and stop
@@ -46,7 +46,7 @@ try:
 except ImportError:
     tiktoken = None
 
-HEADER = Path(__file__).resolve().parent.parent / "bpe" / "unicode_tables.h"
+HEADER = Path(__file__).resolve().parent.parent / "csrc" / "unicode_tables.h"
 
 OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
 BLOCK_SHIFT = 7  # 128 code points a block: the smallest tables of the shifts tried (4..10)

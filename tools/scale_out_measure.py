@@ -6,7 +6,7 @@
     python tools/scale_out_measure.py --corpus /tmp/scale-small --gigabytes 0.05 \
         --results /tmp/scale-small/results                                        # a quick try
 
-The corpus: --gigabytes of stories as data_memory.py makes them (sentences of made-up
+The corpus: --gigabytes of stories as tools/data_memory.py makes them (sentences of made-up
 words, distinct stories, few distinct chunks, as in TinyStories), one story a row of the
 column "text", in --shards Parquet files. It is written once into --corpus and used again
 while its made-by.json says the same sizes and seed.

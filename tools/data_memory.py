@@ -1,7 +1,7 @@
 """data.py's peak memory on an input larger than the memory it may use.
 
-    python data_memory.py                      # 3 GB of made-up stories, under a 1 GB cap
-    python data_memory.py --gb 6 --cap-gb 1 --runs bpe
+    python tools/data_memory.py                      # 3 GB of made-up stories, under a 1 GB cap
+    python tools/data_memory.py --gb 6 --cap-gb 1 --runs bpe
 
 It writes a folder of made-up TinyStories-like files (the training file --gb GB, the
 held-out one --valid-mb MB; stories separated by <|endoftext|> lines, paragraphs by blank
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 END_OF_TEXT = "<|endoftext|>"
 POOL_SENTENCES = 100_000
 VOCABULARY = 6_000

@@ -1115,7 +1115,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("ranks"), py::arg("tokens"),
         "For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks "
         "below its own: the length of the first part when that ends as two parts (the pair that made the "
-        "token), else 0. O(n log n) for a token of n bytes (bpe/ranks.h).");
+        "token), else 0. O(n log n) for a token of n bytes (csrc/ranks.h).");
 
     m.def(
         "safe_cut",
@@ -1131,7 +1131,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("text"), py::arg("special_tokens") = py::none(), py::arg("start") = 0, py::arg("end") = py::none(),
         py::arg("last") = true,
         "Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under "
-        "every split pattern (bpe/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
+        "every split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
         "(or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). "
         "0 when there is none: p is never 0.");
 
