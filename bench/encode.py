@@ -81,7 +81,7 @@ def with_bytelevel_split(document: str) -> str:
 def vocabulary_files(vocab: Vocabulary, folder: Path, texts: dict, train_text: Path) -> Path:
     """Write what the loaders read (see bench/peers.py: Files), untimed; the path of the
     JSON that lists them."""
-    from bpe import formats
+    from bpe import formats, huggingface
 
     tok = vocab.tokenizer
     out = folder / vocab.name
@@ -89,7 +89,7 @@ def vocabulary_files(vocab: Vocabulary, folder: Path, texts: dict, train_text: P
     files = {"name": vocab.name, "pattern": tok.pattern, "special_ids": tok.special_ids, "texts": texts,
              "bpe": str(tok.save(out / "tokenizer.bpe"))}
     ids = None if vocab.name == "ours" else tok.token_ids
-    document = formats.huggingface_json(tok.merges, tok.pattern, tok.special_tokens, ids)
+    document = huggingface.huggingface_json(tok.merges, tok.pattern, tok.special_tokens, ids)
     (out / "tokenizer.json").write_text(document, encoding="utf-8")
     files["huggingface"] = str(out / "tokenizer.json")
     if vocab.name == "cl100k":

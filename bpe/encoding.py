@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import formats, sources
+from . import formats, huggingface, sources
 
 END_OF_TEXT = "<|endoftext|>"
 BUILD_COMMAND = "python setup.py build_ext --inplace"
@@ -471,7 +471,7 @@ class BPETokenizer:
                 raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
                                  "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
             path = path / "tokenizer.json"
-        return cls._from_file(path, formats.load_huggingface)
+        return cls._from_file(path, huggingface.load_huggingface)
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":
@@ -502,7 +502,7 @@ class BPETokenizer:
         tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
         (and start) of text and <|pad|> as padding, where the tokenizer has them."""
         path = Path(path)
-        save = formats.save_huggingface if path.suffix.lower() == ".json" else formats.save_huggingface_folder
+        save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
 
