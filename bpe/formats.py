@@ -27,7 +27,7 @@ import json
 import os
 from pathlib import Path
 
-from .files import atomic_write
+from .files import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
@@ -228,8 +228,7 @@ def save_bpe(path, state: dict) -> Path:
     merges = ",\n    ".join(f"[{a}, {b}]" for a, b in state["merges"])
     lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]")
     lines.append("}")
-    with atomic_write(path) as tmp:
-        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -328,7 +327,7 @@ def save_tiktoken(merges, path, token_ids=None):
     tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
     ranks = tiktoken_ranks(merges, token_ids)
     lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in sorted(ranks.items(), key=lambda t: t[1])]
-    Path(path).write_text("".join(lines), encoding="ascii")
+    write_text(path, "".join(lines), encoding="ascii")
 
 
 def read_tiktoken(path) -> dict[bytes, int]:
@@ -507,7 +506,8 @@ def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None
     """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold
-    no split pattern: readers take GPT-2's."""
+    no split pattern: readers take GPT-2's. Both are replaced together, or neither
+    (bpe.files.write_texts)."""
     alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "GPT-2")
     n = len(vocab_bytes)
     for token, i in zip(special_tokens, ids[n:]):
@@ -516,5 +516,6 @@ def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None
         vocab[token] = i
     lines = ["#version: 0.2"] + [f"{_as_alphabet(vocab_bytes[a], alphabet)} {_as_alphabet(vocab_bytes[b], alphabet)}"
                                  for a, b in merges]
-    Path(vocab_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Together: both new, or both as they were (merges.txt, which says how to read the
+    # vocabulary's tokens, last).
+    write_texts({vocab_path: json.dumps(vocab, ensure_ascii=False), merges_path: "\n".join(lines) + "\n"})

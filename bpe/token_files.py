@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_write
+from .files import WriteError, atomic_write_all, write_text
 from .encoding import array_dtype
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
@@ -52,30 +52,38 @@ def token_dtype(n_vocab: int) -> str:
 def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None, text_name: str | None = None,
                      writer: str = "bpe encode") -> int:
     """Write ids (pieces: arrays or lists of ids, appended as they come) to a token file
-    and then its sidecar; returns the number of ids. A crash leaves no sidecar, or the
-    old file with its old sidecar, never a sidecar beside ids it does not describe."""
+    and its sidecar; returns the number of ids. The two are replaced together, once the
+    pieces are all read and written (bpe.files.atomic_write_all): an error meanwhile (an
+    input that is missing or not UTF-8, a full disk) leaves the old pair as it was, and
+    a crash leaves the old pair, the new one, or ids without a sidecar (refused when
+    read), never a sidecar beside ids it does not describe."""
     path, sidecar = Path(path), sidecar_path(path)
     n_vocab = len(tokenizer)  # n_vocab, for the library's class and the pipeline's word-level one alike
     dtype = token_dtype(n_vocab)
-    # No sidecar while the ids change: a file without one is refused when read.
-    sidecar.unlink(missing_ok=True)
     tokens = 0
-    with atomic_write(path) as tmp, open(tmp, "wb") as f:
-        for ids in pieces:
-            np.asarray(ids).astype(dtype, copy=False).tofile(f)
-            tokens += len(ids)
-    about = {
-        "about": f"the token ids in {path.name}: {dtype} (little-endian uint{8 * int(dtype[-1])}), no header; "
-                 f"written by {writer}",
-        "dtype": dtype,
-        "tokens": tokens,
-        "tokenizer": tokenizer_name,
-        "tokenizer_sha256": fingerprint(tokenizer),
-        "n_vocab": n_vocab,
-        "text": text_name,
-    }
-    with atomic_write(sidecar) as tmp:
-        Path(tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+    with atomic_write_all([path, sidecar]) as (ids_tmp, sidecar_tmp):
+        with open(ids_tmp, "wb") as f:
+            for ids in pieces:
+                data = np.ascontiguousarray(np.asarray(ids).astype(dtype, copy=False))
+                try:
+                    f.write(memoryview(data).cast("B"))
+                except OSError as e:
+                    raise WriteError(e.errno, e.strerror, str(path)) from None
+                tokens += len(data)
+        about = {
+            "about": f"the token ids in {path.name}: {dtype} (little-endian uint{8 * int(dtype[-1])}), no header; "
+                     f"written by {writer}",
+            "dtype": dtype,
+            "tokens": tokens,
+            "tokenizer": tokenizer_name,
+            "tokenizer_sha256": fingerprint(tokenizer),
+            "n_vocab": n_vocab,
+            "text": text_name,
+        }
+        try:
+            Path(sidecar_tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise WriteError(e.errno, e.strerror, str(sidecar)) from None
     return tokens
 
 
@@ -142,8 +150,7 @@ def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None)
         "tokens": sum(n for _, n in shards),
         "shards": [{"file": name, "tokens": n} for name, n in shards],
     }
-    with atomic_write(Path(folder) / MANIFEST) as tmp:
-        Path(tmp).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_text(Path(folder) / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
