@@ -25,6 +25,7 @@ special_tokens and token_ids.
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 
 from .files import write_text, write_texts
@@ -201,6 +202,18 @@ def _legacy_arguments(state: dict) -> dict:
             "token_ids": list(token_ids) + list(specials.values())}
 
 
+def parse_json(text: str, where):
+    """json.loads, where JSON nested deeper than Python's parser recurses (a crafted file,
+    "[[[[..." 100,000 deep) is a ValueError that names the file, as other bad JSON is,
+    and not a RecursionError. JSONDecodeError is left to the caller, which knows what the
+    file should have been."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where} is not readable JSON: it nests lists or objects too deep (over "
+                         f"{sys.getrecursionlimit():,} levels); no file of this library nests more than a few") from None
+
+
 def bpe_path(path) -> Path:
     """Where our file is: path, or path/tokenizer.bpe when path is a folder."""
     path = Path(path)
@@ -251,7 +264,7 @@ def load_bpe(path, pattern: str | None = None) -> dict:
     if not text.lstrip().startswith("{"):
         return _legacy_merges(path, text, pattern)
     try:
-        state = json.loads(text)
+        state = parse_json(text, path)
     except json.JSONDecodeError as e:
         # JSON that stops at the end of the text (or inside a string, which runs to the
         # end of it) was cut short, not edited.
@@ -462,7 +475,7 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     """
     try:
         with open(vocab_path, encoding="utf-8") as f:
-            vocab = json.load(f)
+            vocab = parse_json(f.read(), vocab_path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
     if special_tokens is None:

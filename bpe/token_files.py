@@ -21,6 +21,7 @@ import numpy as np
 
 from .files import WriteError, atomic_write_all, write_text
 from .encoding import array_dtype
+from .formats import parse_json
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
 # A token folder (bpe.ray_data.write_token_folder): shards, each a token file, and a
@@ -88,9 +89,10 @@ def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None,
 
 
 def _read_json(path: Path):
-    """What a sidecar or a manifest holds; ValueError if it is not JSON."""
+    """What a sidecar or a manifest holds; ValueError if it is not JSON (or nests too
+    deep to read)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"), path)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path} is not readable JSON ({e})") from None
 
@@ -154,8 +156,14 @@ def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None)
     return manifest
 
 
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def read_manifest(folder) -> dict:
-    """A token folder's manifest, checked for its fields. ValueError says what is wrong."""
+    """A token folder's manifest, checked whole: its format, its dtype, each shard an
+    object with a file of the folder (listed once) and a count of ids, the counts adding
+    up to its total, and a tokenizer's fingerprint. ValueError says what is wrong."""
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise ValueError(f"{folder} has no {MANIFEST}: not a token folder, or its writing did not finish")
@@ -163,6 +171,26 @@ def read_manifest(folder) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT or not isinstance(
             manifest.get("shards"), list):
         raise ValueError(f"{path} is not the manifest of a token folder")
+    dtype = manifest.get("dtype")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"{path}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if not isinstance(manifest.get("tokenizer_sha256"), str):
+        raise ValueError(f"{path}: tokenizer_sha256 is {manifest.get('tokenizer_sha256')!r}, not a fingerprint")
+    names = set()
+    for k, entry in enumerate(manifest["shards"]):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: shard {k} is {json.dumps(entry)[:40]}, not an object with its file and tokens")
+        name = entry.get("file")
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise ValueError(f"{path}: shard {k}'s name {name!r} is not a file in the folder")
+        if name in names:
+            raise ValueError(f"{path}: shard {k}, {name}, is listed twice")
+        names.add(name)
+        if not _is_count(entry.get("tokens")):
+            raise ValueError(f"{path}: shard {k}'s tokens {entry.get('tokens')!r} is not a count of ids")
+    total = sum(entry["tokens"] for entry in manifest["shards"])
+    if not _is_count(manifest.get("tokens")) or manifest["tokens"] != total:
+        raise ValueError(f"{path}: tokens is {manifest.get('tokens')!r}, but its shards list {total:,}")
     return manifest
 
 
@@ -172,11 +200,14 @@ def read_token_folder(folder, tokenizer) -> list:
     same tokenizer, the same dtype, whole. ValueError names the shard at fault."""
     folder = Path(folder)
     manifest = read_manifest(folder)
+    ours = fingerprint(tokenizer)
+    if manifest["tokenizer_sha256"] != ours:
+        raise ValueError(f"{folder / MANIFEST}: the shards were written by another tokenizer "
+                         f"({manifest.get('tokenizer') or 'unnamed'}, sha256 {manifest['tokenizer_sha256'][:12]}...) "
+                         f"than the one given (sha256 {ours[:12]}...)")
     shards = []
     for entry in manifest["shards"]:
-        path = folder / str(entry.get("file"))
-        if Path(str(entry.get("file"))).name != entry.get("file"):
-            raise ValueError(f"{folder / MANIFEST}: the shard name {entry.get('file')!r} is not a file in the folder")
+        path = folder / entry["file"]
         try:
             ids = read_token_file(path, tokenizer)
         except (OSError, ValueError) as e:
