@@ -25,6 +25,7 @@ subcommand's --help shows an example. Conventions, the same for every subcommand
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -100,7 +101,12 @@ def cmd_train(args):
         tok = _library_call(lambda: BPETokenizer.train(texts, vocab_size=args.vocab_size, pattern=args.pattern,
                                                        special_tokens=args.special, threads=args.threads,
                                                        max_memory=args.max_memory))
-    pruned = [w for w in caught if issubclass(w.category, RuntimeWarning) and "max_memory" in str(w.message)]
+    pruned = None  # the last of the core's pruning warnings: its count "so far" is the total
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning) and "max_memory" in str(w.message):
+            pruned = str(w.message)
+        elif "n_vocab is" not in str(w.message):  # that one is said below, in the command's words
+            _warn(str(w.message))
     seconds = time.perf_counter() - started
     path = tok.save(args.output)
     merges = len(tok.merges)
@@ -114,11 +120,13 @@ def cmd_train(args):
     print(f"wrote {path}")
     wanted = args.vocab_size - 256 - len(args.special)
     if pruned:
-        said = str(pruned[-1].message).split(": ", 1)[-1].split("; ")[0]  # "dropped N distinct chunks counted ..."
+        found = re.search(r"counted (\d+) times or fewer \((\d+) so far\)", pruned)
+        said = (f"{int(found[2]):,} distinct chunks counted {int(found[1]):,} times or fewer" if found else
+                "the rarest chunks")
         short = (f"; the pairs ran out after {merges:,} merges ({tok.n_vocab:,} tokens, not {args.vocab_size:,})"
                  if merges < wanted else "")
-        _warn(f"keeping to --max-memory {args.max_memory}, pruning {said}, and the pairs in them{short}; the merges "
-              "may differ from exact training: raise --max-memory (or leave it out) to keep them")
+        _warn(f"to keep to --max-memory {args.max_memory}, pruning removed {said}, and their pairs with them"
+              f"{short}; the merges may differ from exact training: raise --max-memory (or leave it out)")
     elif merges < wanted:
         _warn(f"the text ran out of pairs to merge after {merges:,} merges: the vocabulary has {tok.n_vocab:,} "
               f"tokens, not {args.vocab_size:,} (more text, or a smaller --vocab-size)")
