@@ -51,7 +51,7 @@ def tok_file(tmp_path_factory):
 
 # --- 8: numbers past int()'s digit limit ------------------------------------------------------
 
-@pytest.mark.parametrize("ids", [b"1 " + b"7" * 5000, b"[1, " + b"7" * 5000 + b"]"])
+@pytest.mark.parametrize("ids", [b"1 " + b"7" * 5000, b"[1, " + b"7" * 5000 + b"]"], ids=["text", "json"])
 def test_decode_of_a_5000_digit_number(tok_file, ids):
     err = one_line_error(bpe_command("decode", "-t", tok_file, input=ids))
     assert "stdin" in err and "777" in err and len(err) < 400, err
