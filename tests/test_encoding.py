@@ -10,7 +10,6 @@ import concurrent.futures
 import json
 import multiprocessing
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import bpe
 import bpe_reference as ref
 from bpe import BPETokenizer
 from sample_text import sample_bytes
-from vocabularies import cl100k_path
+from vocabularies import END_OF_TEXT, cl100k_path, small_gpt2_vocabulary
 
 STORIES = sample_bytes(200_000).decode("utf-8", errors="ignore")
 DOCUMENTS = [d for d in STORIES.split("\n") if d]
@@ -285,3 +284,34 @@ def test_encodes_in_a_process_pool():
     # spawn: each worker is a fresh interpreter, so the tokenizer really crosses as a pickle.
     with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         assert list(pool.map(tok.encode_ordinary, texts)) == [tok.encode_ordinary(t) for t in texts]
+
+
+# --- a tokenizer cannot change after it is made -------------------------------------------
+
+@pytest.fixture(scope="module")
+def small():
+    return small_gpt2_vocabulary()
+
+
+def test_token_to_id_takes_a_special_tokens_bytes(small):
+    tok = small[0]
+    assert tok.token_to_id(END_OF_TEXT.encode()) == tok.token_to_id(END_OF_TEXT) == tok.eot_token is not None
+    assert tok.token_to_id(bytearray(b"<|endoftext|>")) == tok.eot_token
+
+
+def test_a_tokenizer_is_immutable(small):
+    tok = BPETokenizer(small[0].merges, pattern="gpt2", special_tokens=[END_OF_TEXT], token_ids=None)
+    before = tok.encode("hello world")
+    with pytest.raises(AttributeError):
+        tok.merges.clear()
+    with pytest.raises(TypeError):
+        tok.merges[0] = (1, 2)
+    for name, value in [("merges", []), ("pattern", "default"), ("special_tokens", ()), ("token_ids", None)]:
+        with pytest.raises(AttributeError):
+            setattr(tok, name, value)
+    copy = pickle.loads(pickle.dumps(tok))
+    assert copy == tok and copy.encode("hello world") == tok.encode("hello world") == before
+    assert isinstance(tok.merges, tuple) and all(isinstance(m, tuple) for m in tok.merges)
+    shuffled = BPETokenizer([(97, 98)], token_ids=[*range(1, 256), 0, 256])
+    assert isinstance(shuffled.token_ids, tuple) and shuffled.state()["token_ids"] == [*range(1, 256), 0, 256]
+    assert BPETokenizer.from_state(shuffled.state()) == shuffled

