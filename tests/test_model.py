@@ -611,3 +611,32 @@ def test_sample_main_refuses_a_prompt_with_a_lone_surrogate(run_folder, capsys):
     with pytest.raises(SystemExit) as e:
         sample.main([str(run_folder), "--prompt", "a\ud800b", "--device", "cpu"])
     assert e.value.code == 2 and "--prompt is not UTF-8" in capsys.readouterr().err
+
+
+def test_story_printer_streams_without_decoding_the_story_again(monkeypatch):
+    pytest.importorskip("bpe._core")
+    from bpe import BPETokenizer
+    from vocabularies import trained_with_two_specials
+
+    trained = trained_with_two_specials()
+    class Out:
+        def __init__(self):
+            self.writes = []
+
+        def write(self, s):
+            self.writes.append(s)
+
+        def flush(self):
+            pass
+
+    text = "Once 猫 \ufffd and 🐱!"
+    ids = trained.encode(text)
+    monkeypatch.setattr(BPETokenizer, "decode", lambda *a, **k: pytest.fail("the printer decoded all the ids"))
+    out = Out()
+    printer = sample.StoryPrinter(trained, [], out=out)
+    for n, i in enumerate(ids):
+        printer.add(i)
+        if trained.decode_single_token_bytes(i) == "\ufffd".encode():
+            assert out.writes[-1].endswith("\ufffd")  # a real U+FFFD is printed at once
+    printer.finish()
+    assert "".join(out.writes) == text + "\n"

