@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 import bpe_reference as ref
 from bpe import BPETokenizer
-from sample_text import SCRIPTS_AND_EMOJI, sample_bytes
-from vocabularies import END_OF_TEXT, PAD, gpt2_files, small_gpt2_vocabulary, trained_with_two_specials
+from sample_text import SCRIPTS_AND_EMOJI, TRICKY_TEXT, sample_bytes
+from vocabularies import (CS336, END_OF_TEXT, PAD, cl100k_path, gpt2_files, merges_for, small_gpt2_vocabulary,
+                          trained_with_two_specials)
 
 STORIES = sample_bytes(150_000).decode("utf-8", errors="ignore")
 
@@ -241,3 +242,65 @@ def test_transformers_loads_the_export_and_pads_a_batch(trained, tmp_path):
     assert theirs.decode(padded["input_ids"][1], skip_special_tokens=False) == SCRIPTS_AND_EMOJI
     assert tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")).encode(SCRIPTS_AND_EMOJI).ids == \
         trained.encode(SCRIPTS_AND_EMOJI, allowed_special="all")
+
+
+def test_a_huggingface_file_says_which_loader_to_use(tmp_path):
+    tok = BPETokenizer.train([d for d in STORIES.split("\n") if d], vocab_size=300, special_tokens=[END_OF_TEXT])
+    tok.save_huggingface(tmp_path / "tokenizer.json")
+    with pytest.raises(ValueError, match="from_huggingface"):
+        BPETokenizer.load(tmp_path / "tokenizer.json")
+    assert BPETokenizer.from_huggingface(tmp_path / "tokenizer.json") == tok
+
+
+# --- GPT-2's ids, and our merges exported, as Hugging Face tokenizers gives them ------------
+
+def test_gpt2_ids_equal_huggingface():
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab, merges = gpt2_files()
+    gpt2 = BPETokenizer.from_gpt2(vocab, merges)
+    reference = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(vocab), str(merges)))
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CS336.glob("*.txt")) if "merges" not in p.name]
+    texts += [(CS336 / "corpus.en").read_text(encoding="utf-8"), TRICKY_TEXT]
+    for text in texts:
+        ids = gpt2.encode_ordinary(text)
+        assert ids == reference.encode(text).ids
+        assert gpt2.decode(ids) == text
+        # Each token's bytes, looked up by its id (GPT-2's "!" is id 0, and came back
+        # as b"\x00", our byte 0, when looked up by our number).
+        assert b"".join(gpt2.decode_single_token_bytes(i) for i in ids) == text.encode("utf-8")
+    assert gpt2.decode_single_token_bytes(gpt2.encode("!")[0]) == b"!"
+    assert gpt2.eot_token == 50256 and len(gpt2) == 50257
+    assert gpt2.encode("a<|endoftext|>", allowed_special="all") == gpt2.encode("a") + [50256]
+
+
+@pytest.mark.parametrize("pattern", ["default", "gpt2", "gpt4"])
+def test_exported_merges_give_our_ids_in_huggingface(pattern, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    merges, held_out = merges_for(pattern)
+    ours = BPETokenizer(merges, pattern=pattern, special_tokens=["<|pad|>", END_OF_TEXT])
+    ours.save_huggingface(tmp_path / "tokenizer.json")
+    theirs = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    ids = theirs.encode(held_out + END_OF_TEXT).ids
+    assert ids == ours.encode(held_out + END_OF_TEXT, allowed_special="all")
+    assert theirs.decode(ids, skip_special_tokens=False) == held_out + END_OF_TEXT
+    assert BPETokenizer.from_huggingface(tmp_path / "tokenizer.json") == ours
+
+
+@pytest.mark.parametrize("case", ["gap", "swapped", "gpt4"])
+def test_special_ids_survive_huggingface(case, tmp_path):
+    # Hugging Face numbers an added token after the vocabulary, whatever id the file
+    # gives it, unless the vocabulary has it: {"<|endoftext|>": 300} on 257 tokens came
+    # back as 257, {eot: 258, pad: 257} swapped, and GPT-4's <|endofprompt|> was 100260.
+    tokenizers = pytest.importorskip("tokenizers")
+    if case == "gpt4":
+        ours = BPETokenizer.from_tiktoken(cl100k_path())
+    else:
+        specials, ids = ([END_OF_TEXT], [300]) if case == "gap" else ([END_OF_TEXT, "<|pad|>"], [258, 257])
+        ours = BPETokenizer([], special_tokens=specials, token_ids=list(range(256)) + ids)
+    ours.save_huggingface(tmp_path / "tokenizer.json")
+    theirs = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for token, i in ours.special_ids.items():
+        assert theirs.token_to_id(token) == i
+        assert theirs.encode(f"a{token}b").ids == ours.encode(f"a{token}b", allowed_special="all")
+    assert BPETokenizer.from_huggingface(tmp_path / "tokenizer.json") == ours

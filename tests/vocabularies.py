@@ -64,3 +64,19 @@ def trained_with_two_specials():
     stories = sample_bytes(150_000).decode("utf-8", errors="ignore")
     return BPETokenizer.train([stories, SCRIPTS_AND_EMOJI * 5], vocab_size=800, pattern="gpt2",
                               special_tokens=[PAD, END_OF_TEXT])
+
+
+def shuffled_numbering(tok, special_ids) -> list:
+    """Ids as GPT-2 gives them: the bytes out of order, merges after, specials where asked."""
+    byte_ids = list(range(256))[::7] + [b for b in range(256) if b % 7]
+    return byte_ids + list(range(256, 256 + len(tok.merges))) + list(special_ids)
+
+
+def merges_for(pattern: str) -> tuple:
+    """1,000 merges learned with a split pattern from 300 KB of stories and TRICKY_TEXT,
+    and held-out text to encode with them."""
+    import bpe
+    from sample_text import TRICKY_TEXT, sample_bytes
+    text = sample_bytes(300_000).decode("utf-8", errors="ignore") + TRICKY_TEXT * 20
+    return bpe.train(text.encode("utf-8"), 1000, pattern=pattern), sample_bytes(50_000, offset=400_000).decode(
+        "utf-8", errors="ignore") + TRICKY_TEXT
