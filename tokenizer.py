@@ -31,7 +31,7 @@ import numpy as np
 
 from bpe import BPETokenizer  # the library's class; without the compiled core it raises at first use
 from bpe.token_files import fingerprint  # noqa: F401 (for data.py: its token files record it)
-from bpe.encoding import array_dtype
+from bpe.core import array_dtype
 
 END_OF_TEXT = "<|endoftext|>"
 PAD = "<|pad|>"
