@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .core import array_dtype
 from .files import WriteError, atomic_write_all, write_text
-from .encoding import array_dtype
 from .formats import parse_json
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
