@@ -30,8 +30,7 @@ from collections import Counter
 import numpy as np
 
 from bpe import BPETokenizer  # the library's class; without the compiled core it raises at first use
-from bpe.token_files import fingerprint  # noqa: F401 (for data.py: its token files record it)
-from bpe.encoding import array_dtype
+from bpe.core import array_dtype
 
 END_OF_TEXT = "<|endoftext|>"
 PAD = "<|pad|>"
@@ -130,6 +129,11 @@ class Tokenizer(ABC):
     @abstractmethod
     def __len__(self) -> int:
         """The size of the vocabulary: every id is below it."""
+
+    @property
+    def n_vocab(self) -> int:
+        """len(self), by tiktoken's name, which bpe.token_files reads."""
+        return len(self)
 
     @abstractmethod
     def state(self) -> dict:

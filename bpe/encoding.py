@@ -30,28 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from . import formats, huggingface, sources
+from .core import load_core, special_tokens_list
 
 END_OF_TEXT = "<|endoftext|>"
-BUILD_COMMAND = "python setup.py build_ext --inplace"
 # Texts for training are handed to the core in batches of about this many bytes: large
 # enough that the threads have work, small enough that memory does not follow the corpus.
 TRAIN_BATCH_BYTES = 8 << 20
-
-
-def array_dtype(n_vocab: int):
-    """The numpy type of an array of ids: uint16 when every id fits (n_vocab of 65,536 or
-    less), else uint32. (The core's encode_array applies the same rule.)"""
-    return np.uint16 if n_vocab <= 65536 else np.uint32
-
-
-def load_core():
-    """The compiled core, or an ImportError that says how to build it."""
-    try:
-        from . import _core
-    except ImportError as e:
-        raise ImportError(f"bpe's compiled core is not built ({e}): build it with `{BUILD_COMMAND}` in the "
-                          "repository, or install the package with `pip install .`") from e
-    return _core
 
 
 class BPETokenizer:
@@ -148,7 +132,7 @@ class BPETokenizer:
             counter = counts
             if pattern is not None and pattern != counter.pattern:
                 raise ValueError(f"pattern is {pattern!r}, but the counts were made with {counter.pattern!r}")
-            given = None if special_tokens is None else _as_special_tokens(special_tokens)
+            given = None if special_tokens is None else special_tokens_list(special_tokens)
             if given is not None and sorted(given) != sorted(counter.special_tokens):
                 raise ValueError(f"special_tokens are {list(given)!r}, but the counts were cut at "
                                  f"{counter.special_tokens!r}")
@@ -216,15 +200,6 @@ class BPETokenizer:
         the number of tokens when the numbering has gaps (GPT-4's has)."""
         return self._encoder.n_vocab
 
-    def __len__(self) -> int:
-        """n_vocab, so that len(tok) is the size of the embedding a model needs."""
-        return self.n_vocab
-
-    @property
-    def special_tokens_set(self) -> set:
-        """The special tokens as a set, tiktoken's name for them (a new set each time)."""
-        return set(self.special_tokens)
-
     @property
     def special_ids(self) -> dict:
         """{special token: id}, in the order of special_tokens."""
@@ -234,11 +209,6 @@ class BPETokenizer:
     def eot_token(self):
         """The id of <|endoftext|>, or None if this tokenizer has no such token."""
         return self._special_ids.get(END_OF_TEXT)
-
-    @property
-    def max_token_value(self) -> int:
-        """The largest id (tiktoken's name): n_vocab - 1."""
-        return self.n_vocab - 1
 
     def is_special_token(self, id: int) -> bool:
         """Whether id is a special token's."""
@@ -257,21 +227,6 @@ class BPETokenizer:
     def decode_tokens_bytes(self, ids) -> list:
         """The bytes of each token of ids, one bytes object per token."""
         return [self._encoder.decode_single_token_bytes(i) for i in ids]
-
-    def encode_single_token(self, text_or_bytes) -> int:
-        """The id of the one token that is exactly this text or these bytes (a special
-        token's text too); KeyError if no token is, as in tiktoken."""
-        if isinstance(text_or_bytes, (bytes, bytearray)):
-            try:
-                special = self._special_ids.get(bytes(text_or_bytes).decode("utf-8"))
-            except UnicodeDecodeError:
-                special = None
-            i = self.token_to_id(text_or_bytes) if special is None else special
-        else:
-            i = self.token_to_id(text_or_bytes)
-        if i is None:
-            raise KeyError(text_or_bytes)
-        return i
 
     def id_to_token(self, id: int) -> str:
         """One token as text, for printing: a token that ends in the middle of a
@@ -335,12 +290,6 @@ class BPETokenizer:
         list of tuples would cost three Python objects a token (offsets.tolist() makes
         one of lists)."""
         return self._encoder.encode_with_offsets(_str(text), allowed_special, disallowed_special)
-
-    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
-        """As encode, as a numpy array of uint32, as tiktoken's encode_to_numpy gives it
-        (encode_array gives the compact uint16 where the ids fit)."""
-        return self.encode_array(text, allowed_special=allowed_special,
-                                 disallowed_special=disallowed_special).astype(np.uint32, copy=False)
 
     def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
                      threads: int = 0) -> np.ndarray:
@@ -506,6 +455,36 @@ class BPETokenizer:
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
 
+    # --- other libraries' names for the above: one-line delegations -----------------
+    # So that code written for tiktoken's Encoding or Hugging Face's tokenizers runs
+    # unchanged; each says whose name it is and what it stands for.
+
+    def __len__(self) -> int:
+        """n_vocab (Hugging Face's len(tokenizer)): the size of the embedding a model needs."""
+        return self.n_vocab
+
+    @property
+    def max_token_value(self) -> int:
+        """n_vocab - 1, the largest id (tiktoken's name)."""
+        return self.n_vocab - 1
+
+    @property
+    def special_tokens_set(self) -> set:
+        """set(special_tokens) (tiktoken's name; a new set each time)."""
+        return set(self.special_tokens)
+
+    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
+        """encode_array as uint32 (tiktoken's name and dtype; encode_array gives the compact
+        uint16 where the ids fit)."""
+        return self.encode_array(text, allowed_special=allowed_special,
+                                 disallowed_special=disallowed_special).astype(np.uint32, copy=False)
+
+    def encode_single_token(self, text_or_bytes) -> int:
+        """token_to_id, with KeyError where no token is exactly this text or these bytes
+        (tiktoken's name and error)."""
+        return _found(self.token_to_id(text_or_bytes), text_or_bytes)
+
+
 
 class StreamDecoder:
     """Text from ids given one at a time, as soon as it is whole UTF-8: for printing a
@@ -539,6 +518,13 @@ class StreamDecoder:
         text = self._utf8.decode(b"", final=True)
         self._utf8.reset()
         return text
+
+
+def _found(id, token):
+    """id, or tiktoken's KeyError naming token where it is None."""
+    if id is None:
+        raise KeyError(token)
+    return id
 
 
 def _from_state(state) -> BPETokenizer:
@@ -577,12 +563,6 @@ def _threads(threads, num_threads):
     if isinstance(num_threads, bool) or not hasattr(num_threads, "__index__") or operator.index(num_threads) < 0:
         raise ValueError(f"num_threads must be an int, 0 (one per core) or more, got {num_threads!r}")
     return operator.index(num_threads)
-
-
-def _as_special_tokens(special_tokens) -> tuple:
-    """The special tokens as a tuple of str, checked where every call checks them: in the
-    core (by a counter cut at them, which costs nothing until it counts)."""
-    return tuple(load_core().ChunkCounter(special_tokens=special_tokens).special_tokens)
 
 
 def _str(text) -> str:

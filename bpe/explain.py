@@ -16,7 +16,7 @@ that the tokenizer's encode_ordinary gives (the tests check that they are).
 """
 from dataclasses import dataclass, field
 
-from .encoding import load_core
+from .core import load_core
 
 
 @dataclass

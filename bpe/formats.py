@@ -27,6 +27,7 @@ import json
 import os
 from pathlib import Path
 
+from .core import load_core, special_tokens_list
 from .files import atomic_write
 
 # --- the split patterns, as regexes for other libraries ------------------------------
@@ -360,7 +361,6 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     GPT-4). token_ids[i] is the rank of our token i: bytes first (GPT-4 gives them
     shuffled ranks), then the merges in rank order.
     """
-    from .encoding import load_core  # here: encoding.py imports this module
 
     singles = {data for data in ranks if len(data) == 1}
     if len(singles) != 256:
@@ -469,9 +469,7 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     if special_tokens is None:
         special_tokens = [GPT2_END_OF_TEXT] if isinstance(vocab, dict) and GPT2_END_OF_TEXT in vocab else []
     else:
-        from .encoding import _as_special_tokens  # here: encoding.py imports this module
-
-        special_tokens = _as_special_tokens(special_tokens)  # checked as every call checks them
+        special_tokens = special_tokens_list(special_tokens)  # read once; the core checks what they hold
 
     def pairs():
         with open(merges_path, encoding="utf-8") as f:

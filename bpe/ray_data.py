@@ -51,7 +51,8 @@ import numpy as np
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .encoding import BPETokenizer, _as_memory, _as_special_tokens, array_dtype, load_core
+from .core import array_dtype, load_core, special_tokens_list
+from .encoding import BPETokenizer, _as_memory
 
 # A file's texts are counted and encoded this many characters (about) at a time. A task has
 # one CPU, so that no threads share a batch: a megabyte keeps the calls few (a text file
@@ -192,7 +193,7 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     names it; a worker that dies, a RuntimeError (Ray's logs name its task, "count FILE")."""
     from tqdm import tqdm
 
-    special_tokens = list(_as_special_tokens(special_tokens))
+    special_tokens = list(special_tokens_list(special_tokens))
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
     if _is_dataset(source):
@@ -240,7 +241,7 @@ def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), 
     equal those of BPETokenizer.train on the same texts in one process. With max_memory,
     each counter keeps to it by dropping the rarest chunks, and a RuntimeWarning says
     how many the workers dropped in all (the merges may then differ)."""
-    special_tokens = _as_special_tokens(special_tokens)  # a generator is read once, here
+    special_tokens = special_tokens_list(special_tokens)  # a generator is read once, here
     counter = count(source, pattern, special_tokens, text_column, max_memory, progress, kind, field)
     dropped, threshold = counter.pruned
     if dropped:

@@ -24,6 +24,8 @@ import codecs
 import json
 from pathlib import Path
 
+from .core import load_core
+
 
 KINDS = ("text", "jsonl", "parquet")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -153,8 +155,6 @@ def safe_cut(text: str, special_tokens=(), start: int = 0) -> int:
     (before a space that follows an ASCII letter: csrc/split.h, is_safe_cut, gives the
     reason) and no special token of special_tokens lies across it. 0 if there is none.
     The rule is the compiled core's, where its threads cut too."""
-    from . import load_core
-
     return load_core().safe_cut(text, list(special_tokens), start)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .files import atomic_write
-from .encoding import array_dtype
+from .core import array_dtype
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
 # A token folder (bpe.ray_data.write_token_folder): shards, each a token file, and a

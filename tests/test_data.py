@@ -18,7 +18,9 @@ import pytest
 
 import bpe.encoding
 import data
-from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer, fingerprint
+import story_sources
+from bpe.token_files import fingerprint
+from tokenizer import END_OF_TEXT, PAD, BPETokenizer, WordTokenizer
 
 STORIES = [
     "Once upon a time, there was a little cat named Tom. Tom liked to play in the sun.",
@@ -50,28 +52,28 @@ def many_stories(n, seed=0):
 
 def test_split_stories_on_end_of_text_strips_and_drops_empty_ones():
     text = tinystories_file(STORIES).decode() + f"\n{END_OF_TEXT}\n  \n"
-    assert data.split_stories(text, "eot") == STORIES
-    assert data.split_stories(f"a{END_OF_TEXT}b", "eot") == ["a", "b"]  # a marker anywhere separates
+    assert story_sources.split_stories(text, "eot") == STORIES
+    assert story_sources.split_stories(f"a{END_OF_TEXT}b", "eot") == ["a", "b"]  # a marker anywhere separates
 
 
 def test_split_stories_on_blank_lines_keeps_single_line_breaks():
     text = "First story.\nStill the first.\n\nSecond story.\n \n\n\nThird.\r\n\r\nFourth.\n"
-    assert data.split_stories(text, "blank") == ["First story.\nStill the first.", "Second story.", "Third.", "Fourth."]
+    assert story_sources.split_stories(text, "blank") == ["First story.\nStill the first.", "Second story.", "Third.", "Fourth."]
 
 
 def test_split_stories_on_single_line_breaks_keeps_paragraphs():
     # A TinyStories file with its <|endoftext|> lines taken out, as train-sample-lowercase.txt is.
     text = "one day, a cat.\n\nthe cat ran.\nonce upon a time, a dog.\n\nthe end.\n"
-    assert data.split_stories(text, "line") == ["one day, a cat.\n\nthe cat ran.", "once upon a time, a dog.\n\nthe end."]
+    assert story_sources.split_stories(text, "line") == ["one day, a cat.\n\nthe cat ran.", "once upon a time, a dog.\n\nthe end."]
 
 
 def test_separator_detection_and_bad_separator():
-    assert data.detect_separator(f"a\n{END_OF_TEXT}\nb") == "eot"
-    assert data.detect_separator("a\n\nb") == "blank"
-    assert data.detect_separator("a story.\nanother story.\na third.\n") == "line"  # one story per line
-    assert data.detect_separator("just one line") == "blank"  # one story either way
+    assert story_sources.detect_separator(f"a\n{END_OF_TEXT}\nb") == "eot"
+    assert story_sources.detect_separator("a\n\nb") == "blank"
+    assert story_sources.detect_separator("a story.\nanother story.\na third.\n") == "line"  # one story per line
+    assert story_sources.detect_separator("just one line") == "blank"  # one story either way
     with pytest.raises(ValueError, match="separator"):
-        data.split_stories("a", "comma")
+        story_sources.split_stories("a", "comma")
 
 
 def paragraphs(story_number, rng):
@@ -100,16 +102,16 @@ def shaped_like_valid_sample(n, seed=0):
 
 def test_separator_detection_on_files_shaped_like_the_samples():
     train, train_text = shaped_like_train_sample(300)
-    assert data.detect_separator(train_text) == "line"  # was "blank": paragraphs taken for stories
-    assert data.split_stories(train_text, "line") == train
+    assert story_sources.detect_separator(train_text) == "line"  # was "blank": paragraphs taken for stories
+    assert story_sources.split_stories(train_text, "line") == train
     valid, valid_text = shaped_like_valid_sample(300)
-    assert data.detect_separator(valid_text) == "blank"
-    assert data.split_stories(valid_text, "blank") == valid
+    assert story_sources.detect_separator(valid_text) == "blank"
+    assert story_sources.split_stories(valid_text, "blank") == valid
 
 
 def test_end_of_text_ends_a_story_whatever_the_separator():
-    assert data.split_stories(f"a\n\nb{END_OF_TEXT}c", "blank") == ["a", "b", "c"]
-    assert data.split_stories(f"a\nb{END_OF_TEXT}c", "line") == ["a", "b", "c"]
+    assert story_sources.split_stories(f"a\n\nb{END_OF_TEXT}c", "blank") == ["a", "b", "c"]
+    assert story_sources.split_stories(f"a\nb{END_OF_TEXT}c", "line") == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize("separator", ["eot", "blank", "line"])
@@ -122,17 +124,17 @@ def test_stories_read_block_by_block_are_the_stories_of_the_whole_text(tmp_path,
     for trial in range(200):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 40)))
         path.write_bytes(text.encode("utf-8"))
-        monkeypatch.setattr(data, "READ_BYTES", rng.randint(1, 9))
-        expected = data.split_stories(text, separator)
+        monkeypatch.setattr(story_sources, "READ_BYTES", rng.randint(1, 9))
+        expected = story_sources.split_stories(text, separator)
         try:
-            streamed = list(data.iter_stories(path, separator))
+            streamed = list(story_sources.iter_stories(path, separator))
         except data.DataError:
             streamed = []  # a file with no story
         assert streamed == expected, (trial, text)
 
 
 def test_a_prefix_drops_the_last_story_and_a_cut_character(tmp_path, monkeypatch):
-    monkeypatch.setattr(data, "READ_BYTES", 3)
+    monkeypatch.setattr(story_sources, "READ_BYTES", 3)
     path = tmp_path / "s.txt"
     path.write_bytes(f"un été\n{END_OF_TEXT}\nun café\n{END_OF_TEXT}\nla fin".encode("utf-8"))
     whole, marker = path.read_bytes(), END_OF_TEXT.encode()
@@ -140,16 +142,16 @@ def test_a_prefix_drops_the_last_story_and_a_cut_character(tmp_path, monkeypatch
         last = whole[:limit].rfind(marker)  # what comes after the last whole marker may be cut off
         if last < 0:
             with pytest.raises(data.DataError, match="found no complete story.*take a larger prefix"):
-                list(data.iter_stories(path, "eot", max_bytes=limit))
+                list(story_sources.iter_stories(path, "eot", max_bytes=limit))
         else:
-            expected = data.split_stories(whole[:last].decode("utf-8"), "eot")
-            assert list(data.iter_stories(path, "eot", max_bytes=limit)) == expected, limit
-    assert list(data.iter_stories(path, "eot", max_bytes=len(whole))) == ["un été", "un café", "la fin"]
+            expected = story_sources.split_stories(whole[:last].decode("utf-8"), "eot")
+            assert list(story_sources.iter_stories(path, "eot", max_bytes=limit)) == expected, limit
+    assert list(story_sources.iter_stories(path, "eot", max_bytes=len(whole))) == ["un été", "un café", "la fin"]
 
 
 def test_stories_written_and_read_back(tmp_path):
     path = tmp_path / "valid.txt"
-    data.write_stories(path, STORIES)
+    story_sources.write_stories(path, STORIES)
     text = path.read_text(encoding="utf-8")
     assert f"\n{END_OF_TEXT}\n" in text and text.endswith("\n")
     assert data.read_stories(path) == STORIES
@@ -158,7 +160,7 @@ def test_stories_written_and_read_back(tmp_path):
 
 def test_read_stories_limit_cuts_the_last_story_and_any_half_marker(tmp_path):
     path = tmp_path / "valid.txt"
-    data.write_stories(path, STORIES)
+    story_sources.write_stories(path, STORIES)
     text = path.read_text(encoding="utf-8")
     first_marker = text.index(END_OF_TEXT)
     for n in range(first_marker - 1, first_marker + len(END_OF_TEXT) + 1):
@@ -174,7 +176,7 @@ def test_read_stories_missing_file_names_the_command(tmp_path):
 
 def test_writing_stories_that_hold_the_marker_is_refused(tmp_path):
     with pytest.raises(ValueError, match="endoftext"):
-        data.write_stories(tmp_path / "x.txt", [f"a{END_OF_TEXT}b"])
+        story_sources.write_stories(tmp_path / "x.txt", [f"a{END_OF_TEXT}b"])
 
 
 def test_token_text_and_character_count():
@@ -216,7 +218,7 @@ def test_load_tokens_checks_the_file(tmp_path):
     with pytest.raises(data.DataError, match="not a token file"):
         data.load_tokens(path, tok)
     data.write_tokens(path, [np.array([5, len(tok)])], tok)
-    with pytest.raises(data.DataError, match=rf"id {len(tok)}, outside the tokenizer's {len(tok)} tokens"):
+    with pytest.raises(data.DataError, match=rf"id {len(tok)}, outside the tokenizer's {len(tok):,} ids"):
         data.load_tokens(path, tok)
     word = WordTokenizer(["a", "b"])
     word_file = tmp_path / "valid.bin"
@@ -249,8 +251,8 @@ def test_token_files_of_another_tokenizer_are_refused(tmp_path):
     with pytest.raises(data.DataError, match=r"holds 5 ids, its train\.bin\.json says 4.*`python data\.py`$"):
         data.load_tokens(tmp_path / "train.bin", word)
     shutil.copy(tmp_path / "train-bpe.bin.json", tmp_path / "train.bin.json")  # and its sidecar too
-    with pytest.raises(data.DataError, match=r"train\.bin was written by another tokenizer than the word tokenizer "
-                                             r"given \(its train\.bin\.json names tokenizer\.bpe.*`python data\.py`$"):
+    with pytest.raises(data.DataError, match=r"train\.bin was written by another tokenizer \(tokenizer\.bpe, sha256 "
+                                             r".*than the one given.*`python data\.py`$"):
         data.load_tokens(tmp_path / "train.bin", word)
 
 
@@ -497,7 +499,7 @@ def test_source_shards_that_cannot_be_read_are_named(tmp_path, capsys, monkeypat
     assert re.search(r"holds both text files \(train\.txt\) and JSON Lines or Parquet shards", error())
     (src / "train.txt").unlink()
     (src / "train-0.jsonl").write_text(json.dumps({"text": "word " * 300}) + "\n")
-    monkeypatch.setattr(data, "MAX_STORY_CHARS", 1000)
+    monkeypatch.setattr(story_sources, "MAX_STORY_CHARS", 1000)
     assert re.search(r"train-0\.jsonl: its text 1 holds a story of 1,499 characters, longer than the 1,000", error())
 
 
@@ -560,8 +562,8 @@ def test_streamed_files_equal_the_one_piece_files_byte_for_byte(tmp_path, monkey
     mixed_source(tmp_path / "src")
     folders = {}
     for name, (read, piece, batch) in {"small": (7, 100, 50), "whole": (1 << 24, 1 << 24, 1 << 24)}.items():
-        monkeypatch.setattr(data, "READ_BYTES", read)
-        monkeypatch.setattr(data, "BATCH_CHARS", piece)
+        monkeypatch.setattr(story_sources, "READ_BYTES", read)
+        monkeypatch.setattr(story_sources, "BATCH_CHARS", piece)
         monkeypatch.setattr(bpe.encoding, "TRAIN_BATCH_BYTES", batch)
         folders[name] = tmp_path / name
         data.main(["--source", str(tmp_path / "src"), "--data-dir", str(folders[name]), "--no-progress", *flags])
@@ -596,7 +598,7 @@ def data_folder(folder: Path, train: bytes):
 def test_a_data_file_that_is_not_utf8_is_named(tmp_path, capsys, monkeypatch, flags):
     # The bad byte in a later block: its offset counts from the start. (raising=False: the
     # test runs against the data.py of before streaming too, to see it fail there.)
-    monkeypatch.setattr(data, "READ_BYTES", 5, raising=False)
+    monkeypatch.setattr(story_sources, "READ_BYTES", 5, raising=False)
     data_folder(tmp_path / "d", tinystories_file(STORIES[:2]) + b"caf\xe9\n")
     with pytest.raises(SystemExit) as e:
         data.main(["--data-dir", str(tmp_path / "d"), "--no-progress", *flags])
@@ -619,8 +621,8 @@ def test_an_empty_source_file_is_named(tmp_path, capsys, content, message):
 
 
 def test_a_story_too_long_for_memory_is_refused(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(data, "MAX_STORY_CHARS", 1000, raising=False)
-    monkeypatch.setattr(data, "READ_BYTES", 256, raising=False)
+    monkeypatch.setattr(story_sources, "MAX_STORY_CHARS", 1000, raising=False)
+    monkeypatch.setattr(story_sources, "READ_BYTES", 256, raising=False)
     (tmp_path / "train.txt").write_text("word " * 2000 + f"\n{END_OF_TEXT}\n")
     (tmp_path / "valid.txt").write_text("A story.\n")
     with pytest.raises(SystemExit):
@@ -704,9 +706,9 @@ def server():
     valid = tinystories_file(many_stories(30, seed=4))
     instruct = tinystories_file([f"Features: Dialogue\nWords: cat, sun\nSummary: A cat.\nStory: Story {k}." for k in range(100)])
     srv = StoryServer({
-        "/" + data.TRAIN_URL: train,
-        "/" + data.VALID_URL: valid,
-        "/" + data.INSTRUCT_URL: instruct,
+        "/" + story_sources.TRAIN_URL: train,
+        "/" + story_sources.VALID_URL: valid,
+        "/" + story_sources.INSTRUCT_URL: instruct,
     })
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -716,18 +718,18 @@ def server():
 
 
 def test_download_of_a_prefix_then_cut_at_a_story_boundary(server, tmp_path, capsys):
-    train = server.files["/" + data.TRAIN_URL]
+    train = server.files["/" + story_sources.TRAIN_URL]
     limit = train.index(b"Story 57.") + 3  # in the middle of story 57
     d = tmp_path / "data"
     data.main(["--base-url", server.url, "--data-dir", str(d), "--train-mb", str(limit / 1e6),
                "--instruct-mb", "1", "--no-progress"])
-    stories = data.split_stories(train.decode(), "eot")
+    stories = story_sources.split_stories(train.decode(), "eot")
     assert data.read_stories(d / "train.txt") == stories[:57]
     # Only the prefix travelled: a range request for its bytes.
-    assert ("/" + data.TRAIN_URL, f"bytes=0-{limit - 1}") in server.requests
+    assert ("/" + story_sources.TRAIN_URL, f"bytes=0-{limit - 1}") in server.requests
     # The instruction file is shorter than its 1 MB prefix: all of it, last story included.
     assert len(data.read_stories(d / "instruct.txt")) == 100
-    assert data.read_stories(d / "valid.txt") == data.split_stories(server.files["/" + data.VALID_URL].decode())
+    assert data.read_stories(d / "valid.txt") == story_sources.split_stories(server.files["/" + story_sources.VALID_URL].decode())
     assert (d / "train.bin").exists() and (d / "vocab.json").exists()
     assert not any((d / "downloads").iterdir())  # the raw downloads are gone once written as stories
     # A second run keeps what is there and downloads nothing.
@@ -738,41 +740,41 @@ def test_download_of_a_prefix_then_cut_at_a_story_boundary(server, tmp_path, cap
 
 
 def test_download_resumes_after_an_interrupted_transfer(server, tmp_path):
-    path = "/" + data.VALID_URL
+    path = "/" + story_sources.VALID_URL
     body = server.files[path]
     server.drop_after[path] = 1000
     dest = tmp_path / "TinyStories-valid.txt"
-    with pytest.raises(data.DownloadError, match="interrupted with 1,000 bytes.*run data.py again"):
-        data.download(server.url + path, dest, retries=0, progress=False)
+    with pytest.raises(story_sources.DownloadError, match="interrupted with 1,000 bytes.*run data.py again"):
+        story_sources.download(server.url + path, dest, retries=0, progress=False)
     part = tmp_path / "TinyStories-valid.txt.part"
     assert not dest.exists() and part.read_bytes() == body[:1000]  # nothing that looks complete
-    data.download(server.url + path, dest, retries=0, progress=False)
+    story_sources.download(server.url + path, dest, retries=0, progress=False)
     assert dest.read_bytes() == body and not part.exists()
     assert server.requests[-1] == (path, "bytes=1000-")
 
 
 def test_download_resumes_within_one_run(server, tmp_path):
-    path = "/" + data.TRAIN_URL
+    path = "/" + story_sources.TRAIN_URL
     server.drop_after[path] = 777
     dest = tmp_path / "prefix.txt"
-    data.download(server.url + path, dest, max_bytes=5000, progress=False)
+    story_sources.download(server.url + path, dest, max_bytes=5000, progress=False)
     assert dest.read_bytes() == server.files[path][:5000]
     assert [r for p, r in server.requests] == ["bytes=0-4999", "bytes=777-4999"]
 
 
 def test_download_from_a_server_that_ignores_ranges_starts_again(server, tmp_path):
-    path = "/" + data.VALID_URL
+    path = "/" + story_sources.VALID_URL
     server.drop_after[path] = 500
     server.ignore_range = True
     dest = tmp_path / "valid.txt"
-    data.download(server.url + path, dest, progress=False)
+    story_sources.download(server.url + path, dest, progress=False)
     assert dest.read_bytes() == server.files[path]
 
 
 def test_prefix_download_from_a_server_that_ignores_ranges_stops_at_the_prefix(server, tmp_path):
     server.ignore_range = True
-    path = "/" + data.TRAIN_URL
-    data.download(server.url + path, tmp_path / "p.txt", max_bytes=3000, progress=False)
+    path = "/" + story_sources.TRAIN_URL
+    story_sources.download(server.url + path, tmp_path / "p.txt", max_bytes=3000, progress=False)
     assert (tmp_path / "p.txt").read_bytes() == server.files[path][:3000]
 
 
@@ -799,3 +801,23 @@ def test_base_url_from_the_environment(server, tmp_path, monkeypatch):
     monkeypatch.setenv("TINYSTORIES_BASE_URL", server.url)
     args = data.build_parser().parse_args([])
     assert args.base_url == server.url
+
+
+def test_data_py_removes_its_stale_temporary_files(tmp_path, capsys):
+    sample_like_source(tmp_path / "src")
+    d = tmp_path / "data"
+    d.mkdir()
+    stale = [d / ".train.txt.k3j2l9xa.tmp", d / ".train-bpe.bin.0a1b2c3d.tmp", d / ".tokenizer.bpe.zz12yy34.tmp"]
+    for path in stale:
+        path.write_bytes(b"\0" * 100_000)
+    mine = [d / ".notes.txt.k3j2l9xa.tmp", d / "train.txt.tmp", d / ".train.txt.tmp"]
+    for path in mine:
+        path.write_text("not data.py's")
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress"])
+    out = capsys.readouterr().out
+    assert [p for p in stale if p.exists()] == []
+    assert all(p.read_text() == "not data.py's" for p in mine)
+    lines = [line for line in out.splitlines() if "temporary" in line]
+    assert len(lines) == 1 and "3 temporary files" in lines[0] and "0.3 MB" in lines[0], out
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress"])
+    assert "temporary" not in capsys.readouterr().out  # nothing left, nothing said

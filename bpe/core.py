@@ -1,0 +1,69 @@
+"""The compiled core, bpe._core, and what every other module of the package needs of it.
+
+This is the bottom of the package: it imports no other module of bpe, and every module
+that needs the core (encoding, formats, huggingface, sources, explain, ray_data, the
+command) imports it from here, so no two modules import each other.
+
+The core's own API, re-exported here and as bpe.X: bytes in (str too, where it
+encodes), ints out, the same argument names with the same meanings as BPETokenizer's.
+
+    pretokenize(text, pattern="default") -> list[bytes]
+    count_chunks(text, pattern="default") -> int     # len(pretokenize(...)), the split alone
+    simd_tier() -> str                               # portable, sse2, avx2 or avx512 (env BPE_SIMD)
+    train(text, num_merges, pattern="default", special_tokens=(), threads=0) -> list[tuple[int, int]]
+    ChunkCounter(pattern="default", special_tokens=(), max_memory=None)   # training, streamed
+    Encoder(merges, pattern="default", special_tokens=(), token_ids=None)  # encode and decode
+    MAX_THREADS, MAX_ID
+
+When the core is not built, importing this module still works (the pipeline's
+word-level tokenizer needs none of it), and the first use of a name says how to build it.
+"""
+import numpy as np
+
+BUILD_COMMAND = "python setup.py build_ext --inplace"
+
+LOW_LEVEL = ("pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
+
+
+def load_core():
+    """The compiled core, or an ImportError that says how to build it."""
+    try:
+        from . import _core
+    except ImportError as e:
+        raise ImportError(f"bpe's compiled core is not built ({e}): build it with `{BUILD_COMMAND}` in the "
+                          "repository, or install the package with `pip install .`") from e
+    return _core
+
+
+def __getattr__(name):
+    if name in LOW_LEVEL:
+        return getattr(load_core(), name)
+    raise AttributeError(f"module 'bpe.core' has no attribute {name!r}")
+
+
+def array_dtype(n_vocab: int):
+    """The numpy type of an array of ids: uint16 when every id fits (n_vocab of 65,536 or
+    less), else uint32. (The core's encode_array applies the same rule.)"""
+    return np.uint16 if n_vocab <= 65536 else np.uint32
+
+
+def special_tokens_list(special_tokens) -> tuple:
+    """special_tokens as a tuple of str, read once (a generator too), in their order.
+
+    Only the shape is checked here, with the core's messages: a list (or any other
+    iterable but a str, bytes, set or dict, whose order is not the user's) of str. What
+    the tokens hold (empty, given twice, a lone surrogate) the core checks wherever they
+    are used, once: Encoder, ChunkCounter and train all refuse them by name.
+    """
+    if special_tokens is None:
+        return ()
+    if isinstance(special_tokens, (str, bytes, bytearray, set, frozenset, dict)) or not hasattr(special_tokens,
+                                                                                                 "__iter__"):
+        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}: their ids "
+                        "follow the merges, in that order (to number them your own way: token_ids, or "
+                        "BPETokenizer(merges, special_tokens={token: id}))")
+    tokens = tuple(special_tokens)
+    for token in tokens:
+        if not isinstance(token, str):
+            raise TypeError(f"special tokens must be str, not {type(token).__name__}: got {token!r}")
+    return tokens
