@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler.h"
 #include "hash.h"
 
 namespace bpe {
@@ -227,7 +228,7 @@ public:
     // Starts loading the slot where find(key) will look first: a table of a whole
     // vocabulary is megabytes, and its slots are rarely in the caches.
     void prefetch(const ChunkKey& key) const {
-        if (key.bytes.size() <= 16) __builtin_prefetch(&slots_[key.hash & mask_]);
+        if (key.bytes.size() <= 16) bpe::prefetch(&slots_[key.hash & mask_]);
     }
 
 private:

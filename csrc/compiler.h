@@ -4,9 +4,17 @@
 // calls these names instead of a compiler's own, so the core compiles with GCC, clang
 // and MSVC alike (MSVC defines neither __GNUC__ nor __SSE2__, so it also builds
 // without the SSE2 block and the SIMD tiers: the portable split, as an ARM build does).
+//
+// BPE_PORTABLE (the build CI makes for the path ARM machines take) also turns off the
+// builtins here, so that the plain loops, which MSVC on ARM and any other compiler
+// run, are tested too.
 #pragma once
 
 #include <cstdint>
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(BPE_PORTABLE)
+#define BPE_BUILTINS 1
+#endif
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
@@ -16,9 +24,9 @@ namespace bpe {
 
 // The number of trailing zero bits of x, which must not be 0.
 inline unsigned count_trailing_zeros(uint32_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     return unsigned(__builtin_ctz(x));
-#elif defined(_MSC_VER)
+#elif defined(_MSC_VER) && !defined(BPE_PORTABLE)
     unsigned long i;
     _BitScanForward(&i, x);
     return unsigned(i);
@@ -30,9 +38,9 @@ inline unsigned count_trailing_zeros(uint32_t x) {
 }
 
 inline unsigned count_trailing_zeros(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     return unsigned(__builtin_ctzll(x));
-#elif defined(_MSC_VER) && defined(_WIN64)
+#elif defined(_MSC_VER) && defined(_WIN64) && !defined(BPE_PORTABLE)
     unsigned long i;
     _BitScanForward64(&i, x);
     return unsigned(i);
@@ -44,9 +52,9 @@ inline unsigned count_trailing_zeros(uint64_t x) {
 
 // The number of leading zero bits of x, which must not be 0.
 inline unsigned count_leading_zeros(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     return unsigned(__builtin_clzll(x));
-#elif defined(_MSC_VER) && defined(_WIN64)
+#elif defined(_MSC_VER) && defined(_WIN64) && !defined(BPE_PORTABLE)
     unsigned long i;
     _BitScanReverse64(&i, x);
     return 63 - unsigned(i);
@@ -58,7 +66,7 @@ inline unsigned count_leading_zeros(uint64_t x) {
 }
 
 inline unsigned count_ones(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     return unsigned(__builtin_popcountll(x));
 #else
     unsigned n = 0;
@@ -69,7 +77,7 @@ inline unsigned count_ones(uint64_t x) {
 
 // A hint that *p will be read soon; it changes no result.
 inline void prefetch(const void* p) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     __builtin_prefetch(p);
 #else
     (void)p;
@@ -78,7 +86,7 @@ inline void prefetch(const void* p) {
 
 // *sum = a + b; true if that overflowed (and *sum then wrapped around).
 inline bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) {
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(BPE_BUILTINS)
     return __builtin_add_overflow(a, b, sum);
 #else
     *sum = a + b;
