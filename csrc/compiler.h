@@ -16,6 +16,14 @@
 #define BPE_BUILTINS 1
 #endif
 
+// Inlined even where the compiler's own judgement would not (a hot hash, say); a hint
+// elsewhere.
+#if defined(__GNUC__) || defined(__clang__)
+#define BPE_ALWAYS_INLINE [[gnu::always_inline]]
+#else
+#define BPE_ALWAYS_INLINE
+#endif
+
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
 #endif
