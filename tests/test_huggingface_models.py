@@ -1,0 +1,174 @@
+"""tokenizer.json files shaped as today's models ship them (Qwen 2, Llama 3, DeepSeek, GLM),
+built with the tokenizers library on a small vocabulary: from_huggingface gives Hugging
+Face's ids on hostile text, by both comparisons of issue 31, and writes them back."""
+import json
+
+import pytest
+
+from bpe import BPETokenizer
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import AddedToken, Regex, Tokenizer, models, normalizers, pre_tokenizers, processors, trainers  # noqa
+
+# Published pre-tokenizer regexes (as their tokenizer.json files carry them).
+QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+         r"|\s+(?!\S)|\s+")
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+          r"|\s+(?!\S)|\s+")
+# DeepSeek's Sequence of Splits, its letter class shortened to a few of its ranges.
+DEEPSEEK = [r"[\r\n]", r"\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓΆΈ-ΊΌΎ-ΡΣ-ϵＡ-Ｚａ-ｚ]+", r"\s?[!-/:-~！-／：-～‘-‟　-。]+",
+            r"\s+$", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}+"]
+GLM4 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+        r"|\s+(?!\S)|\s+")
+
+CORPUS = ["Once upon a time, a little girl named Lily found 12345 shiny stones in the garden.",
+          "She said: \"Hello, world!\" and ran home.\r\nThe end.\n\n", "Ça été très élevé. Hôtel à côté.",
+          "数字 1234567890 与中文混合，还有emoji 😀👍🏽。", "한국어 텍스트와 숫자 42", "def f(x):\n    return x ** 2\t# comment",
+          "it's we're they've I'm you'll he'd IT'S", "<think> reasoning </think> answer"] * 3
+
+HOSTILE = ["", " ", "a", "Hello world", "  leading and trailing  ", "e\u0301te\u0301 cafe\u0301 Ame\u0301lie",
+           "\u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af", "한국어", "line\r\nnext\rcr\n\r\nmix \r\n  ",
+           "1234567890 12 3.14159 ٣٤٥ ½ 2²", "数字1234与中文，混合。", "emoji 😀👍🏽 👨‍👩‍👧 🇫🇷!", "it's IT'S we'VE",
+           "<|endoftext|>", "x<|endoftext|>y", "<|endoftext|><|endoftext|>", "<think>why</think>so",
+           "a<think>b", "<think><think>", "<|im_start|>user\nhi<|im_end|>", "<|im_start|><|im_end|>",
+           "  <|im_end|>  x", "word<fim>word <fim> <fim>", "<|endoftext|", "|endoftext|>", "<<think>>",
+           "tab\tsep\u00a0nbsp\u2028ls", "ΑΒΓ Straße ǅ", "\U0010ffff\x00\x7f"]
+
+
+def train(pre, normalizer=None, ignore_merges=False):
+    model = models.BPE(ignore_merges=ignore_merges)
+    tk = Tokenizer(model)
+    if normalizer is not None:
+        tk.normalizer = normalizer
+    tk.pre_tokenizer = pre
+    tk.decoder = tokenizers.decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=420, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(CORPUS, trainer)
+    return tk
+
+
+def qwen_added(tk):
+    """Qwen's shape: special tokens, and non-special ones (<think>) matched in every text."""
+    tk.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                           for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>")])
+    tk.add_tokens([AddedToken(t, special=False, normalized=False) for t in ("<think>", "</think>", "<fim>")])
+
+
+def split(regex, behavior="isolated", invert=False):
+    return pre_tokenizers.Split(Regex(regex), behavior=behavior, invert=invert)
+
+
+def byte_level(use_regex=False, add_prefix_space=False):
+    return pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=use_regex)
+
+
+def shape(name):
+    """A tokenizers.Tokenizer of the named shape."""
+    seq = pre_tokenizers.Sequence
+    if name == "qwen2":
+        tk = train(seq([split(QWEN2), byte_level()]), normalizers.NFC())
+        qwen_added(tk)
+    elif name == "llama3":
+        tk = train(seq([split(LLAMA3), byte_level()]), ignore_merges=True)
+        tk.add_special_tokens([AddedToken("<|begin_of_text|>", special=True, normalized=False),
+                               AddedToken("<|eot_id|>", special=True, normalized=False)])
+        tk.post_processor = processors.Sequence([
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B",
+                                          special_tokens=[("<|begin_of_text|>", tk.token_to_id("<|begin_of_text|>"))])])
+    elif name == "deepseek":
+        tk = train(seq([split(r, "isolated") for r in DEEPSEEK] + [byte_level()]), normalizers.Sequence([]))
+        tk.add_special_tokens([AddedToken("<｜begin▁of▁sentence｜>", special=True, normalized=False)])
+        tk.add_tokens([AddedToken("<think>", special=False, normalized=True)])
+        tk.post_processor = processors.TemplateProcessing(
+            single="<｜begin▁of▁sentence｜> $A", special_tokens=[("<｜begin▁of▁sentence｜>",
+                                                               tk.token_to_id("<｜begin▁of▁sentence｜>"))])
+    elif name == "glm4":
+        tk = train(seq([split(GLM4), byte_level()]), ignore_merges=True)
+        tk.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<|endoftext|>", "[gMASK]")])
+        tk.enable_padding(pad_id=0, pad_token="!", length=64)
+        tk.enable_truncation(max_length=512)
+    elif name == "digits":
+        tk = train(seq([pre_tokenizers.Digits(individual_digits=True), split(r"\p{L}+|\s+", "isolated"),
+                        byte_level()]))
+    elif name == "digits-contiguous":
+        tk = train(seq([pre_tokenizers.Digits(individual_digits=False), byte_level(use_regex=True)]))
+    elif name.startswith("split-"):
+        behavior, _, inv = name[len("split-"):].partition("-")
+        tk = train(seq([split(r"\s+|\p{N}+", behavior, invert=inv == "invert"), byte_level()]))
+    elif name == "bytelevel-prefix":
+        tk = train(byte_level(use_regex=True, add_prefix_space=True))
+    elif name == "added-flags":
+        tk = train(seq([split(QWEN2), byte_level()]), normalizers.NFC())
+        tk.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False, lstrip=True),
+                               AddedToken("<|im_end|>", special=True, normalized=False, rstrip=True)])
+        tk.add_tokens([AddedToken("<think>", special=False, normalized=True, single_word=True),
+                       AddedToken("<fim>", special=False, normalized=False, lstrip=True, rstrip=True),
+                       AddedToken("café", special=False, normalized=True),
+                       AddedToken("<thi", special=False, normalized=False)])
+    else:
+        raise KeyError(name)
+    return tk
+
+
+SHAPES = ["qwen2", "llama3", "deepseek", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
+          "split-merged_with_previous", "split-merged_with_next", "split-contiguous", "split-isolated-invert",
+          "split-removed-invert", "split-merged_with_next-invert", "bytelevel-prefix", "added-flags"]
+
+
+def theirs_ids(tk, text, special):
+    tk.encode_special_tokens = not special
+    return tk.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module", params=SHAPES)
+def pair(request, tmp_path_factory):
+    tk = shape(request.param)
+    path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
+    tk.save(str(path))
+    ours = BPETokenizer.from_huggingface(path)
+    theirs = Tokenizer.from_file(str(path))
+    theirs.no_padding()
+    theirs.no_truncation()
+    return request.param, path, ours, theirs
+
+
+def test_encode_ordinary_is_huggingfaces_ids_without_special_tokens(pair):
+    name, _, ours, theirs = pair
+    for text in HOSTILE + CORPUS[:8]:
+        assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), (name, text)
+
+
+def test_encode_with_all_specials_is_huggingfaces_ids(pair):
+    name, _, ours, theirs = pair
+    for text in HOSTILE + CORPUS[:8]:
+        assert ours.encode(text, allowed_special="all") == theirs_ids(theirs, text, special=True), (name, text)
+
+
+def test_encode_with_template_is_huggingfaces_default_ids(pair):
+    name, _, ours, theirs = pair
+    theirs.encode_special_tokens = False
+    for text in HOSTILE:
+        assert ours.encode_with_template(text) == theirs.encode(text).ids, (name, text)
+
+
+def test_save_huggingface_keeps_template_padding_truncation(pair, tmp_path):
+    name, path, ours, _ = pair
+    out = ours.save_huggingface(tmp_path / "again.json")
+    before, after = json.loads(path.read_text(encoding="utf-8")), json.loads(out.read_text(encoding="utf-8"))
+    for key in ("post_processor", "padding", "truncation", "normalizer", "pre_tokenizer", "added_tokens"):
+        assert after[key] == before[key], key
+    again = Tokenizer.from_file(str(out))
+    again.no_padding()
+    again.no_truncation()
+    for text in HOSTILE:
+        assert theirs_ids(again, text, True) == ours.encode(text, allowed_special="all")
+
+
+def test_disallowed_special_raises_as_in_tiktoken(pair):
+    name, _, ours, _ = pair
+    specials = [t.content for t in ours.rules.added if t.special] if hasattr(ours, "rules") else ours.special_tokens
+    for special in specials:
+        with pytest.raises(ValueError):
+            ours.encode(f"a{special}b")
