@@ -172,3 +172,112 @@ def test_disallowed_special_raises_as_in_tiktoken(pair):
     for special in specials:
         with pytest.raises(ValueError):
             ours.encode(f"a{special}b")
+
+
+# --- what is refused, and the edges of the file (issue 34, items 2, 9 and 14) -------------
+
+def _document(name="qwen2"):
+    tk = shape(name)
+    return json.loads(tk.to_str())
+
+
+def _write(tmp_path, document, name="tokenizer.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_an_added_tokens_id_is_huggingfaces_not_the_files(tmp_path):
+    # Hugging Face ignores the file's id of an added token the vocabulary lacks: it numbers
+    # it after the vocabulary (then after the added ids past it), in the file's order.
+    document = _document()
+    for k, added in enumerate(document["added_tokens"]):
+        added["id"] = 5001 + 7 * k
+    path = _write(tmp_path, document)
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    size = len(document["model"]["vocab"])
+    assert [theirs.token_to_id(a["content"]) for a in document["added_tokens"]] == \
+        list(range(size, size + len(document["added_tokens"])))
+    for added in document["added_tokens"]:
+        text = f"a{added['content']}b"
+        assert ours.encode(text, allowed_special="all") == theirs_ids(theirs, text, special=True)
+    assert ours.n_vocab == theirs.get_vocab_size(with_added_tokens=True)
+
+
+def test_an_added_token_numbered_onto_another_token_is_refused(tmp_path):
+    document = _document()
+    vocab = document["model"]["vocab"]
+    # A gap in the vocabulary's ids: Hugging Face would number the first added token
+    # len(vocab), which is now the id of the vocabulary's last token.
+    last = max(vocab, key=vocab.get)
+    vocab[last] = len(vocab)
+    with pytest.raises(ValueError, match="ambiguous"):
+        BPETokenizer.from_huggingface(_write(tmp_path, document))
+
+
+@pytest.mark.parametrize("where", ["top", "pre_tokenizer", "normalizer"])
+def test_json_nested_100000_deep_is_a_value_error(tmp_path, where):
+    deep = "[" * 100_000 + "]" * 100_000
+    if where == "top":
+        text = deep
+    else:
+        text = json.dumps(_document()).replace(f'"{where}":', f'"{where}": {deep}, "x":', 1)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError):
+        BPETokenizer.from_huggingface(path)
+
+
+def test_pretokenizers_null_is_named(tmp_path):
+    document = _document()
+    document["pre_tokenizer"]["pretokenizers"] = None
+    with pytest.raises(ValueError, match="pretokenizers"):
+        BPETokenizer.from_huggingface(_write(tmp_path, document))
+
+
+def _refusal(kind):
+    document = _document()
+    model = document["model"]
+    if kind in ("Unigram", "WordPiece", "WordLevel"):
+        model["type"] = kind
+    elif kind == "byte_fallback":
+        model["byte_fallback"] = True
+    elif kind == "unk_token":
+        model["unk_token"] = "<unk>"
+    elif kind == "Metaspace":
+        document["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always",
+                                     "split": True}
+    elif kind == "Lowercase":
+        document["normalizer"] = {"type": "Lowercase"}
+    elif kind == "BertProcessing":
+        document["post_processor"] = {"type": "BertProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]}
+    elif kind == "Whitespace":
+        document["pre_tokenizer"] = {"type": "Whitespace"}
+    elif kind == "no ByteLevel":
+        document["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": r"\s+"}, "behavior": "Isolated",
+                                     "invert": False}
+    elif kind == "dropout":
+        model["dropout"] = 0.1
+    return document
+
+
+@pytest.mark.parametrize("kind, named", [
+    ("Unigram", "Unigram"), ("WordPiece", "WordPiece"), ("WordLevel", "WordLevel"), ("byte_fallback", "byte_fallback"),
+    ("unk_token", "unk_token"), ("Metaspace", "Metaspace"), ("Lowercase", "Lowercase"),
+    ("BertProcessing", "BertProcessing"), ("Whitespace", "Whitespace"), ("no ByteLevel", "ByteLevel"),
+    ("dropout", "dropout")])
+def test_what_would_change_the_ids_is_refused_by_name(tmp_path, kind, named):
+    with pytest.raises(ValueError, match=named):
+        BPETokenizer.from_huggingface(_write(tmp_path, _refusal(kind)))
+
+
+def test_a_loaded_model_refuses_formats_that_would_drop_its_rules(tmp_path):
+    ours = BPETokenizer.from_huggingface(_write(tmp_path, _document()))
+    with pytest.raises(ValueError, match="save_huggingface"):
+        ours.save(tmp_path / "x.bpe")
+
+
+def test_our_own_files_still_load_as_plain_tokenizers(tmp_path):
+    tok = BPETokenizer.train(CORPUS, 300, pattern="gpt4", special_tokens=["<|endoftext|>"])
+    path = tok.save_huggingface(tmp_path / "ours.json")
+    assert BPETokenizer.from_huggingface(path) == tok
