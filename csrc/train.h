@@ -444,13 +444,6 @@ inline std::vector<Pair> train(ChunkCounter& counter, int64_t num_merges,
     return trainer.train(num_merges, progress);
 }
 
-inline std::vector<Pair> train(std::string_view text, int64_t num_merges, Pattern pattern,
-                               const SpecialTokens& specials, unsigned threads) {
-    ChunkCounter counter(pattern, specials);
-    counter.add({text}, threads);
-    return train(counter, num_merges);
-}
-
 // Performance notes
 //
 // The queue. Most new pairs are rare (a new token and a neighbour seen once or twice),

@@ -49,3 +49,23 @@ def sample_bytes(size: int, offset: int = 0) -> bytes:
         if len(data) == size:
             return data
     return made_up_stories(offset + size).encode("utf-8")[offset:offset + size]
+
+
+# Emoji with joiners, skin tones and flags, CJK, combining marks (several on one
+# letter), Hangul jamo, right-to-left text, a real U+FFFD, odd spaces, specials.
+SCRIPTS_AND_EMOJI = ("a 👩\u200d👩\u200d👧\u200d👦 👍🏽 🇯🇵🇫🇷 猫が好き 日本語のテキスト。 e\u0301\u0302x n\u0303 "
+                     "\u1100\u1161\u11a8 \u05e9\u05dc\u05d5\u05dd \ufffd! Tom's\u00a0x\u2028y  \t\n\n"
+                     "Zorblax" + " " * 9 + "1234567 ٣٤٥<|endoftext|>end")
+
+
+# Text where the split rules and the specials have their corners: special tokens,
+# emoji (with joiners), CJK, combining marks, long runs of spaces, tabs and new lines.
+SPLIT_CORNERS = ("<|endoftext|>Tom's 🐱 and 👩\u200d👩\u200d👧 said \"日本語のテキスト\"!<|user|>  \t\n\n"
+                 "e\u0301 n\u0303 a\u0308\u0301 Zorblax" + " " * 40 + "x\r\n<|endoftext|><|user|>ſ'S 'LL 1234567 ٣٤\u00a0x"
+                 "<|endo" + "\n" * 5 + "<|user|><|endoftext|>")
+
+
+# Accents, Japanese, emoji with joiners, tabs, runs of spaces, CR/LF, contractions in
+# every case, odd spaces and digits of other scripts.
+TRICKY_TEXT = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
+               "HOW'S it ſ'S 'LL \u00a0x\u2028y  1234567 ٣٤٥ ")

@@ -801,3 +801,23 @@ def test_base_url_from_the_environment(server, tmp_path, monkeypatch):
     monkeypatch.setenv("TINYSTORIES_BASE_URL", server.url)
     args = data.build_parser().parse_args([])
     assert args.base_url == server.url
+
+
+def test_data_py_removes_its_stale_temporary_files(tmp_path, capsys):
+    sample_like_source(tmp_path / "src")
+    d = tmp_path / "data"
+    d.mkdir()
+    stale = [d / ".train.txt.k3j2l9xa.tmp", d / ".train-bpe.bin.0a1b2c3d.tmp", d / ".tokenizer.bpe.zz12yy34.tmp"]
+    for path in stale:
+        path.write_bytes(b"\0" * 100_000)
+    mine = [d / ".notes.txt.k3j2l9xa.tmp", d / "train.txt.tmp", d / ".train.txt.tmp"]
+    for path in mine:
+        path.write_text("not data.py's")
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress"])
+    out = capsys.readouterr().out
+    assert [p for p in stale if p.exists()] == []
+    assert all(p.read_text() == "not data.py's" for p in mine)
+    lines = [line for line in out.splitlines() if "temporary" in line]
+    assert len(lines) == 1 and "3 temporary files" in lines[0] and "0.3 MB" in lines[0], out
+    data.main(["--source", str(tmp_path / "src"), "--data-dir", str(d), "--no-progress"])
+    assert "temporary" not in capsys.readouterr().out  # nothing left, nothing said

@@ -568,3 +568,75 @@ def test_story_printer_flushes_each_token(word_tok):
     for n, i in enumerate(word_tok.encode("Tom saw a dog.")):
         printer.add(i)
         assert out.flushed == len(out.writes) == n + 1
+
+
+# --- sample.py's prompt is UTF-8 or refused ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    bpe = pytest.importorskip("bpe._core")
+    from tokenizer import PAD, BPETokenizer
+    from vocabularies import SMALL_TEXT
+
+    tok = BPETokenizer(bpe.train(SMALL_TEXT.encode(), 40), special_tokens=[PAD, END_OF_TEXT])
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=len(tok), context=16, n_layer=1, n_head=2, n_embd=16, rope=True))
+    folder = tmp_path_factory.mktemp("run")
+    save_checkpoint(folder / CHECKPOINT_NAME, model, tok, step=0, losses=[])
+    return folder
+
+
+def sample_py(folder, prompt: bytes):
+    return subprocess.run([sys.executable, b"sample.py", str(folder).encode(), b"--prompt", prompt, b"--tokens", b"5",
+                           b"--device", b"cpu", b"--seed", b"1"], cwd=ROOT, capture_output=True, timeout=120,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"})
+
+
+def test_sample_py_refuses_a_prompt_that_is_not_utf8(run_folder):
+    result = sample_py(run_folder, b"\xff\xfe")
+    err = result.stderr.decode("utf-8", "replace")
+    # Before: a traceback, "ValueError: ... lone surrogate", exit status 1.
+    assert result.returncode == 2, err
+    # argparse's usage, then one line that says what is wrong.
+    assert "Traceback" not in err and [line for line in err.splitlines() if "error" in line] == \
+        [err.strip().splitlines()[-1]] and "--prompt is not UTF-8 text: byte 0xff at byte 0" in err
+    good = sample_py(run_folder, "café".encode())
+    assert good.returncode == 0, good.stderr.decode()
+    assert good.stdout.decode("utf-8").startswith("café")
+
+
+def test_sample_main_refuses_a_prompt_with_a_lone_surrogate(run_folder, capsys):
+    import sample
+
+    with pytest.raises(SystemExit) as e:
+        sample.main([str(run_folder), "--prompt", "a\ud800b", "--device", "cpu"])
+    assert e.value.code == 2 and "--prompt is not UTF-8" in capsys.readouterr().err
+
+
+def test_story_printer_streams_without_decoding_the_story_again(monkeypatch):
+    pytest.importorskip("bpe._core")
+    from bpe import BPETokenizer
+    from vocabularies import trained_with_two_specials
+
+    trained = trained_with_two_specials()
+    class Out:
+        def __init__(self):
+            self.writes = []
+
+        def write(self, s):
+            self.writes.append(s)
+
+        def flush(self):
+            pass
+
+    text = "Once 猫 \ufffd and 🐱!"
+    ids = trained.encode(text)
+    monkeypatch.setattr(BPETokenizer, "decode", lambda *a, **k: pytest.fail("the printer decoded all the ids"))
+    out = Out()
+    printer = sample.StoryPrinter(trained, [], out=out)
+    for n, i in enumerate(ids):
+        printer.add(i)
+        if trained.decode_single_token_bytes(i) == "\ufffd".encode():
+            assert out.writes[-1].endswith("\ufffd")  # a real U+FFFD is printed at once
+    printer.finish()
+    assert "".join(out.writes) == text + "\n"

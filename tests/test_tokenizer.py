@@ -3,7 +3,7 @@ one interface: round trips, unknown words, special tokens, bad input.
 
 Everything is made up here (no network, no data folder): the BPE tokenizer is trained
 from a small invented text, and the BPE tests skip when the module is not built. The
-library's own tests are in test_library.py.
+library's own tests are in test_encoding.py and the files beside it.
 """
 import json
 import subprocess

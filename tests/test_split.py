@@ -37,17 +37,6 @@ from vocabularies import SHARED_DATA, cl100k_path, gpt2_files
 PATTERNS = {"gpt2": ref.GPT2_SPLIT_PATTERN, "gpt4": ref.GPT4_SPLIT_PATTERN}
 
 
-def has_patterns() -> bool:
-    try:
-        bpe.pretokenize(b"a", pattern="gpt2")
-    except TypeError:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not has_patterns(), reason="bpe.pretokenize does not take pattern= yet (issue 6)")
-
-
 def splits(text: str, pattern: str) -> list[bytes]:
     return [bytes(chunk) for chunk in bpe.pretokenize(text.encode("utf-8"), pattern=pattern)]
 
