@@ -114,7 +114,11 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
     """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
     of our byte or merge token i, special_ids maps each special token to its id."""
-    owner = {}  # id: which of our tokens has it, for the messages
+    if len(set(merge_ids).union(special_ids.values())) == len(merge_ids) + len(special_ids) and \
+            all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool) for t, i in special_ids.items()):
+        return {"merges": merges, "special_tokens": list(special_ids),
+                "token_ids": list(merge_ids) + list(special_ids.values())}
+    owner = {}  # id: which of our tokens has it, for the messages (reached only when two share one)
     for k, i in enumerate(merge_ids):
         name = f"byte {k}" if k < 256 else f"merge {k - 256}"
         if i in owner:
@@ -415,36 +419,47 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
         except KeyError as e:
             raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
 
+    # Keyed by the alphabet strings themselves (one string per byte string): a merge's
+    # parts that are keys are made of alphabet characters, so only a miss is converted,
+    # to say which character is not in the alphabet. (At 200,000 merges this is most of
+    # a tokenizer.json's load time.)
+    def place(at):  # merge_pairs name a merge by its number (Hugging Face's loader) or a str
+        return f"{where}, merge {at}" if isinstance(at, int) else at
+
     our_id, merge_ids, merges, made_at = {}, [], [], {}
     for b, char in byte_alphabet().items():
         if char not in vocab:
             raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
-        our_id[bytes([b])] = b
+        our_id[char] = b
         merge_ids.append(vocab[char])
         made_at[char] = f"byte {b}"
     for at, left_text, right_text in merge_pairs:
-        left, right = as_bytes(left_text, at), as_bytes(right_text, at)
-        if left not in our_id or right not in our_id:
-            raise ValueError(f"{at}: {left_text} {right_text} uses a token that no earlier merge makes")
+        left, right = our_id.get(left_text), our_id.get(right_text)
+        if left is None or right is None:
+            as_bytes(left_text, place(at)), as_bytes(right_text, place(at))
+            raise ValueError(f"{place(at)}: {left_text} {right_text} uses a token that no earlier merge makes")
         joined = left_text + right_text
-        if joined not in vocab:
-            raise ValueError(f"{at}: {joined!r} is not in the vocabulary")
+        i = vocab.get(joined)
+        if i is None:
+            raise ValueError(f"{place(at)}: {joined!r} is not in the vocabulary")
         if joined in made_at:
-            raise ValueError(f"{at}: {left_text} {right_text} makes {joined!r}, but {made_at[joined]} already makes "
-                             "it: each token has one merge")
+            raise ValueError(f"{place(at)}: {left_text} {right_text} makes {joined!r}, but "
+                             f"{place(made_at[joined])} already makes it: each token has one merge")
         made_at[joined] = at
-        our_id[left + right] = 256 + len(merges)
-        merges.append((our_id[left], our_id[right]))
-        merge_ids.append(vocab[joined])
+        our_id[joined] = 256 + len(merges)
+        merges.append((left, right))
+        merge_ids.append(i)
     special_ids = {}
     for token in special_tokens:
         if token not in vocab:
             raise ValueError(f"{where}: the special token {token!r} is not in the vocabulary")
         if token in made_at:
-            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too ({made_at[token]} "
-                             "makes it): a merge makes it, so it cannot also be special")
+            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too "
+                             f"({place(made_at[token])} makes it): a merge makes it, so it cannot also be special")
         special_ids[token] = vocab[token]
-    unmade = sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    # Every made or special token is in vocab: the counts say whether any other is.
+    unmade = [] if len(made_at) + len(special_ids) == len(vocab) else \
+        sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
     if unmade:
         named = ", ".join(repr(token) for _, token in unmade[:5])
         raise ValueError(f"{where}: {len(unmade)} tokens of the vocabulary that no merge makes and that are not named "

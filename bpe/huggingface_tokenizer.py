@@ -27,11 +27,10 @@ class HuggingFaceTokenizer(BPETokenizer):
         super().__init__(**args, pattern="default")
         self._rules = rules
         self._where = where
-        n_merges = len(self.merges)
-        self._ranks = {pair: k for k, pair in enumerate(self.merges)}
+        self._ranks = None  # (left id, right id) -> merge number, built when first needed
         ids = self.token_ids
         self._hf_id = (lambda i: ids[i]) if ids is not None else (lambda i: i)
-        self._n_made = 256 + n_merges
+        self._n_made = 256 + len(self.merges)
         self._piece_cache = {}
         self._whole = None  # bytes -> our id of every byte and merge token, for ignore_merges
 
@@ -60,6 +59,8 @@ class HuggingFaceTokenizer(BPETokenizer):
                 out = [self._hf_id(whole)]
                 self._piece_cache[piece] = out
                 return out
+        if self._ranks is None:
+            self._ranks = {pair: k for k, pair in enumerate(self.merges)}
         symbols, ranks = list(piece), self._ranks
         while len(symbols) > 1:
             best, at = None, -1

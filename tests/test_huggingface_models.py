@@ -215,11 +215,13 @@ def test_an_added_token_numbered_onto_another_token_is_refused(tmp_path):
         BPETokenizer.from_huggingface(_write(tmp_path, document))
 
 
-@pytest.mark.parametrize("where", ["top", "pre_tokenizer", "normalizer"])
+@pytest.mark.parametrize("where", ["top", "pre_tokenizer", "normalizer", "decoder", "merges"])
 def test_json_nested_100000_deep_is_a_value_error(tmp_path, where):
     deep = "[" * 100_000 + "]" * 100_000
     if where == "top":
         text = deep
+    elif where == "merges":
+        text = json.dumps(_document()).replace('"merges": [', f'"merges": [{deep}, ', 1)
     else:
         text = json.dumps(_document()).replace(f'"{where}":', f'"{where}": {deep}, "x":', 1)
     path = tmp_path / "tokenizer.json"
