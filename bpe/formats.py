@@ -397,7 +397,8 @@ def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
 
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
 
-def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str) -> dict:
+def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str,
+                       made_is_ordinary: bool = False) -> dict:
     """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
     byte alphabet to ids and merges as pairs of such strings.
 
@@ -406,7 +407,9 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     merges would otherwise turn every token it lost into a special token, and text that
     holds one ("hello") into an error or other ids. The vocabulary's tokens that are
     neither bytes, merges nor named are refused, the first few by name, with
-    unmade_hint (what to check).
+    unmade_hint (what to check). made_is_ordinary: a named token that a merge makes is
+    that merge's token, not a special one (Hugging Face's added tokens), rather than a
+    mistake.
     """
     if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
                                               for t, i in vocab.items()):
@@ -453,6 +456,8 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     for token in special_tokens:
         if token not in vocab:
             raise ValueError(f"{where}: the special token {token!r} is not in the vocabulary")
+        if token in made_at and made_is_ordinary:
+            continue
         if token in made_at:
             raise ValueError(f"{where}: the special token {token!r} is an ordinary token too "
                              f"({place(made_at[token])} makes it): a merge makes it, so it cannot also be special")
