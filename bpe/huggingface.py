@@ -368,6 +368,31 @@ class HuggingFaceRules:
                     return name
         return None
 
+    def describe(self) -> list:
+        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full),
+        the normalizer, the added tokens and the template."""
+        lines = ["split (Hugging Face's pre-tokenizer, in order):"]
+        for step in self.steps:
+            if step[0] == "split":
+                _, _, behavior, invert, source = step
+                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {source}")
+            else:
+                lines.append(f"  ByteLevel (use_regex={step[2]}, add_prefix_space={step[1]})")
+        lines.append(f"normalizer: {'NFC' if self.nfc else 'none'}")
+        lines.append(f"ignore_merges: {self.ignore_merges}")
+        flags = ("normalized", "lstrip", "rstrip", "single_word")
+        lines.append(f"added tokens: {len(self.added)} ({sum(t.special for t in self.added)} special)")
+        for t in self.added:
+            set_flags = [f for f in flags if getattr(t, f)]
+            lines.append(f"  {t.id:>8}  {t.content!r}  {'special' if t.special else 'ordinary text'}"
+                         + (f" ({', '.join(set_flags)})" if set_flags else ""))
+        if self.template is None:
+            lines.append("template: none")
+        else:
+            before, after = self.template
+            lines.append(f"template (encode_with_template): {list(before)} + ids + {list(after)}")
+        return lines
+
     # --- the pipeline --------------------------------------------------------------
 
     def _find_added(self, text: str, matcher, lookup, skip):

@@ -283,3 +283,34 @@ def test_our_own_files_still_load_as_plain_tokenizers(tmp_path):
     tok = BPETokenizer.train(CORPUS, 300, pattern="gpt4", special_tokens=["<|endoftext|>"])
     path = tok.save_huggingface(tmp_path / "ours.json")
     assert BPETokenizer.from_huggingface(path) == tok
+
+
+# --- the bpe command: info shows the rules, convert keeps them ---------------------------
+
+def _bpe(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "bpe", *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_bpe_info_shows_pattern_normalizer_added_tokens_and_template(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    shape("deepseek").save(str(path))
+    result = _bpe("info", path)
+    assert result.returncode == 0, result.stderr
+    for shown in ["Split Isolated: " + DEEPSEEK[1], "normalizer: none", "'<think>'  ordinary text (normalized)",
+                  "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): ["]:
+        assert shown in result.stdout, shown
+    path = tmp_path / "qwen.json"
+    shape("qwen2").save(str(path))
+    assert "normalizer: NFC" in _bpe("info", path).stdout
+
+
+def test_bpe_convert_keeps_the_rules_or_refuses_in_one_line(tmp_path):
+    path, out = tmp_path / "tokenizer.json", tmp_path / "out.json"
+    shape("llama3").save(str(path))
+    result = _bpe("convert", path, out, "--to", "huggingface")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(path.read_text(encoding="utf-8"))
+    result = _bpe("convert", path, tmp_path / "out.bpe", "--to", "bpe")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "save_huggingface" in result.stderr
