@@ -15,16 +15,23 @@ Padding and truncation are kept to be written back; they change no id here.
 """
 import json
 
+from .core import load_core
 from .encoding import BPETokenizer, _str
 from .files import atomic_write
 from . import huggingface
+
+
+def _core_pretokenize(piece: bytes, pattern: str) -> list:
+    return load_core().pretokenize(piece, pattern)
 
 
 class HuggingFaceTokenizer(BPETokenizer):
     """A BPETokenizer with a tokenizer.json's rules (see the module's docstring)."""
 
     def __init__(self, args: dict, rules, where: str = "tokenizer.json"):
-        super().__init__(**args, pattern="default")
+        # The core's pattern is GPT-4's: the chunks of today's Split regexes are almost
+        # always one chunk of it too, and then the core encodes them (see piece_ids).
+        super().__init__(**args, pattern="gpt4")
         self._rules = rules
         self._where = where
         self._ranks = None  # (left id, right id) -> merge number, built when first needed
@@ -59,6 +66,11 @@ class HuggingFaceTokenizer(BPETokenizer):
                 out = [self._hf_id(whole)]
                 self._piece_cache[piece] = out
                 return out
+        if len(_core_pretokenize(piece, "gpt4")) == 1:  # the core would not cut it: it encodes it alone
+            out = self._encoder.encode(piece, (), ())
+            if len(self._piece_cache) < 1 << 16:
+                self._piece_cache[piece] = out
+            return out
         if self._ranks is None:
             self._ranks = {pair: k for k, pair in enumerate(self.merges)}
         symbols, ranks = list(piece), self._ranks
