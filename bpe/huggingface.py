@@ -11,7 +11,7 @@ import unicodedata
 from pathlib import Path
 
 from .files import atomic_write
-from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab,
+from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, byte_alphabet,
                       is_huggingface, pattern_regex)
 
 
@@ -216,6 +216,9 @@ def _read_document(document, where: str) -> tuple:
             raise ValueError(f"{where}, merge {k}: expected two tokens, got {got}")
     # (k, left, right): _merges_from_vocab names merge k only in a message.
     merge_pairs = zip(range(len(parts)), *zip(*parts)) if parts else iter(())
+    extra = []
+    if len(parts) > len(vocab) - 256:  # more merges than tokens to make: some token has two
+        merge_pairs, extra = _one_merge_per_token(parts)
     vocab = dict(vocab)
     specials = []
     for token in rules.added:
@@ -226,7 +229,43 @@ def _read_document(document, where: str) -> tuple:
             specials.append(token.content)
     hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's own tokens beside the merges are its "
             "added_tokens)")
-    return _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True), rules
+    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True)
+    if extra:
+        rules.pair_ranks = _pair_ranks(merge_pairs, extra, where)
+    return args, rules
+
+
+def _one_merge_per_token(parts) -> tuple:
+    """The merges split in two: the first merge that makes each token (the core's, where
+    merge k makes token 256 + k), and the others, as (k, left, right). Files converted
+    from tiktoken's ranks (Llama 3's, GLM's) hold every split of a token whose two parts
+    are tokens, ranked by the token they make: Hugging Face merges any of them."""
+    seen = set(byte_alphabet().values())
+    first, other = [], []
+    for k, (a, b) in enumerate(parts):
+        joined = a + b
+        if joined in seen:
+            other.append((k, a, b))
+        else:
+            seen.add(joined)
+            first.append((k, a, b))
+    return first, other
+
+
+def _pair_ranks(first, other, where: str) -> dict:
+    """Hugging Face's merge table when a token has several merges: (left id, right id) ->
+    (rank, id made), in our ids (token 256 + i is the one first[i] makes); the rank is
+    the merge's place in the file, as Hugging Face ranks it."""
+    our_id = {char: b for b, char in byte_alphabet().items()}
+    table = {}
+    for i, (k, a, b) in enumerate(first):
+        our_id[a + b] = 256 + i
+        table[(our_id[a], our_id[b])] = (k, 256 + i)
+    for k, a, b in other:
+        if a not in our_id or b not in our_id:
+            raise ValueError(f"{where}, merge {k}: {a} {b} uses a token that no merge makes")
+        table.setdefault((our_id[a], our_id[b]), (k, our_id[a + b]))
+    return table
 
 
 # --- Hugging Face's rules, as tokenizer.json gives them ---------------------------------
@@ -331,6 +370,9 @@ class HuggingFaceRules:
         self.nfc = _normalizer_is_nfc(document.get("normalizer"), where)
         self.steps = _pre_tokenizer_steps(document.get("pre_tokenizer"), where)
         self.ignore_merges = bool(document["model"].get("ignore_merges", False))
+        # Set by the loader when a token has several merges (see _pair_ranks): then every
+        # chunk goes through them in Python, since the core has one merge per token.
+        self.pair_ranks = None
         self.added = _added_tokens(document.get("added_tokens"), vocab, where)
         self.template = _template(document.get("post_processor"), where)
         by_content = {}
@@ -354,7 +396,7 @@ class HuggingFaceRules:
     def common_shape(self):
         """The one split pattern of ours these rules are, when nothing else is asked
         (then the compiled core encodes alone), else None."""
-        if self.nfc or self.ignore_merges or any(not t.special for t in self.added) or \
+        if self.nfc or self.ignore_merges or self.pair_ranks is not None or any(not t.special for t in self.added) or \
                 any(t.lstrip or t.rstrip or t.single_word for t in self.added) or \
                 len({t.normalized for t in self.added}) > 1:  # without a normalizer, only the order differs
             return None

@@ -66,6 +66,11 @@ class HuggingFaceTokenizer(BPETokenizer):
                 out = [self._hf_id(whole)]
                 self._piece_cache[piece] = out
                 return out
+        if self._rules.pair_ranks is not None:
+            out = self._merge_by_pair_ranks(piece)
+            if len(self._piece_cache) < 1 << 16:
+                self._piece_cache[piece] = out
+            return out
         if len(_core_pretokenize(piece, "gpt4")) == 1:  # the core would not cut it: it encodes it alone
             out = self._encoder.encode(piece, (), ())
             if len(self._piece_cache) < 1 << 16:
@@ -87,6 +92,22 @@ class HuggingFaceTokenizer(BPETokenizer):
         if len(self._piece_cache) < 1 << 16:
             self._piece_cache[piece] = out
         return out
+
+    def _merge_by_pair_ranks(self, piece: bytes) -> list:
+        """Hugging Face's BPE on one chunk when a token has several merges: the adjacent
+        pair of lowest rank (leftmost first) becomes the token its merge makes, until no
+        pair is a merge."""
+        symbols, table = list(piece), self._rules.pair_ranks
+        while len(symbols) > 1:
+            best, at = None, -1
+            for i in range(len(symbols) - 1):
+                found = table.get((symbols[i], symbols[i + 1]))
+                if found is not None and (best is None or found[0] < best[0]):
+                    best, at = found, i
+            if best is None:
+                break
+            symbols[at:at + 2] = [best[1]]
+        return [self._hf_id(s) for s in symbols]
 
     def _encode(self, text, allowed) -> list:
         out = []

@@ -35,14 +35,14 @@ HOSTILE = ["", " ", "a", "Hello world", "  leading and trailing  ", "e\u0301te\u
            "tab\tsep\u00a0nbsp\u2028ls", "ΑΒΓ Straße ǅ", "\U0010ffff\x00\x7f"]
 
 
-def train(pre, normalizer=None, ignore_merges=False):
+def train(pre, normalizer=None, ignore_merges=False, vocab_size=420):
     model = models.BPE(ignore_merges=ignore_merges)
     tk = Tokenizer(model)
     if normalizer is not None:
         tk.normalizer = normalizer
     tk.pre_tokenizer = pre
     tk.decoder = tokenizers.decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=420, show_progress=False,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tk.train_from_iterator(CORPUS, trainer)
     return tk
@@ -63,8 +63,10 @@ def byte_level(use_regex=False, add_prefix_space=False):
     return pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=use_regex)
 
 
-def shape(name):
+def shape(name, vocab_size=420):
     """A tokenizers.Tokenizer of the named shape."""
+    def train(*args, **kwargs):
+        return globals()["train"](*args, **kwargs, vocab_size=vocab_size)
     seq = pre_tokenizers.Sequence
     if name == "qwen2":
         tk = train(seq([split(QWEN2), byte_level()]), normalizers.NFC())
@@ -176,8 +178,8 @@ def test_disallowed_special_raises_as_in_tiktoken(pair):
 
 # --- what is refused, and the edges of the file (issue 34, items 2, 9 and 14) -------------
 
-def _document(name="qwen2"):
-    tk = shape(name)
+def _document(name="qwen2", vocab_size=420):
+    tk = shape(name, vocab_size)
     return json.loads(tk.to_str())
 
 
@@ -314,3 +316,32 @@ def test_bpe_convert_keeps_the_rules_or_refuses_in_one_line(tmp_path):
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(path.read_text(encoding="utf-8"))
     result = _bpe("convert", path, tmp_path / "out.bpe", "--to", "bpe")
     assert result.returncode == 1 and "Traceback" not in result.stderr and "save_huggingface" in result.stderr
+
+
+# --- merges as files converted from tiktoken's ranks hold them: every split of a token ----
+
+def _every_split(document):
+    """The merges as Hugging Face's converter from tiktoken writes them (Llama 3's, GLM's
+    files): every split of a token into two tokens of lower id, ranked by the token made,
+    then by its parts' ids. Several merges then make one token."""
+    vocab = document["model"]["vocab"]
+    merges = []
+    for token, i in sorted(vocab.items(), key=lambda item: item[1]):
+        splits = [(token[:k], token[k:]) for k in range(1, len(token))
+                  if vocab.get(token[:k], i) < i and vocab.get(token[k:], i) < i]
+        merges.extend(sorted(splits, key=lambda s: (vocab[s[0]], vocab[s[1]])))
+    document["model"]["merges"] = [list(m) for m in merges]
+    return document
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen2", "glm4"])
+def test_several_merges_per_token_give_huggingfaces_ids(tmp_path, name):
+    document = _every_split(_document(name, vocab_size=2000))
+    assert len(document["model"]["merges"]) > len(document["model"]["vocab"]) - 256  # some token has two
+    path = _write(tmp_path, document)
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    theirs.no_padding()
+    theirs.no_truncation()
+    for text in HOSTILE + CORPUS[:8]:
+        assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
+        assert ours.encode(text, allowed_special="all") == theirs_ids(theirs, text, special=True), text
