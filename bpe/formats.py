@@ -398,7 +398,7 @@ def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
 
 def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str,
-                       made_is_ordinary: bool = False) -> dict:
+                       made_is_ordinary: bool = False, unmade_are_special: bool = False) -> dict:
     """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
     byte alphabet to ids and merges as pairs of such strings.
 
@@ -409,7 +409,9 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     neither bytes, merges nor named are refused, the first few by name, with
     unmade_hint (what to check). made_is_ordinary: a named token that a merge makes is
     that merge's token, not a special one (Hugging Face's added tokens), rather than a
-    mistake.
+    mistake. unmade_are_special: the vocabulary's tokens that no merge makes are kept as
+    special tokens after the named ones (Hugging Face keeps them: a chunk that is one of
+    them becomes it under ignore_merges), not refused.
     """
     if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
                                               for t, i in vocab.items()):
@@ -465,6 +467,9 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     # Every made or special token is in vocab: the counts say whether any other is.
     unmade = [] if len(made_at) + len(special_ids) == len(vocab) else \
         sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    if unmade and unmade_are_special:
+        special_ids.update((token, i) for i, token in unmade)
+        unmade = []
     if unmade:
         named = ", ".join(repr(token) for _, token in unmade[:5])
         raise ValueError(f"{where}: {len(unmade)} tokens of the vocabulary that no merge makes and that are not named "

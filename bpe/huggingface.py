@@ -219,7 +219,7 @@ def _read_document(document, where: str) -> tuple:
     extra = []
     if len(parts) > len(vocab) - 256:  # more merges than tokens to make: some token has two
         merge_pairs, extra = _one_merge_per_token(parts)
-    vocab = dict(vocab)
+    model_vocab, vocab = vocab, dict(vocab)
     specials = []
     for token in rules.added:
         # The added tokens that no merge makes are tokens of their own (our special
@@ -229,7 +229,19 @@ def _read_document(document, where: str) -> tuple:
             specials.append(token.content)
     hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's own tokens beside the merges are its "
             "added_tokens)")
-    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True)
+    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True,
+                              unmade_are_special=True)
+    # The core's special tokens that are the model's own tokens (unmade ones, and added
+    # tokens the vocabulary has): ignore_merges reaches them, and a plain tokenizer
+    # would match them as special tokens, so they need the rules.
+    rules.model_tokens = [t for t in args["special_tokens"] if t in model_vocab]
+    added = {t.content for t in rules.added}
+    for token in rules.model_tokens:
+        # The core holds a special token as its UTF-8 text; an unmade token of the byte
+        # alphabet is that text only where each character stands for itself (ASCII).
+        if token not in added and not all("!" <= c <= "~" for c in token):
+            raise ValueError(f"{where}: no merge makes the vocabulary's token {token!r:.80}, and it is not an added "
+                             "token (a truncated \"merges\" list?); only such tokens of printable ASCII are supported")
     if extra:
         rules.pair_ranks = _pair_ranks(merge_pairs, extra, where)
     return args, rules
@@ -373,6 +385,7 @@ class HuggingFaceRules:
         # Set by the loader when a token has several merges (see _pair_ranks): then every
         # chunk goes through them in Python, since the core has one merge per token.
         self.pair_ranks = None
+        self.model_tokens = []  # set by the loader: the model's tokens that no merge makes
         self.added = _added_tokens(document.get("added_tokens"), vocab, where)
         self.template = _template(document.get("post_processor"), where)
         by_content = {}
@@ -396,6 +409,9 @@ class HuggingFaceRules:
     def common_shape(self):
         """The one split pattern of ours these rules are, when nothing else is asked
         (then the compiled core encodes alone), else None."""
+        added = {t.content for t in self.added}
+        if any(t not in added for t in self.model_tokens):  # unmade tokens that are not special
+            return None
         if self.nfc or self.ignore_merges or self.pair_ranks is not None or any(not t.special for t in self.added) or \
                 any(t.lstrip or t.rstrip or t.single_word for t in self.added) or \
                 len({t.normalized for t in self.added}) > 1:  # without a normalizer, only the order differs

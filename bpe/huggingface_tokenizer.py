@@ -61,6 +61,10 @@ class HuggingFaceTokenizer(BPETokenizer):
         if self._rules.ignore_merges:
             if self._whole is None:
                 self._whole = {self.decode_single_token_bytes(self._hf_id(i)): i for i in range(self._n_made)}
+                model_tokens = set(self._rules.model_tokens)
+                for j, token in enumerate(self.special_tokens):
+                    if token in model_tokens:
+                        self._whole[token.encode("utf-8")] = self._n_made + j
             whole = self._whole.get(piece)
             if whole is not None:
                 out = [self._hf_id(whole)]

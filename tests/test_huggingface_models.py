@@ -345,3 +345,18 @@ def test_several_merges_per_token_give_huggingfaces_ids(tmp_path, name):
     for text in HOSTILE + CORPUS[:8]:
         assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
         assert ours.encode(text, allowed_special="all") == theirs_ids(theirs, text, special=True), text
+
+
+def test_tokens_no_merge_makes_are_kept_as_hugging_face_keeps_them(tmp_path):
+    # An unmade ASCII token in the vocabulary (files converted from tiktoken have some):
+    # ignore_merges reaches it when a chunk is exactly it.
+    document = _document("llama3")
+    vocab = document["model"]["vocab"]
+    for k, added in enumerate(document["added_tokens"]):
+        added["id"] += 1
+    vocab["Zorblax"] = len(vocab)
+    path = _write(tmp_path, document)
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    for text in ["Zorblax", "a Zorblax b", "Zorblaxes"] + HOSTILE:
+        assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
+    assert vocab["Zorblax"] in ours.encode_ordinary("Zorblax")
