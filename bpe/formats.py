@@ -413,8 +413,8 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     special tokens after the named ones (Hugging Face keeps them: a chunk that is one of
     them becomes it under ignore_merges), not refused.
     """
-    if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
-                                              for t, i in vocab.items()):
+    # Checked by the set of types (map runs in C): a third of a 200,000-token file's load otherwise.
+    if not isinstance(vocab, dict) or not set(map(type, vocab)) <= {str} or not set(map(type, vocab.values())) <= {int}:
         raise ValueError(f"{where}: expected a vocabulary from token strings to int ids")
     to_byte = {char: b for b, char in byte_alphabet().items()}
 

@@ -6,6 +6,7 @@ pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use t
 What would change the ids and is not supported is refused by name.
 """
 import gc
+import itertools
 import json
 import unicodedata
 from pathlib import Path
@@ -209,7 +210,9 @@ def _read_document(document, where: str) -> tuple:
         parts = [m.split(" ") for m in merge_list]
     else:  # ["a", "b"], as files since tokenizers 0.20 write them
         parts = merge_list
-    well_formed = all(type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str for p in parts)
+    # By the sets of types and lengths (map runs in C), then one by one only to name a bad one.
+    well_formed = set(map(type, parts)) <= {list} and set(map(len, parts)) <= {2} and \
+        set(map(type, itertools.chain.from_iterable(parts))) <= {str}
     for k, part in enumerate(parts if not well_formed else ()):  # only to name the first that is not
         if not isinstance(part, list) or len(part) != 2 or type(part[0]) is not str or type(part[1]) is not str:
             got = repr(merge_list[k])[:80] if isinstance(merge_list[k], str) else type(merge_list[k]).__name__
