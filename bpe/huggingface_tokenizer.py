@@ -17,7 +17,7 @@ import json
 
 from .core import load_core
 from .encoding import BPETokenizer, _str
-from .files import atomic_write
+from .files import write_text, write_texts
 from . import huggingface
 
 
@@ -194,21 +194,18 @@ class HuggingFaceTokenizer(BPETokenizer):
         path = Path(path)
         text = json.dumps(self._rules.document, ensure_ascii=False)
         if path.suffix.lower() == ".json":
-            target = path
-        else:
-            if path.exists() and not path.is_dir():
-                raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
-                                 ".json for a single tokenizer.json)")
-            path.mkdir(parents=True, exist_ok=True)
-            target = path / "tokenizer.json"
-            specials = [t for t in self._rules.added if t.special]
-            config, roles = huggingface.transformers_config([t.content for t in specials],
-                                                            {t.content: t.id for t in specials})
-            for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
-                with atomic_write(path / name) as tmp:
-                    Path(tmp).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        with atomic_write(target) as tmp:
-            Path(tmp).write_text(text, encoding="utf-8")
+            write_text(path, text)
+            return path
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
+                             ".json for a single tokenizer.json)")
+        specials = [t for t in self._rules.added if t.special]
+        config, roles = huggingface.transformers_config([t.content for t in specials],
+                                                        {t.content: t.id for t in specials})
+        # As huggingface.save_huggingface_folder: all three or none, tokenizer.json last.
+        write_texts({path / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+                     path / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
+                     path / "tokenizer.json": text})
         return path
 
     def _refuse(self, what):

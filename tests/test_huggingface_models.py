@@ -360,3 +360,14 @@ def test_tokens_no_merge_makes_are_kept_as_hugging_face_keeps_them(tmp_path):
     for text in ["Zorblax", "a Zorblax b", "Zorblaxes"] + HOSTILE:
         assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
     assert vocab["Zorblax"] in ours.encode_ordinary("Zorblax")
+
+
+def test_save_huggingface_folder_loads_in_transformers_shape(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    shape("qwen2").save(str(path))
+    ours = BPETokenizer.from_huggingface(path)
+    folder = ours.save_huggingface(tmp_path / "folder")
+    assert {p.name for p in folder.iterdir()} >= {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}
+    again = BPETokenizer.from_huggingface(folder)
+    for text in HOSTILE:
+        assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all")
