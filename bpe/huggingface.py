@@ -10,6 +10,7 @@ import itertools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
 from .core import Merges, PathArg
@@ -196,7 +197,7 @@ def _read_document(document, where: str) -> tuple:
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
         why = {"Unigram": "SentencePiece's unigram model: it picks the likeliest split, not merges",
-               "WordPiece": "BERT's greedy longest-match model", "WordLevel": "a word-to-id table"}.get(kind, "")
+               "WordPiece": "BERT's greedy longest-match model", "WordLevel": "a word-to-id table"}.get(str(kind), "")
         raise ValueError(f"{where}: the model is {kind!r:.80}, not a byte-level BPE" + (f" ({why})" if why else ""))
     if model.get("byte_fallback"):
         raise ValueError(f"{where}: the model sets byte_fallback, SentencePiece-style BPE (characters, with <0xNN> "
@@ -393,11 +394,11 @@ class HuggingFaceRules:
         self.ignore_merges = bool(document["model"].get("ignore_merges", False))
         # Set by the loader when a token has several merges (see _pair_ranks): then every
         # chunk goes through them in Python, since the core has one merge per token.
-        self.pair_ranks = None
-        self.model_tokens = []  # set by the loader: the model's tokens that no merge makes
+        self.pair_ranks: dict | None = None
+        self.model_tokens: list[str] = []  # set by the loader: the model's tokens that no merge makes
         self.added = _added_tokens(document.get("added_tokens"), vocab, where)
         self.template = _template(document.get("post_processor"), where)
-        by_content = {}
+        by_content: dict[str, AddedToken] = {}
         for token in self.added:
             by_content.setdefault(token.content, token)
         self.by_content = by_content
@@ -531,9 +532,9 @@ class HuggingFaceRules:
         return [p.encode("utf-8") for p in parts]
 
 
-_STARTS_WITH_WORD = None
-_ENDS_WITH_WORD = None
-_BYTE_LEVEL_COMPILED = []
+_STARTS_WITH_WORD: Any = None  # regex's, compiled when first needed
+_ENDS_WITH_WORD: Any = None
+_BYTE_LEVEL_COMPILED: list = []
 
 
 def _byte_level_regex():
@@ -637,7 +638,9 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
     if not isinstance(entries, list):
         raise ValueError(f"{where}: \"added_tokens\" is not a list")
     size, ids_of_vocab = len(vocab), None
-    assigned, tokens, largest = {}, [], None
+    assigned: dict[str, int] = {}
+    tokens: list[AddedToken] = []
+    largest: int | None = None
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or \
                 isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
@@ -684,7 +687,9 @@ def _template(processor, where: str, depth: int = 0):
         single, specials = processor.get("single"), processor.get("special_tokens") or {}
         if not isinstance(single, list) or not isinstance(specials, dict):
             raise ValueError(f"{where}: a TemplateProcessing without a \"single\" list and \"special_tokens\"")
-        before, after, seen = [], [], False
+        before: list[int] = []
+        after: list[int] = []
+        seen = False
         for piece in single:
             if isinstance(piece, dict) and "Sequence" in piece:
                 if seen:

@@ -34,12 +34,12 @@ class HuggingFaceTokenizer(BPETokenizer):
         super().__init__(**args, pattern="gpt4")
         self._rules = rules
         self._where = where
-        self._ranks = None  # (left id, right id) -> merge number, built when first needed
+        self._ranks: dict[tuple[int, int], int] | None = None  # (left id, right id) -> merge number, built when first needed
         ids = self.token_ids
         self._hf_id = (lambda i: ids[i]) if ids is not None else (lambda i: i)
         self._n_made = 256 + len(self.merges)
-        self._piece_cache = {}
-        self._whole = None  # bytes -> our id of every byte and merge token, for ignore_merges
+        self._piece_cache: dict[bytes, list[int]] = {}
+        self._whole: dict[bytes, int] | None = None  # bytes -> our id of every byte and merge token, for ignore_merges
 
     @classmethod
     def from_document(cls, document: dict, where: str) -> "HuggingFaceTokenizer":
@@ -162,7 +162,7 @@ class HuggingFaceTokenizer(BPETokenizer):
 
     def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0):
         import numpy as np
-        from .encoding import array_dtype
+        from .core import array_dtype
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special),
                           dtype=array_dtype(self.n_vocab))
 
