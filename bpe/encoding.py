@@ -224,7 +224,7 @@ class BPETokenizer:
 
     def is_special_token(self, id: int) -> bool:
         """Whether id is a special token's."""
-        if isinstance(id, bool) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
+        if isinstance(id, (bool, np.bool_)) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
             raise TypeError(f"a token id must be an int, got {id!r}")
         return operator.index(id) in self._special_ids.values()
 
