@@ -40,5 +40,8 @@ except ImportError:
             return getattr(load_core(), name)
         raise AttributeError(f"module 'bpe' has no attribute {name!r}")
 
+# Spelled out, not built from _LOW_LEVEL: the API page's reader (griffe) takes strings only.
 __all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", "encoding_for_model", "get_encoding",
-           "list_encoding_names", *_LOW_LEVEL]
+           "list_encoding_names", "pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter",
+           "Encoder", "MAX_THREADS", "MAX_ID"]
+assert set(__all__) >= set(_LOW_LEVEL)
