@@ -36,7 +36,7 @@ def test_each_table_names_every_peer_and_its_call_and_who_leads(tmp_path):
             {"library": "fast", "name": "fast go", "warm_mb_per_s": 150, "cold_mb_per_s": 90},
             {"library": "odd", "name": "odd go", "warm_mb_per_s": 900, "cold_mb_per_s": 900, "ids_match": False}]}]}
     out = bench_tables.encode_tables(fake)["encode-lists"]
-    assert "| fast 1.5x / ours |" in out and "900 / 900*" in out
+    assert "| ours (8,192), t | fast 1.5x / ours | 100 / 100 | 150 / 90 | 900 / 900* |" in out
     assert "faster than ours in 1 of 1 rows (1 of 2 warm or cold cells): fast." in out
     page = "a\n<!-- bench-tables:encode-lists -->\nold\n<!-- /bench-tables:encode-lists -->\nb"
     assert bench_tables.fill(page, {"encode-lists": "new"}) == \

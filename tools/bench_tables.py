@@ -9,9 +9,9 @@ numbers come only from docs/results/bench-encode.json and bench-train.json, whic
 `python bpe_bench.py encode` and `train` save: after a rerun, run this again.
 
 Encoding: one table for Python lists and one for numpy arrays; a row per vocabulary and
-text, a column per library headed by its call, each cell MB/s warm / cold (the JSON's
-"modes" say what each means), and a last column naming whoever is fastest in each mode
-where it is not ours. Training: seconds per corpus, and each peer's time over ours.
+text, a column naming whoever is fastest in each mode where it is not ours, then a
+column per library headed by its call, each cell MB/s warm / cold (the JSON's "modes"
+say what each means). Training: seconds per corpus, and each peer's time over ours.
 """
 import argparse
 import json
@@ -74,9 +74,9 @@ def encode_tables(data: dict) -> dict[str, str]:
                 if call not in calls[r["library"]]:
                     calls[r["library"]].append(call)
         libraries.sort(key=lambda lib: lib != OURS)
-        header = ["vocabulary, text"] + [
-            f"{'ours' if lib == OURS else lib} " + " / ".join(f"`{c}`" for c in calls[lib]) for lib in libraries
-        ] + ["fastest peer where ours is not (warm / cold)"]
+        # the verdict second, so that a phone shows it beside the row's name without scrolling
+        header = ["vocabulary, text", "fastest where not ours (warm / cold)"] + [
+            f"{'ours' if lib == OURS else lib} " + " / ".join(f"`{c}`" for c in calls[lib]) for lib in libraries]
         lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
         leads = []
         for t in tables:
@@ -101,7 +101,7 @@ def encode_tables(data: dict) -> dict[str, str]:
                     leads.append((label, mode, best["library"]))
                 else:
                     verdict.append("ours")
-            lines.append("| " + " | ".join([label, *cells, " / ".join(verdict)]) + " |")
+            lines.append("| " + " | ".join([label, " / ".join(verdict), *cells]) + " |")
         peers = sorted({lib for _, _, lib in leads})
         rows_led = {label for label, _, _ in leads}
         summary = (f"A peer that gives our ids is faster than ours in {len(rows_led)} of {len(tables)} rows "
