@@ -159,9 +159,15 @@ class BPETokenizer:
         tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
         if len(merges) < num_merges:
             # The core stops only when no pair is left: every chunk is one token by then.
+            # Under a budget, the pairs may have run out because pruning took the rare
+            # chunks, and their pairs, away: then the budget is what to raise.
+            dropped, threshold = counter.pruned
+            why = (f"keeping to max_memory ({counter.max_memory:,} bytes) pruned {dropped:,} distinct chunks counted "
+                   f"{threshold:,} times or fewer, and the pairs in them; raise max_memory (or leave it out) for a "
+                   "larger vocabulary" if dropped else
+                   "every chunk of the text is a single token; train on more text for a larger vocabulary")
             warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
-                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge (every "
-                          "chunk of the text is a single token); train on more text for a larger vocabulary",
+                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge ({why})",
                           stacklevel=3)
         return tok
 

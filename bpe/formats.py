@@ -25,11 +25,12 @@ special_tokens and token_ids.
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 
 from .core import load_core, special_tokens_list
 from . import registry
-from .files import atomic_write
+from .files import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
@@ -196,6 +197,18 @@ def _legacy_arguments(state: dict) -> dict:
             "token_ids": list(token_ids) + list(specials.values())}
 
 
+def parse_json(text: str, where):
+    """json.loads, where JSON nested deeper than Python's parser recurses (a crafted file,
+    "[[[[..." 100,000 deep) is a ValueError that names the file, as other bad JSON is,
+    and not a RecursionError. JSONDecodeError is left to the caller, which knows what the
+    file should have been."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where} is not readable JSON: it nests lists or objects too deep (over "
+                         f"{sys.getrecursionlimit():,} levels); no file of this library nests more than a few") from None
+
+
 def bpe_path(path) -> Path:
     """Where our file is: path, or path/tokenizer.bpe when path is a folder."""
     path = Path(path)
@@ -223,8 +236,7 @@ def save_bpe(path, state: dict) -> Path:
     merges = ",\n    ".join(f"[{a}, {b}]" for a, b in state["merges"])
     lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]")
     lines.append("}")
-    with atomic_write(path) as tmp:
-        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -247,7 +259,7 @@ def load_bpe(path, pattern: str | None = None) -> dict:
     if not text.lstrip().startswith("{"):
         return _legacy_merges(path, text, pattern)
     try:
-        state = json.loads(text)
+        state = parse_json(text, path)
     except json.JSONDecodeError as e:
         # JSON that stops at the end of the text (or inside a string, which runs to the
         # end of it) was cut short, not edited.
@@ -323,7 +335,7 @@ def save_tiktoken(merges, path, token_ids=None):
     tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
     ranks = tiktoken_ranks(merges, token_ids)
     lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in sorted(ranks.items(), key=lambda t: t[1])]
-    Path(path).write_text("".join(lines), encoding="ascii")
+    write_text(path, "".join(lines), encoding="ascii")
 
 
 def read_tiktoken(path) -> dict[bytes, int]:
@@ -463,7 +475,7 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     """
     try:
         with open(vocab_path, encoding="utf-8") as f:
-            vocab = json.load(f)
+            vocab = parse_json(f.read(), vocab_path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
     if special_tokens is None:
@@ -505,7 +517,8 @@ def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None
     """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold
-    no split pattern: readers take GPT-2's."""
+    no split pattern: readers take GPT-2's. Both are replaced together, or neither
+    (bpe.files.write_texts)."""
     alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "GPT-2")
     n = len(vocab_bytes)
     for token, i in zip(special_tokens, ids[n:]):
@@ -514,5 +527,6 @@ def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None
         vocab[token] = i
     lines = ["#version: 0.2"] + [f"{_as_alphabet(vocab_bytes[a], alphabet)} {_as_alphabet(vocab_bytes[b], alphabet)}"
                                  for a, b in merges]
-    Path(vocab_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Together: both new, or both as they were (merges.txt, which says how to read the
+    # vocabulary's tokens, last).
+    write_texts({vocab_path: json.dumps(vocab, ensure_ascii=False), merges_path: "\n".join(lines) + "\n"})

@@ -8,7 +8,7 @@ What would change the ids and is not supported is refused by name.
 import json
 from pathlib import Path
 
-from .files import atomic_write
+from .files import write_text, write_texts
 from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, is_huggingface,
                       pattern_regex)
 
@@ -59,8 +59,8 @@ def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_
 
 
 def save_huggingface(path, merges, pattern: str = "default", special_tokens=(), token_ids=None):
-    """Write a Hugging Face tokenizer.json (see huggingface_json)."""
-    Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
+    """Write a Hugging Face tokenizer.json (see huggingface_json), atomically."""
+    write_text(path, huggingface_json(merges, pattern, special_tokens, token_ids))
 
 
 def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict]:
@@ -99,10 +99,11 @@ def save_huggingface_folder(folder, merges, pattern: str = "default", special_to
     n = 256 + len(merges)
     ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
     config, roles = transformers_config(special_tokens, dict(zip(special_tokens, ids[n:])))
-    for name, text in [("tokenizer.json", tokenizer), ("tokenizer_config.json", json.dumps(config, indent=2)),
-                       ("special_tokens_map.json", json.dumps(roles, indent=2))]:
-        with atomic_write(folder / name) as tmp:
-            Path(tmp).write_text(text + ("\n" if name != "tokenizer.json" else ""), encoding="utf-8")
+    # All three new, or all three as they were; tokenizer.json, which the others
+    # describe, last.
+    write_texts({folder / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+                 folder / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
+                 folder / "tokenizer.json": tokenizer})
 
 
 def load_huggingface(path) -> dict:

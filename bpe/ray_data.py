@@ -110,11 +110,24 @@ def _file_batches(path, kind, field, special_tokens):
         yield whole, batch
 
 
+def _no_column(column: str, columns) -> ValueError:
+    return ValueError(f"the dataset has no column {column!r} of texts (its columns: "
+                      f"{', '.join(map(repr, columns)) or 'none'}): name it with text_column")
+
+
+def _check_column(source, column: str):
+    """A Dataset without the column of texts is refused here, on the driver, before any
+    task runs or anything old is removed, by count and write_token_folder alike (a
+    block's task would say so too, later, and as Ray's error)."""
+    schema = source.schema()  # None where Ray cannot tell without running the dataset
+    if schema is not None and column not in schema.names:
+        raise _no_column(column, schema.names)
+
+
 def _texts_of(batch, column: str) -> list:
     """The texts of a block (an Arrow table) of a Dataset."""
     if column not in batch.column_names:
-        raise ValueError(f"the dataset has no column {column!r} of texts (its columns: "
-                         f"{', '.join(map(repr, batch.column_names)) or 'none'}): name it with text_column")
+        raise _no_column(column, batch.column_names)
     texts = batch.column(column).to_pylist()
     for text in texts:
         if text is not None and not isinstance(text, str):
@@ -126,7 +139,14 @@ def _failure(error: Exception, what: str) -> Exception:
     """The error to raise for a task or actor call that failed while doing `what`: its
     own, where it was bad input (a SourceError names the file and line), else one that
     says what it was doing (a worker that died says nothing of its work)."""
-    cause = getattr(error, "cause", None)  # a RayTaskError's: the exception the task raised
+    cause = error
+    # The exception the task raised, under Ray's wrappers: a RayTaskError's cause, and
+    # under Ray Data's UserCodeException, its __cause__.
+    while isinstance(cause, ray.exceptions.RayError) or type(cause).__name__ == "UserCodeException":
+        inner = getattr(cause, "cause", None) or cause.__cause__
+        if inner is None or inner is cause:
+            break
+        cause = inner
     if isinstance(cause, sources.SourceError):
         return sources.SourceError(str(cause))
     if isinstance(cause, (ValueError, TypeError)):
@@ -145,9 +165,15 @@ def _count_block(batch, rule, column):
     import pyarrow as pa
 
     counter = load_core().ChunkCounter(*rule)
-    texts = _texts_of(batch, column)
-    if texts:
-        counter.add(texts, threads=1)  # Ray gives a task one CPU
+    try:
+        texts = _texts_of(batch, column)
+        if texts:
+            counter.add(texts, threads=1)  # Ray gives a task one CPU
+    except (ValueError, TypeError) as error:
+        # Sent on as the block's row, and raised by the task that adds it up (_counters_of):
+        # Ray Data keeps only the text of an exception raised here, not the exception,
+        # which a task of the tree keeps, so the driver raises what the local path raises.
+        return pa.table({"counter": pa.array([pickle.dumps(error)], pa.large_binary())})
     return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
@@ -165,7 +191,11 @@ def _counters_of(part) -> list:
     table of a Dataset's blocks' pickled counters."""
     if isinstance(part, load_core().ChunkCounter):
         return [part]
-    return [pickle.loads(row) for row in part.column("counter").to_pylist()]
+    counters = [pickle.loads(row) for row in part.column("counter").to_pylist()]
+    for counter in counters:
+        if isinstance(counter, Exception):  # a block's bad input (_count_block)
+            raise counter
+    return counters
 
 
 @ray.remote
@@ -197,9 +227,13 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
     if _is_dataset(source):
+        _check_column(source, text_column)
         counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
                                      batch_format="pyarrow", batch_size=None)
-        leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        try:
+            leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        except (ray.exceptions.RayError, OSError) as error:
+            raise _failure(error, "counting the dataset's blocks") from None
         started = 0
     else:
         # Each task named by its file: Ray's logs and its state API (ray list tasks) say which one failed.
@@ -229,8 +263,8 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     try:
         return ray.get(root)
     except (ray.exceptions.RayError, OSError) as error:
-        raise _failure(error, "counting the files, or adding up their counts (Ray's task named 'count FILE' "
-                              "for a file)") from None
+        raise _failure(error, "counting the dataset's blocks" if _is_dataset(source) else
+                       "counting the files, or adding up their counts (Ray's task named 'count FILE' for a file)") from None
 
 
 def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
@@ -316,6 +350,8 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
     if before_each is not None and before_each not in tokenizer.special_tokens:
         raise ValueError(f"before_each must be one of the tokenizer's special tokens "
                          f"({', '.join(map(repr, tokenizer.special_tokens)) or 'it has none'}), got {before_each!r}")
+    if _is_dataset(source):
+        _check_column(source, text_column)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
