@@ -7,7 +7,9 @@ This reads that line into the function's parameters and return type, so that the
 shows one signature per method (not a bare name and then the line as prose), and puts
 the Python types in place of pybind11's `object`, which it writes for every argument
 the bindings take as a Python object and check themselves (csrc/py_args.h, py_text.h).
-TYPES holds them, by argument name: one name, one meaning across the core.
+TYPES holds them, by argument name: one name, one meaning across the core. Where
+the typed stub bpe/_core.pyi (tools/make_stub.py) is there, griffe reads the types from
+it and this only lifts the line out of the docstring.
 (mkdocs.yml names this file; it changes only what the documentation shows.)"""
 import re
 
@@ -72,7 +74,7 @@ def parameters(text: str, function: str) -> griffe.Parameters:
         name, _, annotation = head.partition(": ")
         if name == "self":
             continue
-        if annotation == "object" or name in TYPES and "Annotated" not in annotation:
+        if annotation == "object":  # only what pybind11 left untyped; bpe/_core.pyi, where griffe reads it, wins
             annotation = TYPES.get(name, annotation)
         annotation = re.sub(r"typing\.Annotated\[numpy\.typing\.ArrayLike, numpy\.(\w+)\]",
                             r"numpy.ndarray[\1]", annotation).replace("bpe._core.", "")
