@@ -23,6 +23,7 @@ subcommand's --help shows an example. Conventions, the same for every subcommand
 - Progress bars go to stderr, and only to a terminal. Colour only goes to a terminal, and
   not when NO_COLOR is set (--color always|never overrides both).
 """
+from collections.abc import Sequence
 import argparse
 import json
 import os
@@ -345,7 +346,7 @@ def cmd_convert(args):
 
 # --- tokenizers by name -----------------------------------------------------------------
 
-def load_tokenizer(name) -> BPETokenizer:
+def load_tokenizer(name: str | None) -> BPETokenizer:
     """The tokenizer that -t names (see the module's docstring for what it may name)."""
     if name is None:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
@@ -792,7 +793,7 @@ def _check_text_arguments(args):
                                  f"{e.start:,}): give text as UTF-8, or in a file with -f") from None
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     _open_streams()
     parser = build_parser()
     prog = PROG

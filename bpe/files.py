@@ -15,12 +15,15 @@ set happen under a lock on its folder, so the last writer's set is the one left,
 a mix. A failed write raises WriteError, which names the file that was being written:
 "No space left on device: tok.bpe".
 """
+from collections.abc import Iterator, Mapping, Sequence
 import contextlib
 import errno
 import os
 import secrets
 from pathlib import Path
+from types import ModuleType
 
+fcntl: ModuleType | None
 try:
     import fcntl
 except ImportError:  # Windows: no flock; the renames of a set are then not serialised
@@ -31,11 +34,11 @@ class WriteError(OSError):
     """Writing a file failed: "REASON: PATH", with PATH the file being written (not its
     temporary name)."""
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.strerror}: {self.filename}"
 
 
-def temporary_name_pattern(path) -> str:
+def temporary_name_pattern(path: str | os.PathLike[str]) -> str:
     """The glob of the temporary files that atomic_write(path) makes beside path."""
     return f".{Path(path).name}.*.tmp"
 
@@ -102,8 +105,8 @@ def _flush_folder(folder: Path):
 
 
 @contextlib.contextmanager
-def atomic_write_all(paths):
-    """Temporary paths, one beside each of `paths`, to write to. When the block ends
+def atomic_write_all(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[str]]:
+    """Temporary paths, one beside each of `targets`, to write to. When the block ends
     without an error, each is flushed to disk and then all are renamed over their
     targets, together under the folders' lock; on any error all are removed and the old
     files stay as they were. An OSError in writing a temporary file comes out as
@@ -112,7 +115,7 @@ def atomic_write_all(paths):
     The last path is the one that vouches for the others (a token file's sidecar): it is
     removed before the others are renamed and put back last, so that a crash between
     the renames leaves it missing rather than beside files it does not describe."""
-    paths = [Path(p) for p in paths]
+    paths = [Path(p) for p in targets]
     for path in paths:
         _check_target(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,7 +155,7 @@ def atomic_write_all(paths):
 
 
 @contextlib.contextmanager
-def atomic_write(path):
+def atomic_write(path: str | os.PathLike[str]) -> Iterator[str]:
     """A temporary path beside `path` to write to. On success it is flushed to disk and
     renamed over path (and the folder's entry flushed too); on failure it is removed,
     and an OSError in writing it comes out as WriteError naming path."""
@@ -160,12 +163,12 @@ def atomic_write(path):
         yield tmp
 
 
-def write_text(path, text: str, encoding: str = "utf-8"):
+def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
     """Path.write_text, atomically (atomic_write)."""
     write_texts({path: text}, encoding)
 
 
-def write_texts(texts: dict, encoding: str = "utf-8"):
+def write_texts(texts: Mapping[str | os.PathLike[str], str], encoding: str = "utf-8") -> None:
     """{path: text}, written together (atomic_write_all): all new, or all as they were.
     The last path vouches for the others."""
     with atomic_write_all(list(texts)) as tmps:
@@ -177,7 +180,7 @@ def write_texts(texts: dict, encoding: str = "utf-8"):
                 raise WriteError(e.errno, e.strerror, str(path)) from None
 
 
-def remove_stale_temporaries(path) -> list[tuple[Path, int]]:
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[tuple[Path, int]]:
     """Remove what a write of path killed before its rename left behind: nothing reads it.
     Returns each file removed, with its size."""
     path = Path(path)

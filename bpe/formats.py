@@ -22,14 +22,16 @@ Ids outside our scheme (GPT-4's single bytes are shuffled, GPT-2's too) travel a
 Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
 special_tokens and token_ids.
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import base64
 import json
 import os
 import sys
 from pathlib import Path
 
-from .core import load_core, special_tokens_list
 from . import registry
+from .core import Merges, PathArg, load_core, special_tokens_list
 from .files import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
@@ -59,7 +61,7 @@ GPT2_END_OF_TEXT = "<|endoftext|>"
 CL100K_SPECIAL_IDS = registry.PUBLISHED["cl100k_base"].special_tokens
 
 
-def cl100k_path():
+def cl100k_path() -> Path | None:
     """GPT-4's cl100k_base.tiktoken where an installed package ships it (checked, unpacked
     into the cache if it ships it gzipped), or None: nothing is downloaded."""
     try:
@@ -77,7 +79,7 @@ def pattern_regex(patterns: dict, pattern: str) -> str:
 
 # --- tokens as bytes -------------------------------------------------------------------
 
-def token_bytes(merges) -> list[bytes]:
+def token_bytes(merges: Merges) -> list[bytes]:
     """The bytes of every token of merges, in our order: the 256 single bytes, then each
     merge's two parts joined. (bpe.Encoder refuses merges whose tokens would be huge
     before anything calls this.)"""
@@ -109,7 +111,7 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
     """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
     of our byte or merge token i, special_ids maps each special token to its id."""
-    owner = {}  # id: which of our tokens has it, for the messages
+    owner: dict[int, str] = {}  # id: which of our tokens has it, for the messages
     for k, i in enumerate(merge_ids):
         name = f"byte {k}" if k < 256 else f"merge {k - 256}"
         if i in owner:
@@ -140,7 +142,8 @@ LEGACY_SPECIAL_TOKENS = ("<|pad|>", "<|endoftext|>")
 _STATE_FIELDS = {"format", "version", "pattern", "special_tokens", "token_ids", "merges"}
 
 
-def bpe_state(merges, pattern: str, special_tokens, token_ids=None, name=None) -> dict:
+def bpe_state(merges: Merges, pattern: str, special_tokens: Iterable[str], token_ids: Iterable[int] | None = None,
+              name: str | None = None) -> dict:
     """A tokenizer as plain data (str, int, list, dict and None): what our file holds and
     a checkpoint embeds. "name" is there only when the tokenizer has one (files without
     it load as before; version 1 of the format allows it)."""
@@ -155,7 +158,7 @@ def bpe_state(merges, pattern: str, special_tokens, token_ids=None, name=None) -
     }
 
 
-def bpe_arguments(state) -> dict:
+def bpe_arguments(state: Any) -> dict:
     """BPETokenizer's arguments from a state that bpe_state made, its fields checked
     (ValueError says what is wrong; the parts themselves are the core's to check). Also
     reads the states of checkpoints written before the format existed."""
@@ -197,7 +200,7 @@ def _legacy_arguments(state: dict) -> dict:
             "token_ids": list(token_ids) + list(specials.values())}
 
 
-def parse_json(text: str, where):
+def parse_json(text: str, where: object) -> Any:
     """json.loads, where JSON nested deeper than Python's parser recurses (a crafted file,
     "[[[[..." 100,000 deep) is a ValueError that names the file, as other bad JSON is,
     and not a RecursionError. JSONDecodeError is left to the caller, which knows what the
@@ -209,13 +212,13 @@ def parse_json(text: str, where):
                          f"{sys.getrecursionlimit():,} levels); no file of this library nests more than a few") from None
 
 
-def bpe_path(path) -> Path:
+def bpe_path(path: PathArg) -> Path:
     """Where our file is: path, or path/tokenizer.bpe when path is a folder."""
     path = Path(path)
     return path / FILE_NAME if path.is_dir() else path
 
 
-def save_bpe(path, state: dict) -> Path:
+def save_bpe(path: PathArg, state: dict) -> Path:
     """Write a tokenizer's state (bpe_state) as our file at path, or at path/tokenizer.bpe
     when path is a folder (or ends with a slash); returns the file's path. A crash while
     writing leaves the old file or the new one, never half of one."""
@@ -240,7 +243,7 @@ def save_bpe(path, state: dict) -> Path:
     return path
 
 
-def load_bpe(path, pattern: str | None = None) -> dict:
+def load_bpe(path: PathArg, pattern: str | None = None) -> dict:
     """BPETokenizer's arguments from our file at path; or from a merges.txt of this
     project's earlier versions, which does not record its split pattern: pattern names
     it. ValueError names the file and what is wrong with it."""
@@ -297,14 +300,14 @@ def _legacy_merges(path, text: str, pattern) -> dict:
     return {"merges": merges, "pattern": pattern, "special_tokens": LEGACY_SPECIAL_TOKENS}
 
 
-def is_huggingface(document) -> bool:
+def is_huggingface(document: Any) -> bool:
     """Whether a parsed JSON document looks like a Hugging Face tokenizer.json."""
     return isinstance(document, dict) and isinstance(document.get("model"), dict) and "added_tokens" in document
 
 
 # --- tiktoken ---------------------------------------------------------------------------
 
-def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
+def tiktoken_ranks(merges: Merges, token_ids: Sequence[int] | None = None) -> dict[bytes, int]:
     """The byte and merge tokens as tiktoken's mergeable ranks: each token's bytes to its
     id (token_ids[i] for our token i, when given).
 
@@ -315,7 +318,7 @@ def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
     earlier merges split its bytes differently (merges (a, b), (b, c), (a, bc): "abc"
     encodes as [ab, c], but tiktoken would find "abc" among its ranks and use it).
     """
-    ranks = {}
+    ranks: dict[bytes, int] = {}
     for i, data in enumerate(token_bytes(merges)):
         if data in ranks:
             raise ValueError(f"tokens {ranks[data]} and {i} are both {data!r}: tiktoken needs each token's bytes to differ")
@@ -329,7 +332,7 @@ def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
     return ranks
 
 
-def save_tiktoken(merges, path, token_ids=None):
+def save_tiktoken(merges: Merges, path: PathArg, token_ids: Sequence[int] | None = None) -> None:
     """Write a .tiktoken ranks file: base64 of each token's bytes, a space, its id. The
     file holds neither the split pattern nor the special tokens: pass those to
     tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
@@ -338,7 +341,7 @@ def save_tiktoken(merges, path, token_ids=None):
     write_text(path, "".join(lines), encoding="ascii")
 
 
-def read_tiktoken(path) -> dict[bytes, int]:
+def read_tiktoken(path: PathArg) -> dict[bytes, int]:
     """A .tiktoken ranks file as {token bytes: rank}, checked line by line."""
     ranks = {}
     with open(path, "rb") as f:
@@ -378,7 +381,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     longer = [data for data, _ in sorted(ranks.items(), key=lambda item: item[1]) if len(data) > 1]
     # The encoding of each token's bytes is in the core (csrc/ranks.h): O(n log n) for n
     # bytes where rescanning the pairs after each merge, in Python, was O(n^2) per token.
-    merges = []
+    merges: list[tuple[int, int]] = []
     for data, split in zip(longer, load_core().lower_rank_splits(ranks, longer)):
         left, right = data[:split], data[split:]
         if not split or left not in our_id or right not in our_id:
@@ -389,7 +392,8 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     return merges, token_ids
 
 
-def load_tiktoken(path, pattern: str | None = None, special_ids=None) -> dict:
+def load_tiktoken(path: PathArg, pattern: str | None = None,
+                  special_ids: Mapping[str, int] | None = None) -> dict:
     """A .tiktoken file as BPETokenizer's arguments. The file holds neither the split
     pattern nor the special tokens: where its name is one of OpenAI's published encodings
     (cl100k_base.tiktoken, o200k_base.tiktoken; bpe.registry), the defaults are that
@@ -427,7 +431,10 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
         except KeyError as e:
             raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
 
-    our_id, merge_ids, merges, made_at = {}, [], [], {}
+    our_id: dict[bytes, int] = {}
+    merge_ids: list[int] = []
+    merges: list[tuple[int, int]] = []
+    made_at: dict[str, str] = {}
     for b, char in byte_alphabet().items():
         if char not in vocab:
             raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
@@ -464,7 +471,8 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     return _numbering(merges, merge_ids, special_ids)
 
 
-def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> dict:
+def load_gpt2(vocab_path: PathArg, merges_path: PathArg, pattern: str = "gpt2",
+              special_tokens: Iterable[str] | None = None) -> dict:
     """GPT-2 style vocab.json and merges.txt, as BPETokenizer's arguments.
 
     vocab.json maps each token, written in the byte alphabet, to its id; merges.txt
@@ -513,7 +521,8 @@ def _alphabet_vocabulary(merges, special_tokens, token_ids, library: str):
     return alphabet, vocab_bytes, ids, vocab
 
 
-def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None):
+def save_gpt2(vocab_path: PathArg, merges_path: PathArg, merges: Merges, special_tokens: Sequence[str] = (),
+              token_ids: Sequence[int] | None = None) -> None:
     """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold

@@ -39,7 +39,9 @@ only when used.
 import os
 import pickle
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 try:
     import ray
@@ -51,7 +53,7 @@ import numpy as np
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .core import array_dtype, load_core, special_tokens_list
+from .core import AllowedSpecial, PathArg, array_dtype, load_core, special_tokens_list
 from .encoding import BPETokenizer, _as_memory
 
 # A file's texts are counted and encoded this many characters (about) at a time. A task has
@@ -74,8 +76,8 @@ def _paths(source) -> list:
     return [str(p) for p in sources.find_files(paths)]
 
 
-def dataset(source, text_column: str = "text", kind: str | None = None, field: str | None = None,
-            special_tokens=()):
+def dataset(source: Any, text_column: str = "text", kind: str | None = None, field: str | None = None,
+            special_tokens: Iterable[str] = ()) -> tuple[Any, str]:
     """(a Dataset, the name of its column of texts). source: a ray.data.Dataset (whose
     text_column holds the texts), or a path or a list of paths, read by bpe.sources, one
     task a file (field: the JSON key or Parquet column of the text). train and
@@ -139,7 +141,7 @@ def _failure(error: Exception, what: str) -> Exception:
     """The error to raise for a task or actor call that failed while doing `what`: its
     own, where it was bad input (a SourceError names the file and line), else one that
     says what it was doing (a worker that died says nothing of its work)."""
-    cause = error
+    cause: BaseException = error
     # The exception the task raised, under Ray's wrappers: a RayTaskError's cause, and
     # under Ray Data's UserCodeException, its __cause__.
     while isinstance(cause, ray.exceptions.RayError) or type(cause).__name__ == "UserCodeException":
@@ -213,8 +215,9 @@ def _merge_counts(*parts):
     return total
 
 
-def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
-          progress: bool | None = None, kind: str | None = None, field: str | None = None):
+def count(source: Any, pattern: str = "default", special_tokens: Iterable[str] = (), text_column: str = "text",
+          max_memory: int | str | None = None, progress: bool | None = None, kind: str | None = None,
+          field: str | None = None) -> Any:
     """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter: a
     block of a Dataset counted by a task of map_batches, a file by a task, and the
     counters merged in a tree of tasks. max_memory: each counter's budget
@@ -267,8 +270,8 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
                        "counting the files, or adding up their counts (Ray's task named 'count FILE' for a file)") from None
 
 
-def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
-          max_memory=None, progress: bool | None = None, kind: str | None = None,
+def train(source: Any, vocab_size: int, pattern: str = "default", special_tokens: Iterable[str] = (),
+          text_column: str = "text", max_memory: int | str | None = None, progress: bool | None = None, kind: str | None = None,
           field: str | None = None) -> BPETokenizer:
     """A tokenizer learnt from source (a Dataset or paths, see dataset) on the Ray
     cluster: the counting is spread over it, the merges are learnt on the driver, and
@@ -330,8 +333,8 @@ class _ShardWriter:
         return self._write(index, (self._ids(texts, whole, k == 0) for k, (whole, texts) in enumerate(batches)))
 
 
-def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str = "text", workers: int | None = None,
-                       allowed_special="all", tokenizer_name: str | None = None, progress: bool | None = None,
+def write_token_folder(source: Any, tokenizer: BPETokenizer, folder: PathArg, text_column: str = "text",
+                       workers: int | None = None, allowed_special: AllowedSpecial = "all", tokenizer_name: str | None = None, progress: bool | None = None,
                        kind: str | None = None, field: str | None = None, before_each: str | None = None) -> dict:
     """Encode source (a Dataset or paths, see dataset) into folder: one shard a block
     (a file, for paths), by a pool of `workers` actors (None: one per CPU of the
@@ -381,13 +384,15 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
         workers = max(1, int(ray.available_resources().get("CPU", 1)))
     workers = max(1, min(workers, len(jobs) or 1))
     state = tokenizer.state()
-    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
+    # _ShardWriter.remote is made by @ray.remote, which mypy does not see.
+    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)  # type: ignore[attr-defined]
             for _ in range(workers)]
     tokens = [0] * len(jobs)
     disable = None if progress is None else not progress
     with tqdm(desc="writing shards", total=len(jobs), unit=" shards", disable=disable, leave=False) as bar:
         # A job an idle actor at a time, in order: the running ones by their call.
-        todo, running = list(reversed(jobs)), {}
+        todo = list(reversed(jobs))
+        running: dict = {}
         while todo or running:
             while todo and idle:
                 job, actor = todo.pop(), idle.pop()

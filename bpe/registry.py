@@ -24,8 +24,12 @@ import os
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .files import atomic_write
+
+if TYPE_CHECKING:  # encoding imports formats, which imports this: the class is imported where used
+    from .encoding import BPETokenizer
 
 CACHE_ENV = "BPE_CACHE_DIR"
 SUFFIX = ".tiktoken"
@@ -40,7 +44,7 @@ class Published:
     sha256: str            # of the file as published
     pat_str: str           # the split rule as published
     rule: str              # this engine's name for the same split rule
-    special_tokens: dict   # {token: id}
+    special_tokens: dict[str, int]   # {token: id}
     n_vocab: int           # one more than the largest id, ranks and special tokens together
 
 
@@ -132,7 +136,7 @@ def published(name: str) -> Published:
         raise KeyError(f"no published encoding {name!r}: the names are {', '.join(PUBLISHED)}") from None
 
 
-def published_for_file(path) -> Published | None:
+def published_for_file(path: str | os.PathLike) -> Published | None:
     """The row whose encoding a .tiktoken file is, known by the file's name
     (cl100k_base.tiktoken, or cl100k_base alone), or None for any other name."""
     name = Path(path).name
@@ -151,7 +155,7 @@ def encoding_name_for_model(model: str) -> str:
                    f"bpe.get_encoding (one of {', '.join(PUBLISHED)})")
 
 
-def get_encoding(name: str):
+def get_encoding(name: str) -> "BPETokenizer":
     """The BPETokenizer of one of OpenAI's published encodings, with tiktoken's ids, split
     rule and special tokens: get_encoding("cl100k_base") is tiktoken.get_encoding's."""
     from .encoding import BPETokenizer  # here, not above: encoding imports formats, which imports this
@@ -163,7 +167,7 @@ def get_encoding(name: str):
     return tok
 
 
-def encoding_for_model(model: str):
+def encoding_for_model(model: str) -> "BPETokenizer":
     """The BPETokenizer of the encoding a model uses: encoding_for_model("gpt-4") is cl100k_base."""
     return get_encoding(encoding_name_for_model(model))
 

@@ -12,6 +12,8 @@ files (train-bpe.bin and its train-bpe.bin.json); `bpe encode --format bin` writ
 and `bpe decode` reads it. A token folder is shards of this format and a manifest that
 lists them in order (read_token_folder; bpe.ray_data writes them).
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import hashlib
 import json
 import os
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import array_dtype
+from .core import PathArg, array_dtype
 from .files import WriteError, atomic_write_all, write_text
 from .formats import parse_json
 
@@ -31,7 +33,7 @@ MANIFEST_FORMAT = "bpe token folder"
 DTYPES = ("<u2", "<u4")
 
 
-def fingerprint(tokenizer) -> str:
+def fingerprint(tokenizer: Any) -> str:
     """A sha256 of a tokenizer's content: of its state() as canonical JSON. Equal
     tokenizers have equal fingerprints, and any change to the merges, the pattern, the
     specials or the numbering changes it."""
@@ -39,7 +41,7 @@ def fingerprint(tokenizer) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def sidecar_path(path) -> Path:
+def sidecar_path(path: PathArg) -> Path:
     """The sidecar of a token file: train.bin -> train.bin.json."""
     path = Path(path)
     return path.with_name(path.name + ".json")
@@ -50,7 +52,8 @@ def token_dtype(n_vocab: int) -> str:
     return "<u2" if array_dtype(n_vocab) == np.uint16 else "<u4"
 
 
-def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None, text_name: str | None = None,
+def write_token_file(path: PathArg, pieces: Iterable[Any], tokenizer: Any, tokenizer_name: str | None = None,
+                     text_name: str | None = None,
                      writer: str = "bpe encode") -> int:
     """Write ids (pieces: arrays or lists of ids, appended as they come) to a token file
     and its sidecar; returns the number of ids. The two are replaced together, once the
@@ -67,7 +70,7 @@ def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None,
             for ids in pieces:
                 data = np.ascontiguousarray(np.asarray(ids).astype(dtype, copy=False))
                 try:
-                    f.write(memoryview(data).cast("B"))
+                    f.write(memoryview(data).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer; its stubs do not say so
                 except OSError as e:
                     raise WriteError(e.errno, e.strerror, str(path)) from None
                 tokens += len(data)
@@ -97,7 +100,7 @@ def _read_json(path: Path):
         raise ValueError(f"{path} is not readable JSON ({e})") from None
 
 
-def read_sidecar(path) -> dict:
+def read_sidecar(path: PathArg) -> dict:
     """A token file's sidecar, checked to describe a token file of its size. ValueError
     says what is wrong."""
     path, sidecar = Path(path), sidecar_path(path)
@@ -119,7 +122,7 @@ def read_sidecar(path) -> dict:
     return about
 
 
-def read_token_file(path, tokenizer) -> np.ndarray:
+def read_token_file(path: PathArg, tokenizer: Any) -> np.ndarray:
     """A token file's ids as a read-only array (memory-mapped, not read into memory),
     checked against its sidecar: written by this very tokenizer (the same fingerprint),
     whole, and every id one of the tokenizer's. ValueError says what is wrong."""
@@ -138,7 +141,8 @@ def read_token_file(path, tokenizer) -> np.ndarray:
     return ids
 
 
-def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None) -> dict:
+def write_manifest(folder: PathArg, shards: Sequence[tuple[str, int]], tokenizer: Any,
+                   tokenizer_name: str | None = None) -> dict:
     """Write a token folder's manifest (atomically, after its shards): shards are
     (file name, number of ids) in reading order. Returns the manifest."""
     manifest = {
@@ -160,7 +164,7 @@ def _is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def read_manifest(folder) -> dict:
+def read_manifest(folder: PathArg) -> dict:
     """A token folder's manifest, checked whole: its format, its dtype, each shard an
     object with a file of the folder (listed once) and a count of ids, the counts adding
     up to its total, and a tokenizer's fingerprint. ValueError says what is wrong."""
@@ -194,7 +198,7 @@ def read_manifest(folder) -> dict:
     return manifest
 
 
-def read_token_folder(folder, tokenizer) -> list:
+def read_token_folder(folder: PathArg, tokenizer: Any) -> list[np.ndarray]:
     """The shards of a token folder, in the manifest's order, each a read-only memory-
     mapped array, checked against the manifest and its sidecar (bpe.token_files): the
     same tokenizer, the same dtype, whole. ValueError names the shard at fault."""
