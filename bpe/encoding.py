@@ -415,11 +415,13 @@ class BPETokenizer:
     # --- other libraries' files ------------------------------------------------------
 
     @classmethod
-    def from_tiktoken(cls, path: PathArg, pattern: str = "gpt4",
+    def from_tiktoken(cls, path: PathArg, pattern: str | None = None,
                       special_ids: Mapping[str, int] | None = None) -> "BPETokenizer":
         """A tiktoken ranks file (GPT-4's cl100k_base.tiktoken, say). The file holds neither
-        the split pattern nor the special tokens: pass them, as {token: id} (default:
-        GPT-4's)."""
+        the split pattern nor the special tokens: by default they are those of the OpenAI
+        encoding the file is named for (cl100k_base.tiktoken, o200k_base.tiktoken; see
+        bpe.registry), else GPT-4's pattern and no special tokens. Pass them to choose:
+        special_ids as {token: id}."""
         return cls._from_file(path, formats.load_tiktoken, pattern=pattern, special_ids=special_ids)
 
     @classmethod

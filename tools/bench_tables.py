@@ -1,0 +1,212 @@
+"""The speed tables of docs/engine.md and README.md, written from the saved benchmarks.
+
+    python tools/bench_tables.py            # rewrite the tables between their markers
+    python tools/bench_tables.py --check    # exit 1 if a page's tables differ from the results
+
+Each table sits between `<!-- bench-tables:NAME -->` and `<!-- /bench-tables:NAME -->`
+in a page; what is between them is replaced, the rest of the page is untouched. The
+numbers come only from docs/results/bench-encode.json and bench-train.json, which
+`python bpe_bench.py encode` and `train` save: after a rerun, run this again.
+
+Encoding: one table for Python lists and one for numpy arrays; a row per vocabulary and
+text, a column naming whoever is fastest in each mode where it is not ours, then a
+column per library headed by its call, each cell MB/s warm / cold (the JSON's "modes"
+say what each means). Training: seconds per corpus, and each peer's time over ours.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "results"
+PAGES = [ROOT / "docs" / "engine.md", ROOT / "README.md"]
+OURS = "bpe"
+
+# bench-train.json does not record each peer's call; bench/train.py makes these ones.
+TRAIN_CALLS = {
+    "bpe": "BPETokenizer.train(text, vocab_size)",
+    "rustbpe": "Tokenizer().train_from_iterator(parts, vocab_size, pattern=ours)",
+    "tokenizers": "Tokenizer(BPE()).train_from_iterator(parts, BpeTrainer(vocab_size))",
+}
+
+
+def call_of(row: dict) -> str:
+    """A row's call without the library's name: "fastokens encode_batch_flat" -> "encode_batch_flat"."""
+    first, _, rest = row["name"].partition(" ")
+    named = first.strip(",").replace("-", "_") in (row["library"].replace("-", "_"), "ours")
+    return row.get("call") or (rest.strip(" ,") if named and rest else row["name"])
+
+
+def speed(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def times(ratio: float) -> str:
+    return f"{ratio:.2f}x" if ratio < 1.1 else f"{ratio:.1f}x"
+
+
+def short_vocabulary(title: str) -> str:
+    """"GPT-4's cl100k_base (100,256 tokens)" -> a row label that fits a phone."""
+    if title.startswith("ours"):
+        return "ours (8,192)" if "8,192" in title else "ours"
+    return title.split(" (")[0].replace("'s", "")
+
+
+def mb_per_s(row: dict, mode: str):
+    value = row.get(f"{mode}_mb_per_s")
+    return None if value is None else float(value)
+
+
+def encode_tables(data: dict) -> dict[str, str]:
+    """{"encode-lists": markdown, "encode-arrays": markdown}."""
+    out = {}
+    for kind in ("lists", "arrays"):
+        tables = [t for t in data["tables"] if t.get("kind") == kind]
+        # one column per library, in the order the benchmark first shows them, ours first
+        libraries, calls = [], {}
+        for t in tables:
+            for r in t["rows"]:
+                if r["library"] not in libraries:
+                    libraries.append(r["library"])
+                calls.setdefault(r["library"], [])
+                call = call_of(r)
+                if call not in calls[r["library"]]:
+                    calls[r["library"]].append(call)
+        libraries.sort(key=lambda lib: lib != OURS)
+        # the verdict second, so that a phone shows it beside the row's name without scrolling
+        header = ["vocabulary, text", "fastest where not ours (warm / cold)"] + [
+            f"{'ours' if lib == OURS else lib} " + " / ".join(f"`{c}`" for c in calls[lib]) for lib in libraries]
+        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+        leads = []
+        for t in tables:
+            rows = {r["library"]: r for r in t["rows"]}
+            label = f"{short_vocabulary(data['vocabularies'][t['vocabulary']]['title'])}, {t['text']}"
+            cells = []
+            for lib in libraries:
+                r = rows.get(lib)
+                if r is None:
+                    cells.append("–")
+                    continue
+                mark = "" if r.get("ids_match", True) else "*"
+                cells.append(" / ".join(speed(mb_per_s(r, m)) if mb_per_s(r, m) is not None else "–"
+                                        for m in ("warm", "cold")) + mark)
+            verdict = []
+            for mode in ("warm", "cold"):
+                ours = mb_per_s(rows[OURS], mode)
+                best = max((r for lib, r in rows.items() if lib != OURS and r.get("ids_match", True)
+                            and mb_per_s(r, mode) is not None), key=lambda r: mb_per_s(r, mode), default=None)
+                if best is not None and ours is not None and mb_per_s(best, mode) > ours:
+                    verdict.append(f"{best['library']} {times(mb_per_s(best, mode) / ours)}")
+                    leads.append((label, mode, best["library"]))
+                else:
+                    verdict.append("ours")
+            lines.append("| " + " | ".join([label, " / ".join(verdict), *cells]) + " |")
+        peers = sorted({lib for _, _, lib in leads})
+        rows_led = {label for label, _, _ in leads}
+        summary = (f"A peer that gives our ids is faster than ours in {len(rows_led)} of {len(tables)} rows "
+                   f"({len(leads)} of {2 * len(tables)} warm or cold cells): {', '.join(peers)}."
+                   if leads else f"Ours is the fastest of those that give our ids in every row, warm and cold.")
+        out[f"encode-{kind}"] = "\n".join(lines) + "\n\n" + summary
+    return out
+
+
+def encode_peers(data: dict) -> str:
+    """Each library, its version, and how it was loaded and called, from the rows."""
+    seen = {}
+    for t in data["tables"]:
+        if t.get("kind") not in ("lists", "arrays"):
+            continue
+        for r in t["rows"]:
+            entry = seen.setdefault(r["library"], {"calls": [], "loaders": []})
+            if call_of(r) not in entry["calls"]:
+                entry["calls"].append(call_of(r))
+            if r.get("loader") and r["loader"] not in entry["loaders"]:
+                entry["loaders"].append(r["loader"])
+    versions = data.get("versions", {})
+    lines = []
+    for lib, entry in sorted(seen.items(), key=lambda kv: kv[0] != OURS):
+        version = versions.get(lib) or versions.get(lib.replace("-", "_")) or ""
+        lines.append(f"- **{lib}** {version}: " + ", ".join(f"`{c}`" for c in entry["calls"])
+                     + "; loaded with " + "; ".join(f"`{x}`" for x in entry["loaders"]) + ".")
+    modes = data.get("modes", {})
+    lines.append("")
+    lines.append("MB/s, medians of {0} interleaved rounds, one core; warm: {1}; cold: {2}. "
+                 "\\* ids differ from ours (its own split), so it is not counted as leading."
+                 .format(data.get("repeats", "?"), modes.get("warm", "?"), modes.get("cold", "?")))
+    return "\n".join(lines)
+
+
+def train_table(data: dict) -> str:
+    libraries = []
+    for t in data["tables"]:
+        for r in t["rows"]:
+            if r["library"] not in libraries:
+                libraries.append(r["library"])
+    libraries.sort(key=lambda lib: lib != OURS)
+    header = ["corpus"] + [f"{'ours' if lib == OURS else lib} `{TRAIN_CALLS.get(lib, lib)}`" for lib in libraries] \
+        + ["peak memory, ours"]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    leads = []
+    for t in data["tables"]:
+        rows = {r["library"]: r for r in t["rows"]}
+        cells = []
+        for lib in libraries:
+            r = rows.get(lib)
+            if r is None:
+                cells.append("–")
+                continue
+            same = {True: "", False: " (other merges)", None: ""}[r.get("merges_match")]
+            ratio = "" if lib == OURS else f", {times(r['time_over_ours'])} ours"
+            cells.append(f"{r['median_s']:.2f} s{ratio}{same}")
+            if lib != OURS and r["time_over_ours"] < 1:
+                leads.append((t["corpus"], lib))
+        label = f"{t['mb']:.0f} MB, {t['what']}: {t['distinct_chunks']:,} distinct chunks"
+        lines.append("| " + " | ".join([label, *cells, f"{t.get('ours_peak_rss_mb', 0):,.0f} MB"]) + " |")
+    summary = ("A peer is faster than ours on: " + ", ".join(f"{c} ({lib})" for c, lib in leads) + "."
+               if leads else "Ours is the fastest on every corpus.")
+    return ("\n".join(lines) + "\n\n" + summary +
+            f" Medians of {data.get('repeats', '?')} rounds on all cores ({data['machine']['cores']}); "
+            "rustbpe is given our split rule and its merges are checked equal to ours; Hugging Face "
+            "tokenizers uses its own (GPT-2's) split, so its merges differ.")
+
+
+def all_tables(results: Path = RESULTS) -> dict[str, str]:
+    encode = json.loads((results / "bench-encode.json").read_text())
+    train = json.loads((results / "bench-train.json").read_text())
+    return {**encode_tables(encode), "encode-peers": encode_peers(encode), "train": train_table(train)}
+
+
+def fill(page: str, tables: dict[str, str]) -> str:
+    """page with the text between each pair of markers replaced by its table."""
+    for name, table in tables.items():
+        start, end = f"<!-- bench-tables:{name} -->", f"<!-- /bench-tables:{name} -->"
+        if start not in page:
+            continue
+        before, rest = page.split(start, 1)
+        if end not in rest:
+            raise ValueError(f"{start} has no {end} after it")
+        page = before + start + "\n" + table + "\n" + end + rest.split(end, 1)[1]
+    return page
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page differs from the results")
+    args = parser.parse_args(argv)
+    tables = all_tables()
+    stale = []
+    for page in PAGES:
+        old = page.read_text(encoding="utf-8")
+        new = fill(old, tables)
+        if new != old:
+            stale.append(page)
+            if not args.check:
+                page.write_text(new, encoding="utf-8")
+    for page in stale:
+        print(f"{page.relative_to(ROOT)}: {'out of date' if args.check else 'tables rewritten'}")
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
