@@ -243,7 +243,7 @@ void check_same_rule(const bpe::ChunkCounter& self, const bpe::ChunkCounter& oth
 
 size_t count_chunks(py::handle text, const std::string& pattern_name) {
     BytesArg arg(text, "text");
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     check_text_for(pattern, arg.view, "text");
     GilReleased released;
     return bpe::count_chunks(arg.view, pattern);
@@ -251,7 +251,7 @@ size_t count_chunks(py::handle text, const std::string& pattern_name) {
 
 py::list pretokenize(py::handle text, const std::string& pattern_name) {
     BytesArg arg(text, "text");
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     check_text_for(pattern, arg.view, "text");
     std::vector<std::string_view> chunks;
     {
@@ -326,7 +326,7 @@ std::vector<bpe::Pair> train(py::handle text, py::handle num_merges_arg, const s
     BytesArg arg(text, "text");
     long long num_merges = num_merges_from_python(num_merges_arg);
     unsigned workers = thread_count(threads);
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     bpe::SpecialTokens cut = specials_from_python(special_tokens);
     check_text_for(pattern, arg.view, "text");
     bpe::ChunkCounter counter(pattern, std::move(cut));
@@ -368,7 +368,7 @@ void bind_functions(py::module_& m) {
 // --- training: ChunkCounter -----------------------------------------------------------
 
 bpe::ChunkCounter* make_counter(py::handle pattern_arg, py::handle special_tokens, py::handle max_memory) {
-    bpe::Pattern pattern = pattern_from_python(pattern_arg);
+    bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     bpe::SpecialTokens specials = specials_from_python(special_tokens);
     uint64_t budget = 0;
     if (!max_memory.is_none())
@@ -527,7 +527,7 @@ void bind_training(py::module_& m) {
 bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::handle special_tokens_arg,
                            py::handle token_ids_arg) {
     // One after the other, so that of several mistakes the first argument's is told.
-    bpe::Pattern pattern = pattern_from_python(pattern_arg);
+    bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
     std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);

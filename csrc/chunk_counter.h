@@ -48,8 +48,8 @@ class ChunkCounter {
 public:
     static constexpr size_t kShards = 64;
 
-    ChunkCounter(Pattern pattern, SpecialTokens specials)
-        : pattern_(pattern), specials_(std::move(specials)), shards_(kShards) {}
+    ChunkCounter(SplitRule pattern, SpecialTokens specials)
+        : pattern_(std::move(pattern)), specials_(std::move(specials)), shards_(kShards) {}
 
     // Counts the chunks of each text on `threads` threads, in pieces that the threads
     // take in turn (count_pieces).
@@ -83,7 +83,7 @@ public:
         return dropped;
     }
 
-    Pattern pattern() const { return pattern_; }
+    const SplitRule& pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return specials_; }
 
     // How many distinct chunks have been counted.
@@ -354,7 +354,7 @@ private:
         return dropped;
     }
 
-    Pattern pattern_;
+    SplitRule pattern_;
     SpecialTokens specials_;
     std::vector<CountedChunks> shards_;
     uint64_t max_memory_ = 0;

@@ -218,10 +218,10 @@ class Encoder {
 public:
     // The vocabulary's merges, special tokens and numbering (Vocabulary says what it
     // refuses), and the split rule.
-    explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault,
+    explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
-        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(pattern) {
+        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)) {
         vocabulary_.find_whole_tokens(kCachedChunk, [this](std::string_view bytes, std::vector<uint32_t>& ids) {
             encode_chunk(vocabulary_, bytes, ids);
         });
@@ -333,7 +333,7 @@ public:
     size_t num_merges() const { return vocabulary_.num_merges(); }
     const std::vector<Pair>& merges() const { return vocabulary_.merges(); }
     const std::vector<uint32_t>& token_ids() const { return vocabulary_.token_ids(); }  // empty: token i is id i
-    Pattern pattern() const { return pattern_; }
+    const SplitRule& pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
@@ -353,7 +353,7 @@ private:
     static constexpr size_t kSeenChunk = 4096;
 
     Vocabulary vocabulary_;
-    Pattern pattern_;
+    SplitRule pattern_;
     mutable SharedCache cache_;
 };
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -125,33 +126,78 @@ inline void word_and_space_16(const unsigned char* p, uint32_t& word, uint32_t& 
 }  // namespace bpe
 
 #include "split_unicode.h"
+#include "pattern.h"
 
 namespace bpe {
 
-enum class Pattern { kDefault, kGpt2, kGpt4 };
+// The hand-written rules, by name; kRegex: any other pattern, compiled (pattern.h).
+enum class Pattern { kDefault, kGpt2, kGpt4, kRegex };
 
-inline Pattern parse_pattern(std::string_view name) {
-    if (name == "default") return Pattern::kDefault;
-    if (name == "gpt2") return Pattern::kGpt2;
-    if (name == "gpt4") return Pattern::kGpt4;
-    throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                "': expected 'default', 'gpt2' or 'gpt4'");
-}
+// The regex texts that name a hand-written rule: each splits exactly as its rule
+// (tests/test_pattern_engine.py checks them against the general engine). gpt4 has two:
+// the one published with GPT-4's tokenizer and tiktoken's current text of cl100k_base,
+// which matches the same chunks (\s++$ takes what \s+(?!\S)|\s+ would, \s what \s+ would
+// leave to the next match).
+inline constexpr std::string_view kGpt2Regex =
+    R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+inline constexpr std::string_view kGpt4Regex =
+    R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)";
+inline constexpr std::string_view kCl100kRegex =
+    R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s)";
 
-inline const char* pattern_name(Pattern pattern) {
-    switch (pattern) {
-        case Pattern::kGpt2: return "gpt2";
-        case Pattern::kGpt4: return "gpt4";
-        default: return "default";
+// A split rule: a hand-written one, or a compiled regex (shared: an Encoder and its
+// copies, and every thread, read one compiled pattern).
+class SplitRule {
+public:
+    SplitRule(Pattern pattern = Pattern::kDefault) : pattern_(pattern) {}  // NOLINT: a name is a rule
+    explicit SplitRule(std::shared_ptr<const Regex> regex) : pattern_(Pattern::kRegex), regex_(std::move(regex)) {}
+
+    Pattern pattern() const { return pattern_; }
+    const Regex* regex() const { return regex_.get(); }
+    // The name of a hand-written rule; a compiled one's regex text.
+    std::string name() const {
+        switch (pattern_) {
+            case Pattern::kGpt2: return "gpt2";
+            case Pattern::kGpt4: return "gpt4";
+            case Pattern::kRegex: return regex_->text();
+            default: return "default";
+        }
     }
+    // Whether the rule reads characters, and so needs valid UTF-8 (all but default).
+    bool needs_utf8() const { return pattern_ != Pattern::kDefault; }
+    bool operator==(const SplitRule& other) const {
+        return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
+    }
+    bool operator!=(const SplitRule& other) const { return !(*this == other); }
+
+private:
+    Pattern pattern_;
+    std::shared_ptr<const Regex> regex_;
+};
+
+// A rule from its name ("default", "gpt2", "gpt4") or a regex: a regex that is the
+// text of a hand-written rule runs on it; any other is compiled (std::invalid_argument
+// names what it cannot take).
+inline SplitRule parse_pattern(std::string_view name) {
+    if (name == "default") return Pattern::kDefault;
+    if (name == "gpt2" || name == kGpt2Regex) return Pattern::kGpt2;
+    if (name == "gpt4" || name == kGpt4Regex || name == kCl100kRegex) return Pattern::kGpt4;
+    if (name.empty()) throw std::invalid_argument("the split pattern is empty: expected 'default', 'gpt2', 'gpt4' or a regex");
+    return SplitRule(std::make_shared<const Regex>(name));
 }
+
+inline std::string pattern_name(const SplitRule& rule) { return rule.name(); }
 
 // Calls emit(chunk) for each chunk of the text under a split pattern, a chunk at a
 // time: the definition. The pattern is looked at once, outside the loop, and each loop
 // inlines its own chunk_end. for_each_chunk below finds the same chunks faster.
 template <class Emit>
-inline void for_each_chunk_plain(std::string_view text, Pattern pattern, Emit&& emit) {
-    switch (pattern) {
+inline void for_each_chunk_plain(std::string_view text, const SplitRule& rule, Emit&& emit) {
+    switch (rule.pattern()) {
+        case Pattern::kRegex: {
+            const Regex& re = *rule.regex();
+            return for_each_chunk_with(text, [&re](std::string_view t, size_t i) { return regex_chunk_end(re, t, i); }, emit);
+        }
         case Pattern::kGpt2:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
         case Pattern::kGpt4:
@@ -171,11 +217,11 @@ namespace bpe {
 // blocks of split_simd.h, in the SIMD tier chosen when the module was loaded, or by
 // the loops above in the portable tier.
 template <class Emit>
-inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) {
+inline void for_each_chunk(std::string_view text, const SplitRule& rule, Emit&& emit) {
     const simd::Tier tier = simd::tier_in_use();
-    if (tier == simd::Tier::kPortable) return for_each_chunk_plain(text, pattern, emit);
+    if (tier == simd::Tier::kPortable || rule.pattern() == Pattern::kRegex) return for_each_chunk_plain(text, rule, emit);
     const simd::ClassifyFn classify = simd::classifier(tier);
-    switch (pattern) {
+    switch (rule.pattern()) {
         case Pattern::kGpt2: return simd::for_each_chunk_blocks<Pattern::kGpt2>(text, classify, emit);
         case Pattern::kGpt4: return simd::for_each_chunk_blocks<Pattern::kGpt4>(text, classify, emit);
         default: return simd::for_each_chunk_blocks<Pattern::kDefault>(text, classify, emit);
@@ -183,15 +229,15 @@ inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) 
 }
 
 // How many chunks the text splits into, and nothing else: the splitter's own speed.
-inline size_t count_chunks(std::string_view text, Pattern pattern) {
+inline size_t count_chunks(std::string_view text, const SplitRule& rule) {
     size_t count = 0;
-    for_each_chunk(text, pattern, [&](std::string_view) { ++count; });
+    for_each_chunk(text, rule, [&](std::string_view) { ++count; });
     return count;
 }
 
-inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern pattern = Pattern::kDefault) {
+inline std::vector<std::string_view> pretokenize(std::string_view text, const SplitRule& rule = Pattern::kDefault) {
     std::vector<std::string_view> chunks;
-    for_each_chunk(text, pattern, [&](std::string_view chunk) { chunks.push_back(chunk); });
+    for_each_chunk(text, rule, [&](std::string_view chunk) { chunks.push_back(chunk); });
     return chunks;
 }
 
