@@ -74,10 +74,9 @@ def cl100k_path():
 
 
 def pattern_regex(patterns: dict, pattern: str) -> str:
-    """patterns[pattern], or a ValueError that lists the split patterns."""
-    if pattern not in patterns:
-        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
-    return patterns[pattern]
+    """The regex of a split pattern: patterns[pattern] for a name, else the pattern,
+    which is then a regex already (the engine compiled it, csrc/pattern.h)."""
+    return patterns.get(pattern, pattern)
 
 
 # --- tokens as bytes -------------------------------------------------------------------

@@ -135,7 +135,9 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     std::string piece;
     uint64_t dropped = 0;
     for (Py_ssize_t start = 0; start < chars.size;) {
-        Py_ssize_t cut = chars.size - start > kStrPiece ? cuts.first(start + kStrPiece) : chars.size;
+        // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts).
+        const bool long_rest = chars.size - start > kStrPiece && counter.pattern().cuts_at_safe_cuts();
+        Py_ssize_t cut = long_rest ? cuts.first(start + kStrPiece) : chars.size;
         dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) {
             piece.clear();
             chars.append_utf8(start, cut, piece);  // no surrogate: scanned above

@@ -70,7 +70,7 @@ public:
         if (interrupt) share = std::min(share, Interrupt::kPollBytes);
         std::vector<Piece> pieces;
         for (size_t t = 0; t < texts.size(); ++t)
-            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
+            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share, pattern_))
                 if (s.special == Segment::kText) pieces.push_back({t, s});
         uint64_t dropped = 0;
         for (size_t first = 0, last = 0; first < pieces.size(); first = last) {

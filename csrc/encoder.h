@@ -313,10 +313,10 @@ public:
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads, pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
-            for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes);
+            for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side

@@ -306,6 +306,13 @@ private:
     }
 
     std::unique_ptr<Ast> group(bool icase) {
+        const size_t start = pos_;
+        // A group the dialect has not: named by where it starts.
+        auto refuse = [&](const std::string& what) {
+            const std::string kind = what;
+            pos_ = start;
+            fail(kind);
+        };
         ++pos_;  // (
         bool lookahead = false, negative = false;
         if (eat('?')) {
@@ -318,17 +325,17 @@ private:
                 pos_ += 2;
                 icase = true;
             } else if (peek() == '<' && (peek(1) == '=' || peek(1) == '!')) {
-                fail("a lookbehind '(?<" + std::string(1, char(peek(1))) + "'");
+                refuse("a lookbehind '(?<" + std::string(1, char(peek(1))) + "'");
             } else if (peek() == 'P' || peek() == '<' || peek() == '\'') {
-                fail("a named group");
+                refuse("a named group");
             } else if (peek() == '>') {
-                fail("an atomic group '(?>'");
+                refuse("an atomic group '(?>'");
             } else if (peek() == '#') {
-                fail("a comment group '(?#'");
+                refuse("a comment group '(?#'");
             } else if (peek() == '(') {
-                fail("a conditional group '(?('");
+                refuse("a conditional group '(?('");
             } else {
-                fail("the inline flags or group '(?" + (at_end() ? std::string() : std::string(1, char(peek()))) + "'");
+                refuse("the inline flags or group '(?" + (at_end() ? std::string() : std::string(1, char(peek()))) + "'");
             }
         }
         auto body = alternation(icase);

@@ -165,6 +165,10 @@ public:
     }
     // Whether the rule reads characters, and so needs valid UTF-8 (all but default).
     bool needs_utf8() const { return pattern_ != Pattern::kDefault; }
+    // Whether is_safe_cut's places (below) are chunk boundaries under this rule: proven
+    // for the hand-written rules; a regex can match across them (" ?[a-z ]+"), so text
+    // split by one is never cut there (parallel.h splits each segment whole).
+    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex; }
     bool operator==(const SplitRule& other) const {
         return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
     }
@@ -182,7 +186,14 @@ inline SplitRule parse_pattern(std::string_view name) {
     if (name == "default") return Pattern::kDefault;
     if (name == "gpt2" || name == kGpt2Regex) return Pattern::kGpt2;
     if (name == "gpt4" || name == kGpt4Regex || name == kCl100kRegex) return Pattern::kGpt4;
-    if (name.empty()) throw std::invalid_argument("the split pattern is empty: expected 'default', 'gpt2', 'gpt4' or a regex");
+    // A bare word is a mistyped name, not a regex: as a regex it would match itself
+    // and leave the rest of the text in gaps, which no one means.
+    const bool word = std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    });
+    if (word)
+        throw std::invalid_argument("unknown split pattern '" + std::string(name) +
+                                    "': expected 'default', 'gpt2', 'gpt4' or a regex");
     return SplitRule(std::make_shared<const Regex>(name));
 }
 
@@ -264,6 +275,7 @@ inline std::vector<std::string_view> pretokenize(std::string_view text, const Sp
 // The same argument allows any ASCII byte other than a letter or digit after the
 // letter (a digit would join the default rule's word run), should more places to cut
 // ever be needed. tests/test_safe_cut.py cuts at every place the rule allows.
+// None of this holds for a pattern given as a regex (SplitRule::cuts_at_safe_cuts).
 
 // Whether a cut between the characters `before` and `after` (bytes, or code points) is safe.
 constexpr bool is_safe_cut_between(uint32_t before, uint32_t after) {
