@@ -102,6 +102,17 @@ enum class Op : uint8_t {
 };
 enum class Mode : uint8_t { kGreedy, kLazy, kPossessive };
 
+// What a branch can start with, to skip it at a glance: the ASCII characters, and
+// whether any non-ASCII one may. A branch that can match nothing (or reaches $ or a
+// lookahead's end first) can start with anything.
+struct FirstChars {
+    std::array<uint64_t, 2> ascii{};
+    bool non_ascii = false;
+    static FirstChars any() { return FirstChars{{~uint64_t(0), ~uint64_t(0)}, true}; }
+    void add(const FirstChars& o) { ascii[0] |= o.ascii[0], ascii[1] |= o.ascii[1], non_ascii |= o.non_ascii; }
+    bool may_start(uint32_t cp) const { return cp < 128 ? (ascii[cp >> 6] >> (cp & 63) & 1) : non_ascii; }
+};
+
 struct Node {
     Op op;
     Mode mode = Mode::kGreedy;
@@ -111,6 +122,7 @@ struct Node {
     int body = -1;  // the first node of a group's body
     uint32_t min = 1, max = 1;
     std::vector<int> alts;
+    std::vector<struct FirstChars> firsts;  // kAlt: what each branch can start with
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -588,6 +600,12 @@ public:
         const int match = int(nodes_.size());
         nodes_.push_back(Node{Op::kMatch});
         start_ = compiler.compile(*ast, match);
+        for (Node& node : nodes_)
+            if (node.op == Op::kAlt)
+                for (int branch : node.alts) {
+                    std::vector<char> seen(nodes_.size(), 0);
+                    node.firsts.push_back(first_chars(branch, seen));
+                }
     }
 
     const std::string& text() const { return text_; }
@@ -596,12 +614,49 @@ public:
     // UTF-8), or `at` where there is none.
     size_t match_at(std::string_view text, size_t at) const {
         thread_local std::vector<Counter> counters;  // reused: no allocation per position
-        counters.assign(size_t(counters_), Counter{});
+        if (counters_ > 0) counters.assign(size_t(counters_), Counter{});
         Run run{*this, reinterpret_cast<const unsigned char*>(text.data()), text.size(), at, counters};
         return run.step(start_, at) ? run.end : at;
     }
 
 private:
+    // What a match from node id can start with (seen: the nodes on the way, as a
+    // repeat's loop leads back to itself; met again, it may be anything).
+    FirstChars first_chars(int id, std::vector<char>& seen) const {
+        if (seen[size_t(id)]) return FirstChars::any();
+        seen[size_t(id)] = 1;
+        const Node& node = nodes_[size_t(id)];
+        FirstChars f;
+        switch (node.op) {
+            case Op::kSet: {
+                const CharSet& set = sets_[size_t(node.arg)];
+                f.ascii = set.ascii;
+                f.non_ascii = true;
+                break;
+            }
+            case Op::kSetRepeat: {
+                const CharSet& set = sets_[size_t(node.arg)];
+                f.ascii = set.ascii;
+                f.non_ascii = true;
+                if (node.min == 0) f.add(first_chars(node.next, seen));
+                break;
+            }
+            case Op::kAlt:
+                for (int branch : node.alts) f.add(first_chars(branch, seen));
+                break;
+            case Op::kRepeatEnter: f = first_chars(node.next, seen); break;
+            case Op::kRepeatLoop:
+                f = first_chars(node.body, seen);
+                if (node.min == 0) f.add(first_chars(node.next, seen));
+                break;
+            case Op::kPossessive: f = first_chars(node.body, seen); break;
+            case Op::kLookahead: f = first_chars(node.next, seen); break;
+            default: f = FirstChars::any(); break;  // kMatch, kSubEnd, kEndOfText
+        }
+        seen[size_t(id)] = 0;
+        return f;
+    }
+
     struct Counter {
         uint32_t count = 0;
         size_t start = SIZE_MAX;  // where the current time through began
@@ -664,9 +719,13 @@ private:
                     }
                     case Op::kSetRepeat: return set_repeat(node, i);
                     case Op::kAlt: {
+                        // Only the branches that can start with the character here
+                        // (at the end, all: some may match nothing there).
+                        uint32_t len, cp = i < n ? char_at(i, len) : 0;
                         const size_t last = node.alts.size() - 1;
                         for (size_t k = 0; k < last; ++k)
-                            if (step(node.alts[k], i)) return true;
+                            if ((i >= n || node.firsts[k].may_start(cp)) && step(node.alts[k], i)) return true;
+                        if (i < n && !node.firsts[last].may_start(cp)) return false;
                         id = node.alts[last];
                         continue;
                     }
