@@ -558,6 +558,21 @@ public:
             n.arg = item.set, n.next = next, n.min = ast.min, n.max = ast.max, n.mode = ast.mode;
             return add(std::move(n));
         }
+        if (ast.min == 0 && ast.max == 1) {
+            // X? is the choice (X, then on) or (on), in the mode's order: no counter.
+            Node choice{Op::kAlt};
+            if (ast.mode == Mode::kPossessive) {
+                Node outer{Op::kPossessive};
+                outer.next = next;
+                const int end = add(Node{Op::kSubEnd});
+                choice.alts = {compile(item, end), end};
+                outer.body = add(std::move(choice));
+                return add(std::move(outer));
+            }
+            const int once = compile(item, next);
+            choice.alts = ast.mode == Mode::kLazy ? std::vector<int>{next, once} : std::vector<int>{once, next};
+            return add(std::move(choice));
+        }
         if (ast.mode == Mode::kPossessive) {
             // The greedy repeat, matched once as a whole and never tried again shorter.
             Node outer{Op::kPossessive};
