@@ -732,7 +732,19 @@ private:
                         id = node.next;
                         continue;
                     }
-                    case Op::kSetRepeat: return set_repeat(node, i);
+                    case Op::kSetRepeat: {
+                        if (node.mode == Mode::kLazy) return lazy_set_repeat(node, i);
+                        const size_t from = i;
+                        const uint32_t count = take_set(node, i);
+                        if (count < node.min) return false;
+                        // Possessive, or greedy with the match ending here: the longest
+                        // is the only try, so no call to come back to.
+                        if (node.mode == Mode::kPossessive || re.nodes_[size_t(node.next)].op == Op::kMatch) {
+                            id = node.next;
+                            continue;
+                        }
+                        return greedy_back_off(node, from, i, count);
+                    }
                     case Op::kAlt: {
                         // Only the branches that can start with the character here
                         // (at the end, all: some may match nothing there).
@@ -770,30 +782,36 @@ private:
             }
         }
 
-        bool set_repeat(const Node& node, size_t i) {
+        // Takes as many characters of the set as the repeat allows from i: how many.
+        uint32_t take_set(const Node& node, size_t& i) const {
             const CharSet& set = re.sets_[size_t(node.arg)];
-            const size_t from = i;
             uint32_t count = 0;
-            if (node.mode == Mode::kLazy) {
-                while (true) {
-                    if (count >= node.min && step(node.next, i)) return true;
-                    if (count == node.max || i >= n) return false;
-                    uint32_t len;
-                    if (!set.contains(char_at(i, len))) return false;
-                    i += len, ++count;
-                }
-            }
             while (count < node.max && i < n) {
                 uint32_t len;
                 if (!set.contains(char_at(i, len))) break;
                 i += len, ++count;
             }
-            if (count < node.min) return false;
-            if (node.mode == Mode::kPossessive) return step(node.next, i);
-            while (true) {  // greedy: the longest first, then one character shorter at a time
+            return count;
+        }
+
+        // A greedy repeat that took `count` characters from `from` to i: the rest of
+        // the pattern after the longest, then one character shorter at a time.
+        bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
+            while (true) {
                 if (step(node.next, i)) return true;
                 if (count == node.min) return false;
                 i = back_one(i, from), --count;
+            }
+        }
+
+        bool lazy_set_repeat(const Node& node, size_t i) {
+            const CharSet& set = re.sets_[size_t(node.arg)];
+            for (uint32_t count = 0;; ++count) {
+                if (count >= node.min && step(node.next, i)) return true;
+                if (count == node.max || i >= n) return false;
+                uint32_t len;
+                if (!set.contains(char_at(i, len))) return false;
+                i += len;
             }
         }
 
