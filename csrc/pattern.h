@@ -625,14 +625,7 @@ public:
 
     const std::string& text() const { return text_; }
 
-    // The end of the first non-empty match at byte `at` of `text` (a segment, valid
-    // UTF-8), or `at` where there is none.
-    size_t match_at(std::string_view text, size_t at) const {
-        thread_local std::vector<Counter> counters;  // reused: no allocation per position
-        if (counters_ > 0) counters.assign(size_t(counters_), Counter{});
-        Run run{*this, reinterpret_cast<const unsigned char*>(text.data()), text.size(), at, counters};
-        return run.step(start_, at) ? run.end : at;
-    }
+    class Matcher;
 
 private:
     // What a match from node id can start with (seen: the nodes on the way, as a
@@ -677,16 +670,44 @@ private:
         size_t start = SIZE_MAX;  // where the current time through began
     };
 
-    // One attempt at one position: the text, and the state that backtracking restores.
-    struct Run {
+    static constexpr int kMaxDepth = 10000;
+
+    std::string text_;
+    std::vector<CharSet> sets_;
+    std::vector<Node> nodes_;
+    int counters_ = 0;
+    int start_ = 0;
+
+public:
+    // Matches the pattern in one text (a segment, valid UTF-8), at one position after
+    // another: the text, and the state that backtracking restores.
+    class Matcher {
+    public:
+        Matcher(const Regex& re, std::string_view text)
+            : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
+              counters(size_t(re.counters_)) {}
+
+        // The end of the first non-empty match at byte `at`, or `at` where there is none.
+        size_t match_at(size_t at) {
+            origin = at, depth = 0;
+            std::fill(counters.begin(), counters.end(), Counter{});
+            return step(re.start_, at) ? end : at;
+        }
+
+    private:
         const Regex& re;
         const unsigned char* s;
         size_t n;
-        size_t origin;
-        std::vector<Counter>& counters;
+        std::vector<Counter> counters;
+        size_t origin = 0;
         size_t end = 0;
         size_t sub_end = 0;
         int depth = 0;
+
+        [[noreturn, gnu::noinline, gnu::cold]] static void too_deep() {
+            throw std::runtime_error("split pattern: the match recursed too deep (over " + std::to_string(kMaxDepth) +
+                                     " levels); simplify the repeated group");
+        }
 
         // The character at i (i < n): its code point, and its length in `len`.
         uint32_t char_at(size_t i, uint32_t& len) const {
@@ -701,9 +722,7 @@ private:
         }
 
         bool step(int id, size_t i) {
-            if (++depth > kMaxDepth)
-                throw std::runtime_error("split pattern: the match recursed too deep (over " +
-                                         std::to_string(kMaxDepth) + " levels); simplify the repeated group");
+            if (++depth > kMaxDepth) too_deep();
             bool ok = run_node(id, i);
             --depth;
             return ok;
@@ -836,13 +855,6 @@ private:
         }
     };
 
-    static constexpr int kMaxDepth = 20000;
-
-    std::string text_;
-    std::vector<CharSet> sets_;
-    std::vector<Node> nodes_;
-    int counters_ = 0;
-    int start_ = 0;
 };
 
 }  // namespace regex_engine
@@ -852,15 +864,16 @@ using regex_engine::Regex;
 // The end of the chunk that starts at byte i under a compiled pattern: a match's end,
 // or, where nothing matches at i, the next position where something does (or the
 // text's end), so that unmatched text is a chunk of its own.
-inline size_t regex_chunk_end(const Regex& re, std::string_view text, size_t i) {
-    const size_t end = re.match_at(text, i);
+// `matcher` is the pattern's on this text.
+inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, size_t i) {
+    const size_t end = matcher.match_at(i);
     if (end > i) return end;
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     size_t j = i;
     do {
         ++j;
         while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
-    } while (j < text.size() && re.match_at(text, j) == j);
+    } while (j < text.size() && matcher.match_at(j) == j);
     return j;
 }
 

@@ -204,8 +204,8 @@ template <class Emit>
 inline void for_each_chunk_plain(std::string_view text, const SplitRule& rule, Emit&& emit) {
     switch (rule.pattern()) {
         case Pattern::kRegex: {
-            const Regex& re = *rule.regex();
-            return for_each_chunk_with(text, [&re](std::string_view t, size_t i) { return regex_chunk_end(re, t, i); }, emit);
+            Regex::Matcher matcher(*rule.regex(), text);
+            return for_each_chunk_with(text, [&matcher](std::string_view t, size_t i) { return regex_chunk_end(matcher, t, i); }, emit);
         }
         case Pattern::kGpt2:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
