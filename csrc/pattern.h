@@ -767,11 +767,16 @@ public:
                     case Op::kAlt: {
                         // Only the branches that can start with the character here
                         // (at the end, all: some may match nothing there).
+                        // The last of them is tried without a call: nothing comes after
+                        // it to come back for.
                         uint32_t len, cp = i < n ? char_at(i, len) : 0;
-                        const size_t last = node.alts.size() - 1;
+                        size_t last = node.alts.size();
+                        if (i < n)
+                            while (last > 0 && !node.firsts[last - 1].may_start(cp)) --last;
+                        if (last == 0) return false;
+                        --last;
                         for (size_t k = 0; k < last; ++k)
                             if ((i >= n || node.firsts[k].may_start(cp)) && step(node.alts[k], i)) return true;
-                        if (i < n && !node.firsts[last].may_start(cp)) return false;
                         id = node.alts[last];
                         continue;
                     }
