@@ -270,7 +270,8 @@ def cmd_info(args):
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
           f"{len(tok.special_tokens)} special); ids 0 to {tok.n_vocab - 1:,}")
-    print(f"split pattern: {tok.pattern} ({formats.TIKTOKEN_PATTERNS[tok.pattern]})")
+    regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
+    print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
     specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
     print(f"special tokens: {specials}")
     print("longest tokens:")
@@ -628,8 +629,9 @@ def build_parser() -> Parser:
     sub.add_argument("files", nargs="+", metavar="FILE", help="text, .jsonl or .parquet files, or folders of them")
     sub.add_argument("--vocab-size", type=int, required=True, metavar="N",
                      help="tokens in all: the 256 bytes, the merges and the special tokens")
-    sub.add_argument("--pattern", choices=("default", "gpt2", "gpt4"), default="default",
-                     help="the split rule: this project's (default), GPT-2's or GPT-4's")
+    sub.add_argument("--pattern", default="default", metavar="NAME|REGEX",
+                     help="the split rule: this project's (default), GPT-2's (gpt2), GPT-4's (gpt4), or a regex "
+                          "in tiktoken's dialect (\\p{L}, (?i:...), \\s+(?!\\S), ...)")
     sub.add_argument("--special", action="append", default=[], metavar="TOKEN",
                      help="a special token, numbered after the merges (repeat for more)")
     sub.add_argument("--field", default=None, metavar="NAME",

@@ -233,3 +233,26 @@ def test_from_tiktoken_with_a_regex_gives_tiktokens_ids(pattern):
     for seed in range(5):
         text = hostile_text(300 + seed, 200) + " def f(x):\n    return x**2  # 12345\n"
         assert ours.encode(text) == theirs.encode_ordinary(text)
+
+
+def test_the_command_trains_with_a_regex_and_info_shows_it(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    text = hostile_text(500, 400)
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+
+    def bpe_command(*args):
+        return subprocess.run([sys.executable, "-m", "bpe", *map(str, args)], capture_output=True, cwd=root, timeout=300)
+
+    result = bpe_command("train", tmp_path / "a.txt", "--vocab-size", 300, "--pattern", QWEN2, "-o", tmp_path / "q.bpe")
+    assert result.returncode == 0, result.stderr.decode()
+    tok = BPETokenizer.load(tmp_path / "q.bpe")
+    assert tok.pattern == QWEN2
+    assert tok == BPETokenizer.train([text], 300, pattern=QWEN2)
+    info = bpe_command("info", tmp_path / "q.bpe")
+    assert info.returncode == 0, info.stderr.decode()
+    assert f"split pattern: {QWEN2} (a regex)" in info.stdout.decode("utf-8")
+    refused = bpe_command("train", tmp_path / "a.txt", "--vocab-size", 300, "--pattern", r"(?<=a)b", "-o", tmp_path / "r.bpe")
+    assert refused.returncode != 0 and b"lookbehind" in refused.stderr and b"Traceback" not in refused.stderr
