@@ -142,13 +142,22 @@ inline constexpr std::string_view kGpt2Regex =
     R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 inline constexpr std::string_view kGpt4Regex =
     R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)";
+// GPT-4o's o200k_base (also gpt-oss's), as tiktoken's registry defines it: case-aware,
+// CamelCase split on upper/lower runs, [\r\n/]* after punctuation. Named "o200k"; it
+// runs on the general engine.
+inline constexpr std::string_view kO200kRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // A split rule: a hand-written one, or a compiled regex (shared: an Encoder and its
 // copies, and every thread, read one compiled pattern).
 class SplitRule {
 public:
     SplitRule(Pattern pattern = Pattern::kDefault) : pattern_(pattern) {}  // NOLINT: a name is a rule
-    explicit SplitRule(std::shared_ptr<const Regex> regex) : pattern_(Pattern::kRegex), regex_(std::move(regex)) {}
+    // A compiled pattern; `name`, where it has one ("o200k"), stands for it.
+    explicit SplitRule(std::shared_ptr<const Regex> regex, std::string name = "")
+        : pattern_(Pattern::kRegex), regex_(std::move(regex)), name_(std::move(name)) {}
 
     Pattern pattern() const { return pattern_; }
     const Regex* regex() const { return regex_.get(); }
@@ -157,7 +166,7 @@ public:
         switch (pattern_) {
             case Pattern::kGpt2: return "gpt2";
             case Pattern::kGpt4: return "gpt4";
-            case Pattern::kRegex: return regex_->text();
+            case Pattern::kRegex: return name_.empty() ? regex_->text() : name_;
             default: return "default";
         }
     }
@@ -175,15 +184,17 @@ public:
 private:
     Pattern pattern_;
     std::shared_ptr<const Regex> regex_;
+    std::string name_;
 };
 
-// A rule from its name ("default", "gpt2", "gpt4") or a regex: a regex that is the
+// A rule from its name ("default", "gpt2", "gpt4", "o200k") or a regex: a regex that is the
 // text of a hand-written rule runs on it; any other is compiled (std::invalid_argument
 // names what it cannot take).
 inline SplitRule parse_pattern(std::string_view name) {
     if (name == "default") return Pattern::kDefault;
     if (name == "gpt2" || name == kGpt2Regex) return Pattern::kGpt2;
     if (name == "gpt4" || name == kGpt4Regex) return Pattern::kGpt4;
+    if (name == "o200k" || name == kO200kRegex) return SplitRule(std::make_shared<const Regex>(kO200kRegex), "o200k");
     // A bare word is a mistyped name, not a regex: as a regex it would match itself
     // and leave the rest of the text in gaps, which no one means.
     const bool word = std::all_of(name.begin(), name.end(), [](char c) {
@@ -191,7 +202,7 @@ inline SplitRule parse_pattern(std::string_view name) {
     });
     if (word)
         throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                    "': expected 'default', 'gpt2', 'gpt4' or a regex");
+                                    "': expected 'default', 'gpt2', 'gpt4', 'o200k' or a regex");
     return SplitRule(std::make_shared<const Regex>(name));
 }
 

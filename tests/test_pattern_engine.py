@@ -159,7 +159,7 @@ def test_whole_texts_and_edges():
     (r"a{3,2}", r"n < m"),
     (r"a{1000000}", r"repeat count over 100000"),
     (r"\x{110000}", r"past U\+10FFFF"),
-    ("gpt5", r"unknown split pattern 'gpt5': expected 'default', 'gpt2', 'gpt4' or a regex"),
+    ("gpt5", r"unknown split pattern 'gpt5': expected 'default', 'gpt2', 'gpt4', 'o200k' or a regex"),
     ("", r"unknown split pattern ''"),
 ])
 def test_what_is_outside_the_dialect_is_a_value_error_naming_it(pattern, message):
@@ -256,3 +256,16 @@ def test_the_command_trains_with_a_regex_and_info_shows_it(tmp_path):
     assert f"split pattern: {QWEN2} (a regex)" in info.stdout.decode("utf-8")
     refused = bpe_command("train", tmp_path / "a.txt", "--vocab-size", 300, "--pattern", r"(?<=a)b", "-o", tmp_path / "r.bpe")
     assert refused.returncode != 0 and b"lookbehind" in refused.stderr and b"Traceback" not in refused.stderr
+
+
+def test_o200k_is_a_name_for_tiktokens_o200k_pattern():
+    from bpe import formats
+    pattern = o200k_pattern()
+    assert formats.O200K_PATTERN == ref.O200K_SPLIT_PATTERN == pattern
+    assert _core.Encoder([], pattern="o200k").pattern == "o200k"
+    assert _core.Encoder([], pattern=pattern).pattern == "o200k"  # its text is the name
+    for seed in range(4):
+        text = hostile_text(600 + seed)
+        assert engine_chunks(text, "o200k") == engine_chunks(text, forced(pattern)) == oracle_chunks(text, "o200k")
+    tok = BPETokenizer.train([hostile_text(9)], 256 + 20, pattern="o200k")
+    assert pickle.loads(pickle.dumps(tok)).pattern == "o200k"
