@@ -5,15 +5,18 @@ The shared pieces (the byte alphabet, a vocabulary of alphabet strings and merge
 pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use too.
 What would change the ids and is not supported is refused by name.
 """
+from collections.abc import Mapping, Sequence
 import json
 from pathlib import Path
 
-from .files import atomic_write
+from .core import Merges, PathArg
+from .files import write_text, write_texts
 from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, is_huggingface,
                       pattern_regex)
 
 
-def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_ids=None) -> str:
+def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                     token_ids: Sequence[int] | None = None) -> str:
     """A Hugging Face tokenizer.json for a tokenizer: our split rule as a Split pre-
     tokenizer, then the byte alphabet, a BPE model with our ids (token_ids[i] for our
     token i, when given), and the special tokens as added tokens.
@@ -58,12 +61,13 @@ def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_
     return json.dumps(document, ensure_ascii=False)
 
 
-def save_huggingface(path, merges, pattern: str = "default", special_tokens=(), token_ids=None):
-    """Write a Hugging Face tokenizer.json (see huggingface_json)."""
-    Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
+def save_huggingface(path: PathArg, merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                     token_ids: Sequence[int] | None = None) -> None:
+    """Write a Hugging Face tokenizer.json (see huggingface_json), atomically."""
+    write_text(path, huggingface_json(merges, pattern, special_tokens, token_ids))
 
 
-def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict]:
+def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None) -> tuple[dict, dict]:
     """(tokenizer_config.json, special_tokens_map.json) for transformers' AutoTokenizer,
     which transformers 4.x and 5.x both read: the class to build (4.x needs it named),
     each special token as an added token that is special, <|endoftext|> as the end and
@@ -71,7 +75,7 @@ def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict
     Without a <|pad|>, pad_token is left unset, as GPT-2's is; transformers then asks
     for one before it pads (tok.pad_token = tok.eos_token is the usual answer)."""
     special_ids = dict(special_ids) if special_ids is not None else {}
-    roles = {}
+    roles: dict[str, str] = {}
     if "<|endoftext|>" in special_tokens:
         roles.update(bos_token="<|endoftext|>", eos_token="<|endoftext|>")
     if "<|pad|>" in special_tokens:
@@ -88,7 +92,8 @@ def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict
     return config, roles
 
 
-def save_huggingface_folder(folder, merges, pattern: str = "default", special_tokens=(), token_ids=None):
+def save_huggingface_folder(folder: PathArg, merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                            token_ids: Sequence[int] | None = None) -> None:
     """Write a folder that transformers.AutoTokenizer.from_pretrained loads:
     tokenizer.json (see huggingface_json) and the two files of transformers_config."""
     folder = Path(folder)
@@ -99,13 +104,14 @@ def save_huggingface_folder(folder, merges, pattern: str = "default", special_to
     n = 256 + len(merges)
     ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
     config, roles = transformers_config(special_tokens, dict(zip(special_tokens, ids[n:])))
-    for name, text in [("tokenizer.json", tokenizer), ("tokenizer_config.json", json.dumps(config, indent=2)),
-                       ("special_tokens_map.json", json.dumps(roles, indent=2))]:
-        with atomic_write(folder / name) as tmp:
-            Path(tmp).write_text(text + ("\n" if name != "tokenizer.json" else ""), encoding="utf-8")
+    # All three new, or all three as they were; tokenizer.json, which the others
+    # describe, last.
+    write_texts({folder / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+                 folder / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
+                 folder / "tokenizer.json": tokenizer})
 
 
-def load_huggingface(path) -> dict:
+def load_huggingface(path: PathArg) -> dict:
     """A Hugging Face tokenizer.json of a byte-level BPE, as BPETokenizer's arguments.
 
     It must split text as one of our patterns does: a ByteLevel pre-tokenizer with its
