@@ -114,6 +114,7 @@ struct FirstChars {
 };
 
 struct Node {
+    explicit Node(Op op_) : op(op_) {}
     Op op;
     Mode mode = Mode::kGreedy;
     bool negative = false;
@@ -122,7 +123,7 @@ struct Node {
     int body = -1;  // the first node of a group's body
     uint32_t min = 1, max = 1;
     std::vector<int> alts;
-    std::vector<struct FirstChars> firsts;  // kAlt: what each branch can start with
+    std::vector<FirstChars> firsts;  // kAlt: what each branch can start with
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
