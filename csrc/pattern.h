@@ -759,7 +759,12 @@ public:
                         if (count < node.min) return false;
                         // Possessive, or greedy with the match ending here: the longest
                         // is the only try, so no call to come back to.
-                        if (node.mode == Mode::kPossessive || re.nodes_[size_t(node.next)].op == Op::kMatch) {
+                        if (re.nodes_[size_t(node.next)].op == Op::kMatch) {  // kMatch, here: one dispatch less
+                            if (i == origin) return false;
+                            end = i;
+                            return true;
+                        }
+                        if (node.mode == Mode::kPossessive) {
                             id = node.next;
                             continue;
                         }
