@@ -94,7 +94,7 @@ def cmd_train(args):
 
     started = time.perf_counter()
     texts = sources.read_texts(files, kind=args.input_format, field=args.field, special_tokens=args.special,
-                               progress=count)
+                               progress=count, pattern=args.pattern)
     # The library's warnings (with their source lines) are said once here, in the
     # command's words: --max-memory rather than max_memory.
     with warnings.catch_warnings(record=True) as caught:
@@ -207,7 +207,7 @@ def cmd_count(args):
                 pieces = _pieces(sys.stdin.buffer, "stdin", tok, bar.update)
             else:
                 pieces = sources.read_file(path, kind=args.input_format, field=args.field,
-                                           special_tokens=tok.special_tokens, progress=bar.update)
+                                           special_tokens=tok.special_tokens, progress=bar.update, pattern=tok.pattern)
             n = 0
             for piece in _with_errors(pieces):
                 n += _library_call(lambda: tok.count(piece, allowed_special=allowed, disallowed_special=(),
@@ -423,7 +423,7 @@ def _inputs(names):
 
 def _pieces(stream, name, tok, progress=None):
     """The text of a stream in pieces that encode as the whole text does."""
-    return _with_errors(sources.text_pieces(stream, name, tok.special_tokens, progress))
+    return _with_errors(sources.text_pieces(stream, name, tok.special_tokens, progress, pattern=tok.pattern))
 
 
 def _bar(desc: str, total=None):

@@ -306,9 +306,10 @@ std::vector<size_t> lower_rank_splits(py::dict ranks, py::list tokens) {
 }
 
 Py_ssize_t safe_cut(py::handle text, py::handle special_tokens, Py_ssize_t start, std::optional<Py_ssize_t> end,
-                    bool last) {
+                    bool last, py::handle pattern) {
     if (!PyUnicode_Check(text.ptr())) throw py::type_error("text must be str, not " + type_name(text));
     if (start < 0 || (end && *end < 0)) throw py::value_error("start and end must be 0 or more");
+    if (!pattern_from_python(pattern).cuts_at_safe_cuts()) return 0;  // a regex: no place is certain
     const StrCuts cuts(text, special_tokens_from_python(special_tokens));
     GilReleased released;
     if (last) return cuts.last(start, end.value_or(cuts.size()));
@@ -351,11 +352,12 @@ void bind_functions(py::module_& m) {
           "below its own: the length of the first part when that ends as two parts (the pair that made the "
           "token), else 0. O(n log n) for a token of n bytes (csrc/ranks.h).");
     m.def("safe_cut", &safe_cut, py::arg("text"), py::arg("special_tokens") = py::none(), py::arg("start") = 0,
-          py::arg("end") = py::none(), py::arg("last") = true,
+          py::arg("end") = py::none(), py::arg("last") = true, py::arg("pattern") = "default",
           "Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under "
-          "every split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
+          "every named split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
           "(or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). "
-          "0 when there is none: p is never 0.");
+          "0 when there is none: p is never 0, and always 0 for a pattern given as a regex, which no place is "
+          "certain for.");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");

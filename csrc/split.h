@@ -176,8 +176,10 @@ public:
     bool needs_utf8() const { return pattern_ != Pattern::kDefault; }
     // Whether is_safe_cut's places (below) are chunk boundaries under this rule: proven
     // for the hand-written rules; a regex can match across them (" ?[a-z ]+"), so text
-    // split by one is never cut there (parallel.h splits each segment whole).
-    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex; }
+    // split by one is never cut there (parallel.h splits each segment whole). o200k is
+    // cut as gpt4 is, by the same argument: a run of letters ends its match (a
+    // contraction starts with ', not a space), and no match looks past a letter.
+    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex || name_ == "o200k"; }
     bool operator==(const SplitRule& other) const {
         return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
     }

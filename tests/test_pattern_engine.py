@@ -269,3 +269,22 @@ def test_o200k_is_a_name_for_tiktokens_o200k_pattern():
         assert engine_chunks(text, "o200k") == engine_chunks(text, forced(pattern)) == oracle_chunks(text, "o200k")
     tok = BPETokenizer.train([hostile_text(9)], 256 + 20, pattern="o200k")
     assert pickle.loads(pickle.dumps(tok)).pattern == "o200k"
+
+
+def test_a_regex_pattern_is_never_cut_and_o200k_is_cut_as_gpt4():
+    from bpe import sources
+    text = "the cat sat " * 100
+    assert _core.safe_cut(text) > 0 and _core.safe_cut(text, pattern="o200k") == _core.safe_cut(text)
+    assert sources.safe_cut(text, pattern=r" ?[a-z ]+|.") == 0
+    # A pattern that matches across letter-space: read in small pieces, the text still
+    # splits whole, and so as regex splits it.
+    import io
+    pieces = list(sources.text_pieces(io.BytesIO(text.encode()), "t", piece_bytes=64, pattern=r" ?[a-z ]+|."))
+    assert pieces == [text]
+    assert len(list(sources.text_pieces(io.BytesIO(text.encode()), "t", piece_bytes=64, pattern="o200k"))) > 1
+    # o200k split at every safe cut gives the chunks of the whole text.
+    whole = hostile_text(700, 300)
+    cuts = [p for p in range(1, len(whole)) if whole[p] == " " and whole[p - 1].isascii() and whole[p - 1].isalpha()]
+    bounds = [0] + cuts + [len(whole)]
+    pieces = [whole[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert [c for piece in pieces for c in engine_chunks(piece, "o200k")] == engine_chunks(whole, "o200k")
