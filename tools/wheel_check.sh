@@ -18,12 +18,13 @@ trap 'rm -rf "$work"' EXIT
 "$python" -m auditwheel repair -w "$work/wheel" "$work"/built/*.whl
 wheel=$(ls "$work"/wheel/*.whl)
 echo "wheel: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
-"$python" -m zipfile -l "$wheel"
-if "$python" -m zipfile -l "$wheel" | grep -E '\.(h|cpp)\s|tests/|(^|/)test_' ; then
+"$python" -m zipfile -l "$wheel" > "$work/listing"
+cat "$work/listing"
+if grep -E '\.(h|cpp)\s|tests/|(^|/)test_' "$work/listing"; then
   echo "the wheel holds C++ sources or tests" >&2; exit 1
 fi
-"$python" -m zipfile -l "$wheel" | grep -q 'bpe/py.typed' || { echo "the wheel has no bpe/py.typed" >&2; exit 1; }
-"$python" -m zipfile -l "$wheel" | grep -q 'bpe/_core.pyi' || { echo "the wheel has no bpe/_core.pyi" >&2; exit 1; }
+grep -q 'bpe/py.typed' "$work/listing" || { echo "the wheel has no bpe/py.typed" >&2; exit 1; }
+grep -q 'bpe/_core.pyi' "$work/listing" || { echo "the wheel has no bpe/_core.pyi" >&2; exit 1; }
 
 # A PATH with every tool of the system but the compilers.
 mkdir "$work/path"
