@@ -288,3 +288,12 @@ def test_a_regex_pattern_is_never_cut_and_o200k_is_cut_as_gpt4():
     bounds = [0] + cuts + [len(whole)]
     pieces = [whole[a:b] for a, b in zip(bounds, bounds[1:])]
     assert [c for piece in pieces for c in engine_chunks(piece, "o200k")] == engine_chunks(whole, "o200k")
+
+
+def test_a_group_repeated_past_the_depth_limit_is_an_error_not_a_crash():
+    # A repeated group takes a level of recursion a time through (a repeated character
+    # class does not): 10,000 levels at most, then a clear error.
+    assert len(_core.pretokenize(b"ab" * 3000, r"(?:a|b)+")) == 1
+    assert _core.pretokenize(b"a" * 30000, r"a+") == [b"a" * 30000]
+    with pytest.raises(RuntimeError, match="recursed too deep"):
+        _core.pretokenize(b"a" * 30000, r"(?:a|b)+")
