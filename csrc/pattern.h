@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler.h"
 #include "split_unicode.h"
 #include "unicode_tables.h"
 
@@ -722,7 +723,7 @@ public:
             return i;
         }
 
-        bool step(int id, size_t i) {
+        BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
             if (++depth > kMaxDepth) too_deep();
             bool ok = run_node(id, i);
             --depth;
