@@ -298,8 +298,12 @@ def cmd_info(args):
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
           f"{len(tok.special_tokens)} special); ids 0 to {tok.n_vocab - 1:,}")
-    regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
-    print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
+    rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
+    if rules is None:
+        regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
+        print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
+    else:
+        print("\n".join(rules.describe()))
     specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
     print(f"special tokens: {specials}")
     print("longest tokens:")
@@ -317,7 +321,7 @@ def cmd_convert(args):
     tok = load_tokenizer(args.input)
     out = Path(args.output)
     if args.to == "bpe":
-        written = [tok.save(out)]
+        written = [_library_call(lambda: tok.save(out))]  # a tokenizer.json's own rules do not fit: refused
     elif args.to == "tiktoken":
         _library_call(lambda: tok.save_tiktoken(out))
         written = [out]

@@ -434,15 +434,27 @@ class BPETokenizer:
 
     @classmethod
     def from_huggingface(cls, path: PathArg) -> "BPETokenizer":
-        """A Hugging Face tokenizer.json of a byte-level BPE whose split rule is one of
-        ours (GPT-2's, or one that save_huggingface wrote), or the folder that holds it."""
+        """A Hugging Face tokenizer.json of a byte-level BPE, or the folder that holds it,
+        giving Hugging Face's ids. One whose rules are a split pattern of ours and special
+        tokens (GPT-2's, or what save_huggingface wrote) is a BPETokenizer; any other (a
+        Sequence of Split and Digits, NFC, non-special added tokens, ignore_merges, a
+        template) a bpe.huggingface_tokenizer.HuggingFaceTokenizer, which applies them."""
         path = Path(path)
         if path.is_dir():
             if not (path / "tokenizer.json").is_file():
                 raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
                                  "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
             path = path / "tokenizer.json"
-        return cls._from_file(path, huggingface.load_huggingface)
+        from .huggingface_tokenizer import HuggingFaceTokenizer  # it imports this module
+        try:
+            args, rules = huggingface.read_huggingface(path)
+            pattern = rules.common_shape()
+            if pattern is not None:  # one of our split patterns and special tokens: a plain tokenizer
+                return cls(**args, pattern=pattern)
+            return HuggingFaceTokenizer(args, rules, str(path))
+        except (ValueError, TypeError) as e:
+            message = str(e)
+            raise ValueError(message if str(path) in message else f"{path}: {message}") from None
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":

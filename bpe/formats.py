@@ -128,7 +128,11 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
     """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
     of our byte or merge token i, special_ids maps each special token to its id."""
-    owner: dict[int, str] = {}  # id: which of our tokens has it, for the messages
+    if len(set(merge_ids).union(special_ids.values())) == len(merge_ids) + len(special_ids) and \
+            all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool) for t, i in special_ids.items()):
+        return {"merges": merges, "special_tokens": list(special_ids),
+                "token_ids": list(merge_ids) + list(special_ids.values())}
+    owner: dict[int, str] = {}  # id: which of our tokens has it, for the messages (reached only when two share one)
     for k, i in enumerate(merge_ids):
         name = f"byte {k}" if k < 256 else f"merge {k - 256}"
         if i in owner:
@@ -419,7 +423,8 @@ def load_tiktoken(path: PathArg, pattern: str = "gpt4", special_ids: Mapping[str
 
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
 
-def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str) -> dict:
+def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str,
+                       made_is_ordinary: bool = False, unmade_are_special: bool = False) -> dict:
     """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
     byte alphabet to ids and merges as pairs of such strings.
 
@@ -428,10 +433,14 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     merges would otherwise turn every token it lost into a special token, and text that
     holds one ("hello") into an error or other ids. The vocabulary's tokens that are
     neither bytes, merges nor named are refused, the first few by name, with
-    unmade_hint (what to check).
+    unmade_hint (what to check). made_is_ordinary: a named token that a merge makes is
+    that merge's token, not a special one (Hugging Face's added tokens), rather than a
+    mistake. unmade_are_special: the vocabulary's tokens that no merge makes are kept as
+    special tokens after the named ones (Hugging Face keeps them: a chunk that is one of
+    them becomes it under ignore_merges), not refused.
     """
-    if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
-                                              for t, i in vocab.items()):
+    # Checked by the set of types (map runs in C): a third of a 200,000-token file's load otherwise.
+    if not isinstance(vocab, dict) or not set(map(type, vocab)) <= {str} or not set(map(type, vocab.values())) <= {int}:
         raise ValueError(f"{where}: expected a vocabulary from token strings to int ids")
     to_byte = {char: b for b, char in byte_alphabet().items()}
 
@@ -441,39 +450,55 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
         except KeyError as e:
             raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
 
-    our_id: dict[bytes, int] = {}
+    # Keyed by the alphabet strings themselves (one string per byte string): a merge's
+    # parts that are keys are made of alphabet characters, so only a miss is converted,
+    # to say which character is not in the alphabet. (At 200,000 merges this is most of
+    # a tokenizer.json's load time.)
+    def place(at):  # merge_pairs name a merge by its number (Hugging Face's loader) or a str
+        return f"{where}, merge {at}" if isinstance(at, int) else at
+
+    our_id: dict[str, int] = {}
     merge_ids: list[int] = []
     merges: list[tuple[int, int]] = []
-    made_at: dict[str, str] = {}
+    made_at: dict[str, object] = {}  # the byte or the merge (its number, or where it is) that makes it
     for b, char in byte_alphabet().items():
         if char not in vocab:
             raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
-        our_id[bytes([b])] = b
+        our_id[char] = b
         merge_ids.append(vocab[char])
         made_at[char] = f"byte {b}"
     for at, left_text, right_text in merge_pairs:
-        left, right = as_bytes(left_text, at), as_bytes(right_text, at)
-        if left not in our_id or right not in our_id:
-            raise ValueError(f"{at}: {left_text} {right_text} uses a token that no earlier merge makes")
+        left, right = our_id.get(left_text), our_id.get(right_text)
+        if left is None or right is None:
+            as_bytes(left_text, place(at)), as_bytes(right_text, place(at))
+            raise ValueError(f"{place(at)}: {left_text} {right_text} uses a token that no earlier merge makes")
         joined = left_text + right_text
-        if joined not in vocab:
-            raise ValueError(f"{at}: {joined!r} is not in the vocabulary")
+        i = vocab.get(joined)
+        if i is None:
+            raise ValueError(f"{place(at)}: {joined!r} is not in the vocabulary")
         if joined in made_at:
-            raise ValueError(f"{at}: {left_text} {right_text} makes {joined!r}, but {made_at[joined]} already makes "
-                             "it: each token has one merge")
+            raise ValueError(f"{place(at)}: {left_text} {right_text} makes {joined!r}, but "
+                             f"{place(made_at[joined])} already makes it: each token has one merge")
         made_at[joined] = at
-        our_id[left + right] = 256 + len(merges)
-        merges.append((our_id[left], our_id[right]))
-        merge_ids.append(vocab[joined])
+        our_id[joined] = 256 + len(merges)
+        merges.append((left, right))
+        merge_ids.append(i)
     special_ids = {}
     for token in special_tokens:
         if token not in vocab:
             raise ValueError(f"{where}: the special token {token!r} is not in the vocabulary")
+        if token in made_at and made_is_ordinary:
+            continue
         if token in made_at:
-            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too ({made_at[token]} "
-                             "makes it): a merge makes it, so it cannot also be special")
+            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too "
+                             f"({place(made_at[token])} makes it): a merge makes it, so it cannot also be special")
         special_ids[token] = vocab[token]
-    unmade = sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    # Every made or special token is in vocab: the counts say whether any other is.
+    unmade = [] if len(made_at) + len(special_ids) == len(vocab) else \
+        sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    if unmade and unmade_are_special:
+        special_ids.update((token, i) for i, token in unmade)
+        unmade = []
     if unmade:
         named = ", ".join(repr(token) for _, token in unmade[:5])
         raise ValueError(f"{where}: {len(unmade)} tokens of the vocabulary that no merge makes and that are not named "
