@@ -23,7 +23,14 @@ CHUNK = re.compile(rb" ?[A-Za-z0-9\x80-\xff]+| ?[^A-Za-z0-9\x80-\xff\s]+|\s+")
 # code would agree with itself.
 GPT2_SPLIT_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_SPLIT_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
-PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT4_SPLIT_PATTERN)}
+# GPT-4o's (o200k_base), as tiktoken's registry has it.
+O200K_SPLIT_PATTERN = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+PATTERNS = {"gpt2": regex.compile(GPT2_SPLIT_PATTERN), "gpt4": regex.compile(GPT4_SPLIT_PATTERN),
+            "o200k": regex.compile(O200K_SPLIT_PATTERN)}
 
 # What is a letter (\p{L}) or a number (\p{N}) depends on the Unicode that the engine
 # running the pattern knows. tiktoken runs it with Rust's regex crate, which knows
@@ -49,14 +56,27 @@ def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
 
     "default" is the bytes rule above and takes any bytes; "gpt2" and "gpt4" split the
     decoded characters, so they need valid UTF-8 (else UnicodeDecodeError, a ValueError).
+    Any other pattern is a regex, run by `regex` on the characters: its non-empty
+    matches are chunks, and so is the text between two of them, which tiktoken would
+    drop (the library keeps it, so that no byte is lost).
     """
     if pattern == "default":
         return CHUNK.findall(text)
-    if pattern not in PATTERNS:
-        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
     chars = text.decode("utf-8")
     as_tiktoken_sees_it = NEWER_THAN_TIKTOKEN.sub("\uffff", chars)
-    return [chars[m.start():m.end()].encode("utf-8") for m in PATTERNS[pattern].finditer(as_tiktoken_sees_it)]
+    if pattern in PATTERNS:
+        return [chars[m.start():m.end()].encode("utf-8") for m in PATTERNS[pattern].finditer(as_tiktoken_sees_it)]
+    chunks, done = [], 0
+    for m in regex.finditer(pattern, as_tiktoken_sees_it):
+        if m.end() == m.start():
+            continue
+        if m.start() > done:
+            chunks.append(chars[done:m.start()].encode("utf-8"))
+        chunks.append(chars[m.start():m.end()].encode("utf-8"))
+        done = m.end()
+    if done < len(chars):
+        chunks.append(chars[done:].encode("utf-8"))
+    return chunks
 
 
 def split_special(text: bytes, specials) -> list[tuple[bytes, bool]]:

@@ -95,7 +95,7 @@ def cmd_train(args):
 
     started = time.perf_counter()
     texts = sources.read_texts(files, kind=args.input_format, field=args.field, special_tokens=args.special,
-                               progress=count)
+                               progress=count, pattern=args.pattern)
     # The library's warnings (with their source lines) are said once here, in the
     # command's words: --max-memory rather than max_memory.
     with warnings.catch_warnings(record=True) as caught:
@@ -208,7 +208,7 @@ def cmd_count(args):
                 pieces = _pieces(sys.stdin.buffer, "stdin", tok, bar.update)
             else:
                 pieces = sources.read_file(path, kind=args.input_format, field=args.field,
-                                           special_tokens=tok.special_tokens, progress=bar.update)
+                                           special_tokens=tok.special_tokens, progress=bar.update, pattern=tok.pattern)
             n = 0
             for piece in _with_errors(pieces):
                 n += _library_call(lambda: tok.count(piece, allowed_special=allowed, disallowed_special=(),
@@ -301,7 +301,8 @@ def cmd_info(args):
           f"{len(tok.special_tokens)} special); ids 0 to {tok.n_vocab - 1:,}")
     rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
     if rules is None:
-        print(f"split pattern: {tok.pattern} ({formats.TIKTOKEN_PATTERNS[tok.pattern]})")
+        regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
+        print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
     else:
         print("\n".join(rules.describe()))
     specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
@@ -427,7 +428,7 @@ def _inputs(names):
 
 def _pieces(stream, name, tok, progress=None):
     """The text of a stream in pieces that encode as the whole text does."""
-    return _with_errors(sources.text_pieces(stream, name, tok.special_tokens, progress))
+    return _with_errors(sources.text_pieces(stream, name, tok.special_tokens, progress, pattern=tok.pattern))
 
 
 def _bar(desc: str, total=None):
@@ -666,8 +667,9 @@ def build_parser() -> Parser:
     sub.add_argument("files", nargs="+", metavar="FILE", help="text, .jsonl or .parquet files, or folders of them")
     sub.add_argument("--vocab-size", type=int, required=True, metavar="N",
                      help="tokens in all: the 256 bytes, the merges and the special tokens")
-    sub.add_argument("--pattern", choices=("default", "gpt2", "gpt4"), default="default",
-                     help="the split rule: this project's (default), GPT-2's or GPT-4's")
+    sub.add_argument("--pattern", default="default", metavar="NAME|REGEX",
+                     help="the split rule: this project's (default), GPT-2's (gpt2), GPT-4's (gpt4), or a regex "
+                          "in tiktoken's dialect (\\p{L}, (?i:...), \\s+(?!\\S), ...)")
     sub.add_argument("--special", action="append", default=[], metavar="TOKEN",
                      help="a special token, numbered after the merges (repeat for more)")
     sub.add_argument("--field", default=None, metavar="NAME",

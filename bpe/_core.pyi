@@ -144,9 +144,9 @@ def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') 
     """
     Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).
     """
-def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True) -> int:
+def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True, pattern: str = 'default') -> int:
     """
-    Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under every split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end (or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). 0 when there is none: p is never 0.
+    Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under every named split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end (or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). 0 when there is none: p is never 0, and always 0 for a pattern given as a regex, which no place is certain for.
     """
 def simd_tier() -> str:
     """

@@ -9,8 +9,9 @@
 A tokenizer is four things, and its file and its state() hold exactly these:
 - merges: pairs of ids; merge k turns the pair into token 256 + k (ids 0-255 are the
   bytes);
-- pattern: the split rule, "default", "gpt2" or "gpt4": text is cut into chunks that
-  merges never cross;
+- pattern: the split rule, "default", "gpt2" or "gpt4", or a regex in the dialect of
+  tiktoken's and Hugging Face's patterns (csrc/pattern.h lists it): text is cut into
+  chunks that merges never cross;
 - special_tokens: strings such as "<|endoftext|>" that are one token each and never go
   through the merges; they are numbered after the merges, in order (or as given, when
   they come as tiktoken gives them, {token: id});

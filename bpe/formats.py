@@ -50,10 +50,22 @@ DEFAULT_PATTERN_ONIGURUMA = r" ?[A-Za-z0-9\x{80}-\x{10FFFF}]+| ?[^A-Za-z0-9\x{80
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 
+# GPT-4o's o200k_base, as tiktoken's registry (tiktoken_ext/openai_public.py) has it.
+O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
 # Each split pattern as a regex for tiktoken (Rust's fancy-regex) and for Hugging Face
 # tokenizers (Oniguruma).
-TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
-ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
+ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN,
+                      "o200k": O200K_PATTERN}
 
 # GPT-2's one special token, which its vocab.json holds but does not mark as special.
 GPT2_END_OF_TEXT = "<|endoftext|>"
@@ -71,10 +83,9 @@ def cl100k_path() -> Path | None:
 
 
 def pattern_regex(patterns: dict, pattern: str) -> str:
-    """patterns[pattern], or a ValueError that lists the split patterns."""
-    if pattern not in patterns:
-        raise ValueError(f"unknown split pattern {pattern!r}: expected 'default', 'gpt2' or 'gpt4'")
-    return patterns[pattern]
+    """The regex of a split pattern: patterns[pattern] for a name, else the pattern,
+    which is then a regex already (the engine compiled it, csrc/pattern.h)."""
+    return patterns.get(pattern, pattern)
 
 
 # --- tokens as bytes -------------------------------------------------------------------

@@ -93,15 +93,15 @@ def _readable_in_folder(relative: Path) -> bool:
 
 
 def read_texts(paths: Iterable[PathArg], kind: str | None = None, field: str | None = None,
-               special_tokens: Iterable[str] = (), progress: Any = None) -> Iterator[str]:
+               special_tokens: Iterable[str] = (), progress: Any = None, pattern: str = "default") -> Iterator[str]:
     """The texts of every file that paths name (see find_files), one after another: see
     read_file for each."""
     for path in find_files(paths):
-        yield from read_file(path, kind, field, special_tokens, progress)
+        yield from read_file(path, kind, field, special_tokens, progress, pattern)
 
 
 def read_file(path: PathArg, kind: str | None = None, field: str | None = None, special_tokens: Iterable[str] = (),
-              progress: Any = None) -> Iterator[str]:
+              progress: Any = None, pattern: str = "default") -> Iterator[str]:
     """The texts of one file, as str: a text file in pieces cut at safe places (never
     inside one of special_tokens), a JSON Lines or Parquet file a record at a time.
     kind: "text", "jsonl" or "parquet" (None: by the file's name). field: the JSON key
@@ -113,7 +113,7 @@ def read_file(path: PathArg, kind: str | None = None, field: str | None = None, 
     field = field or DEFAULT_FIELD  # a text file has no fields: it is ignored there
     if kind == "text":
         with open(path, "rb") as f:
-            yield from text_pieces(f, str(path), special_tokens, progress)
+            yield from text_pieces(f, str(path), special_tokens, progress, pattern=pattern)
     elif kind == "jsonl":
         yield from _jsonl_texts(path, field, progress)
     else:
@@ -121,12 +121,13 @@ def read_file(path: PathArg, kind: str | None = None, field: str | None = None, 
 
 
 def text_pieces(stream: BinaryIO, name: str, special_tokens: Iterable[str] = (), progress: Any = None,
-                piece_bytes: int = PIECE_BYTES) -> Iterator[str]:
+                piece_bytes: int = PIECE_BYTES, pattern: str = "default") -> Iterator[str]:
     """The UTF-8 text of a binary stream (a file, sys.stdin.buffer) in pieces of about
     piece_bytes, each ending just before a safe cut (safe_cut), so that the pieces split
     into chunks exactly as the whole text does. Bytes that are not UTF-8 are a
     SourceError that names the byte; the text is otherwise passed on exactly as it is
-    (no new-line translation). A text without a safe cut is handed over whole."""
+    (no new-line translation). A text without a safe cut is handed over whole, as is
+    every text under a split pattern given as a regex (pattern: no place is certain)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     done = 0  # bytes read so far
     held = ""  # text read but not yet handed over: it ends after the last safe cut
@@ -147,7 +148,7 @@ def text_pieces(stream: BinaryIO, name: str, special_tokens: Iterable[str] = (),
         # would make reading it quadratic.
         start = max(0, len(held) - max(map(len, special_tokens), default=0))
         held += text
-        cut = safe_cut(held, special_tokens, start)
+        cut = safe_cut(held, special_tokens, start, pattern)
         if cut > 0:
             yield held[:cut]
             held = held[cut:]
@@ -155,12 +156,12 @@ def text_pieces(stream: BinaryIO, name: str, special_tokens: Iterable[str] = (),
         yield held
 
 
-def safe_cut(text: str, special_tokens: Iterable[str] = (), start: int = 0) -> int:
+def safe_cut(text: str, special_tokens: Iterable[str] = (), start: int = 0, pattern: str = "default") -> int:
     """The last place in text, at or after start, where every split pattern ends a chunk
     (before a space that follows an ASCII letter: csrc/split.h, is_safe_cut, gives the
     reason) and no special token of special_tokens lies across it. 0 if there is none.
     The rule is the compiled core's, where its threads cut too."""
-    return load_core().safe_cut(text, list(special_tokens), start)
+    return load_core().safe_cut(text, list(special_tokens), start, pattern=pattern)
 
 
 def _jsonl_texts(path, field: str, progress):

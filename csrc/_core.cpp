@@ -135,7 +135,9 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     std::string piece;
     uint64_t dropped = 0;
     for (Py_ssize_t start = 0; start < chars.size;) {
-        Py_ssize_t cut = chars.size - start > kStrPiece ? cuts.first(start + kStrPiece) : chars.size;
+        // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts).
+        const bool long_rest = chars.size - start > kStrPiece && counter.pattern().cuts_at_safe_cuts();
+        Py_ssize_t cut = long_rest ? cuts.first(start + kStrPiece) : chars.size;
         dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) {
             piece.clear();
             chars.append_utf8(start, cut, piece);  // no surrogate: scanned above
@@ -243,7 +245,7 @@ void check_same_rule(const bpe::ChunkCounter& self, const bpe::ChunkCounter& oth
 
 size_t count_chunks(py::handle text, const std::string& pattern_name) {
     BytesArg arg(text, "text");
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     check_text_for(pattern, arg.view, "text");
     GilReleased released;
     return bpe::count_chunks(arg.view, pattern);
@@ -251,7 +253,7 @@ size_t count_chunks(py::handle text, const std::string& pattern_name) {
 
 py::list pretokenize(py::handle text, const std::string& pattern_name) {
     BytesArg arg(text, "text");
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     check_text_for(pattern, arg.view, "text");
     std::vector<std::string_view> chunks;
     {
@@ -304,9 +306,10 @@ std::vector<size_t> lower_rank_splits(py::dict ranks, py::list tokens) {
 }
 
 Py_ssize_t safe_cut(py::handle text, py::handle special_tokens, Py_ssize_t start, std::optional<Py_ssize_t> end,
-                    bool last) {
+                    bool last, py::handle pattern) {
     if (!PyUnicode_Check(text.ptr())) throw py::type_error("text must be str, not " + type_name(text));
     if (start < 0 || (end && *end < 0)) throw py::value_error("start and end must be 0 or more");
+    if (!pattern_from_python(pattern).cuts_at_safe_cuts()) return 0;  // a regex: no place is certain
     const StrCuts cuts(text, special_tokens_from_python(special_tokens));
     GilReleased released;
     if (last) return cuts.last(start, end.value_or(cuts.size()));
@@ -326,7 +329,7 @@ std::vector<bpe::Pair> train(py::handle text, py::handle num_merges_arg, const s
     BytesArg arg(text, "text");
     long long num_merges = num_merges_from_python(num_merges_arg);
     unsigned workers = thread_count(threads);
-    bpe::Pattern pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     bpe::SpecialTokens cut = specials_from_python(special_tokens);
     check_text_for(pattern, arg.view, "text");
     bpe::ChunkCounter counter(pattern, std::move(cut));
@@ -349,11 +352,12 @@ void bind_functions(py::module_& m) {
           "below its own: the length of the first part when that ends as two parts (the pair that made the "
           "token), else 0. O(n log n) for a token of n bytes (csrc/ranks.h).");
     m.def("safe_cut", &safe_cut, py::arg("text"), py::arg("special_tokens") = py::none(), py::arg("start") = 0,
-          py::arg("end") = py::none(), py::arg("last") = true,
+          py::arg("end") = py::none(), py::arg("last") = true, py::arg("pattern") = "default",
           "Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under "
-          "every split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
+          "every named split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end "
           "(or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). "
-          "0 when there is none: p is never 0.");
+          "0 when there is none: p is never 0, and always 0 for a pattern given as a regex, which no place is "
+          "certain for.");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");
@@ -368,7 +372,7 @@ void bind_functions(py::module_& m) {
 // --- training: ChunkCounter -----------------------------------------------------------
 
 bpe::ChunkCounter* make_counter(py::handle pattern_arg, py::handle special_tokens, py::handle max_memory) {
-    bpe::Pattern pattern = pattern_from_python(pattern_arg);
+    bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     bpe::SpecialTokens specials = specials_from_python(special_tokens);
     uint64_t budget = 0;
     if (!max_memory.is_none())
@@ -527,7 +531,7 @@ void bind_training(py::module_& m) {
 bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::handle special_tokens_arg,
                            py::handle token_ids_arg) {
     // One after the other, so that of several mistakes the first argument's is told.
-    bpe::Pattern pattern = pattern_from_python(pattern_arg);
+    bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
     std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);

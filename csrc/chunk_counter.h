@@ -49,8 +49,8 @@ class ChunkCounter {
 public:
     static constexpr size_t kShards = 64;
 
-    ChunkCounter(Pattern pattern, SpecialTokens specials)
-        : pattern_(pattern), specials_(std::move(specials)), shards_(kShards) {}
+    ChunkCounter(SplitRule pattern, SpecialTokens specials)
+        : pattern_(std::move(pattern)), specials_(std::move(specials)), shards_(kShards) {}
 
     // Counts the chunks of each text on `threads` threads, in pieces that the threads
     // take in turn (count_pieces).
@@ -72,7 +72,7 @@ public:
         if (interrupt) share = std::min(share, Interrupt::kPollBytes);
         std::vector<Piece> pieces;
         for (size_t t = 0; t < texts.size(); ++t)
-            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share))
+            for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share, pattern_))
                 if (s.special == Segment::kText) pieces.push_back({t, s});
         uint64_t dropped = 0;
         for (size_t first = 0, last = 0; first < pieces.size(); first = last) {
@@ -85,7 +85,7 @@ public:
         return dropped;
     }
 
-    Pattern pattern() const { return pattern_; }
+    const SplitRule& pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return specials_; }
 
     // How many distinct chunks have been counted.
@@ -373,7 +373,7 @@ private:
         return dropped;
     }
 
-    Pattern pattern_;
+    SplitRule pattern_;
     SpecialTokens specials_;
     std::vector<CountedChunks> shards_;
     uint64_t max_memory_ = 0;

@@ -218,10 +218,10 @@ class Encoder {
 public:
     // The vocabulary's merges, special tokens and numbering (Vocabulary says what it
     // refuses), and the split rule.
-    explicit Encoder(const std::vector<Pair>& merges, Pattern pattern = Pattern::kDefault,
+    explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
-        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(pattern) {
+        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)) {
         vocabulary_.find_whole_tokens(kCachedChunk, [this](std::string_view bytes, std::vector<uint32_t>& ids) {
             encode_chunk(vocabulary_, bytes, ids);
         });
@@ -313,10 +313,10 @@ public:
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads);
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads, pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
-            for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes);
+            for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side
@@ -333,7 +333,7 @@ public:
     size_t num_merges() const { return vocabulary_.num_merges(); }
     const std::vector<Pair>& merges() const { return vocabulary_.merges(); }
     const std::vector<uint32_t>& token_ids() const { return vocabulary_.token_ids(); }  // empty: token i is id i
-    Pattern pattern() const { return pattern_; }
+    const SplitRule& pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
@@ -353,7 +353,7 @@ private:
     static constexpr size_t kSeenChunk = 4096;
 
     Vocabulary vocabulary_;
-    Pattern pattern_;
+    SplitRule pattern_;
     mutable SharedCache cache_;
 };
 

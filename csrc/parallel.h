@@ -22,9 +22,11 @@
 namespace bpe {
 
 // The segments with each long stretch of ordinary text cut about every `share`
-// bytes, at the first certain boundary from there (none: it stays whole).
+// bytes, at the first certain boundary from there (none: it stays whole). A rule
+// with no certain boundaries (a regex: SplitRule::cuts_at_safe_cuts) leaves them whole.
 inline std::vector<Segment> cut_long_segments(std::string_view text, const std::vector<Segment>& segments,
-                                              size_t share) {
+                                              size_t share, const SplitRule& rule) {
+    if (!rule.cuts_at_safe_cuts()) return segments;
     share = std::max<size_t>(share, 1);
     std::vector<Segment> pieces;
     for (const Segment& s : segments) {
@@ -45,12 +47,12 @@ inline std::vector<Segment> cut_long_segments(std::string_view text, const std::
 // The segments cut into `parts` runs of consecutive segments, of about equal size
 // (fewer runs when the text has too few places to cut).
 inline std::vector<std::vector<Segment>> share_out(std::string_view text, const std::vector<Segment>& segments,
-                                                   size_t parts) {
+                                                   size_t parts, const SplitRule& rule) {
     parts = std::max<size_t>(parts, 1);
     size_t share = std::max<size_t>(text.size() / parts, 1);
     std::vector<std::vector<Segment>> runs(1);
     size_t filled = 0;
-    for (const Segment& piece : cut_long_segments(text, segments, share)) {
+    for (const Segment& piece : cut_long_segments(text, segments, share, rule)) {
         if (filled >= share * runs.size() && runs.size() < parts) runs.emplace_back();
         runs.back().push_back(piece);
         filled += piece.end - piece.begin;

@@ -102,10 +102,11 @@ inline bool is_iterable_of_items(py::handle obj) {
            !PyDict_Check(o);
 }
 
-// The split rule's name from Python: "default", "gpt2" or "gpt4".
-inline bpe::Pattern pattern_from_python(py::handle obj) {
+// The split rule from Python: "default", "gpt2", "gpt4" or a regex (split.h,
+// parse_pattern); a regex it cannot take is a ValueError naming what.
+inline bpe::SplitRule pattern_from_python(py::handle obj) {
     if (!PyUnicode_Check(obj.ptr())) throw py::type_error("pattern must be a str, not " + type_name(obj));
-    return bpe::parse_pattern(py::cast<std::string>(obj));
+    return bpe::parse_pattern(py::cast<std::string>(obj));  // a lone surrogate: UnicodeEncodeError, a ValueError
 }
 
 }  // namespace bindings

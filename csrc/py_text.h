@@ -288,9 +288,10 @@ private:
     std::vector<std::u32string> specials_;
 };
 
-// gpt2 and gpt4 split characters, so their text must be valid UTF-8.
-inline void check_text_for(bpe::Pattern pattern, std::string_view text, const char* what) {
-    if (pattern != bpe::Pattern::kDefault && !bpe::is_valid_utf8(text))
+// gpt2, gpt4 and patterns given as regexes split characters, so their text must be
+// valid UTF-8.
+inline void check_text_for(const bpe::SplitRule& pattern, std::string_view text, const char* what) {
+    if (pattern.needs_utf8() && !bpe::is_valid_utf8(text))
         throw py::value_error(std::string(what) + " is not valid UTF-8, which the '" + bpe::pattern_name(pattern) +
                               "' split pattern needs (the 'default' pattern takes any bytes)");
 }
@@ -306,7 +307,7 @@ struct Text {
     std::optional<BytesArg> bytes;
     std::string_view view;
 
-    Text(py::handle obj, bpe::Pattern pattern, const char* what = "text", unsigned workers = 1) {
+    Text(py::handle obj, const bpe::SplitRule& pattern, const char* what = "text", unsigned workers = 1) {
         if (PyUnicode_Check(obj.ptr())) {
             view = str.emplace(obj, workers).view;
         } else if (PyBytes_Check(obj.ptr()) || PyObject_CheckBuffer(obj.ptr())) {
@@ -322,7 +323,7 @@ struct Text {
 
 // Texts from Python for encode_batch: a sequence (not one str or bytes) of texts of one
 // type, str or bytes, as the first is: a mix is more likely a mistake than a wish.
-inline std::deque<Text> texts_of(py::handle texts, bpe::Pattern pattern) {
+inline std::deque<Text> texts_of(py::handle texts, const bpe::SplitRule& pattern) {
     if (!is_sequence_of_items(texts))
         throw py::type_error("texts must be a list of str or a list of bytes, not " + type_name(texts));
     std::deque<Text> args;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -127,33 +128,100 @@ inline void word_and_space_16(const unsigned char* p, uint32_t& word, uint32_t& 
 }  // namespace bpe
 
 #include "split_unicode.h"
+#include "pattern.h"
 
 namespace bpe {
 
-enum class Pattern { kDefault, kGpt2, kGpt4 };
+// The hand-written rules, by name; kRegex: any other pattern, compiled (pattern.h).
+enum class Pattern { kDefault, kGpt2, kGpt4, kRegex };
 
-inline Pattern parse_pattern(std::string_view name) {
-    if (name == "default") return Pattern::kDefault;
-    if (name == "gpt2") return Pattern::kGpt2;
-    if (name == "gpt4") return Pattern::kGpt4;
-    throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                "': expected 'default', 'gpt2' or 'gpt4'");
-}
+// The regex texts that name a hand-written rule: each splits exactly as its rule
+// (tests/test_pattern_engine.py checks them against the general engine). tiktoken's
+// current text of cl100k_base is not among them: its \s++$ takes "\n  " at the end of
+// a text as one chunk, where GPT-4's published pattern, and so gpt4, makes "\n", "  ";
+// it runs on the general engine.
+inline constexpr std::string_view kGpt2Regex =
+    R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+inline constexpr std::string_view kGpt4Regex =
+    R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)";
+// GPT-4o's o200k_base (also gpt-oss's), as tiktoken's registry defines it: case-aware,
+// CamelCase split on upper/lower runs, [\r\n/]* after punctuation. Named "o200k"; it
+// runs on the general engine.
+inline constexpr std::string_view kO200kRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-inline const char* pattern_name(Pattern pattern) {
-    switch (pattern) {
-        case Pattern::kGpt2: return "gpt2";
-        case Pattern::kGpt4: return "gpt4";
-        default: return "default";
+// A split rule: a hand-written one, or a compiled regex (shared: an Encoder and its
+// copies, and every thread, read one compiled pattern).
+class SplitRule {
+public:
+    SplitRule(Pattern pattern = Pattern::kDefault) : pattern_(pattern) {}  // NOLINT: a name is a rule
+    // A compiled pattern; `name`, where it has one ("o200k"), stands for it.
+    explicit SplitRule(std::shared_ptr<const Regex> regex, std::string name = "")
+        : pattern_(Pattern::kRegex), regex_(std::move(regex)), name_(std::move(name)) {}
+
+    Pattern pattern() const { return pattern_; }
+    const Regex* regex() const { return regex_.get(); }
+    // The name of a hand-written rule; a compiled one's regex text.
+    std::string name() const {
+        switch (pattern_) {
+            case Pattern::kGpt2: return "gpt2";
+            case Pattern::kGpt4: return "gpt4";
+            case Pattern::kRegex: return name_.empty() ? regex_->text() : name_;
+            default: return "default";
+        }
     }
+    // Whether the rule reads characters, and so needs valid UTF-8 (all but default).
+    bool needs_utf8() const { return pattern_ != Pattern::kDefault; }
+    // Whether is_safe_cut's places (below) are chunk boundaries under this rule: proven
+    // for the hand-written rules; a regex can match across them (" ?[a-z ]+"), so text
+    // split by one is never cut there (parallel.h splits each segment whole). o200k is
+    // cut as gpt4 is, by the same argument: a run of letters ends its match (a
+    // contraction starts with ', not a space), and no match looks past a letter.
+    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex || name_ == "o200k"; }
+    bool operator==(const SplitRule& other) const {
+        return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
+    }
+    bool operator!=(const SplitRule& other) const { return !(*this == other); }
+
+private:
+    Pattern pattern_;
+    std::shared_ptr<const Regex> regex_;
+    std::string name_;
+};
+
+// A rule from its name ("default", "gpt2", "gpt4", "o200k") or a regex: a regex that is the
+// text of a hand-written rule runs on it; any other is compiled (std::invalid_argument
+// names what it cannot take).
+inline SplitRule parse_pattern(std::string_view name) {
+    if (name == "default") return Pattern::kDefault;
+    if (name == "gpt2" || name == kGpt2Regex) return Pattern::kGpt2;
+    if (name == "gpt4" || name == kGpt4Regex) return Pattern::kGpt4;
+    if (name == "o200k" || name == kO200kRegex) return SplitRule(std::make_shared<const Regex>(kO200kRegex), "o200k");
+    // A bare word is a mistyped name, not a regex: as a regex it would match itself
+    // and leave the rest of the text in gaps, which no one means.
+    const bool word = std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    });
+    if (word)
+        throw std::invalid_argument("unknown split pattern '" + std::string(name) +
+                                    "': expected 'default', 'gpt2', 'gpt4', 'o200k' or a regex");
+    return SplitRule(std::make_shared<const Regex>(name));
 }
+
+inline std::string pattern_name(const SplitRule& rule) { return rule.name(); }
 
 // Calls emit(chunk) for each chunk of the text under a split pattern, a chunk at a
 // time: the definition. The pattern is looked at once, outside the loop, and each loop
 // inlines its own chunk_end. for_each_chunk below finds the same chunks faster.
 template <class Emit>
-inline void for_each_chunk_plain(std::string_view text, Pattern pattern, Emit&& emit) {
-    switch (pattern) {
+inline void for_each_chunk_plain(std::string_view text, const SplitRule& rule, Emit&& emit) {
+    switch (rule.pattern()) {
+        case Pattern::kRegex: {
+            Regex::Matcher matcher(*rule.regex(), text);
+            return for_each_chunk_with(text, [&matcher](std::string_view t, size_t i) { return regex_chunk_end(matcher, t, i); }, emit);
+        }
         case Pattern::kGpt2:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
         case Pattern::kGpt4:
@@ -173,11 +241,11 @@ namespace bpe {
 // blocks of split_simd.h, in the SIMD tier chosen when the module was loaded, or by
 // the loops above in the portable tier.
 template <class Emit>
-inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) {
+inline void for_each_chunk(std::string_view text, const SplitRule& rule, Emit&& emit) {
     const simd::Tier tier = simd::tier_in_use();
-    if (tier == simd::Tier::kPortable) return for_each_chunk_plain(text, pattern, emit);
+    if (tier == simd::Tier::kPortable || rule.pattern() == Pattern::kRegex) return for_each_chunk_plain(text, rule, emit);
     const simd::ClassifyFn classify = simd::classifier(tier);
-    switch (pattern) {
+    switch (rule.pattern()) {
         case Pattern::kGpt2: return simd::for_each_chunk_blocks<Pattern::kGpt2>(text, classify, emit);
         case Pattern::kGpt4: return simd::for_each_chunk_blocks<Pattern::kGpt4>(text, classify, emit);
         default: return simd::for_each_chunk_blocks<Pattern::kDefault>(text, classify, emit);
@@ -185,15 +253,15 @@ inline void for_each_chunk(std::string_view text, Pattern pattern, Emit&& emit) 
 }
 
 // How many chunks the text splits into, and nothing else: the splitter's own speed.
-inline size_t count_chunks(std::string_view text, Pattern pattern) {
+inline size_t count_chunks(std::string_view text, const SplitRule& rule) {
     size_t count = 0;
-    for_each_chunk(text, pattern, [&](std::string_view) { ++count; });
+    for_each_chunk(text, rule, [&](std::string_view) { ++count; });
     return count;
 }
 
-inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern pattern = Pattern::kDefault) {
+inline std::vector<std::string_view> pretokenize(std::string_view text, const SplitRule& rule = Pattern::kDefault) {
     std::vector<std::string_view> chunks;
-    for_each_chunk(text, pattern, [&](std::string_view chunk) { chunks.push_back(chunk); });
+    for_each_chunk(text, rule, [&](std::string_view chunk) { chunks.push_back(chunk); });
     return chunks;
 }
 
@@ -220,6 +288,7 @@ inline std::vector<std::string_view> pretokenize(std::string_view text, Pattern 
 // The same argument allows any ASCII byte other than a letter or digit after the
 // letter (a digit would join the default rule's word run), should more places to cut
 // ever be needed. tests/test_safe_cut.py cuts at every place the rule allows.
+// None of this holds for a pattern given as a regex (SplitRule::cuts_at_safe_cuts).
 
 // Whether a cut between the characters `before` and `after` (bytes, or code points) is safe.
 constexpr bool is_safe_cut_between(uint32_t before, uint32_t after) {

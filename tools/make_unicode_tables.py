@@ -201,6 +201,103 @@ def build_blocks(classes: bytearray):
     return limit, block_index, list(stored)
 
 
+# --- the general engine's tables: each code point's general category, and case ----------
+
+# The 30 general categories, in the order of their numbers in the header (the Unassigned
+# one, Cn, last: it is what no other category claims).
+CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
+              "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"]
+SPACE_BIT, WORD_BIT = 0x20, 0x40  # beside the category's number (0..29) in the low 5 bits
+
+
+def classify_categories() -> bytearray:
+    """A byte per code point: its general category's number, and the bits of \\s and \\w,
+    as tiktoken's engine matches them (its Unicode, as for the classes above)."""
+    props = bytearray([CATEGORIES.index("Cn")]) * 0x110000
+    seen = set()
+    for number, name in enumerate(CATEGORIES[:-1]):
+        members = tiktoken_class(rf"\p{{{name}}}")
+        assert not members & seen, f"{name} overlaps another category"
+        seen |= members
+        for cp in members:
+            props[cp] = number
+    for bit, pattern in ((SPACE_BIT, r"\s"), (WORD_BIT, r"\w")):
+        for cp in tiktoken_class(pattern):
+            props[cp] |= bit
+    return props
+
+
+def case_variants() -> list[tuple[int, int]]:
+    """(code point, another that (?i) matches where it is written), for every such pair,
+    sorted: read from the `regex` module, each cased character asked for every other.
+    Not always symmetric (Turkish dotted and dotless i), so kept as pairs."""
+    cased = set()
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        for other in (ch.lower(), ch.upper(), ch.casefold(), ch.title()):
+            if len(other) == 1 and other != ch:
+                cased |= {cp, ord(other)}
+    text = "".join(map(chr, sorted(cased)))
+    pairs = []
+    for cp in sorted(cased):
+        for other in sorted(set(map(ord, regex.findall("(?i)" + regex.escape(chr(cp)), text))) - {cp}):
+            pairs.append((cp, other))
+    return pairs
+
+
+def build_byte_blocks(values: bytearray, default: int):
+    last = max(cp for cp in range(0x110000) if values[cp] != default)
+    limit = (last // BLOCK_SIZE + 1) * BLOCK_SIZE
+    stored: dict[bytes, int] = {}
+    block_index = [stored.setdefault(bytes(values[start:start + BLOCK_SIZE]), len(stored))
+                   for start in range(0, limit, BLOCK_SIZE)]
+    assert len(stored) < 65536
+    return limit, block_index, list(stored)
+
+
+def render_general() -> str:
+    props = classify_categories()
+    default = CATEGORIES.index("Cn")
+    limit, block_index, blocks = build_byte_blocks(props, default)
+    orbits = case_variants()
+    names = ", ".join(f"k{name}" for name in CATEGORIES)
+    values = [str(b) for block in blocks for b in block]
+    return f"""
+// --- the general engine's tables (csrc/pattern.h) ---------------------------------
+//
+// Each code point's general category (its number in GeneralCategory, low 5 bits), with
+// bit 0x{SPACE_BIT:02x} set for \\s (White_Space) and 0x{WORD_BIT:02x} for \\w, as tiktoken's engine
+// matches \\p{{..}}, \\s and \\w: {len(block_index)} block numbers, {len(blocks)} distinct blocks of {BLOCK_SIZE}.
+enum GeneralCategory : uint8_t {{ {names} }};
+inline constexpr uint8_t kSpaceBit = 0x{SPACE_BIT:02x}, kWordBit = 0x{WORD_BIT:02x};
+inline constexpr uint32_t kPropertyLimit = 0x{limit:X};  // from here on: Cn, neither \\s nor \\w
+
+inline constexpr uint16_t kPropertyBlockIndex[{len(block_index)}] = {{
+{rows([str(b) for b in block_index])}
+}};
+
+inline constexpr uint8_t kPropertyBlocks[{len(values)}] = {{
+{rows(values)}
+}};
+
+inline uint8_t char_properties(uint32_t cp) {{
+    if (cp >= kPropertyLimit) return kCn;
+    return kPropertyBlocks[uint32_t(kPropertyBlockIndex[cp >> kBlockShift]) * {BLOCK_SIZE} + (cp & {BLOCK_SIZE - 1})];
+}}
+
+// Case variants, read from the `regex` module: (code point, another that (?i) matches
+// where the first is written), sorted ({len(orbits)} pairs).
+struct CaseVariant {{
+    uint32_t cp, other;
+}};
+inline constexpr CaseVariant kCaseVariants[{len(orbits)}] = {{
+{rows([f"{{0x{a:X}, 0x{b:X}}}" for a, b in orbits])}
+}};
+"""
+
+
 def rows(items: list[str], width: int = 100, indent: str = "    ", sep: str = ", ") -> str:
     lines, line = [], indent
     for item in items:
@@ -280,7 +377,7 @@ struct ContractionFold {{
     char letter;
 }};
 inline constexpr ContractionFold kContractionFolds[] = {{{", ".join(fold_items)}}};
-
+{render_general()}
 }}  // namespace bpe::unicode
 """
 

@@ -1,0 +1,892 @@
+// The general split engine: a split rule given as a regex, in the dialect that
+// tiktoken's and Hugging Face's patterns are written in, matched by backtracking over
+// code points, leftmost-first, exactly as Python's `regex` module (and tiktoken's
+// fancy-regex) cut text with it.
+//
+// The dialect (anything else is a ValueError, std::invalid_argument here, naming it):
+//   - alternation a|b, groups (...) (capturing or not: only the whole match counts),
+//     (?:...), (?i:...) (case-insensitive, with the `regex` module's case variants);
+//   - character classes [...] with ranges and negation [^...]; \p{X} and \P{X} for the
+//     general categories L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po
+//     S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Cs Co Cn (also \pL); \s \S \d \D \w \W; `.`;
+//   - ? * + {m} {m,} {m,n}, each greedy, lazy (+?) or possessive (++);
+//   - lookaheads (?=...) and (?!...); $ (the end of the text, or before a final \n);
+//   - escapes: \n \r \t \f \v \a \e \0, \xhh \x{h..} \uhhhh \Uhhhhhhhh, and an escaped
+//     punctuation character as itself.
+// Refused: lookbehind, anchors other than $ (^ \A \b \B \z \Z \G), backreferences,
+// named groups, other inline flags, atomic groups (?>...), conditionals, scripts and
+// other properties (\p{Han}), POSIX classes, nested sets and set operations.
+//
+// How a text splits (split_with_regex): from each position the first match in the
+// pattern's order that is not empty is a chunk; where no alternative matches, the
+// characters up to the next match are kept as a chunk of their own. tiktoken drops
+// such text instead (its findall skips it), and so would lose it: the patterns in use
+// match every character, where the two agree.
+//
+// Character classes read the tables of unicode_tables.h (tiktoken's Unicode, as the
+// hand-written splitters do); (?i) reads its case variants, taken from `regex`.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "compiler.h"
+#include "split_unicode.h"
+#include "unicode_tables.h"
+
+namespace bpe {
+
+namespace regex_engine {
+
+// --- character sets ------------------------------------------------------------------
+
+// A set of code points. A code point's properties byte (unicode::char_properties: its
+// category and its \s and \w bits) takes 128 values, so every \p, \s, \w and their
+// negations together are one 128-bit set of properties bytes; ranges hold the rest.
+// ASCII is answered by one 128-bit table, filled in when the set is complete.
+struct CharSet {
+    std::array<uint64_t, 2> props{};  // properties bytes in the set
+    std::vector<std::pair<uint32_t, uint32_t>> ranges;  // first, last
+    bool negated = false;
+    bool icase = false;
+    std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
+
+    static bool bit(const std::array<uint64_t, 2>& bits, uint32_t k) { return bits[k >> 6] >> (k & 63) & 1; }
+    static void set_bit(std::array<uint64_t, 2>& bits, uint32_t k) { bits[k >> 6] |= uint64_t(1) << (k & 63); }
+
+    bool in_items(uint32_t cp) const {
+        if (bit(props, unicode::char_properties(cp))) return true;
+        for (const auto& [first, last] : ranges)
+            if (first <= cp && cp <= last) return true;
+        return false;
+    }
+    // The definition: in the items, or (case-insensitive) some case variant of cp is.
+    bool contains_slow(uint32_t cp) const {
+        bool in = in_items(cp);
+        if (!in && icase) {
+            const auto* begin = std::begin(unicode::kCaseVariants);
+            const auto* end = std::end(unicode::kCaseVariants);
+            const auto* it = std::lower_bound(begin, end, cp, [](const unicode::CaseVariant& v, uint32_t c) { return v.cp < c; });
+            for (; it != end && it->cp == cp && !in; ++it) in = in_items(it->other);
+        }
+        return in != negated;
+    }
+    void finish() {
+        ascii = {};
+        for (uint32_t c = 0; c < 128; ++c)
+            if (contains_slow(c)) set_bit(ascii, c);
+    }
+    bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
+};
+
+// --- the compiled program ------------------------------------------------------------
+
+enum class Op : uint8_t {
+    kMatch,        // the end of the pattern: a match, if not empty
+    kSubEnd,       // the end of a lookahead's or a possessive group's body: it matched
+    kSet,          // one character of set `arg`
+    kSetRepeat,    // set `arg` repeated min..max times, one character at a time, by `mode`
+    kAlt,          // try the branches `alts`, in order
+    kRepeatEnter,  // a repeated group: counter `arg` starts, then kRepeatLoop
+    kRepeatLoop,   // another time through `body`, or on to `next`, by `mode`
+    kPossessive,   // body `body` matched once as a whole, its first way, then `next`
+    kLookahead,    // body `body` must (or, `negative`, must not) match here
+    kEndOfText,    // $
+};
+enum class Mode : uint8_t { kGreedy, kLazy, kPossessive };
+
+// What a branch can start with, to skip it at a glance: the ASCII characters, and
+// whether any non-ASCII one may. A branch that can match nothing (or reaches $ or a
+// lookahead's end first) can start with anything.
+struct FirstChars {
+    std::array<uint64_t, 2> ascii{};
+    bool non_ascii = false;
+    static FirstChars any() { return FirstChars{{~uint64_t(0), ~uint64_t(0)}, true}; }
+    void add(const FirstChars& o) { ascii[0] |= o.ascii[0], ascii[1] |= o.ascii[1], non_ascii |= o.non_ascii; }
+    bool may_start(uint32_t cp) const { return cp < 128 ? (ascii[cp >> 6] >> (cp & 63) & 1) : non_ascii; }
+};
+
+struct Node {
+    explicit Node(Op op_) : op(op_) {}
+    Op op;
+    Mode mode = Mode::kGreedy;
+    bool negative = false;
+    int arg = -1;   // set or counter number
+    int next = -1;  // the node that follows
+    int body = -1;  // the first node of a group's body
+    uint32_t min = 1, max = 1;
+    std::vector<int> alts;
+    std::vector<FirstChars> firsts;  // kAlt: what each branch can start with
+};
+
+constexpr uint32_t kUnbounded = UINT32_MAX;
+
+// --- the parser: pattern text -> syntax tree ------------------------------------------
+
+struct Ast {
+    enum Kind { kSet, kSeq, kAlt, kRepeat, kLookahead, kEndOfText } kind;
+    int set = -1;
+    std::vector<std::unique_ptr<Ast>> items;  // kSeq, kAlt: the parts; kRepeat, kLookahead: one
+    uint32_t min = 1, max = 1;
+    Mode mode = Mode::kGreedy;
+    bool negative = false;
+};
+
+class Parser {
+public:
+    Parser(std::string_view text, std::vector<CharSet>& sets) : sets_(sets) {
+        // The pattern is text: decode it to code points (it must be valid UTF-8).
+        const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+        if (!is_valid_utf8(text)) throw std::invalid_argument("the split pattern is not valid UTF-8");
+        for (size_t i = 0; i < text.size();) {
+            uint32_t len = 1, cp = s[i];
+            if (cp >= 0x80) cp = unicode::decode_multibyte(s, text.size(), i, &len);
+            cps_.push_back(cp);
+            i += len;
+        }
+    }
+
+    std::unique_ptr<Ast> parse() {
+        auto ast = alternation(false);
+        if (pos_ < cps_.size()) fail("an unmatched ')'");
+        return ast;
+    }
+
+private:
+    std::vector<uint32_t> cps_;
+    size_t pos_ = 0;
+    std::vector<CharSet>& sets_;
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw std::invalid_argument("split pattern: " + what + " at position " + std::to_string(pos_) +
+                                    " is outside the supported regex dialect");
+    }
+    [[noreturn]] void bad(const std::string& what) const {
+        throw std::invalid_argument("split pattern: " + what + " at position " + std::to_string(pos_));
+    }
+    bool at_end() const { return pos_ >= cps_.size(); }
+    uint32_t peek(size_t ahead = 0) const { return pos_ + ahead < cps_.size() ? cps_[pos_ + ahead] : 0x110000; }
+    bool eat(uint32_t c) {
+        if (peek() != c) return false;
+        ++pos_;
+        return true;
+    }
+
+    std::unique_ptr<Ast> node(Ast::Kind kind) {
+        auto a = std::make_unique<Ast>();
+        a->kind = kind;
+        return a;
+    }
+
+    int new_set(CharSet set) {
+        set.finish();
+        sets_.push_back(std::move(set));
+        return int(sets_.size() - 1);
+    }
+
+    std::unique_ptr<Ast> alternation(bool icase) {
+        auto alt = node(Ast::kAlt);
+        alt->items.push_back(sequence(icase));
+        while (eat('|')) alt->items.push_back(sequence(icase));
+        if (alt->items.size() == 1) return std::move(alt->items[0]);
+        return alt;
+    }
+
+    std::unique_ptr<Ast> sequence(bool icase) {
+        auto seq = node(Ast::kSeq);
+        while (!at_end() && peek() != '|' && peek() != ')') {
+            auto atom_ast = atom(icase);
+            seq->items.push_back(quantified(std::move(atom_ast)));
+        }
+        if (seq->items.size() == 1) return std::move(seq->items[0]);
+        return seq;
+    }
+
+    // A quantifier, if one follows: ? * + {m} {m,} {m,n}, then ? (lazy) or + (possessive).
+    std::unique_ptr<Ast> quantified(std::unique_ptr<Ast> atom_ast) {
+        uint32_t min, max;
+        const size_t start = pos_;
+        if (eat('?')) min = 0, max = 1;
+        else if (eat('*')) min = 0, max = kUnbounded;
+        else if (eat('+')) min = 1, max = kUnbounded;
+        else if (peek() == '{' && counted(min, max)) {
+        } else return atom_ast;
+        if (atom_ast->kind == Ast::kLookahead || atom_ast->kind == Ast::kEndOfText) {
+            pos_ = start;
+            fail("a quantifier on a lookahead or anchor");
+        }
+        auto rep = node(Ast::kRepeat);
+        rep->min = min, rep->max = max;
+        if (eat('?')) rep->mode = Mode::kLazy;
+        else if (eat('+')) rep->mode = Mode::kPossessive;
+        if (peek() == '?' || peek() == '*' || peek() == '+' || peek() == '{') {
+            uint32_t a, b;
+            size_t here = pos_;
+            if (peek() != '{' || counted(a, b)) {
+                pos_ = here;
+                fail("a quantifier after a quantifier");
+            }
+        }
+        rep->items.push_back(std::move(atom_ast));
+        return rep;
+    }
+
+    // {m}, {m,}, {m,n} at pos_; false (pos_ unmoved) where the brace is not one, as
+    // `regex` then reads it as a literal '{'.
+    bool counted(uint32_t& min, uint32_t& max) {
+        size_t p = pos_ + 1;
+        auto number = [&](uint32_t& out) {
+            size_t begin = p;
+            uint64_t v = 0;
+            while (p < cps_.size() && cps_[p] >= '0' && cps_[p] <= '9') {
+                v = v * 10 + (cps_[p] - '0');
+                if (v > 100000) {
+                    pos_ = begin;
+                    bad("a repeat count over 100000");
+                }
+                ++p;
+            }
+            out = uint32_t(v);
+            return p > begin;
+        };
+        if (!number(min)) return false;
+        if (p < cps_.size() && cps_[p] == '}') {
+            max = min;
+        } else if (p < cps_.size() && cps_[p] == ',') {
+            ++p;
+            if (!number(max)) max = kUnbounded;
+            if (p >= cps_.size() || cps_[p] != '}') return false;
+        } else {
+            return false;
+        }
+        if (max < min) bad("a repeat {m,n} with n < m");
+        pos_ = p + 1;
+        return true;
+    }
+
+    std::unique_ptr<Ast> set_atom(CharSet set) {
+        auto a = node(Ast::kSet);
+        a->set = new_set(std::move(set));
+        return a;
+    }
+
+    std::unique_ptr<Ast> literal(uint32_t cp, bool icase) {
+        CharSet set;
+        set.ranges.push_back({cp, cp});
+        set.icase = icase;
+        return set_atom(std::move(set));
+    }
+
+    std::unique_ptr<Ast> atom(bool icase) {
+        const uint32_t c = peek();
+        if (c == '(') return group(icase);
+        if (c == '[') return set_atom(bracket(icase));
+        if (c == '.') {
+            ++pos_;
+            CharSet set;
+            set.ranges.push_back({'\n', '\n'});
+            set.negated = true;
+            return set_atom(std::move(set));
+        }
+        if (c == '$') {
+            ++pos_;
+            return node(Ast::kEndOfText);
+        }
+        if (c == '^') fail("the anchor '^'");
+        if (c == '*' || c == '+' || c == '?') fail(std::string("a quantifier '") + char(c) + "' with nothing to repeat");
+        if (c == '{') {
+            uint32_t a, b;
+            if (counted(a, b)) fail("a quantifier '{' with nothing to repeat");
+        }
+        if (c == '\\') {
+            CharSet set;
+            uint32_t cp;
+            if (escape(set, cp, false)) {
+                set.icase = icase;
+                return set_atom(std::move(set));
+            }
+            return literal(cp, icase);
+        }
+        ++pos_;
+        return literal(c, icase);
+    }
+
+    std::unique_ptr<Ast> group(bool icase) {
+        const size_t start = pos_;
+        // A group the dialect has not: named by where it starts.
+        auto refuse = [&](const std::string& what) {
+            const std::string kind = what;
+            pos_ = start;
+            fail(kind);
+        };
+        ++pos_;  // (
+        bool lookahead = false, negative = false;
+        if (eat('?')) {
+            if (eat(':')) {
+            } else if (eat('=')) {
+                lookahead = true;
+            } else if (eat('!')) {
+                lookahead = true, negative = true;
+            } else if (peek() == 'i' && peek(1) == ':') {
+                pos_ += 2;
+                icase = true;
+            } else if (peek() == '<' && (peek(1) == '=' || peek(1) == '!')) {
+                refuse("a lookbehind '(?<" + std::string(1, char(peek(1))) + "'");
+            } else if (peek() == 'P' || peek() == '<' || peek() == '\'') {
+                refuse("a named group");
+            } else if (peek() == '>') {
+                refuse("an atomic group '(?>'");
+            } else if (peek() == '#') {
+                refuse("a comment group '(?#'");
+            } else if (peek() == '(') {
+                refuse("a conditional group '(?('");
+            } else {
+                refuse("the inline flags or group '(?" + (at_end() ? std::string() : std::string(1, char(peek()))) + "'");
+            }
+        }
+        auto body = alternation(icase);
+        if (!eat(')')) bad("a missing ')'");
+        if (!lookahead) return body;
+        auto look = node(Ast::kLookahead);
+        look->negative = negative;
+        look->items.push_back(std::move(body));
+        return look;
+    }
+
+    static uint32_t hex_value(uint32_t c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') return (c | 0x20) - 'a' + 10;
+        return 16;
+    }
+    uint32_t hex_digits(size_t count) {
+        uint32_t v = 0;
+        for (size_t k = 0; k < count; ++k) {
+            uint32_t d = hex_value(peek());
+            if (d >= 16) bad("an incomplete hex escape");
+            v = v * 16 + d;
+            ++pos_;
+        }
+        return v;
+    }
+
+    // The general categories by name, as 128-bit sets of properties bytes.
+    static bool category_bits(std::string_view name, std::array<uint64_t, 2>& bits) {
+        static constexpr std::string_view kNames[] = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl",
+                                                      "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc",
+                                                      "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"};
+        bits = {};
+        bool any = false;
+        for (uint32_t k = 0; k < 30; ++k) {
+            bool match = name.size() == 1 ? kNames[k][0] == name[0] : kNames[k] == name;
+            if (!match) continue;
+            any = true;
+            for (uint32_t p = 0; p < 128; ++p)
+                if ((p & 31) == k) CharSet::set_bit(bits, p);
+        }
+        return any;
+    }
+    static std::array<uint64_t, 2> flag_bits(uint8_t flag) {
+        std::array<uint64_t, 2> bits{};
+        for (uint32_t p = 0; p < 128; ++p)
+            if (p & flag) CharSet::set_bit(bits, p);
+        return bits;
+    }
+    static std::array<uint64_t, 2> complement(std::array<uint64_t, 2> bits) { return {~bits[0], ~bits[1]}; }
+
+    // An escape at pos_ (the backslash). Either a class (\p \s \d \w and negations,
+    // added to `set`'s properties, true) or one character (in `cp`, false).
+    bool escape(CharSet& set, uint32_t& cp, bool in_class) {
+        ++pos_;
+        if (at_end()) bad("a trailing backslash");
+        const uint32_t c = cps_[pos_++];
+        std::array<uint64_t, 2> bits{};
+        switch (c) {
+            case 'p': case 'P': {
+                std::string name;
+                if (eat('{')) {
+                    while (!at_end() && peek() != '}') name += char(cps_[pos_++] & 0x7f);
+                    if (!eat('}')) bad("an unclosed \\p{");
+                } else if (!at_end()) {
+                    name = std::string(1, char(cps_[pos_++] & 0x7f));
+                }
+                std::string_view n = name;
+                bool negate = c == 'P';
+                if (!n.empty() && n[0] == '^') negate = !negate, n.remove_prefix(1);
+                if (!(n.size() == 1 || n.size() == 2) || !category_bits(n, bits)) {
+                    pos_ -= 1;
+                    fail("the property \\" + std::string(1, char(c)) + "{" + name + "} (only general categories are)");
+                }
+                if (negate) bits = complement(bits);
+                break;
+            }
+            case 'd': case 'D': category_bits("Nd", bits); if (c == 'D') bits = complement(bits); break;
+            case 's': case 'S': bits = flag_bits(unicode::kSpaceBit); if (c == 'S') bits = complement(bits); break;
+            case 'w': case 'W': bits = flag_bits(unicode::kWordBit); if (c == 'W') bits = complement(bits); break;
+            case 'n': cp = '\n'; return false;
+            case 'r': cp = '\r'; return false;
+            case 't': cp = '\t'; return false;
+            case 'f': cp = '\f'; return false;
+            case 'v': cp = '\v'; return false;
+            case 'a': cp = '\a'; return false;
+            case 'e': cp = 0x1b; return false;
+            case '0': cp = 0; if (peek() >= '0' && peek() <= '7') fail("an octal escape"); return false;
+            case 'x':
+                if (eat('{')) {
+                    uint64_t v = 0;
+                    size_t digits = 0;
+                    while (hex_value(peek()) < 16) {
+                        v = v * 16 + hex_value(cps_[pos_++]);
+                        if (v > 0x10FFFF) bad("a code point past U+10FFFF");
+                        ++digits;
+                    }
+                    if (!digits || !eat('}')) bad("a bad \\x{...} escape");
+                    cp = uint32_t(v);
+                } else {
+                    cp = hex_digits(2);
+                }
+                return false;
+            case 'u': cp = hex_digits(4); return false;
+            case 'U':
+                cp = hex_digits(8);
+                if (cp > 0x10FFFF) bad("a code point past U+10FFFF");
+                return false;
+            case 'b':
+                if (in_class) { cp = '\b'; return false; }
+                fail("the word boundary '\\b'");
+            default:
+                if (c >= '1' && c <= '9') fail("a backreference '\\" + std::string(1, char(c)) + "'");
+                if (c < 0x80 && ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
+                    fail("the escape '\\" + std::string(1, char(c)) + "'");
+                cp = c;  // an escaped punctuation character (or any non-ASCII one): itself
+                return false;
+        }
+        set.props[0] |= bits[0], set.props[1] |= bits[1];
+        return true;
+    }
+
+    // One character inside a class, for a range's ends; false where it is a class (\s...).
+    bool class_char(CharSet& set, uint32_t& cp) {
+        if (peek() == '\\') return !escape(set, cp, true);
+        if (peek() == '[') {
+            if (peek(1) == ':') fail("a POSIX class '[:'");
+            fail("a nested set '[' (escape it as '\\[')");
+        }
+        cp = cps_[pos_++];
+        return true;
+    }
+
+    CharSet bracket(bool icase) {
+        ++pos_;  // [
+        CharSet set;
+        set.icase = icase;
+        if (eat('^')) set.negated = true;
+        bool first = true;
+        while (true) {
+            if (at_end()) bad("an unclosed '['");
+            if (peek() == ']' && !first) {
+                ++pos_;
+                break;
+            }
+            first = false;
+            if ((peek() == '&' && peek(1) == '&') || (peek() == '-' && peek(1) == '-') ||
+                (peek() == '|' && peek(1) == '|') || (peek() == '~' && peek(1) == '~'))
+                fail("a set operation '" + std::string(2, char(peek())) + "'");
+            uint32_t lo;
+            if (!class_char(set, lo)) continue;
+            if (peek() == '-' && peek(1) != ']' && peek(1) != 0x110000) {
+                ++pos_;
+                uint32_t hi;
+                CharSet scratch;
+                if (!class_char(scratch, hi)) fail("a range whose end is a class");
+                if (hi < lo) bad("a range whose end comes before its start");
+                set.ranges.push_back({lo, hi});
+            } else {
+                set.ranges.push_back({lo, lo});
+            }
+        }
+        return set;
+    }
+};
+
+// --- the compiler: syntax tree -> nodes ------------------------------------------------
+
+class Compiler {
+public:
+    Compiler(std::vector<Node>& nodes, int& counters) : nodes_(nodes), counters_(counters) {}
+
+    // Nodes for `ast` followed by node `next`; returns the first.
+    int compile(const Ast& ast, int next) {
+        switch (ast.kind) {
+            case Ast::kSet: {
+                Node n{Op::kSet};
+                n.arg = ast.set, n.next = next;
+                return add(std::move(n));
+            }
+            case Ast::kEndOfText: {
+                Node n{Op::kEndOfText};
+                n.next = next;
+                return add(std::move(n));
+            }
+            case Ast::kSeq: {
+                int first = next;
+                for (size_t k = ast.items.size(); k-- > 0;) first = compile(*ast.items[k], first);
+                return first;
+            }
+            case Ast::kAlt: {
+                Node n{Op::kAlt};
+                for (const auto& item : ast.items) n.alts.push_back(compile(*item, next));
+                return add(std::move(n));
+            }
+            case Ast::kLookahead: {
+                Node n{Op::kLookahead};
+                n.negative = ast.negative, n.next = next;
+                n.body = compile(*ast.items[0], add(Node{Op::kSubEnd}));
+                return add(std::move(n));
+            }
+            case Ast::kRepeat: break;
+        }
+        const Ast& item = *ast.items[0];
+        if (ast.max == 0) return next;
+        if (item.kind == Ast::kSet) {  // one character at a time: a loop, not a recursion
+            Node n{Op::kSetRepeat};
+            n.arg = item.set, n.next = next, n.min = ast.min, n.max = ast.max, n.mode = ast.mode;
+            return add(std::move(n));
+        }
+        if (ast.min == 0 && ast.max == 1) {
+            // X? is the choice (X, then on) or (on), in the mode's order: no counter.
+            Node choice{Op::kAlt};
+            if (ast.mode == Mode::kPossessive) {
+                Node outer{Op::kPossessive};
+                outer.next = next;
+                const int end = add(Node{Op::kSubEnd});
+                choice.alts = {compile(item, end), end};
+                outer.body = add(std::move(choice));
+                return add(std::move(outer));
+            }
+            const int once = compile(item, next);
+            choice.alts = ast.mode == Mode::kLazy ? std::vector<int>{next, once} : std::vector<int>{once, next};
+            return add(std::move(choice));
+        }
+        if (ast.mode == Mode::kPossessive) {
+            // The greedy repeat, matched once as a whole and never tried again shorter.
+            Node outer{Op::kPossessive};
+            outer.next = next;
+            outer.body = compile_repeat(item, ast.min, ast.max, Mode::kGreedy, add(Node{Op::kSubEnd}));
+            return add(std::move(outer));
+        }
+        return compile_repeat(item, ast.min, ast.max, ast.mode, next);
+    }
+
+private:
+    std::vector<Node>& nodes_;
+    int& counters_;
+
+    int add(Node n) {
+        nodes_.push_back(std::move(n));
+        return int(nodes_.size() - 1);
+    }
+
+    int compile_repeat(const Ast& item, uint32_t min, uint32_t max, Mode mode, int next) {
+        const int counter = counters_++;
+        const int loop = add(Node{Op::kRepeatLoop});
+        const int body = compile(item, loop);
+        Node& l = nodes_[loop];
+        l.arg = counter, l.next = next, l.body = body, l.min = min, l.max = max, l.mode = mode;
+        Node enter{Op::kRepeatEnter};
+        enter.arg = counter, enter.next = loop;
+        return add(std::move(enter));
+    }
+};
+
+// --- the matcher -----------------------------------------------------------------------
+
+class Regex {
+public:
+    explicit Regex(std::string_view pattern) : text_(pattern) {
+        Parser parser(pattern, sets_);
+        auto ast = parser.parse();
+        Compiler compiler(nodes_, counters_);
+        const int match = int(nodes_.size());
+        nodes_.push_back(Node{Op::kMatch});
+        start_ = compiler.compile(*ast, match);
+        for (Node& node : nodes_)
+            if (node.op == Op::kAlt)
+                for (int branch : node.alts) {
+                    std::vector<char> seen(nodes_.size(), 0);
+                    node.firsts.push_back(first_chars(branch, seen));
+                }
+    }
+
+    const std::string& text() const { return text_; }
+
+    class Matcher;
+
+private:
+    // What a match from node id can start with (seen: the nodes on the way, as a
+    // repeat's loop leads back to itself; met again, it may be anything).
+    FirstChars first_chars(int id, std::vector<char>& seen) const {
+        if (seen[size_t(id)]) return FirstChars::any();
+        seen[size_t(id)] = 1;
+        const Node& node = nodes_[size_t(id)];
+        FirstChars f;
+        switch (node.op) {
+            case Op::kSet: {
+                const CharSet& set = sets_[size_t(node.arg)];
+                f.ascii = set.ascii;
+                f.non_ascii = true;
+                break;
+            }
+            case Op::kSetRepeat: {
+                const CharSet& set = sets_[size_t(node.arg)];
+                f.ascii = set.ascii;
+                f.non_ascii = true;
+                if (node.min == 0) f.add(first_chars(node.next, seen));
+                break;
+            }
+            case Op::kAlt:
+                for (int branch : node.alts) f.add(first_chars(branch, seen));
+                break;
+            case Op::kRepeatEnter: f = first_chars(node.next, seen); break;
+            case Op::kRepeatLoop:
+                f = first_chars(node.body, seen);
+                if (node.min == 0) f.add(first_chars(node.next, seen));
+                break;
+            case Op::kPossessive: f = first_chars(node.body, seen); break;
+            case Op::kLookahead: f = first_chars(node.next, seen); break;
+            default: f = FirstChars::any(); break;  // kMatch, kSubEnd, kEndOfText
+        }
+        seen[size_t(id)] = 0;
+        return f;
+    }
+
+    struct Counter {
+        uint32_t count = 0;
+        size_t start = SIZE_MAX;  // where the current time through began
+    };
+
+    static constexpr int kMaxDepth = 10000;
+
+    std::string text_;
+    std::vector<CharSet> sets_;
+    std::vector<Node> nodes_;
+    int counters_ = 0;
+    int start_ = 0;
+
+public:
+    // Matches the pattern in one text (a segment, valid UTF-8), at one position after
+    // another: the text, and the state that backtracking restores.
+    class Matcher {
+    public:
+        Matcher(const Regex& re, std::string_view text)
+            : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
+              counters(size_t(re.counters_)) {}
+
+        // The end of the first non-empty match at byte `at`, or `at` where there is none.
+        size_t match_at(size_t at) {
+            origin = at, depth = 0;
+            std::fill(counters.begin(), counters.end(), Counter{});
+            return step(re.start_, at) ? end : at;
+        }
+
+    private:
+        const Regex& re;
+        const unsigned char* s;
+        size_t n;
+        std::vector<Counter> counters;
+        size_t origin = 0;
+        size_t end = 0;
+        size_t sub_end = 0;
+        int depth = 0;
+
+        [[noreturn, gnu::noinline, gnu::cold]] static void too_deep() {
+            throw std::runtime_error("split pattern: the match recursed too deep (over " + std::to_string(kMaxDepth) +
+                                     " levels); simplify the repeated group");
+        }
+
+        // The character at i (i < n): its code point, and its length in `len`.
+        uint32_t char_at(size_t i, uint32_t& len) const {
+            len = 1;
+            const uint32_t b = s[i];
+            return b < 0x80 ? b : unicode::decode_multibyte(s, n, i, &len);
+        }
+        // The start of the character that ends at i (i > 0).
+        size_t back_one(size_t i, size_t floor) const {
+            do --i; while (i > floor && (s[i] & 0xC0) == 0x80);
+            return i;
+        }
+
+        BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
+            if (++depth > kMaxDepth) too_deep();
+            bool ok = run_node(id, i);
+            --depth;
+            return ok;
+        }
+
+        bool run_node(int id, size_t i) {
+            while (true) {
+                const Node& node = re.nodes_[size_t(id)];
+                switch (node.op) {
+                    case Op::kMatch:
+                        if (i == origin) return false;  // an empty match never makes a chunk
+                        end = i;
+                        return true;
+                    case Op::kSubEnd:
+                        sub_end = i;
+                        return true;
+                    case Op::kEndOfText:
+                        if (!(i == n || (i + 1 == n && s[i] == '\n'))) return false;
+                        id = node.next;
+                        continue;
+                    case Op::kSet: {
+                        if (i >= n) return false;
+                        uint32_t len;
+                        if (!re.sets_[size_t(node.arg)].contains(char_at(i, len))) return false;
+                        i += len;
+                        id = node.next;
+                        continue;
+                    }
+                    case Op::kSetRepeat: {
+                        if (node.mode == Mode::kLazy) return lazy_set_repeat(node, i);
+                        const size_t from = i;
+                        const uint32_t count = take_set(node, i);
+                        if (count < node.min) return false;
+                        // Possessive, or greedy with the match ending here: the longest
+                        // is the only try, so no call to come back to.
+                        if (re.nodes_[size_t(node.next)].op == Op::kMatch) {  // kMatch, here: one dispatch less
+                            if (i == origin) return false;
+                            end = i;
+                            return true;
+                        }
+                        if (node.mode == Mode::kPossessive) {
+                            id = node.next;
+                            continue;
+                        }
+                        return greedy_back_off(node, from, i, count);
+                    }
+                    case Op::kAlt: {
+                        // Only the branches that can start with the character here
+                        // (at the end, all: some may match nothing there).
+                        // The last of them is tried without a call: nothing comes after
+                        // it to come back for.
+                        uint32_t len, cp = i < n ? char_at(i, len) : 0;
+                        size_t last = node.alts.size();
+                        if (i < n)
+                            while (last > 0 && !node.firsts[last - 1].may_start(cp)) --last;
+                        if (last == 0) return false;
+                        --last;
+                        for (size_t k = 0; k < last; ++k)
+                            if ((i >= n || node.firsts[k].may_start(cp)) && step(node.alts[k], i)) return true;
+                        id = node.alts[last];
+                        continue;
+                    }
+                    case Op::kRepeatEnter: {
+                        Counter saved = counters[size_t(node.arg)];
+                        counters[size_t(node.arg)] = Counter{0, SIZE_MAX};
+                        bool ok = step(node.next, i);
+                        counters[size_t(node.arg)] = saved;
+                        return ok;
+                    }
+                    case Op::kRepeatLoop: return repeat_loop(node, i);
+                    case Op::kPossessive: {
+                        if (!step(node.body, i)) return false;
+                        i = sub_end;
+                        id = node.next;
+                        continue;
+                    }
+                    case Op::kLookahead: {
+                        const size_t saved_sub = sub_end;
+                        bool found = step(node.body, i);
+                        sub_end = saved_sub;
+                        if (found == node.negative) return false;
+                        id = node.next;
+                        continue;
+                    }
+                }
+            }
+        }
+
+        // Takes as many characters of the set as the repeat allows from i: how many.
+        uint32_t take_set(const Node& node, size_t& i) const {
+            const CharSet& set = re.sets_[size_t(node.arg)];
+            uint32_t count = 0;
+            while (count < node.max && i < n) {
+                uint32_t len;
+                if (!set.contains(char_at(i, len))) break;
+                i += len, ++count;
+            }
+            return count;
+        }
+
+        // A greedy repeat that took `count` characters from `from` to i: the rest of
+        // the pattern after the longest, then one character shorter at a time.
+        bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
+            while (true) {
+                if (step(node.next, i)) return true;
+                if (count == node.min) return false;
+                i = back_one(i, from), --count;
+            }
+        }
+
+        bool lazy_set_repeat(const Node& node, size_t i) {
+            const CharSet& set = re.sets_[size_t(node.arg)];
+            for (uint32_t count = 0;; ++count) {
+                if (count >= node.min && step(node.next, i)) return true;
+                if (count == node.max || i >= n) return false;
+                uint32_t len;
+                if (!set.contains(char_at(i, len))) return false;
+                i += len;
+            }
+        }
+
+        bool repeat_loop(const Node& node, size_t i) {
+            Counter& c = counters[size_t(node.arg)];
+            const Counter saved = c;
+            // A time through that matched nothing ends the repeat (no endless loop).
+            const bool can_go_on = c.count < node.max && c.start != i;
+            auto again = [&] {
+                counters[size_t(node.arg)] = Counter{saved.count + 1, i};
+                bool ok = step(node.body, i);
+                counters[size_t(node.arg)] = saved;
+                return ok;
+            };
+            if (saved.count < node.min) return again();
+            if (node.mode == Mode::kLazy) {
+                if (step(node.next, i)) return true;
+                return can_go_on && again();
+            }
+            if (can_go_on && again()) return true;
+            return step(node.next, i);
+        }
+    };
+
+};
+
+}  // namespace regex_engine
+
+using regex_engine::Regex;
+
+// The end of the chunk that starts at byte i under a compiled pattern: a match's end,
+// or, where nothing matches at i, the next position where something does (or the
+// text's end), so that unmatched text is a chunk of its own.
+// `matcher` is the pattern's on this text.
+inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, size_t i) {
+    const size_t end = matcher.match_at(i);
+    if (end > i) return end;
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    size_t j = i;
+    do {
+        ++j;
+        while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
+    } while (j < text.size() && matcher.match_at(j) == j);
+    return j;
+}
+
+}  // namespace bpe
