@@ -428,7 +428,7 @@ FRAME_WIDTH_PX, FRAME_DPI = 750, 100  # the documentation's column, so nothing i
 NEW_COLOUR, TOKEN_COLOURS, CHOSEN_COLOUR = "#ff7f0e", ("#dbe7f3", "#eeeeee"), "#1f77b4"
 
 
-def training_steps(text: bytes, num_merges: int) -> list[dict]:
+def training_steps(text: bytes, num_merges: int) -> tuple[list[tuple[int, int]], list, list[dict]]:
     """Each merge of bpe.train(text, num_merges) with what led to it: the pair counts
     before it (over the distinct chunks, each weighted by how often it occurs) and the
     text's tokens after it. The counts are recounted here in Python and must pick the

@@ -11,6 +11,10 @@ the environment:
   BPE_PORTABLE=1         the portable C++ path only, as an ARM machine builds it: no
                          SSE2 block in the split rule and no SIMD tiers, so the split
                          runs a chunk at a time (see csrc/split.h, csrc/split_simd.h)
+  BPE_WERROR=1           -Wall -Wextra -Werror for the project's own code (csrc/);
+                         pybind11's and Python's headers are read as system headers,
+                         whose warnings are not ours to fix. CI builds this way with
+                         clang (CC=clang CXX=clang++, .ci/variant clang)
 
 The SIMD tiers of the split (SSE2, AVX2, AVX-512) are all compiled, each function for
 its own target, and the best one the CPU has is picked when the module is imported
@@ -37,6 +41,14 @@ elif sanitize:
     raise SystemExit(f"BPE_SANITIZE must be address or thread, got {sanitize!r}")
 if os.environ.get("BPE_PORTABLE") == "1":
     macros.append(("BPE_PORTABLE", "1"))
+if os.environ.get("BPE_WERROR") == "1":
+    import sysconfig
+
+    import pybind11
+
+    # A directory given with -isystem as well as -I is searched as a system directory.
+    system = [pybind11.get_include(), sysconfig.get_paths()["include"]]
+    compile_args += ["-Wall", "-Wextra", "-Werror"] + [arg for path in system for arg in ("-isystem", path)]
 
 
 class BuildExt(build_ext):

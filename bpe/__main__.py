@@ -22,18 +22,23 @@ subcommand's --help shows an example. Conventions, the same for every subcommand
 - Progress bars go to stderr, and only to a terminal. Colour only goes to a terminal, and
   not when NO_COLOR is set (--color always|never overrides both).
 """
+from collections.abc import Sequence
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
 import unicodedata
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import __version__, formats, sources, token_files
 from .encoding import BPETokenizer
 from .explain import explain
+from .files import WriteError, atomic_write
 from .formats import FILE_NAME
 
 PROG = "bpe"
@@ -47,6 +52,11 @@ BACKGROUNDS = (153, 229, 157, 217, 189, 223)
 RESET = "\x1b[0m"
 # How many of the longest tokens `bpe info` lists.
 LONGEST = 10
+# A token id has at most this many digits (ids are below 2**32): a longer number is not
+# one, and is refused before int() (whose digit limit would raise) reads it.
+MAX_ID_DIGITS = 10
+# The arguments that are text (the rest are file names, which may be any bytes).
+TEXT_ARGUMENTS = ("text", "word", "special")
 
 
 class UsageError(Exception):
@@ -85,9 +95,19 @@ def cmd_train(args):
     started = time.perf_counter()
     texts = sources.read_texts(files, kind=args.input_format, field=args.field, special_tokens=args.special,
                                progress=count)
-    tok = _library_call(lambda: BPETokenizer.train(texts, vocab_size=args.vocab_size, pattern=args.pattern,
-                                                   special_tokens=args.special, threads=args.threads,
-                                                   max_memory=args.max_memory))
+    # The library's warnings (with their source lines) are said once here, in the
+    # command's words: --max-memory rather than max_memory.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tok = _library_call(lambda: BPETokenizer.train(texts, vocab_size=args.vocab_size, pattern=args.pattern,
+                                                       special_tokens=args.special, threads=args.threads,
+                                                       max_memory=args.max_memory))
+    pruned = None  # the last of the core's pruning warnings: its count "so far" is the total
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning) and "max_memory" in str(w.message):
+            pruned = str(w.message)
+        elif "n_vocab is" not in str(w.message):  # that one is said below, in the command's words
+            _warn(str(w.message))
     seconds = time.perf_counter() - started
     path = tok.save(args.output)
     merges = len(tok.merges)
@@ -100,7 +120,15 @@ def cmd_train(args):
         print(f"longest tokens: {', '.join(repr(t) for _, t in _longest_tokens(tok, 5))}")
     print(f"wrote {path}")
     wanted = args.vocab_size - 256 - len(args.special)
-    if merges < wanted:
+    if pruned:
+        found = re.search(r"counted (\d+) times or fewer \((\d+) so far\)", pruned)
+        said = (f"{int(found[2]):,} distinct chunks counted {int(found[1]):,} times or fewer" if found else
+                "the rarest chunks")
+        short = (f"; the pairs ran out after {merges:,} merges ({tok.n_vocab:,} tokens, not {args.vocab_size:,})"
+                 if merges < wanted else "")
+        _warn(f"to keep to --max-memory {args.max_memory}, pruning removed {said}, and their pairs with them"
+              f"{short}; the merges may differ from exact training: raise --max-memory (or leave it out)")
+    elif merges < wanted:
         _warn(f"the text ran out of pairs to merge after {merges:,} merges: the vocabulary has {tok.n_vocab:,} "
               f"tokens, not {args.vocab_size:,} (more text, or a smaller --vocab-size)")
     return 0
@@ -270,7 +298,11 @@ def cmd_info(args):
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
           f"{len(tok.special_tokens)} special); ids 0 to {tok.n_vocab - 1:,}")
-    print(f"split pattern: {tok.pattern} ({formats.TIKTOKEN_PATTERNS[tok.pattern]})")
+    rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
+    if rules is None:
+        print(f"split pattern: {tok.pattern} ({formats.TIKTOKEN_PATTERNS[tok.pattern]})")
+    else:
+        print("\n".join(rules.describe()))
     specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
     print(f"special tokens: {specials}")
     print("longest tokens:")
@@ -288,7 +320,7 @@ def cmd_convert(args):
     tok = load_tokenizer(args.input)
     out = Path(args.output)
     if args.to == "bpe":
-        written = [tok.save(out)]
+        written = [_library_call(lambda: tok.save(out))]  # a tokenizer.json's own rules do not fit: refused
     elif args.to == "tiktoken":
         _library_call(lambda: tok.save_tiktoken(out))
         written = [out]
@@ -317,7 +349,7 @@ def cmd_convert(args):
 
 # --- tokenizers by name -----------------------------------------------------------------
 
-def load_tokenizer(name) -> BPETokenizer:
+def load_tokenizer(name: str | None) -> BPETokenizer:
     """The tokenizer that -t names (see the module's docstring for what it may name)."""
     if name is None:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
@@ -340,9 +372,11 @@ def load_tokenizer(name) -> BPETokenizer:
         return _library_call(lambda: BPETokenizer.from_tiktoken(path, special_ids={}))
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = formats.parse_json(path.read_text(encoding="utf-8"), path)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise InputError(f"{path} is not a tokenizer: it is not readable JSON ({e})") from None
+        except ValueError as e:  # nested too deep
+            raise InputError(str(e)) from None
         if formats.is_huggingface(document):
             return _library_call(lambda: BPETokenizer.from_huggingface(path))
         if isinstance(document, dict) and "format" not in document:
@@ -411,28 +445,15 @@ def _with_errors(texts):
         raise InputError(f"{getattr(e, 'filename', None) or 'input'}: {e.strerror or e}") from None
 
 
-class _output:
-    """stdout, or the file -o names (written in place of the old one only when complete)."""
-
-    def __init__(self, path, binary: bool):
-        self.path, self.binary = path, binary
-
-    def __enter__(self):
-        if self.path is None:
-            return sys.stdout.buffer if self.binary else sys.stdout
-        self.tmp = Path(self.path).with_name(f".{Path(self.path).name}.partial")
-        self.file = open(self.tmp, "wb" if self.binary else "w", encoding=None if self.binary else "utf-8")
-        return self.file
-
-    def __exit__(self, kind, value, trace):
-        if self.path is None:
-            return False
-        self.file.close()
-        if kind is None:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
-        return False
+@contextmanager
+def _output(path, binary: bool):
+    """stdout, or the file -o names: written to a temporary file of this run's own beside
+    it, which replaces the old file only when complete (bpe.files.atomic_write)."""
+    if path is None:
+        yield sys.stdout.buffer if binary else sys.stdout
+        return
+    with atomic_write(path) as tmp, open(tmp, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+        yield f
 
 
 def _parse_ids(text: str, name: str, form: str) -> list:
@@ -445,6 +466,9 @@ def _parse_ids(text: str, name: str, form: str) -> list:
                 if not (word.isascii() and word.isdigit()):
                     raise InputError(f"{name}, line {number}: {word[:20]!r} is not a token id (expected ids "
                                      "separated by spaces; --format json reads JSON lists)")
+                if len(word) > MAX_ID_DIGITS:
+                    raise InputError(f"{name}, line {number}: {word[:20]}... ({len(word):,} digits) is too large "
+                                     "to be a token id")
                 ids.append(int(word))
         return ids
     decoder, at, ids = json.JSONDecoder(), 0, []
@@ -457,6 +481,9 @@ def _parse_ids(text: str, name: str, form: str) -> list:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as e:
             raise InputError(f"{name} is not JSON lists of ids: {e}") from None
+        except (ValueError, RecursionError):  # a number past int()'s digit limit; lists nested too deep
+            raise InputError(f"{name}: {text[at:at + 20]}... is not a JSON list of token ids (a number too long to "
+                             "be an id, or lists nested too deep)") from None
         if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
             raise InputError(f"{name}: expected JSON lists of ints, got {json.dumps(value)[:40]}")
         ids.extend(value)
@@ -489,8 +516,18 @@ def _library_call(call):
         raise InputError(str(e)) from None
     except (ValueError, TypeError) as e:
         raise InputError(str(e)) from None
+    except BrokenPipeError:
+        raise
     except OSError as e:
-        raise InputError(f"{e.filename or ''}{': ' if e.filename else ''}{e.strerror or e}") from None
+        raise InputError(_os_error(e)) from None
+
+
+def _os_error(e: OSError) -> str:
+    """An OSError in one line: "FILE: reason" for a file read, "reason: FILE" for one
+    written (bpe.files.WriteError: "No space left on device: out.bin")."""
+    if isinstance(e, WriteError):
+        return str(e)
+    return f"{e.filename}: {e.strerror or e}" if e.filename else str(e.strerror or e)
 
 
 # --- showing tokens -----------------------------------------------------------------------
@@ -717,7 +754,50 @@ def build_parser() -> Parser:
     return parser
 
 
-def main(argv=None) -> int:
+class _ClosedStream:
+    """What stands for stdin or stdout when the command was started with it closed
+    (`bpe encode <&-`, where Python has None): using it is an error that says so."""
+
+    closed = False  # so that Python's flush at exit finds nothing to do
+
+    def __init__(self, name: str, hint: str):
+        self.name, self.hint = name, hint
+
+    def flush(self):
+        pass
+
+    def __getattr__(self, attribute):
+        raise InputError(f"{self.name} is closed: {self.hint}")
+
+
+def _open_streams():
+    """Stand-ins for streams the command was started without (see _ClosedStream)."""
+    if sys.stdin is None:
+        sys.stdin = _ClosedStream("stdin", "nothing to read (name a file, or pipe text in)")
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("stdout", "nowhere to write (name a file with -o)")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
+def _check_text_arguments(args):
+    """Text arguments (bpe show's text, explain's words, train's --special) must be UTF-8;
+    Python hands bytes that are not as lone surrogates, which no encoder takes."""
+    for key in TEXT_ARGUMENTS:
+        values = getattr(args, key, None)
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, str):
+                continue
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raw = os.fsencode(value)
+                raise InputError(f"the argument {raw.decode('utf-8', 'backslashreplace')!r} is not UTF-8 text (byte "
+                                 f"{e.start:,}): give text as UTF-8, or in a file with -f") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _open_streams()
     parser = build_parser()
     prog = PROG
     try:
@@ -729,6 +809,7 @@ def main(argv=None) -> int:
         name = getattr(args, "tokenizer_file", None) or getattr(args, "tokenizer", None) or \
             getattr(args, "input", None)
         args.tokenizer_name = None if name is None else (name if name in CL100K_NAMES else Path(name).name)
+        _check_text_arguments(args)
         return args.run(args)
     except UsageError as e:
         print(f"{e.prog or prog}: error: {e}", file=sys.stderr)
@@ -736,18 +817,18 @@ def main(argv=None) -> int:
     except InputError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # before OSError, of which it is one
+        # The reader went away (bpe encode big.txt | head): stop quietly, as cat does,
+        # and keep Python from complaining again when it flushes stdout on the way out.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except OSError as e:  # writing: a folder that is not there, a full disk
-        print(f"{prog}: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        print(f"{prog}: error: {_os_error(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (bpe encode big.txt | head): stop quietly, and keep Python
-        # from complaining again when it flushes stdout on the way out.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
 
 
 if __name__ == "__main__":

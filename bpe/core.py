@@ -18,14 +18,24 @@ encodes), ints out, the same argument names with the same meanings as BPETokeniz
 When the core is not built, importing this module still works (the pipeline's
 word-level tokenizer needs none of it), and the first use of a name says how to build it.
 """
+import os
+from collections.abc import Collection, Iterable, Sequence
+from types import ModuleType
+from typing import Any, Literal, TypeAlias, Union
 import numpy as np
 
 BUILD_COMMAND = "python setup.py build_ext --inplace"
 
+# The types of the arguments the whole package takes, named once.
+PathArg: TypeAlias = Union[str, "os.PathLike[str]"]  # a file or folder
+Merges: TypeAlias = Sequence[tuple[int, int]]  # merge k makes token 256 + k
+Ids: TypeAlias = Union[Sequence[int], "np.ndarray"]  # token ids, as a list or a numpy array
+AllowedSpecial: TypeAlias = Union[Literal["all"], Collection[str]]  # tiktoken's allowed_/disallowed_special
+
 LOW_LEVEL = ("pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID")
 
 
-def load_core():
+def load_core() -> ModuleType:
     """The compiled core, or an ImportError that says how to build it."""
     try:
         from . import _core
@@ -35,19 +45,19 @@ def load_core():
     return _core
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in LOW_LEVEL:
         return getattr(load_core(), name)
     raise AttributeError(f"module 'bpe.core' has no attribute {name!r}")
 
 
-def array_dtype(n_vocab: int):
+def array_dtype(n_vocab: int) -> type[np.unsignedinteger]:
     """The numpy type of an array of ids: uint16 when every id fits (n_vocab of 65,536 or
     less), else uint32. (The core's encode_array applies the same rule.)"""
     return np.uint16 if n_vocab <= 65536 else np.uint32
 
 
-def special_tokens_list(special_tokens) -> tuple:
+def special_tokens_list(special_tokens: Iterable[str] | None) -> tuple[str, ...]:
     """special_tokens as a tuple of str, read once (a generator too), in their order.
 
     Only the shape is checked here, with the core's messages: a list (or any other

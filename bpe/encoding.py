@@ -21,6 +21,8 @@ The names and their meanings follow tiktoken where tiktoken has one: encode rais
 special-token text unless it is allowed, encode_ordinary never makes special tokens,
 n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import codecs
 import operator
 import re
@@ -30,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import formats, huggingface, sources
-from .core import load_core, special_tokens_list
+from .core import AllowedSpecial, Ids, Merges, PathArg, load_core, special_tokens_list
 
 END_OF_TEXT = "<|endoftext|>"
 # Texts for training are handed to the core in batches of about this many bytes: large
@@ -43,7 +45,9 @@ class BPETokenizer:
     changes once made: its four parts are read-only, so equality, pickling and encoding
     always agree."""
 
-    def __init__(self, merges, pattern: str = "default", special_tokens=(), token_ids=None, name=None):
+    def __init__(self, merges: Merges, pattern: str = "default",
+                 special_tokens: Iterable[str] | Mapping[str, int] = (), token_ids: Iterable[int] | None = None,
+                 name: str | None = None) -> None:
         """A tokenizer from its four parts (see the module's docstring): merges, pairs of
         ids where merge k makes token 256 + k; pattern, the split rule; special_tokens, a
         list of str numbered after the merges, or tiktoken's {token: id}; token_ids, the id
@@ -74,13 +78,14 @@ class BPETokenizer:
         self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
         self._special_tokens = tuple(self._special_ids)
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
-        self._ids_by_bytes = None  # built by token_to_id when first asked
+        self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
 
     # --- training ------------------------------------------------------------------
 
     @classmethod
-    def train(cls, texts, vocab_size: int, pattern: str = "default", special_tokens=(), threads: int = 0,
-              progress: bool | None = None, max_memory=None) -> "BPETokenizer":
+    def train(cls, texts: str | Iterable[str], vocab_size: int, pattern: str = "default",
+              special_tokens: Iterable[str] = (), threads: int = 0,
+              progress: bool | None = None, max_memory: int | str | None = None) -> "BPETokenizer":
         """Learn a tokenizer from texts: a str, or any iterable of str (documents, lines,
         a file read a block at a time).
 
@@ -114,8 +119,9 @@ class BPETokenizer:
         return cls._train_counted(counter, num_merges, vocab_size, pattern, special_tokens, progress)
 
     @classmethod
-    def train_from_counts(cls, counts, vocab_size: int, pattern: str | None = None, special_tokens=None,
-                          progress: bool | None = None, max_memory=None) -> "BPETokenizer":
+    def train_from_counts(cls, counts: Any, vocab_size: int, pattern: str | None = None,
+                          special_tokens: Iterable[str] | None = None,
+                          progress: bool | None = None, max_memory: int | str | None = None) -> "BPETokenizer":
         """Learn a tokenizer from chunk counts made elsewhere: a bpe.ChunkCounter (whose
         counts training uses up), or its counts() in their compact form, (chunks,
         offsets, counts). Counts of parts of a corpus merged together (ChunkCounter.merge)
@@ -159,21 +165,27 @@ class BPETokenizer:
         tok = cls(merges, pattern=pattern, special_tokens=special_tokens)
         if len(merges) < num_merges:
             # The core stops only when no pair is left: every chunk is one token by then.
+            # Under a budget, the pairs may have run out because pruning took the rare
+            # chunks, and their pairs, away: then the budget is what to raise.
+            dropped, threshold = counter.pruned
+            why = (f"keeping to max_memory ({counter.max_memory:,} bytes) pruned {dropped:,} distinct chunks counted "
+                   f"{threshold:,} times or fewer, and the pairs in them; raise max_memory (or leave it out) for a "
+                   "larger vocabulary" if dropped else
+                   "every chunk of the text is a single token; train on more text for a larger vocabulary")
             warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
-                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge (every "
-                          "chunk of the text is a single token); train on more text for a larger vocabulary",
+                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge ({why})",
                           stacklevel=3)
         return tok
 
     # --- the vocabulary ------------------------------------------------------------
 
     @property
-    def merges(self) -> tuple:
+    def merges(self) -> tuple[tuple[int, int], ...]:
         """The merges, (a, b) pairs of ids: merge k makes token 256 + k."""
         return self._merges
 
     @property
-    def name(self):
+    def name(self) -> str | None:
         """The name it was given (tiktoken's Encoding.name), or None. Kept in its file;
         not part of equality."""
         return self._name
@@ -184,12 +196,12 @@ class BPETokenizer:
         return self._pattern
 
     @property
-    def special_tokens(self) -> tuple:
+    def special_tokens(self) -> tuple[str, ...]:
         """The special tokens, in the order of their ids."""
         return self._special_tokens
 
     @property
-    def token_ids(self):
+    def token_ids(self) -> tuple[int, ...] | None:
         """The id of every token (bytes, merges, specials) as a tuple, or None when token i
         has id i."""
         return self._token_ids
@@ -201,22 +213,22 @@ class BPETokenizer:
         return self._encoder.n_vocab
 
     @property
-    def special_ids(self) -> dict:
+    def special_ids(self) -> dict[str, int]:
         """{special token: id}, in the order of special_tokens."""
         return dict(self._special_ids)
 
     @property
-    def eot_token(self):
+    def eot_token(self) -> int | None:
         """The id of <|endoftext|>, or None if this tokenizer has no such token."""
         return self._special_ids.get(END_OF_TEXT)
 
     def is_special_token(self, id: int) -> bool:
         """Whether id is a special token's."""
-        if isinstance(id, bool) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
+        if isinstance(id, (bool, np.bool_)) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
             raise TypeError(f"a token id must be an int, got {id!r}")
         return operator.index(id) in self._special_ids.values()
 
-    def token_byte_values(self) -> list:
+    def token_byte_values(self) -> list[bytes]:
         """The bytes of every token that is not special, sorted, as tiktoken gives them."""
         return sorted(set(formats.token_bytes(self.merges)))
 
@@ -224,7 +236,7 @@ class BPETokenizer:
         """The bytes of the token with this id (a special token's: its text)."""
         return self._encoder.decode_single_token_bytes(id)
 
-    def decode_tokens_bytes(self, ids) -> list:
+    def decode_tokens_bytes(self, ids: Ids) -> list[bytes]:
         """The bytes of each token of ids, one bytes object per token."""
         return [self._encoder.decode_single_token_bytes(i) for i in ids]
 
@@ -233,7 +245,7 @@ class BPETokenizer:
         character shows U+FFFD there."""
         return self.decode_single_token_bytes(id).decode("utf-8", errors="replace")
 
-    def token_to_id(self, token):
+    def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as its text (str) or its bytes, or None if no token
         is exactly that. A special token's text gives the special token's id."""
         if isinstance(token, (bytes, bytearray)):
@@ -249,7 +261,7 @@ class BPETokenizer:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
         if self._ids_by_bytes is None:
             ids = self.token_ids or range(256 + len(self.merges))
-            by_bytes = {}
+            by_bytes: dict[bytes, int] = {}
             for i, data in zip(ids, formats.token_bytes(self.merges)):
                 by_bytes.setdefault(data, i)  # two merges can make the same bytes: the first wins
             self._ids_by_bytes = by_bytes
@@ -257,31 +269,35 @@ class BPETokenizer:
 
     # --- encoding ------------------------------------------------------------------
 
-    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> list:
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+               disallowed_special: AllowedSpecial = "all") -> list[int]:
         """The ids of text. As in tiktoken: a special token in the text becomes its id if
         allowed_special ("all", or a set of special tokens) holds it, and raises
         ValueError if disallowed_special ("all": every special that is not allowed)
         does; with both empty, it is ordinary text."""
         return self._encoder.encode(_str(text), allowed_special, disallowed_special)
 
-    def encode_ordinary(self, text: str) -> list:
+    def encode_ordinary(self, text: str) -> list[int]:
         """The ids of text, with special-token text encoded as ordinary text: for text
         from a user, who must not be able to type a control token."""
         return self._encoder.encode(_str(text), (), ())
 
-    def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0,
-                     num_threads=None) -> list:
+    def encode_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
+                     disallowed_special: AllowedSpecial = "all", threads: int = 0,
+                     num_threads: int | None = None) -> list[list[int]]:
         """encode for each text of a list, on `threads` threads (0: one per core;
         num_threads is tiktoken's name for it)."""
         return self._encoder.encode_batch(_strs(texts), allowed_special, disallowed_special,
                                           _threads(threads, num_threads))
 
-    def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
+    def encode_ordinary_batch(self, texts: Sequence[str], *, threads: int = 0,
+                              num_threads: int | None = None) -> list[list[int]]:
         """encode_ordinary for each text of a list, on `threads` threads (0: one per core;
         num_threads is tiktoken's name for it)."""
         return self._encoder.encode_batch(_strs(texts), (), (), _threads(threads, num_threads))
 
-    def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
+    def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                            disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
         """(ids, offsets): encode's ids, and for each token its span in the characters of
         text, row k of offsets (a numpy array of shape (len(ids), 2), int64) being
         (start, end), so text[start:end] is what token k covers. A token that begins or
@@ -291,41 +307,44 @@ class BPETokenizer:
         one of lists)."""
         return self._encoder.encode_with_offsets(_str(text), allowed_special, disallowed_special)
 
-    def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+    def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                     disallowed_special: AllowedSpecial = "all",
                      threads: int = 0) -> np.ndarray:
         """As encode, as a numpy array with no Python object per token (uint16 when
         n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
         return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads)
 
-    def count(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> int:
+    def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+              disallowed_special: AllowedSpecial = "all", threads: int = 0) -> int:
         """len(encode(text)) with the same arguments, without making a list or an array of
         ids: for counting the tokens of large texts. On `threads` threads (0: one per core)."""
         return self._encoder.count(_str(text), allowed_special, disallowed_special, threads)
 
     # --- decoding ------------------------------------------------------------------
 
-    def decode_bytes(self, ids) -> bytes:
+    def decode_bytes(self, ids: Ids) -> bytes:
         """The bytes of ids (a list of ints or a numpy array), special tokens as their text."""
         return self._encoder.decode_bytes(ids)
 
-    def decode(self, ids, errors: str = "replace") -> str:
+    def decode(self, ids: Ids, errors: str = "replace") -> str:
         """The text of ids: all the bytes joined first, then UTF-8 (a token can end in
         the middle of a character, which the next one completes). Bytes that are not
         UTF-8 become U+FFFD, unless errors says otherwise (as for bytes.decode)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
-    def decode_batch(self, batch, errors: str = "replace", *, num_threads=None) -> list:
+    def decode_batch(self, batch: Iterable[Ids], errors: str = "replace", *,
+                     num_threads: int | None = None) -> list[str]:
         """decode for each list of ids. num_threads is taken for tiktoken's sake; decoding
         runs on this thread, since joining bytes costs less than handing them to others."""
         _threads(0, num_threads)
         return [self.decode(ids, errors) for ids in batch]
 
-    def decode_bytes_batch(self, batch, *, num_threads=None) -> list:
+    def decode_bytes_batch(self, batch: Iterable[Ids], *, num_threads: int | None = None) -> list[bytes]:
         """decode_bytes for each list of ids (num_threads: as for decode_batch)."""
         _threads(0, num_threads)
         return [self.decode_bytes(ids) for ids in batch]
 
-    def decode_with_offsets(self, ids) -> tuple:
+    def decode_with_offsets(self, ids: Ids) -> tuple[str, list[int]]:
         """(text, offsets), as tiktoken gives them: offsets[k] is the character of text
         where token k begins, or, for a token that begins inside a character, where
         that character begins. As in tiktoken, the bytes must be UTF-8
@@ -354,7 +373,7 @@ class BPETokenizer:
         return formats.bpe_state(self.merges, self.pattern, self.special_tokens, self.token_ids, self.name)
 
     @classmethod
-    def from_state(cls, state) -> "BPETokenizer":
+    def from_state(cls, state: Mapping[str, Any]) -> "BPETokenizer":
         """The tokenizer that state() described, checked; ValueError says what is wrong.
         Also reads the states of checkpoints written before the file format existed."""
         try:
@@ -362,7 +381,7 @@ class BPETokenizer:
         except TypeError as e:
             raise ValueError(str(e)) from None
 
-    def save(self, path) -> Path:
+    def save(self, path: PathArg) -> Path:
         """Write the tokenizer to one file at path, or to path/tokenizer.bpe when path is
         a folder (or ends with a slash); returns the file's path. The file is JSON,
         versioned, and holds everything encoding needs; a crash while writing leaves
@@ -370,40 +389,42 @@ class BPETokenizer:
         return formats.save_bpe(path, self.state())
 
     @classmethod
-    def load(cls, path, pattern: str | None = None) -> "BPETokenizer":
+    def load(cls, path: PathArg, pattern: str | None = None) -> "BPETokenizer":
         """A tokenizer that save() wrote (path may be the folder that holds it). Also
         reads the merges.txt of earlier versions of this project, given the split
         pattern it was trained with (pattern="default" for data.py's). ValueError names
         the file and what is wrong with it."""
         return cls._from_file(formats.bpe_path(path), formats.load_bpe, pattern=pattern)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[dict]]:
         # Pickled as its plain state, so a tokenizer crosses into worker processes
         # (multiprocessing, datasets.map(num_proc=N)); the compiled encoder is rebuilt there.
         return _from_state, (self.state(),)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         # The name is a label, as in tiktoken: two tokenizers that give the same ids are equal.
         return isinstance(other, BPETokenizer) and {**self.state(), "name": None} == {**other.state(), "name": None}
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.pattern, self.special_tokens, len(self.merges)))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"BPETokenizer(pattern={self.pattern!r}, merges={len(self.merges)}, "
                 f"special_tokens={list(self.special_tokens)!r}, n_vocab={self.n_vocab})")
 
     # --- other libraries' files ------------------------------------------------------
 
     @classmethod
-    def from_tiktoken(cls, path, pattern: str = "gpt4", special_ids=None) -> "BPETokenizer":
+    def from_tiktoken(cls, path: PathArg, pattern: str = "gpt4",
+                      special_ids: Mapping[str, int] | None = None) -> "BPETokenizer":
         """A tiktoken ranks file (GPT-4's cl100k_base.tiktoken, say). The file holds neither
         the split pattern nor the special tokens: pass them, as {token: id} (default:
         GPT-4's)."""
         return cls._from_file(path, formats.load_tiktoken, pattern=pattern, special_ids=special_ids)
 
     @classmethod
-    def from_gpt2(cls, vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> "BPETokenizer":
+    def from_gpt2(cls, vocab_path: PathArg, merges_path: PathArg, pattern: str = "gpt2",
+                  special_tokens: Iterable[str] | None = None) -> "BPETokenizer":
         """GPT-2 style vocab.json and merges.txt (GPT-2's own, or another model's). The
         files do not mark special tokens: name them (default: <|endoftext|>, if the
         vocabulary has it); any other token that no merge makes is refused."""
@@ -411,16 +432,28 @@ class BPETokenizer:
                               special_tokens=special_tokens)
 
     @classmethod
-    def from_huggingface(cls, path) -> "BPETokenizer":
-        """A Hugging Face tokenizer.json of a byte-level BPE whose split rule is one of
-        ours (GPT-2's, or one that save_huggingface wrote), or the folder that holds it."""
+    def from_huggingface(cls, path: PathArg) -> "BPETokenizer":
+        """A Hugging Face tokenizer.json of a byte-level BPE, or the folder that holds it,
+        giving Hugging Face's ids. One whose rules are a split pattern of ours and special
+        tokens (GPT-2's, or what save_huggingface wrote) is a BPETokenizer; any other (a
+        Sequence of Split and Digits, NFC, non-special added tokens, ignore_merges, a
+        template) a bpe.huggingface_tokenizer.HuggingFaceTokenizer, which applies them."""
         path = Path(path)
         if path.is_dir():
             if not (path / "tokenizer.json").is_file():
                 raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
                                  "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
             path = path / "tokenizer.json"
-        return cls._from_file(path, huggingface.load_huggingface)
+        from .huggingface_tokenizer import HuggingFaceTokenizer  # it imports this module
+        try:
+            args, rules = huggingface.read_huggingface(path)
+            pattern = rules.common_shape()
+            if pattern is not None:  # one of our split patterns and special tokens: a plain tokenizer
+                return cls(**args, pattern=pattern)
+            return HuggingFaceTokenizer(args, rules, str(path))
+        except (ValueError, TypeError) as e:
+            message = str(e)
+            raise ValueError(message if str(path) in message else f"{path}: {message}") from None
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":
@@ -432,19 +465,19 @@ class BPETokenizer:
             message = str(e)
             raise ValueError(message if str(path) in message else f"{path}: {message}") from None
 
-    def save_tiktoken(self, path):
+    def save_tiktoken(self, path: PathArg) -> None:
         """Write a tiktoken ranks file. tiktoken wants the pattern and the special tokens
         apart: formats.TIKTOKEN_PATTERNS[tok.pattern] and tok.special_ids."""
         formats.save_tiktoken(self.merges, path, token_ids=self.token_ids[:256 + len(self.merges)]
                               if self.token_ids else None)
 
-    def save_gpt2(self, vocab_path, merges_path):
+    def save_gpt2(self, vocab_path: PathArg, merges_path: PathArg) -> None:
         """Write GPT-2 style vocab.json and merges.txt. They hold no split pattern:
         from_gpt2 reads them with GPT-2's unless told another."""
         formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
                           token_ids=self.token_ids)
 
-    def save_huggingface(self, path) -> Path:
+    def save_huggingface(self, path: PathArg) -> Path:
         """Write the tokenizer for Hugging Face; returns the path written. A path ending
         in .json gets one tokenizer.json (for the tokenizers library). Any other path is
         a folder that transformers.AutoTokenizer.from_pretrained loads: tokenizer.json,
@@ -469,17 +502,18 @@ class BPETokenizer:
         return self.n_vocab - 1
 
     @property
-    def special_tokens_set(self) -> set:
+    def special_tokens_set(self) -> set[str]:
         """set(special_tokens) (tiktoken's name; a new set each time)."""
         return set(self.special_tokens)
 
-    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
+    def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                        disallowed_special: AllowedSpecial = "all") -> np.ndarray:
         """encode_array as uint32 (tiktoken's name and dtype; encode_array gives the compact
         uint16 where the ids fit)."""
         return self.encode_array(text, allowed_special=allowed_special,
                                  disallowed_special=disallowed_special).astype(np.uint32, copy=False)
 
-    def encode_single_token(self, text_or_bytes) -> int:
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """token_to_id, with KeyError where no token is exactly this text or these bytes
         (tiktoken's name and error)."""
         return _found(self.token_to_id(text_or_bytes), text_or_bytes)

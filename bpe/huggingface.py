@@ -5,15 +5,22 @@ The shared pieces (the byte alphabet, a vocabulary of alphabet strings and merge
 pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use too.
 What would change the ids and is not supported is refused by name.
 """
+import gc
+import itertools
 import json
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
-from .files import atomic_write
-from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, is_huggingface,
-                      pattern_regex)
+from .core import Merges, PathArg
+from .files import write_text, write_texts
+from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, byte_alphabet,
+                      is_huggingface, pattern_regex)
 
 
-def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_ids=None) -> str:
+def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                     token_ids: Sequence[int] | None = None) -> str:
     """A Hugging Face tokenizer.json for a tokenizer: our split rule as a Split pre-
     tokenizer, then the byte alphabet, a BPE model with our ids (token_ids[i] for our
     token i, when given), and the special tokens as added tokens.
@@ -58,12 +65,13 @@ def huggingface_json(merges, pattern: str = "default", special_tokens=(), token_
     return json.dumps(document, ensure_ascii=False)
 
 
-def save_huggingface(path, merges, pattern: str = "default", special_tokens=(), token_ids=None):
-    """Write a Hugging Face tokenizer.json (see huggingface_json)."""
-    Path(path).write_text(huggingface_json(merges, pattern, special_tokens, token_ids), encoding="utf-8")
+def save_huggingface(path: PathArg, merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                     token_ids: Sequence[int] | None = None) -> None:
+    """Write a Hugging Face tokenizer.json (see huggingface_json), atomically."""
+    write_text(path, huggingface_json(merges, pattern, special_tokens, token_ids))
 
 
-def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict]:
+def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None) -> tuple[dict, dict]:
     """(tokenizer_config.json, special_tokens_map.json) for transformers' AutoTokenizer,
     which transformers 4.x and 5.x both read: the class to build (4.x needs it named),
     each special token as an added token that is special, <|endoftext|> as the end and
@@ -71,7 +79,7 @@ def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict
     Without a <|pad|>, pad_token is left unset, as GPT-2's is; transformers then asks
     for one before it pads (tok.pad_token = tok.eos_token is the usual answer)."""
     special_ids = dict(special_ids) if special_ids is not None else {}
-    roles = {}
+    roles: dict[str, str] = {}
     if "<|endoftext|>" in special_tokens:
         roles.update(bos_token="<|endoftext|>", eos_token="<|endoftext|>")
     if "<|pad|>" in special_tokens:
@@ -88,7 +96,8 @@ def transformers_config(special_tokens=(), special_ids=None) -> tuple[dict, dict
     return config, roles
 
 
-def save_huggingface_folder(folder, merges, pattern: str = "default", special_tokens=(), token_ids=None):
+def save_huggingface_folder(folder: PathArg, merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
+                            token_ids: Sequence[int] | None = None) -> None:
     """Write a folder that transformers.AutoTokenizer.from_pretrained loads:
     tokenizer.json (see huggingface_json) and the two files of transformers_config."""
     folder = Path(folder)
@@ -99,120 +108,605 @@ def save_huggingface_folder(folder, merges, pattern: str = "default", special_to
     n = 256 + len(merges)
     ids = list(token_ids) if token_ids is not None else list(range(n + len(special_tokens)))
     config, roles = transformers_config(special_tokens, dict(zip(special_tokens, ids[n:])))
-    for name, text in [("tokenizer.json", tokenizer), ("tokenizer_config.json", json.dumps(config, indent=2)),
-                       ("special_tokens_map.json", json.dumps(roles, indent=2))]:
-        with atomic_write(folder / name) as tmp:
-            Path(tmp).write_text(text + ("\n" if name != "tokenizer.json" else ""), encoding="utf-8")
+    # All three new, or all three as they were; tokenizer.json, which the others
+    # describe, last.
+    write_texts({folder / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+                 folder / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
+                 folder / "tokenizer.json": tokenizer})
 
 
-def load_huggingface(path) -> dict:
-    """A Hugging Face tokenizer.json of a byte-level BPE, as BPETokenizer's arguments.
+def load_huggingface(path: PathArg) -> dict:
+    """A Hugging Face tokenizer.json of a byte-level BPE whose rules are one of our split
+    patterns and special tokens alone, as BPETokenizer's arguments; any other file that
+    read_huggingface takes is refused here with what it needs (from_huggingface takes it)."""
+    args, rules = read_huggingface(path)
+    if rules.common_shape() is None:
+        raise ValueError(f"{path}: its rules (normalizer, pre-tokenizer, added tokens or ignore_merges) are more than "
+                         "a split pattern: load it with BPETokenizer.from_huggingface")
+    return {**args, "pattern": rules.common_shape()}
 
-    It must split text as one of our patterns does: a ByteLevel pre-tokenizer with its
-    own regex (GPT-2's pattern) and no prefix space, or a Split by one of our patterns'
-    regexes followed by a ByteLevel without regex (what save_huggingface writes). No
-    unknown token, no prefix or suffix on subwords. Every other part of the file that
-    would make Hugging Face's ids differ from ours is refused by name (see
-    _refuse_what_changes_the_ids); what changes no id (a ByteLevel post-processor, which
-    only moves offsets; "normalized" on an added token, with no normalizer) is fine.
-    The special tokens are the added tokens, all of them marked special.
-    """
+
+def read_huggingface(path) -> tuple:
+    """A Hugging Face tokenizer.json of a byte-level BPE: (BPETokenizer's arguments but
+    the pattern, HuggingFaceRules). The merges and the added tokens make the tokenizer's
+    tokens (the added tokens that no merge makes are its special tokens, with Hugging
+    Face's ids: see _added_tokens); the rules say how text is cut before the merges.
+    What would change the ids and is not supported is refused by name: models other
+    than BPE (Unigram, WordPiece, WordLevel), SentencePiece-style BPE (byte_fallback, an
+    unknown token, Metaspace), subword prefixes and suffixes, dropout, normalizers but
+    NFC, pre-tokenizers but Split, Digits and ByteLevel."""
     where = str(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    # The file's hundreds of thousands of lists and strings hold no cycles: without the
+    # cycle collector walking them again and again, the load takes a third less time.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{where} is not JSON: {e}") from None
+        try:
+            document = _parse_json(data)
+        except (ValueError, UnicodeDecodeError) as e:  # json's and orjson's errors are ValueErrors
+            raise ValueError(f"{where} is not JSON: {e}") from None
+        except RecursionError:
+            raise ValueError(f"{where}: its JSON is nested too deep to be a tokenizer.json") from None
+        return _read_document(document, where)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse_json(data: bytes):
+    """JSON, by orjson when it is installed: a tokenizer.json of 200,000 tokens parses in
+    a third of json's time, most of the load's budget. orjson refuses nesting past 1,024
+    levels itself (a ValueError)."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(data.decode("utf-8"))
+    return orjson.loads(data)
+
+
+_MAX_NESTING = 64  # a tokenizer.json's rules nest a few levels; a crafted one 100,000
+
+
+def _refuse_deep(document, where: str):
+    """A ValueError for JSON nested past _MAX_NESTING levels anywhere but in the model's
+    vocab and merges (checked entry by entry): printing or walking it would otherwise
+    end in a RecursionError. Iterative, so that the check itself cannot recurse."""
+    model = document.get("model") if isinstance(document, dict) else None
+    skip = {id(model.get("vocab")), id(model.get("merges"))} if isinstance(model, dict) else set()
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_NESTING:
+            raise ValueError(f"{where}: its JSON is nested more than {_MAX_NESTING} levels deep, which no "
+                             "tokenizer.json is")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)) and id(v) not in skip)
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+
+
+def _read_document(document, where: str) -> tuple:
+    _refuse_deep(document, where)
     if not is_huggingface(document):
         raise ValueError(f"{where} is not a Hugging Face tokenizer.json (no \"model\" and \"added_tokens\")")
     model = document["model"]
-    if model.get("type") != "BPE":
-        raise ValueError(f"{where}: the model is {model.get('type')!r}, not a BPE")
+    if not isinstance(model, dict):
+        raise ValueError(f"{where}: its \"model\" is not an object")
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        why = {"Unigram": "SentencePiece's unigram model: it picks the likeliest split, not merges",
+               "WordPiece": "BERT's greedy longest-match model", "WordLevel": "a word-to-id table"}.get(str(kind), "")
+        raise ValueError(f"{where}: the model is {kind!r:.80}, not a byte-level BPE" + (f" ({why})" if why else ""))
+    if model.get("byte_fallback"):
+        raise ValueError(f"{where}: the model sets byte_fallback, SentencePiece-style BPE (characters, with <0xNN> "
+                         "tokens for the rest): only byte-level BPE is supported")
     for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(key) not in (None, ""):
-            raise ValueError(f"{where}: the model sets {key}={model[key]!r}, which byte-level BPE here does not have")
-    _refuse_what_changes_the_ids(document, where)
-    pattern = _huggingface_pattern(document.get("pre_tokenizer"), where)
-
-    def pairs():
-        for k, merge in enumerate(model.get("merges") or []):
-            at = f"{where}, merge {k}"
-            parts = merge.split(" ") if isinstance(merge, str) else merge
-            if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
-                raise ValueError(f"{at}: expected two tokens, got {merge!r}")
-            yield at, parts[0], parts[1]
-
+            raise ValueError(f"{where}: the model sets {key}={model[key]!r:.80}, which byte-level BPE here does not have")
     vocab = model.get("vocab") or {}
     if not isinstance(vocab, dict):
         raise ValueError(f"{where}: the model's \"vocab\" is not a dict from token strings to ids")
-    vocab, specials = dict(vocab), []
-    for added in document.get("added_tokens") or []:
-        if not isinstance(added, dict) or not isinstance(added.get("content"), str) or \
-                isinstance(added.get("id"), bool) or not isinstance(added.get("id"), int):
-            raise ValueError(f"{where}: an added token is not {{\"id\": int, \"content\": str, ...}}: {added!r}")
-        vocab.setdefault(added["content"], added["id"])  # Hugging Face gives it the vocabulary's id, if it has one
-        if added["content"] not in specials:
-            specials.append(added["content"])
-    hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's special tokens are its added_tokens with "
-            "\"special\": true)")
-    return {**_merges_from_vocab(vocab, pairs(), where, specials, hint), "pattern": pattern}
+    rules = HuggingFaceRules(document, where, vocab)
+
+    merge_list = model.get("merges") or []
+    if not isinstance(merge_list, list):
+        raise ValueError(f"{where}: the model's \"merges\" is not a list")
+    if all(type(m) is str for m in merge_list):  # "a b", as older files write them
+        parts = [m.split(" ") for m in merge_list]
+    else:  # ["a", "b"], as files since tokenizers 0.20 write them
+        parts = merge_list
+    # By the sets of types and lengths (map runs in C), then one by one only to name a bad one.
+    well_formed = set(map(type, parts)) <= {list} and set(map(len, parts)) <= {2} and \
+        set(map(type, itertools.chain.from_iterable(parts))) <= {str}
+    for k, part in enumerate(parts if not well_formed else ()):  # only to name the first that is not
+        if not isinstance(part, list) or len(part) != 2 or type(part[0]) is not str or type(part[1]) is not str:
+            got = repr(merge_list[k])[:80] if isinstance(merge_list[k], str) else type(merge_list[k]).__name__
+            raise ValueError(f"{where}, merge {k}: expected two tokens, got {got}")
+    # (k, left, right): _merges_from_vocab names merge k only in a message.
+    merge_pairs = zip(range(len(parts)), *zip(*parts)) if parts else iter(())
+    extra = []
+    if len(parts) > len(vocab) - 256:  # more merges than tokens to make: some token has two
+        merge_pairs, extra = _one_merge_per_token(parts)
+    model_vocab, vocab = vocab, dict(vocab)
+    specials = []
+    for token in rules.added:
+        # The added tokens that no merge makes are tokens of their own (our special
+        # tokens, in the core); one that a merge makes is that merge's token.
+        if token.content not in specials:
+            vocab[token.content] = token.id
+            specials.append(token.content)
+    hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's own tokens beside the merges are its "
+            "added_tokens)")
+    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True,
+                              unmade_are_special=True)
+    # The core's special tokens that are the model's own tokens (unmade ones, and added
+    # tokens the vocabulary has): ignore_merges reaches them, and a plain tokenizer
+    # would match them as special tokens, so they need the rules.
+    rules.model_tokens = [t for t in args["special_tokens"] if t in model_vocab]
+    added = {t.content for t in rules.added}
+    for token in rules.model_tokens:
+        # The core holds a special token as its UTF-8 text; an unmade token of the byte
+        # alphabet is that text only where each character stands for itself (ASCII).
+        if token not in added and not all("!" <= c <= "~" for c in token):
+            raise ValueError(f"{where}: no merge makes the vocabulary's token {token!r:.80}, and it is not an added "
+                             "token (a truncated \"merges\" list?); only such tokens of printable ASCII are supported")
+    if extra:
+        rules.pair_ranks = _pair_ranks(merge_pairs, extra, where)
+    return args, rules
 
 
-def _refuse_what_changes_the_ids(document: dict, where: str):
-    """Refuse, naming the field, each part of a tokenizer.json that makes Hugging Face's
-    ids differ from what the merges, the split rule and the special tokens give:
-    something added to the ids or cut from them, text changed before it is split, and
-    added tokens that are matched other than as their exact text, or in every text
-    (ours are special: matched only where encode allows them)."""
-    for key, does in (("truncation", "cuts the ids to a length"), ("padding", "pads the ids to a length")):
-        if document.get(key) is not None:
-            raise ValueError(f"{where}: \"{key}\" is set: Hugging Face {does}, which encode here does not")
-    normalizer = document.get("normalizer")
-    if normalizer is not None and normalizer != {"type": "Sequence", "normalizers": []}:
-        step_type = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
-        raise ValueError(f"{where}: its \"normalizer\" ({step_type}) changes the text before it is split, which encode "
-                         "here does not")
-    processor = document.get("post_processor")
-    steps = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" \
-        else [processor]
-    for step in steps or []:
-        # ByteLevel only moves the offsets; anything else (TemplateProcessing, Roberta,
-        # Bert) adds tokens such as a start token to every text.
-        if step is not None and not (isinstance(step, dict) and step.get("type") == "ByteLevel"):
-            step_type = step.get("type") if isinstance(step, dict) else step
-            raise ValueError(f"{where}: its \"post_processor\" ({step_type}) adds tokens to the ids (a start or end "
-                             "token), which encode here does not")
-    if document["model"].get("ignore_merges"):
-        raise ValueError(f"{where}: the model sets \"ignore_merges\": a word in the vocabulary becomes its token "
-                         "whatever the merges say, which encode here does not do")
-    for added in document.get("added_tokens") or []:
-        if not isinstance(added, dict):
-            continue  # load_huggingface names it
-        for flag, does in (("lstrip", "takes the spaces before it into it"),
-                           ("rstrip", "takes the spaces after it into it"),
-                           ("single_word", "is matched only as a whole word")):
-            if added.get(flag):
-                raise ValueError(f"{where}: the added token {added.get('content')!r} has \"{flag}\": true: it {does} "
-                                 "in Hugging Face, but not here")
-        if not added.get("special", False):
-            raise ValueError(f"{where}: the added token {added.get('content')!r} has \"special\": false: Hugging Face "
-                             "matches it in every text, but here only special tokens are matched, and only where "
-                             "encode allows them")
+def _one_merge_per_token(parts) -> tuple:
+    """The merges split in two: the first merge that makes each token (the core's, where
+    merge k makes token 256 + k), and the others, as (k, left, right). Files converted
+    from tiktoken's ranks (Llama 3's, GLM's) hold every split of a token whose two parts
+    are tokens, ranked by the token they make: Hugging Face merges any of them."""
+    seen = set(byte_alphabet().values())
+    first, other = [], []
+    for k, (a, b) in enumerate(parts):
+        joined = a + b
+        if joined in seen:
+            other.append((k, a, b))
+        else:
+            seen.add(joined)
+            first.append((k, a, b))
+    return first, other
 
 
-def _huggingface_pattern(pre_tokenizer, where: str) -> str:
-    """Which of our split patterns a Hugging Face pre-tokenizer is."""
-    steps = pre_tokenizer.get("pretokenizers", []) if isinstance(pre_tokenizer, dict) and \
-        pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    step_types = [step.get("type") if isinstance(step, dict) else None for step in steps]
-    if step_types == ["ByteLevel"] and steps[0].get("use_regex", True) and not steps[0].get("add_prefix_space", False):
-        return "gpt2"  # ByteLevel's own regex is GPT-2's pattern
-    if step_types == ["Split", "ByteLevel"] and not steps[1].get("use_regex", True) \
-            and not steps[1].get("add_prefix_space", False) and steps[0].get("behavior") == "Isolated" \
-            and not steps[0].get("invert", False):
-        regex = (steps[0].get("pattern") or {}).get("Regex")
-        for name, ours in ONIGURUMA_PATTERNS.items():
-            if regex == ours:
-                return name
-    raise ValueError(f"{where}: its pre-tokenizer ({pre_tokenizer!r:.200}) does not split text as any of our "
-                     "patterns ('default', 'gpt2', 'gpt4') does")
+def _pair_ranks(first, other, where: str) -> dict:
+    """Hugging Face's merge table when a token has several merges: (left id, right id) ->
+    (rank, id made), in our ids (token 256 + i is the one first[i] makes); the rank is
+    the merge's place in the file, as Hugging Face ranks it."""
+    our_id = {char: b for b, char in byte_alphabet().items()}
+    table = {}
+    for i, (k, a, b) in enumerate(first):
+        our_id[a + b] = 256 + i
+        table[(our_id[a], our_id[b])] = (k, 256 + i)
+    for k, a, b in other:
+        if a not in our_id or b not in our_id:
+            raise ValueError(f"{where}, merge {k}: {a} {b} uses a token that no merge makes")
+        table.setdefault((our_id[a], our_id[b]), (k, our_id[a + b]))
+    return table
+
+
+# --- Hugging Face's rules, as tokenizer.json gives them ---------------------------------
+# What a byte-level BPE tokenizer.json of today's models asks for beyond a split pattern
+# (Qwen 2 and 3, Llama 3, DeepSeek, GLM): a normalizer (NFC), a Sequence of Split and
+# Digits pre-tokenizers before ByteLevel, added tokens matched in every text before the
+# split (with lstrip, rstrip, single_word, normalized), ignore_merges, and a template
+# that adds tokens around the ids. HuggingFaceRules holds them and applies them exactly
+# as tokenizers does (its semantics, read from tokenizers/src: added_vocabulary.rs,
+# pre_tokenizers/split.rs, digits.rs, byte_level.rs, normalizer.rs); each chunk it
+# makes is then encoded by the merges alone (piece_ids), never split again.
+
+# Rust's char::is_numeric (Digits) is Unicode's N categories: \p{N} in regex.
+_DIGIT = r"\p{N}"
+# ByteLevel's own regex, when use_regex is true: GPT-2's pattern.
+_BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+_BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+_MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
+
+
+def _python_regex(source: str) -> str:
+    """An Oniguruma regex (Hugging Face's engine) in the regex module's syntax: they agree
+    on what tokenizer.json files use, but for \\x{HHHH}, which regex writes \\UHHHHHHHH."""
+    import re
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\x\{([0-9A-Fa-f]{1,8})\}", lambda m: f"{m.group(1)}\\U{int(m.group(2), 16):08X}",
+                  source)
+
+
+def _compile(source: str, where: str):
+    import regex
+    try:
+        return regex.compile(_python_regex(source))
+    except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
+        raise ValueError(f"{where}: the regex {source!r:.200} does not compile: {e}") from None
+
+
+def split_pieces(text: str, compiled, behavior: str, invert: bool) -> list:
+    """Hugging Face's Split on one piece: the matches and the text between them, marked,
+    then joined as behavior says (split.rs and normalizer.rs's split); empty pieces go."""
+    marked, previous = [], 0
+    for m in compiled.finditer(text):
+        start, end = m.span()
+        if previous != start:
+            marked.append([previous, start, invert])
+        marked.append([start, end, not invert])
+        previous = end
+    if previous != len(text):
+        marked.append([previous, len(text), invert])
+    if behavior == "Removed":
+        spans = [(s, e) for s, e, match in marked if not match]
+    elif behavior == "Isolated":
+        spans = [(s, e) for s, e, _ in marked]
+    elif behavior == "MergedWithPrevious":
+        spans, previous_match = [], False
+        for s, e, match in marked:
+            if match and not previous_match and spans:
+                spans[-1] = (spans[-1][0], e)
+            else:
+                spans.append((s, e))
+            previous_match = match
+    elif behavior == "MergedWithNext":
+        spans, previous_match = [], False
+        for s, e, match in reversed(marked):
+            if match and not previous_match and spans:
+                spans[-1] = (s, spans[-1][1])
+            else:
+                spans.append((s, e))
+            previous_match = match
+        spans.reverse()
+    else:  # Contiguous: runs of matches, and runs of the rest
+        spans, previous_match = [], False
+        for s, e, match in marked:
+            if match == previous_match and spans:
+                spans[-1] = (spans[-1][0], e)
+            else:
+                spans.append((s, e))
+            previous_match = match
+    return [text[s:e] for s, e in spans if e > s]
+
+
+class AddedToken:
+    """One of tokenizer.json's added_tokens, with Hugging Face's id for it."""
+    __slots__ = ("content", "id", "special", "normalized", "lstrip", "rstrip", "single_word")
+
+    def __init__(self, entry: dict, hf_id: int):
+        self.content, self.id = entry["content"], hf_id
+        self.special = bool(entry.get("special", False))
+        # Hugging Face's default: a special token is not normalized, another one is.
+        self.normalized = bool(entry.get("normalized", not self.special))
+        self.lstrip, self.rstrip = bool(entry.get("lstrip", False)), bool(entry.get("rstrip", False))
+        self.single_word = bool(entry.get("single_word", False))
+
+
+class HuggingFaceRules:
+    """Everything of a tokenizer.json but the merges: normalizer, pre-tokenizer steps,
+    added tokens, ignore_merges, post-processor, padding and truncation (the last three
+    kept only to write back, and for encode_with_template)."""
+
+    def __init__(self, document: dict, where: str, vocab: dict):
+        import regex
+        self.document = document
+        self.nfc = _normalizer_is_nfc(document.get("normalizer"), where)
+        self.steps = _pre_tokenizer_steps(document.get("pre_tokenizer"), where)
+        self.ignore_merges = bool(document["model"].get("ignore_merges", False))
+        # Set by the loader when a token has several merges (see _pair_ranks): then every
+        # chunk goes through them in Python, since the core has one merge per token.
+        self.pair_ranks: dict | None = None
+        self.model_tokens: list[str] = []  # set by the loader: the model's tokens that no merge makes
+        self.added = _added_tokens(document.get("added_tokens"), vocab, where)
+        self.template = _template(document.get("post_processor"), where)
+        by_content: dict[str, AddedToken] = {}
+        for token in self.added:
+            by_content.setdefault(token.content, token)
+        self.by_content = by_content
+        raw = [t for t in by_content.values() if not t.normalized]
+        normalized = [t for t in by_content.values() if t.normalized]
+        # Aho-Corasick leftmost-longest, as Hugging Face matches them: an alternation
+        # that tries the longest first at each position is the same.
+        self.raw_matcher = self._matcher(raw, regex)
+        self.normalized_contents = {(unicodedata.normalize("NFC", t.content) if self.nfc else t.content): t
+                                    for t in normalized}
+        self.normalized_matcher = self._matcher(list(self.normalized_contents), regex, contents=True)
+
+    @staticmethod
+    def _matcher(tokens, regex, contents=False):
+        strings = sorted({t if contents else t.content for t in tokens} - {""}, key=len, reverse=True)
+        return regex.compile("|".join(regex.escape(s) for s in strings)) if strings else None
+
+    def common_shape(self):
+        """The one split pattern of ours these rules are, when nothing else is asked
+        (then the compiled core encodes alone), else None."""
+        added = {t.content for t in self.added}
+        if any(t not in added for t in self.model_tokens):  # unmade tokens that are not special
+            return None
+        if self.nfc or self.ignore_merges or self.pair_ranks is not None or any(not t.special for t in self.added) or \
+                any(t.lstrip or t.rstrip or t.single_word for t in self.added) or \
+                len({t.normalized for t in self.added}) > 1:  # without a normalizer, only the order differs
+            return None
+        if len(self.steps) == 1 and self.steps[0][0] == "bytelevel" and self.steps[0][2] and not self.steps[0][1]:
+            return "gpt2"
+        if len(self.steps) == 2 and self.steps[1][0] == "bytelevel" and not self.steps[1][1] \
+                and not self.steps[1][2] and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" \
+                and not self.steps[0][3]:
+            for name, ours in ONIGURUMA_PATTERNS.items():
+                if self.steps[0][4] == ours:
+                    return name
+        return None
+
+    def describe(self) -> list:
+        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full),
+        the normalizer, the added tokens and the template."""
+        lines = ["split (Hugging Face's pre-tokenizer, in order):"]
+        for step in self.steps:
+            if step[0] == "split":
+                _, _, behavior, invert, source = step
+                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {source}")
+            else:
+                lines.append(f"  ByteLevel (use_regex={step[2]}, add_prefix_space={step[1]})")
+        lines.append(f"normalizer: {'NFC' if self.nfc else 'none'}")
+        lines.append(f"ignore_merges: {self.ignore_merges}")
+        flags = ("normalized", "lstrip", "rstrip", "single_word")
+        lines.append(f"added tokens: {len(self.added)} ({sum(t.special for t in self.added)} special)")
+        for t in self.added:
+            set_flags = [f for f in flags if getattr(t, f)]
+            lines.append(f"  {t.id:>8}  {t.content!r}  {'special' if t.special else 'ordinary text'}"
+                         + (f" ({', '.join(set_flags)})" if set_flags else ""))
+        if self.template is None:
+            lines.append("template: none")
+        else:
+            before, after = self.template
+            lines.append(f"template (encode_with_template): {list(before)} + ids + {list(after)}")
+        return lines
+
+    # --- the pipeline --------------------------------------------------------------
+
+    def _find_added(self, text: str, matcher, lookup, skip):
+        """Hugging Face's find_matches: (piece, token or None) covering text."""
+        out, start_offset = [], 0
+        if matcher is None or not text:
+            return [(text, None)]
+        for m in matcher.finditer(text):
+            start, stop = m.span()
+            token = lookup(m.group())
+            if skip(token):
+                continue
+            if token.single_word:
+                before = start == 0 or not _ENDS_WITH_WORD.search(text, 0, start)
+                after = stop == len(text) or not _STARTS_WITH_WORD.match(text, stop)
+                if not (before and after):
+                    continue
+            if token.lstrip:
+                new_start = start
+                while new_start > 0 and text[new_start - 1].isspace():
+                    new_start -= 1
+                start = max(new_start, start_offset)
+            if token.rstrip:
+                while stop < len(text) and text[stop].isspace():
+                    stop += 1
+            if start_offset < start:
+                out.append((text[start_offset:start], None))
+            out.append((text[start:stop], token))
+            start_offset = stop
+        if start_offset != len(text):
+            out.append((text[start_offset:], None))
+        return out
+
+    def pieces(self, text: str, special_allowed) -> list:
+        """The text cut as Hugging Face cuts it before its model: a list of either an
+        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
+        bytes) to encode with the merges."""
+        def skip(token):
+            return token.special and not special_allowed(token.content)
+
+        out = []
+        for piece, token in self._find_added(text, self.raw_matcher, self.by_content.__getitem__, skip):
+            if token is not None:
+                out.append(token)
+                continue
+            if self.nfc:
+                piece = unicodedata.normalize("NFC", piece)
+            for part, ntoken in self._find_added(piece, self.normalized_matcher, self.normalized_contents.__getitem__,
+                                                 skip):
+                if ntoken is not None:
+                    out.append(ntoken)
+                elif part:
+                    out.extend(self.pre_tokenize(part))
+        return out
+
+    def pre_tokenize(self, text: str) -> list:
+        parts = [text]
+        for step in self.steps:
+            kind = step[0]
+            if kind == "split":
+                _, compiled, behavior, invert, _source = step
+                parts = [p for part in parts for p in split_pieces(part, compiled, behavior, invert)]
+            else:  # bytelevel, last
+                _, add_prefix_space, use_regex = step
+                if add_prefix_space:
+                    parts = [p if p.startswith(" ") else " " + p for p in parts]
+                if use_regex:
+                    parts = [p for part in parts for p in split_pieces(part, _byte_level_regex(), "Isolated", False)]
+        return [p.encode("utf-8") for p in parts]
+
+
+_STARTS_WITH_WORD: Any = None  # regex's, compiled when first needed
+_ENDS_WITH_WORD: Any = None
+_BYTE_LEVEL_COMPILED: list = []
+
+
+def _byte_level_regex():
+    if not _BYTE_LEVEL_COMPILED:
+        _BYTE_LEVEL_COMPILED.append(_compile(_BYTE_LEVEL_REGEX, "ByteLevel"))
+    return _BYTE_LEVEL_COMPILED[0]
+
+
+def _init_word_regexes():
+    global _STARTS_WITH_WORD, _ENDS_WITH_WORD
+    import regex
+    if _STARTS_WITH_WORD is None:
+        _STARTS_WITH_WORD = regex.compile(r"\w")
+        _ENDS_WITH_WORD = regex.compile(r"\w$")
+
+
+def _kind(step):
+    return step.get("type") if isinstance(step, dict) else step
+
+
+def _normalizer_is_nfc(normalizer, where: str, depth: int = 0) -> bool:
+    """Whether the normalizer is NFC; None and an empty Sequence are no normalizer.
+    Every other normalizer is refused by name: it changes the text, hence the ids."""
+    if normalizer is None:
+        return False
+    if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" and depth < _MAX_DEPTH:
+        steps = normalizer.get("normalizers")
+        if not isinstance(steps, list):
+            raise ValueError(f"{where}: a Sequence normalizer without a list of \"normalizers\"")
+        # NFC twice is NFC once.
+        return any([_normalizer_is_nfc(step, where, depth + 1) for step in steps])
+    if isinstance(normalizer, dict) and normalizer.get("type") == "NFC":
+        return True
+    raise ValueError(f"{where}: its \"normalizer\" ({_kind(normalizer)!r:.80}) changes the text before it is split in a "
+                     "way not supported here (NFC and an empty Sequence are)")
+
+
+def _pre_tokenizer_steps(pre_tokenizer, where: str) -> list:
+    """The pre-tokenizer as a flat list of steps, ending with ByteLevel:
+    ("split", compiled, behavior, invert, regex source) or ("bytelevel", add_prefix_space,
+    use_regex). Digits is a Split on \\p{N}. Anything else is refused by name."""
+    steps = []
+
+    def flatten(step, depth):
+        if isinstance(step, dict) and step.get("type") == "Sequence" and depth < _MAX_DEPTH:
+            inner = step.get("pretokenizers")
+            if not isinstance(inner, list):
+                raise ValueError(f"{where}: a Sequence pre-tokenizer without a list of \"pretokenizers\" "
+                                 f"({inner!r:.80})")
+            for s in inner:
+                flatten(s, depth + 1)
+            return
+        kind = _kind(step)
+        if kind == "Split":
+            pattern = step.get("pattern")
+            if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+                source = pattern["Regex"]
+            elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+                import regex
+                source = regex.escape(pattern["String"])
+            else:
+                raise ValueError(f"{where}: a Split pre-tokenizer whose \"pattern\" is not {{\"Regex\": str}} or "
+                                 f"{{\"String\": str}}: {pattern!r:.80}")
+            behavior = step.get("behavior")
+            if behavior not in _BEHAVIORS:
+                raise ValueError(f"{where}: a Split pre-tokenizer with behavior {behavior!r:.40}, not one of "
+                                 f"{', '.join(_BEHAVIORS)}")
+            steps.append(("split", _compile(source, f"{where}, Split"), behavior, bool(step.get("invert", False)),
+                          source))
+        elif kind == "Digits":
+            behavior = "Isolated" if step.get("individual_digits", False) else "Contiguous"
+            steps.append(("split", _compile(_DIGIT, "Digits"), behavior, False, _DIGIT))
+        elif kind == "ByteLevel":
+            steps.append(("bytelevel", bool(step.get("add_prefix_space", True)), bool(step.get("use_regex", True))))
+        elif kind == "Metaspace":
+            raise ValueError(f"{where}: its pre-tokenizer is Metaspace, SentencePiece's way (spaces as \u2581, not "
+                             "bytes): only byte-level BPE is supported")
+        else:
+            raise ValueError(f"{where}: its pre-tokenizer has a {kind!r:.80} step, which is not supported here "
+                             "(Split, Digits, ByteLevel and Sequences of them are)")
+
+    flatten(pre_tokenizer, 0)
+    if not steps or steps[-1][0] != "bytelevel" or any(s[0] == "bytelevel" for s in steps[:-1]):
+        raise ValueError(f"{where}: its pre-tokenizer does not end with one ByteLevel step: without it the model "
+                         "sees characters, not bytes, which only byte-level BPE here does not do")
+    _init_word_regexes()
+    return steps
+
+
+def _added_tokens(entries, vocab: dict, where: str) -> list:
+    """The added tokens with Hugging Face's ids. Hugging Face's rule, as its loader
+    (tokenizer/serialization.rs, then AddedVocabulary::add_tokens) applies it in the
+    order of the file: a token whose content the model's vocabulary has gets that id;
+    a content seen before keeps its first id; any other token gets the vocabulary's
+    size (its number of entries) if no added id has reached it yet, else one more than
+    the largest added id. The "id" written in the file is not read. Where that id is
+    already another vocabulary token's (a vocabulary with gaps in its ids), Hugging
+    Face would give two tokens one id: refused."""
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: \"added_tokens\" is not a list")
+    size, ids_of_vocab = len(vocab), None
+    assigned: dict[str, int] = {}
+    tokens: list[AddedToken] = []
+    largest: int | None = None
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or \
+                isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
+            raise ValueError(f"{where}: an added token is not {{\"id\": int, \"content\": str, ...}}: {entry!r:.200}")
+        content = entry["content"]
+        if not content:
+            continue  # Hugging Face ignores an empty one
+        if content in assigned:
+            hf_id = assigned[content]
+        elif content in vocab:
+            hf_id = vocab[content]
+        else:
+            hf_id = largest + 1 if largest is not None and largest >= size else size
+            if ids_of_vocab is None:
+                ids_of_vocab = {i: t for t, i in vocab.items()}
+            if hf_id in ids_of_vocab:
+                raise ValueError(f"{where}: Hugging Face numbers the added token {content!r} {hf_id} (the "
+                                 f"vocabulary's size, or after the added tokens past it), but {hf_id} is the "
+                                 f"vocabulary's id of {ids_of_vocab[hf_id]!r}: refused, as the ids would be ambiguous")
+        assigned[content] = hf_id
+        largest = hf_id if largest is None else max(largest, hf_id)
+        tokens.append(AddedToken(entry, hf_id))
+    return tokens
+
+
+def _template(processor, where: str, depth: int = 0):
+    """The TemplateProcessing's single-sequence template, as (ids before, ids after), or
+    None. ByteLevel post-processing only moves offsets. Other post-processors are
+    refused by name."""
+    if processor is None:
+        return None
+    kind = _kind(processor)
+    if kind == "Sequence" and depth < _MAX_DEPTH:
+        steps = processor.get("processors")
+        if not isinstance(steps, list):
+            raise ValueError(f"{where}: a Sequence post-processor without a list of \"processors\"")
+        found = [t for t in (_template(s, where, depth + 1) for s in steps) if t is not None]
+        if len(found) > 1:
+            raise ValueError(f"{where}: its post-processor has two templates, which is not supported here")
+        return found[0] if found else None
+    if kind == "ByteLevel":
+        return None
+    if kind == "TemplateProcessing":
+        single, specials = processor.get("single"), processor.get("special_tokens") or {}
+        if not isinstance(single, list) or not isinstance(specials, dict):
+            raise ValueError(f"{where}: a TemplateProcessing without a \"single\" list and \"special_tokens\"")
+        before: list[int] = []
+        after: list[int] = []
+        seen = False
+        for piece in single:
+            if isinstance(piece, dict) and "Sequence" in piece:
+                if seen:
+                    raise ValueError(f"{where}: a TemplateProcessing whose template holds the text twice")
+                seen = True
+            elif isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict):
+                name = piece["SpecialToken"].get("id")
+                ids = (specials.get(name) or {}).get("ids") if isinstance(specials.get(name), dict) else None
+                if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                                        for i in ids):
+                    raise ValueError(f"{where}: the template's special token {name!r:.80} has no list of ids")
+                (after if seen else before).extend(ids)
+            else:
+                raise ValueError(f"{where}: a TemplateProcessing piece {piece!r:.80} that is neither a "
+                                 "SpecialToken nor the Sequence")
+        if not seen:
+            raise ValueError(f"{where}: a TemplateProcessing whose template has no place for the text")
+        return tuple(before), tuple(after)
+    raise ValueError(f"{where}: its \"post_processor\" ({kind!r:.80}) is not supported here (TemplateProcessing, "
+                     "ByteLevel and Sequences of them are)")

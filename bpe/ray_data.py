@@ -39,7 +39,9 @@ only when used.
 import os
 import pickle
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 try:
     import ray
@@ -51,7 +53,7 @@ import numpy as np
 from . import sources
 from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
 from .token_files import sidecar_path, write_manifest, write_token_file
-from .core import array_dtype, load_core, special_tokens_list
+from .core import AllowedSpecial, PathArg, array_dtype, load_core, special_tokens_list
 from .encoding import BPETokenizer, _as_memory
 
 # A file's texts are counted and encoded this many characters (about) at a time. A task has
@@ -74,8 +76,8 @@ def _paths(source) -> list:
     return [str(p) for p in sources.find_files(paths)]
 
 
-def dataset(source, text_column: str = "text", kind: str | None = None, field: str | None = None,
-            special_tokens=()):
+def dataset(source: Any, text_column: str = "text", kind: str | None = None, field: str | None = None,
+            special_tokens: Iterable[str] = ()) -> tuple[Any, str]:
     """(a Dataset, the name of its column of texts). source: a ray.data.Dataset (whose
     text_column holds the texts), or a path or a list of paths, read by bpe.sources, one
     task a file (field: the JSON key or Parquet column of the text). train and
@@ -110,11 +112,24 @@ def _file_batches(path, kind, field, special_tokens):
         yield whole, batch
 
 
+def _no_column(column: str, columns) -> ValueError:
+    return ValueError(f"the dataset has no column {column!r} of texts (its columns: "
+                      f"{', '.join(map(repr, columns)) or 'none'}): name it with text_column")
+
+
+def _check_column(source, column: str):
+    """A Dataset without the column of texts is refused here, on the driver, before any
+    task runs or anything old is removed, by count and write_token_folder alike (a
+    block's task would say so too, later, and as Ray's error)."""
+    schema = source.schema()  # None where Ray cannot tell without running the dataset
+    if schema is not None and column not in schema.names:
+        raise _no_column(column, schema.names)
+
+
 def _texts_of(batch, column: str) -> list:
     """The texts of a block (an Arrow table) of a Dataset."""
     if column not in batch.column_names:
-        raise ValueError(f"the dataset has no column {column!r} of texts (its columns: "
-                         f"{', '.join(map(repr, batch.column_names)) or 'none'}): name it with text_column")
+        raise _no_column(column, batch.column_names)
     texts = batch.column(column).to_pylist()
     for text in texts:
         if text is not None and not isinstance(text, str):
@@ -126,7 +141,14 @@ def _failure(error: Exception, what: str) -> Exception:
     """The error to raise for a task or actor call that failed while doing `what`: its
     own, where it was bad input (a SourceError names the file and line), else one that
     says what it was doing (a worker that died says nothing of its work)."""
-    cause = getattr(error, "cause", None)  # a RayTaskError's: the exception the task raised
+    cause: BaseException = error
+    # The exception the task raised, under Ray's wrappers: a RayTaskError's cause, and
+    # under Ray Data's UserCodeException, its __cause__.
+    while isinstance(cause, ray.exceptions.RayError) or type(cause).__name__ == "UserCodeException":
+        inner = getattr(cause, "cause", None) or cause.__cause__
+        if inner is None or inner is cause:
+            break
+        cause = inner
     if isinstance(cause, sources.SourceError):
         return sources.SourceError(str(cause))
     if isinstance(cause, (ValueError, TypeError)):
@@ -145,9 +167,15 @@ def _count_block(batch, rule, column):
     import pyarrow as pa
 
     counter = load_core().ChunkCounter(*rule)
-    texts = _texts_of(batch, column)
-    if texts:
-        counter.add(texts, threads=1)  # Ray gives a task one CPU
+    try:
+        texts = _texts_of(batch, column)
+        if texts:
+            counter.add(texts, threads=1)  # Ray gives a task one CPU
+    except (ValueError, TypeError) as error:
+        # Sent on as the block's row, and raised by the task that adds it up (_counters_of):
+        # Ray Data keeps only the text of an exception raised here, not the exception,
+        # which a task of the tree keeps, so the driver raises what the local path raises.
+        return pa.table({"counter": pa.array([pickle.dumps(error)], pa.large_binary())})
     return pa.table({"counter": pa.array([pickle.dumps(counter)], pa.large_binary())})
 
 
@@ -165,7 +193,11 @@ def _counters_of(part) -> list:
     table of a Dataset's blocks' pickled counters."""
     if isinstance(part, load_core().ChunkCounter):
         return [part]
-    return [pickle.loads(row) for row in part.column("counter").to_pylist()]
+    counters = [pickle.loads(row) for row in part.column("counter").to_pylist()]
+    for counter in counters:
+        if isinstance(counter, Exception):  # a block's bad input (_count_block)
+            raise counter
+    return counters
 
 
 @ray.remote
@@ -183,8 +215,9 @@ def _merge_counts(*parts):
     return total
 
 
-def count(source, pattern: str = "default", special_tokens=(), text_column: str = "text", max_memory=None,
-          progress: bool | None = None, kind: str | None = None, field: str | None = None):
+def count(source: Any, pattern: str = "default", special_tokens: Iterable[str] = (), text_column: str = "text",
+          max_memory: int | str | None = None, progress: bool | None = None, kind: str | None = None,
+          field: str | None = None) -> Any:
     """The counts of every chunk of source (see dataset), as one bpe.ChunkCounter: a
     block of a Dataset counted by a task of map_batches, a file by a task, and the
     counters merged in a tree of tasks. max_memory: each counter's budget
@@ -197,9 +230,13 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     rule = (pattern, special_tokens, _as_memory(max_memory))
     load_core().ChunkCounter(*rule)  # a bad pattern or special token is refused here, not on a worker
     if _is_dataset(source):
+        _check_column(source, text_column)
         counted = source.map_batches(_count_block, fn_kwargs={"rule": rule, "column": text_column},
                                      batch_format="pyarrow", batch_size=None)
-        leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        try:
+            leaves = counted.to_arrow_refs()  # Ray Data shows its progress, and raises a block's error
+        except (ray.exceptions.RayError, OSError) as error:
+            raise _failure(error, "counting the dataset's blocks") from None
         started = 0
     else:
         # Each task named by its file: Ray's logs and its state API (ray list tasks) say which one failed.
@@ -229,12 +266,12 @@ def count(source, pattern: str = "default", special_tokens=(), text_column: str 
     try:
         return ray.get(root)
     except (ray.exceptions.RayError, OSError) as error:
-        raise _failure(error, "counting the files, or adding up their counts (Ray's task named 'count FILE' "
-                              "for a file)") from None
+        raise _failure(error, "counting the dataset's blocks" if _is_dataset(source) else
+                       "counting the files, or adding up their counts (Ray's task named 'count FILE' for a file)") from None
 
 
-def train(source, vocab_size: int, pattern: str = "default", special_tokens=(), text_column: str = "text",
-          max_memory=None, progress: bool | None = None, kind: str | None = None,
+def train(source: Any, vocab_size: int, pattern: str = "default", special_tokens: Iterable[str] = (),
+          text_column: str = "text", max_memory: int | str | None = None, progress: bool | None = None, kind: str | None = None,
           field: str | None = None) -> BPETokenizer:
     """A tokenizer learnt from source (a Dataset or paths, see dataset) on the Ray
     cluster: the counting is spread over it, the merges are learnt on the driver, and
@@ -296,8 +333,8 @@ class _ShardWriter:
         return self._write(index, (self._ids(texts, whole, k == 0) for k, (whole, texts) in enumerate(batches)))
 
 
-def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str = "text", workers: int | None = None,
-                       allowed_special="all", tokenizer_name: str | None = None, progress: bool | None = None,
+def write_token_folder(source: Any, tokenizer: BPETokenizer, folder: PathArg, text_column: str = "text",
+                       workers: int | None = None, allowed_special: AllowedSpecial = "all", tokenizer_name: str | None = None, progress: bool | None = None,
                        kind: str | None = None, field: str | None = None, before_each: str | None = None) -> dict:
     """Encode source (a Dataset or paths, see dataset) into folder: one shard a block
     (a file, for paths), by a pool of `workers` actors (None: one per CPU of the
@@ -316,6 +353,8 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
     if before_each is not None and before_each not in tokenizer.special_tokens:
         raise ValueError(f"before_each must be one of the tokenizer's special tokens "
                          f"({', '.join(map(repr, tokenizer.special_tokens)) or 'it has none'}), got {before_each!r}")
+    if _is_dataset(source):
+        _check_column(source, text_column)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
@@ -345,13 +384,15 @@ def write_token_folder(source, tokenizer: BPETokenizer, folder, text_column: str
         workers = max(1, int(ray.available_resources().get("CPU", 1)))
     workers = max(1, min(workers, len(jobs) or 1))
     state = tokenizer.state()
-    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)
+    # _ShardWriter.remote is made by @ray.remote, which mypy does not see.
+    idle = [_ShardWriter.remote(state, str(folder), tokenizer_name, allowed_special, before_each)  # type: ignore[attr-defined]
             for _ in range(workers)]
     tokens = [0] * len(jobs)
     disable = None if progress is None else not progress
     with tqdm(desc="writing shards", total=len(jobs), unit=" shards", disable=disable, leave=False) as bar:
         # A job an idle actor at a time, in order: the running ones by their call.
-        todo, running = list(reversed(jobs)), {}
+        todo = list(reversed(jobs))
+        running: dict = {}
         while todo or running:
             while todo and idle:
                 job, actor = todo.pop(), idle.pop()

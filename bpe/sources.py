@@ -20,11 +20,13 @@ naming the file and, where there is one, the line or the byte.
 The bpe command reads its files with this module; so can a pipeline that wants the same
 three kinds of input (data.py's --source, a Ray job reading its blocks).
 """
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 import codecs
 import json
 from pathlib import Path
 
-from .core import load_core
+from .core import PathArg, load_core
 
 
 KINDS = ("text", "jsonl", "parquet")
@@ -44,12 +46,12 @@ class SourceError(ValueError):
     """A file that cannot be read as the text it should hold."""
 
 
-def kind_of(path) -> str:
+def kind_of(path: PathArg) -> str:
     """The kind of a file by its name: "jsonl", "parquet", or "text"."""
     return SUFFIXES.get(Path(path).suffix.lower(), "text")
 
 
-def find_files(paths) -> list[Path]:
+def find_files(paths: Iterable[PathArg]) -> list[Path]:
     """The files that paths name: each file as it is, each folder as the text, JSON Lines
     and Parquet files inside it, in name order. A name that is missing is a SourceError,
     and so is a folder with nothing to read."""
@@ -68,7 +70,7 @@ def find_files(paths) -> list[Path]:
     return files
 
 
-def batches(texts, chars: int):
+def batches(texts: Iterable[str], chars: int) -> Iterator[list[str]]:
     """The texts, in order, as lists of about `chars` characters each (the last may be
     shorter): what a call that takes many texts at once is handed, so that the calls are
     few and none holds much more than `chars`."""
@@ -90,14 +92,16 @@ def _readable_in_folder(relative: Path) -> bool:
     return suffix in TEXT_SUFFIXES or suffix in SUFFIXES
 
 
-def read_texts(paths, kind: str | None = None, field: str | None = None, special_tokens=(), progress=None):
+def read_texts(paths: Iterable[PathArg], kind: str | None = None, field: str | None = None,
+               special_tokens: Iterable[str] = (), progress: Any = None) -> Iterator[str]:
     """The texts of every file that paths name (see find_files), one after another: see
     read_file for each."""
     for path in find_files(paths):
         yield from read_file(path, kind, field, special_tokens, progress)
 
 
-def read_file(path, kind: str | None = None, field: str | None = None, special_tokens=(), progress=None):
+def read_file(path: PathArg, kind: str | None = None, field: str | None = None, special_tokens: Iterable[str] = (),
+              progress: Any = None) -> Iterator[str]:
     """The texts of one file, as str: a text file in pieces cut at safe places (never
     inside one of special_tokens), a JSON Lines or Parquet file a record at a time.
     kind: "text", "jsonl" or "parquet" (None: by the file's name). field: the JSON key
@@ -116,7 +120,8 @@ def read_file(path, kind: str | None = None, field: str | None = None, special_t
         yield from _parquet_texts(path, field, progress)
 
 
-def text_pieces(stream, name: str, special_tokens=(), progress=None, piece_bytes: int = PIECE_BYTES):
+def text_pieces(stream: BinaryIO, name: str, special_tokens: Iterable[str] = (), progress: Any = None,
+                piece_bytes: int = PIECE_BYTES) -> Iterator[str]:
     """The UTF-8 text of a binary stream (a file, sys.stdin.buffer) in pieces of about
     piece_bytes, each ending just before a safe cut (safe_cut), so that the pieces split
     into chunks exactly as the whole text does. Bytes that are not UTF-8 are a
@@ -150,7 +155,7 @@ def text_pieces(stream, name: str, special_tokens=(), progress=None, piece_bytes
         yield held
 
 
-def safe_cut(text: str, special_tokens=(), start: int = 0) -> int:
+def safe_cut(text: str, special_tokens: Iterable[str] = (), start: int = 0) -> int:
     """The last place in text, at or after start, where every split pattern ends a chunk
     (before a space that follows an ASCII letter: csrc/split.h, is_safe_cut, gives the
     reason) and no special token of special_tokens lies across it. 0 if there is none.

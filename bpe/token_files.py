@@ -12,6 +12,8 @@ files (train-bpe.bin and its train-bpe.bin.json); `bpe encode --format bin` writ
 and `bpe decode` reads it. A token folder is shards of this format and a manifest that
 lists them in order (read_token_folder; bpe.ray_data writes them).
 """
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 import hashlib
 import json
 import os
@@ -19,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_write
-from .core import array_dtype
+from .core import PathArg, array_dtype
+from .files import WriteError, atomic_write_all, write_text
+from .formats import parse_json
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
 # A token folder (bpe.ray_data.write_token_folder): shards, each a token file, and a
@@ -30,7 +33,7 @@ MANIFEST_FORMAT = "bpe token folder"
 DTYPES = ("<u2", "<u4")
 
 
-def fingerprint(tokenizer) -> str:
+def fingerprint(tokenizer: Any) -> str:
     """A sha256 of a tokenizer's content: of its state() as canonical JSON. Equal
     tokenizers have equal fingerprints, and any change to the merges, the pattern, the
     specials or the numbering changes it."""
@@ -38,7 +41,7 @@ def fingerprint(tokenizer) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def sidecar_path(path) -> Path:
+def sidecar_path(path: PathArg) -> Path:
     """The sidecar of a token file: train.bin -> train.bin.json."""
     path = Path(path)
     return path.with_name(path.name + ".json")
@@ -49,45 +52,55 @@ def token_dtype(n_vocab: int) -> str:
     return "<u2" if array_dtype(n_vocab) == np.uint16 else "<u4"
 
 
-def write_token_file(path, pieces, tokenizer, tokenizer_name: str | None = None, text_name: str | None = None,
+def write_token_file(path: PathArg, pieces: Iterable[Any], tokenizer: Any, tokenizer_name: str | None = None,
+                     text_name: str | None = None,
                      writer: str = "bpe encode") -> int:
     """Write ids (pieces: arrays or lists of ids, appended as they come) to a token file
-    and then its sidecar; returns the number of ids. A crash leaves no sidecar, or the
-    old file with its old sidecar, never a sidecar beside ids it does not describe."""
+    and its sidecar; returns the number of ids. The two are replaced together, once the
+    pieces are all read and written (bpe.files.atomic_write_all): an error meanwhile (an
+    input that is missing or not UTF-8, a full disk) leaves the old pair as it was, and
+    a crash leaves the old pair, the new one, or ids without a sidecar (refused when
+    read), never a sidecar beside ids it does not describe."""
     path, sidecar = Path(path), sidecar_path(path)
     n_vocab = len(tokenizer)  # n_vocab, for the library's class and the pipeline's word-level one alike
     dtype = token_dtype(n_vocab)
-    # No sidecar while the ids change: a file without one is refused when read.
-    sidecar.unlink(missing_ok=True)
     tokens = 0
-    with atomic_write(path) as tmp, open(tmp, "wb") as f:
-        for ids in pieces:
-            np.asarray(ids).astype(dtype, copy=False).tofile(f)
-            tokens += len(ids)
-    about = {
-        "about": f"the token ids in {path.name}: {dtype} (little-endian uint{8 * int(dtype[-1])}), no header; "
-                 f"written by {writer}",
-        "dtype": dtype,
-        "tokens": tokens,
-        "tokenizer": tokenizer_name,
-        "tokenizer_sha256": fingerprint(tokenizer),
-        "n_vocab": n_vocab,
-        "text": text_name,
-    }
-    with atomic_write(sidecar) as tmp:
-        Path(tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+    with atomic_write_all([path, sidecar]) as (ids_tmp, sidecar_tmp):
+        with open(ids_tmp, "wb") as f:
+            for ids in pieces:
+                data = np.ascontiguousarray(np.asarray(ids).astype(dtype, copy=False))
+                try:
+                    f.write(memoryview(data).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer; its stubs do not say so
+                except OSError as e:
+                    raise WriteError(e.errno, e.strerror, str(path)) from None
+                tokens += len(data)
+        about = {
+            "about": f"the token ids in {path.name}: {dtype} (little-endian uint{8 * int(dtype[-1])}), no header; "
+                     f"written by {writer}",
+            "dtype": dtype,
+            "tokens": tokens,
+            "tokenizer": tokenizer_name,
+            "tokenizer_sha256": fingerprint(tokenizer),
+            "n_vocab": n_vocab,
+            "text": text_name,
+        }
+        try:
+            Path(sidecar_tmp).write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise WriteError(e.errno, e.strerror, str(sidecar)) from None
     return tokens
 
 
 def _read_json(path: Path):
-    """What a sidecar or a manifest holds; ValueError if it is not JSON."""
+    """What a sidecar or a manifest holds; ValueError if it is not JSON (or nests too
+    deep to read)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"), path)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path} is not readable JSON ({e})") from None
 
 
-def read_sidecar(path) -> dict:
+def read_sidecar(path: PathArg) -> dict:
     """A token file's sidecar, checked to describe a token file of its size. ValueError
     says what is wrong."""
     path, sidecar = Path(path), sidecar_path(path)
@@ -109,7 +122,7 @@ def read_sidecar(path) -> dict:
     return about
 
 
-def read_token_file(path, tokenizer) -> np.ndarray:
+def read_token_file(path: PathArg, tokenizer: Any) -> np.ndarray:
     """A token file's ids as a read-only array (memory-mapped, not read into memory),
     checked against its sidecar: written by this very tokenizer (the same fingerprint),
     whole, and every id one of the tokenizer's. ValueError says what is wrong."""
@@ -128,7 +141,8 @@ def read_token_file(path, tokenizer) -> np.ndarray:
     return ids
 
 
-def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None) -> dict:
+def write_manifest(folder: PathArg, shards: Sequence[tuple[str, int]], tokenizer: Any,
+                   tokenizer_name: str | None = None) -> dict:
     """Write a token folder's manifest (atomically, after its shards): shards are
     (file name, number of ids) in reading order. Returns the manifest."""
     manifest = {
@@ -142,13 +156,18 @@ def write_manifest(folder, shards, tokenizer, tokenizer_name: str | None = None)
         "tokens": sum(n for _, n in shards),
         "shards": [{"file": name, "tokens": n} for name, n in shards],
     }
-    with atomic_write(Path(folder) / MANIFEST) as tmp:
-        Path(tmp).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_text(Path(folder) / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
-def read_manifest(folder) -> dict:
-    """A token folder's manifest, checked for its fields. ValueError says what is wrong."""
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_manifest(folder: PathArg) -> dict:
+    """A token folder's manifest, checked whole: its format, its dtype, each shard an
+    object with a file of the folder (listed once) and a count of ids, the counts adding
+    up to its total, and a tokenizer's fingerprint. ValueError says what is wrong."""
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise ValueError(f"{folder} has no {MANIFEST}: not a token folder, or its writing did not finish")
@@ -156,20 +175,43 @@ def read_manifest(folder) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT or not isinstance(
             manifest.get("shards"), list):
         raise ValueError(f"{path} is not the manifest of a token folder")
+    dtype = manifest.get("dtype")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"{path}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if not isinstance(manifest.get("tokenizer_sha256"), str):
+        raise ValueError(f"{path}: tokenizer_sha256 is {manifest.get('tokenizer_sha256')!r}, not a fingerprint")
+    names = set()
+    for k, entry in enumerate(manifest["shards"]):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: shard {k} is {json.dumps(entry)[:40]}, not an object with its file and tokens")
+        name = entry.get("file")
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise ValueError(f"{path}: shard {k}'s name {name!r} is not a file in the folder")
+        if name in names:
+            raise ValueError(f"{path}: shard {k}, {name}, is listed twice")
+        names.add(name)
+        if not _is_count(entry.get("tokens")):
+            raise ValueError(f"{path}: shard {k}'s tokens {entry.get('tokens')!r} is not a count of ids")
+    total = sum(entry["tokens"] for entry in manifest["shards"])
+    if not _is_count(manifest.get("tokens")) or manifest["tokens"] != total:
+        raise ValueError(f"{path}: tokens is {manifest.get('tokens')!r}, but its shards list {total:,}")
     return manifest
 
 
-def read_token_folder(folder, tokenizer) -> list:
+def read_token_folder(folder: PathArg, tokenizer: Any) -> list[np.ndarray]:
     """The shards of a token folder, in the manifest's order, each a read-only memory-
     mapped array, checked against the manifest and its sidecar (bpe.token_files): the
     same tokenizer, the same dtype, whole. ValueError names the shard at fault."""
     folder = Path(folder)
     manifest = read_manifest(folder)
+    ours = fingerprint(tokenizer)
+    if manifest["tokenizer_sha256"] != ours:
+        raise ValueError(f"{folder / MANIFEST}: the shards were written by another tokenizer "
+                         f"({manifest.get('tokenizer') or 'unnamed'}, sha256 {manifest['tokenizer_sha256'][:12]}...) "
+                         f"than the one given (sha256 {ours[:12]}...)")
     shards = []
     for entry in manifest["shards"]:
-        path = folder / str(entry.get("file"))
-        if Path(str(entry.get("file"))).name != entry.get("file"):
-            raise ValueError(f"{folder / MANIFEST}: the shard name {entry.get('file')!r} is not a file in the folder")
+        path = folder / entry["file"]
         try:
             ids = read_token_file(path, tokenizer)
         except (OSError, ValueError) as e:

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -59,6 +60,7 @@ public:
     // `interrupt`, if given, hears of each piece counted and may stop the counting,
     // before the round's counts are added.
     uint64_t add(const std::vector<std::string_view>& texts, unsigned threads, Interrupt* interrupt = nullptr) {
+        used_up_ = false;  // counting begins anew
         size_t total = 0;
         for (std::string_view text : texts) total += text.size();
         // Several pieces a thread, so that one slow piece does not hold up the rest.
@@ -93,12 +95,27 @@ public:
         return n;
     }
 
-    // Hands over the counts, leaving this counter empty: the trainer makes its own
+    // Hands over the counts, leaving this counter used up: the trainer makes its own
     // arrays of them, and the tables would only hold memory that training needs.
+    // A used-up counter refuses whatever would read its counts (training again,
+    // counts(), merging it into another, pickling) until counting begins anew (add,
+    // add_counts): it holds none, and training on it would give no merges, silently.
     std::vector<CountedChunks> take() {
+        refuse_if_used_up();
         std::vector<CountedChunks> out(kShards);
         out.swap(shards_);
+        used_up_ = true;
         return out;
+    }
+
+    bool used_up() const { return used_up_; }
+
+    void refuse_if_used_up() const {
+        if (used_up_)
+            throw std::invalid_argument(
+                "this ChunkCounter was consumed: an earlier train() used its counts up (the trainer takes them "
+                "over, so that they are not in memory twice). Count the text again in a new ChunkCounter, or keep "
+                "its counts() from before training and train from those, to train again");
     }
 
     // ---- Counts as data --------------------------------------------------------------
@@ -111,6 +128,7 @@ public:
     // Calls f(chunk, count) for each distinct chunk, shard by shard.
     template <class F>
     void for_each(F&& f) const {
+        refuse_if_used_up();
         for (const CountedChunks& shard : shards_) shard.counts.for_each(f);
     }
 
@@ -122,6 +140,7 @@ public:
     // stop the call there, before any count is added.
     uint64_t add_counts(const std::vector<std::string_view>& chunks, const std::vector<int64_t>& counts,
                         unsigned threads, Interrupt* interrupt = nullptr) {
+        used_up_ = false;  // counting begins anew
         std::vector<std::vector<size_t>> by_shard(kShards);
         std::vector<ChunkKey> keys;
         keys.reserve(chunks.size());
@@ -360,6 +379,7 @@ private:
     uint64_t max_memory_ = 0;
     Pruned pruned_;
     uint64_t prunings_ = 0;
+    bool used_up_ = false;  // take() has handed the counts to a trainer
 };
 
 // Performance notes

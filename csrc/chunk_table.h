@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler.h"
 #include "hash.h"
 
 namespace bpe {
@@ -28,7 +29,7 @@ namespace bpe {
 // The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
 // multiplies, then one more to spread every byte over the low bits (which pick the
 // slot) and the high ones (the tag): cheaper than mix() twice (performance notes).
-[[gnu::always_inline]] inline uint64_t chunk_hash(const uint64_t head[2], std::string_view chunk) {
+BPE_ALWAYS_INLINE inline uint64_t chunk_hash(const uint64_t head[2], std::string_view chunk) {
     size_t n = chunk.size();
     uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
     for (size_t i = 16; i < n; i += 8) {  // the rest of a long chunk, 8 bytes at a time
@@ -53,7 +54,7 @@ struct ChunkKey {
     ChunkKey() = default;
     // Always inlined: made for every chunk encoded, and the compiler kept it out of
     // line, a call for every chunk.
-    [[gnu::always_inline]] ChunkKey(std::string_view chunk, const char* text_end) : bytes(chunk) {
+    BPE_ALWAYS_INLINE ChunkKey(std::string_view chunk, const char* text_end) : bytes(chunk) {
         size_t n = chunk.size();
         if (chunk.data() + 16 <= text_end) {
             std::memcpy(head, chunk.data(), 16);
@@ -227,7 +228,7 @@ public:
     // Starts loading the slot where find(key) will look first: a table of a whole
     // vocabulary is megabytes, and its slots are rarely in the caches.
     void prefetch(const ChunkKey& key) const {
-        if (key.bytes.size() <= 16) __builtin_prefetch(&slots_[key.hash & mask_]);
+        if (key.bytes.size() <= 16) bpe::prefetch(&slots_[key.hash & mask_]);
     }
 
 private:

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,9 +26,15 @@ inline std::string type_name(py::handle obj) { return py::str(py::type::handle_o
 
 // An id or a size from Python, as a Python int: an int or a numpy integer (whatever
 // operator.index takes, as tiktoken does), never a float, nor a bool (an int to Python,
-// but True as a token id or a count is a mistake). Empty when it is not one.
+// but True as a token id or a count is a mistake), numpy's bool included (numpy 2.2 and
+// older still give it an __index__, with a DeprecationWarning). Empty when it is not one.
+inline bool is_bool(py::handle obj) {
+    const char* name = Py_TYPE(obj.ptr())->tp_name;
+    return PyBool_Check(obj.ptr()) || std::strcmp(name, "numpy.bool") == 0 || std::strcmp(name, "numpy.bool_") == 0;
+}
+
 inline std::optional<py::int_> as_index(py::handle obj) {
-    PyObject* as_int = PyBool_Check(obj.ptr()) ? nullptr : PyNumber_Index(obj.ptr());
+    PyObject* as_int = is_bool(obj) ? nullptr : PyNumber_Index(obj.ptr());
     if (as_int == nullptr) {
         PyErr_Clear();
         return std::nullopt;

@@ -71,10 +71,12 @@ inline bool is_ascii(py::handle str) {
 // --- a str's UTF-8: one scan, one writer ------------------------------------------------
 //
 // The core works on UTF-8; a str holds its characters in one of three widths (its
-// PyUnicode kind). Every str that is not ASCII goes through the two functions below:
+// PyUnicode kind). A str that is not ASCII goes through the two functions below:
 // utf8_size, the one scan, which also finds a lone surrogate (a character UTF-8 cannot
-// hold), and write_utf8, the one writer. PyUnicode_AsUTF8AndSize would cache a copy
-// on the str for as long as it lives (a 57 MB CJK text grew to 143 MB), so none is left.
+// hold), and write_utf8, the one writer of ours (on threads, and piece by piece), or
+// CPython's encoder for a whole str on one thread (str_utf8). PyUnicode_AsUTF8AndSize
+// would cache a copy on the str for as long as it lives (a 57 MB CJK text grew to
+// 143 MB), so none is left.
 
 // The bytes of the UTF-8 of characters [begin, end), or, with a lone surrogate at
 // position p, -1 - p. Without branches, so that the compiler makes it SIMD.
@@ -155,19 +157,22 @@ struct StrChars {
 };
 
 // The UTF-8 bytes of a str: an ASCII str is its own UTF-8 and is read in place; any
-// other is written into a bytes object of our own (`keep`), freed when the call is
-// done. A lone surrogate is a ValueError that names `what` and says where.
+// other is encoded by CPython (whose encoder runs over ASCII stretches a word at a time:
+// on Python source with a few non-ASCII characters, ours made encode 1.15 times as
+// slow) into a bytes object of our own (`keep`), freed when the call is done, leaving
+// no copy on the str. A lone surrogate is a ValueError that names `what` and says where.
 inline std::string_view str_utf8(py::handle obj, py::object& keep, const std::string& what = "text") {
     if (is_ascii(obj))
         return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
-    const StrChars chars(obj);
-    int64_t size = chars.utf8_size(0, chars.size);
-    if (size < 0) throw_lone_surrogate(Py_ssize_t(-1 - size), what);
-    PyObject* bytes = PyBytes_FromStringAndSize(nullptr, Py_ssize_t(size));
-    if (bytes == nullptr) throw py::error_already_set();
+    PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
+    if (bytes == nullptr) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();  // out of memory
+        PyErr_Clear();
+        const StrChars chars(obj);
+        throw_lone_surrogate(Py_ssize_t(-1 - chars.utf8_size(0, chars.size)), what);  // where: the one scan says
+    }
     keep = py::reinterpret_steal<py::object>(bytes);
-    chars.write_utf8(0, chars.size, PyBytes_AS_STRING(bytes));
-    return std::string_view(PyBytes_AS_STRING(bytes), size_t(size));
+    return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
 }
 
 // The UTF-8 of a str that is not ASCII, made on `workers` threads into `out` without

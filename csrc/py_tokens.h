@@ -120,8 +120,7 @@ inline bpe::SpecialSet special_set_from_python(const bpe::Encoder& encoder, py::
         if (!PyUnicode_Check(name.ptr()))
             throw py::type_error(std::string(what) + " holds " + std::string(py::repr(name)) + ", which is not a str");
         std::string bytes = utf8_of(name, "the str " + std::string(py::repr(name)) + " in " + what);
-        size_t k = 0;
-        while (k < specials.size() && specials.tokens()[k].first != bytes) ++k;
+        size_t k = specials.find(bytes);  // the trie: a set of n names costs O(n), not O(n * specials)
         if (k == specials.size()) {
             std::string known;
             for (size_t j = 0; j < specials.size() && j < 10; ++j) known += (j ? ", " : "") + specials.tokens()[j].first;

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler.h"
+
 // The SSE2 blocks here, in split_unicode.h and in split_simd.h (both included below,
 // after the class test they share) are what every x86-64 compiler builds; ARM machines
 // (and a build with BPE_PORTABLE=1, which CI makes so the portable path is tested here
@@ -66,7 +68,7 @@ inline size_t chunk_end(std::string_view text, size_t i) {
         unsigned first = (s[i] == ' ' && !(space & 2)) ? 1 : 0;
         uint32_t same = (word >> first & 1) ? word : (space >> first & 1) ? space : punct;
         uint32_t other = ~same & (0xfffeu << first) & 0xffff;  // after `first`, of another class
-        if (other != 0) return i + unsigned(__builtin_ctz(other));
+        if (other != 0) return i + unsigned(bpe::count_trailing_zeros(uint32_t(other)));
         const uint8_t cls = kByteClass[s[i + first]];  // the run goes on past these 16 bytes
         i += 16;
         while (i < n && kByteClass[s[i]] == cls) ++i;

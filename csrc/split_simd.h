@@ -56,6 +56,8 @@
 #include <string>
 #include <string_view>
 
+#include "compiler.h"
+
 #if defined(BPE_SSE2)
 #if defined(__GNUC__) || defined(__clang__)
 #define BPE_X86_TIERS 1  // AVX2 and AVX-512 functions, compiled for their target and picked at run time
@@ -267,7 +269,7 @@ inline uint64_t apply_contractions(uint64_t starts, uint64_t candidates, const u
                                    bool ignore_case, Carry& carry) {
     uint64_t forced_next = 0, cleared_next = 0;
     for (; candidates; candidates &= candidates - 1) {
-        const unsigned k = unsigned(__builtin_ctzll(candidates));
+        const unsigned k = unsigned(bpe::count_trailing_zeros(uint64_t(candidates)));
         const size_t len = unicode::contraction_length(s, n, blk + k + 1, ignore_case);
         if (len == 0) continue;
         for (unsigned q = k + 1; q <= k + len; ++q) {  // the contraction's letters
@@ -332,8 +334,8 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
             // each such run and leaves a bit on the byte after it.
             const uint64_t taken = c.newline & other_before;
             uint64_t sum;
-            const bool out1 = __builtin_add_overflow(c.newline, taken, &sum);
-            const bool out2 = __builtin_add_overflow(sum, carry.absorbing, &sum);
+            const bool out1 = bpe::add_overflows(c.newline, taken, &sum);
+            const bool out2 = bpe::add_overflows(sum, carry.absorbing, &sum);
             carry.absorbing = (out1 || out2) ? 1 : 0;
             const uint64_t after_taken = sum & ~c.newline & blank;
             // Blank bytes whose run of blanks ends at a CR or LF (then a later newline
@@ -346,7 +348,7 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
                     hard = true;
                     return 0;
                 }
-                const unsigned f = unsigned(__builtin_ctzll(rest));
+                const unsigned f = unsigned(bpe::count_trailing_zeros(uint64_t(rest)));
                 if ((next.high >> f) & 1) {
                     hard = true;
                     return 0;
@@ -386,7 +388,7 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
         uint64_t word;
         std::memcpy(&word, s + end - 8, 8);
         if (const uint64_t high = word & 0x8080808080808080ull) {  // little-endian: byte k is bits 8k..8k+7
-            *last = end - 8 + size_t(63 - __builtin_clzll(high)) / 8;
+            *last = end - 8 + size_t(63 - bpe::count_leading_zeros(uint64_t(high))) / 8;
             return false;
         }
         end -= 8;
@@ -437,7 +439,7 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
             if (hard) break;
             if (n - blk < 64) starts &= (uint64_t(1) << (n - blk)) - 1;
             for (; starts; starts &= starts - 1) {
-                const size_t p = blk + unsigned(__builtin_ctzll(starts));
+                const size_t p = blk + unsigned(bpe::count_trailing_zeros(uint64_t(starts)));
                 if (p != start) emit_to(p);
             }
         }

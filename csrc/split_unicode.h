@@ -40,6 +40,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "compiler.h"
 #include "unicode_tables.h"
 
 namespace bpe {
@@ -126,7 +127,7 @@ inline size_t run_end(const unsigned char* s, size_t n, size_t j, CharClass cls)
                 j += 16;
                 continue;
             }
-            j += unsigned(__builtin_ctz(~same));
+            j += unsigned(bpe::count_trailing_zeros(uint32_t(~same)));
             if (s[j] < 0x80) break;  // an ASCII character of another class ends the run
         }
 #endif

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "chunk_counter.h"
+#include "compiler.h"
 #include "pair.h"
 #include "pair_table.h"
 #include "special.h"
@@ -405,7 +406,7 @@ private:
     // the performance notes).
     static constexpr uint64_t kPrefetchAhead = 32;
     void prefetch_slot(uint64_t i, uint64_t end) const {
-        __builtin_prefetch(slots_.data() + positions_[std::min(i, end - 1)]);
+        bpe::prefetch(slots_.data() + positions_[std::min(i, end - 1)]);
     }
 
     // When half the positions are garbage, the live lists move down over it, in order:

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "chunk_table.h"
+#include "compiler.h"
 #include "pair.h"
 #include "pair_table.h"
 #include "special.h"
@@ -269,7 +270,7 @@ private:
             uint64_t first = ~continuation & kLowBits;
             size_t n = std::min<size_t>(8, end - at);
             if (n < 8) first &= (uint64_t(1) << (8 * n)) - 1;
-            count += size_t(__builtin_popcountll(first));
+            count += size_t(bpe::count_ones(uint64_t(first)));
         }
         if (at > end) at = end;
 #endif

@@ -115,11 +115,10 @@ def _truncation(tk):
     tk.enable_truncation(max_length=3)
 
 
-@pytest.mark.parametrize("change, field", [
-    (_template, "post_processor"), (_added(lstrip=True), "lstrip"), (_added(rstrip=True), "rstrip"),
-    (_added(single_word=True), "single_word"), (_plain_added, "special"), (_normalizer, "normalizer"),
-    (_padding, "padding"), (_truncation, "truncation"),
-], ids=["template", "lstrip", "rstrip", "single_word", "not-special", "normalizer", "padding", "truncation"])
+# Templates, added-token flags, non-special added tokens, padding and truncation now load
+# with Hugging Face's ids (tests/test_huggingface_models.py); a Lowercase normalizer is
+# still refused.
+@pytest.mark.parametrize("change, field", [(_normalizer, "normalizer")], ids=["normalizer"])
 def test_fields_that_change_huggingfaces_ids_are_refused_by_name(small, tmp_path, change, field):
     tokenizers = pytest.importorskip("tokenizers")
     tok, vocab, pairs = small
@@ -146,8 +145,11 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     clash["added_tokens"].append({"id": 5, "content": "<|pad|>", "single_word": False, "lstrip": False,
                                   "rstrip": False, "normalized": False, "special": True})
     path.write_text(json.dumps(clash), encoding="utf-8")
-    with pytest.raises(ValueError, match="<\\|pad\\|>.*id 5"):
-        BPETokenizer.from_huggingface(path)
+    # Hugging Face does not read an added token's id from the file (issue 34, item 2): it
+    # numbers <|pad|> after the vocabulary, and so does from_huggingface.
+    tokenizers = pytest.importorskip("tokenizers")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    assert ours.special_ids["<|pad|>"] == theirs.token_to_id("<|pad|>") != 5
 
 
 # --- character offsets, as Hugging Face gives them ----------------------------------------

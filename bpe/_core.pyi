@@ -1,0 +1,160 @@
+"""
+The compiled core of bpe: byte-level BPE in C++. Texts in (bytes, or str read in place), ints out; see bpe.BPETokenizer for tiktoken's API on str.
+"""
+from __future__ import annotations
+import collections.abc
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'train']
+class ChunkCounter:
+    """
+    Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
+    """
+    def __getstate__(self) -> tuple:
+        ...
+    def __init__(self, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, max_memory: typing.SupportsIndex | None = None) -> None:
+        """
+        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how many and below what count: the merges may then differ from exact training.
+        """
+    def __len__(self) -> int:
+        """
+        How many distinct chunks have been counted.
+        """
+    def __setstate__(self, arg0: tuple) -> None:
+        ...
+    def add(self, texts: str | bytes | collections.abc.Sequence[str] | collections.abc.Sequence[bytes], threads: typing.SupportsIndex = 0) -> None:
+        """
+        Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on `threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a list's other strs are encoded for the call only.
+        """
+    def add_counts(self, chunks: bytes | bytearray | memoryview, offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsIndex = 0) -> None:
+        """
+        Add counts in the form counts() gives them (from a counter of the same pattern and special tokens: the buffers do not say which), on `threads` threads; then keep to max_memory as add does. ValueError for offsets that do not fit the bytes or a count below 1, and then nothing is added.
+        """
+    def counts(self) -> tuple[bytes, numpy.ndarray, numpy.ndarray]:
+        """
+        The distinct chunks and their counts, as (chunks, offsets, counts): the bytes of every chunk end to end, a numpy int64 array of offsets (one more than the chunks: chunk k is chunks[offsets[k]:offsets[k + 1]]) and a numpy int64 array of counts. The order is the counter's own. The counter keeps its counts.
+        """
+    def merge(self, other: ChunkCounter, threads: typing.SupportsIndex = 0) -> None:
+        """
+        Add another counter's counts to this one's (the other keeps its own), then keep to max_memory as add does; what the other dropped is added to pruned. ValueError if the two differ in pattern or special tokens.
+        """
+    def train(self, num_merges: typing.SupportsIndex, progress: collections.abc.Callable[[int], object] | None = None) -> list[tuple[int, int]]:
+        """
+        Learn up to num_merges merges from the chunks counted; merge k makes token 256 + k. Stops early when no pair is left. The counts are used up: the counter is empty afterwards. progress, if given, is called with the number of merges made so far every few hundred merges.
+        """
+    @property
+    def estimated_memory(self) -> int:
+        """
+        What training on the counts so far would take at its peak, in bytes, from B (the bytes of the distinct chunks), C (their number) and T (the count tables as allocated): max(T + 4 (B + C), 20 B + 4 C).
+        """
+    @property
+    def max_memory(self) -> int | None:
+        ...
+    @property
+    def pattern(self) -> str:
+        """
+        The split rule's name.
+        """
+    @property
+    def pruned(self) -> tuple[int, int]:
+        """
+        (distinct chunks dropped to keep to max_memory, the largest count of one dropped): (0, 0) when none was, and training is exact.
+        """
+    @property
+    def special_tokens(self) -> list[str]:
+        """
+        The special tokens (str) the texts are cut at.
+        """
+class Encoder:
+    """
+    Encodes text (str or bytes) with merges and special tokens, keeping a cache of chunks already encoded, and decodes ids back to bytes. Safe to use from several threads at once.
+    """
+    def __init__(self, merges: collections.abc.Iterable[tuple[typing.SupportsIndex, typing.SupportsIndex]] | numpy.typing.ArrayLike, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, token_ids: collections.abc.Iterable[typing.SupportsIndex] | None = None) -> None:
+        """
+        merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed.
+        """
+    def count(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> int:
+        """
+        How many ids encode gives for text, on `threads` threads (0: one per core), with no Python int or list made for them.
+        """
+    def decode_bytes(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer]) -> bytes:
+        """
+        The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives its text. ValueError names an id that is no token's.
+        """
+    def decode_single_token_bytes(self, id: typing.SupportsIndex) -> bytes:
+        """
+        The bytes of one token.
+        """
+    def encode(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> list[int]:
+        """
+        The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one with no copy, any other encoded to UTF-8 for the call only, leaving no copy on the str. As in tiktoken, a special token in the text becomes its id if allowed_special ("all" or a set of str) holds it, and raises ValueError if disallowed_special ("all": every one not allowed) does; otherwise it is ordinary text.
+        """
+    def encode_array(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> numpy.ndarray:
+        """
+        As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on `threads` threads (0: one per core).
+        """
+    def encode_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> list[list[int]]:
+        """
+        The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on `threads` threads (0: one per core).
+        """
+    def encode_with_offsets(self, text: str, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> tuple[list[int], numpy.ndarray]:
+        """
+        As encode, for a str, and each token's span in its characters, as a numpy array of shape (n, 2) of int64 (start, end): a token that begins or ends inside a character gets that whole character (Hugging Face's offsets).
+        """
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        """
+        The merges, as a list of (a, b) tuples of ints.
+        """
+    @property
+    def n_vocab(self) -> int:
+        """
+        One more than the largest id (more than the number of tokens if ids have gaps).
+        """
+    @property
+    def num_merges(self) -> int:
+        ...
+    @property
+    def pattern(self) -> str:
+        ...
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """
+        Each special token's id, in the order given.
+        """
+    @property
+    def token_ids(self) -> list[int] | None:
+        """
+        The id of every token, as a list of ints, or None when token i has id i.
+        """
+def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default') -> int:
+    """
+    How many chunks pretokenize(text, pattern) would give, without making them: the split alone.
+    """
+def lower_rank_splits(ranks: dict[bytes, int], tokens: list[bytes]) -> list[int]:
+    """
+    For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks below its own: the length of the first part when that ends as two parts (the pair that made the token), else 0. O(n log n) for a token of n bytes (csrc/ranks.h).
+    """
+def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the special tokens); ValueError if it is out of range.
+    """
+def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') -> list[bytes]:
+    """
+    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).
+    """
+def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True) -> int:
+    """
+    Where a str may be cut so that its two pieces split into exactly the chunks of the whole, under every split pattern (csrc/split.h, is_safe_cut, says why): the last such place p with start <= p < end (or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). 0 when there is none: p is never 0.
+    """
+def simd_tier() -> str:
+    """
+    The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.
+    """
+def train(text: bytes | bytearray | memoryview, num_merges: typing.SupportsIndex, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, threads: typing.SupportsIndex = 0) -> list[tuple[int, int]]:
+    """
+    Learn up to num_merges merges from text (bytes); merge k makes token 256 + k. Stops early when no pair is left. pattern: the split rule, as for pretokenize. special_tokens (a list of str) are cut out of the text first, so that no merge crosses or contains one. threads=0 counts chunks with one thread per core. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).
+    """
+MAX_ID: int = 16777215
+MAX_THREADS: int = 256
