@@ -21,12 +21,15 @@ from bench.peers import PEERS, REGISTRY
 from bench.texts import cut_to, describe, held_out_and_warm_up_source, shared_file, stories
 from bench.worker import MODES, Worker, WorkerError, as_uint32
 
-# The floors of issue 18, on GPT-2's and cl100k's vocabularies: warm, ours at least as
-# fast as the fastest peer of a kind (fastokens for lists, gigatok for arrays); cold, at
-# least this share of every peer's speed.
+# The floors of issue 32, on GPT-2's and cl100k's vocabularies: warm, ours at least as
+# fast as the fastest peer of a kind (fastokens for lists, gigatoken 0.10 for arrays);
+# cold, at least this share of every peer's speed. The batch table: ours at least
+# gigatoken's encode_batch, and at least this share of ours on the same text whole.
 FLOOR_VOCABULARIES = ("gpt2", "cl100k")
-WARM_FLOOR_PEER = {"lists": "fastokens", "arrays": "gigatok"}
+WARM_FLOOR_PEER = {"lists": "fastokens", "arrays": "gigatoken"}
 COLD_FLOOR = 0.8
+BATCH_FLOOR_PEER = "gigatoken"
+BATCH_WHOLE_FLOOR = 0.8
 
 # Splitting alone, at its limit: the figure gigatok publishes for its own GPT-2/cl100k
 # pretokenizer (not measured here: its Python entry points make an object per chunk).
@@ -72,7 +75,7 @@ def cl100k_vocabulary(bpe) -> Vocabulary | None:
 
 def with_bytelevel_split(document: str) -> str:
     """A tokenizer.json with its pre-tokenizer replaced by Hugging Face's plain ByteLevel
-    (GPT-2's regex): the form the fast loaders of fastokens and gigatok recognise."""
+    (GPT-2's regex): the form fastokens' fast loader recognises."""
     doc = json.loads(document)
     doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     return json.dumps(doc, ensure_ascii=False)
@@ -217,7 +220,7 @@ def encode_table(report, kind: str, vocab: Vocabulary, text_name: str, texts: di
 
 
 def floor_verdicts(table: dict) -> list[dict]:
-    """Issue 18's floors for one table (GPT-2's and cl100k's vocabularies only)."""
+    """Issue 32's floors for one table (GPT-2's and cl100k's vocabularies only)."""
     if table["vocabulary"] not in FLOOR_VOCABULARIES:
         return []
     rows = {r["library"]: r for r in table["rows"] if "warm" in r}
@@ -237,6 +240,101 @@ def floor_verdicts(table: dict) -> list[dict]:
         met = ratio >= COLD_FLOOR
         out.append({"floor": f"cold {table['kind']}: ours >= {COLD_FLOOR}x {lib}", "ratio": ratio, "met": met,
                     "text": f"floor, cold: ours >= {COLD_FLOOR}x {lib}: {ratio:.2f}x, {'met' if met else 'NOT met'}"})
+    return out
+
+
+BATCH_KINDS = ("batch", "singles", "whole")
+
+
+def batch_table(report, vocab: Vocabulary, text_name: str, texts: dict, workers: dict, repeats: int, cpu,
+                clock: str = "wall") -> dict:
+    """A pipeline's call: the text split at blank lines into small documents, given to each
+    library's batch call and to its single call once per document; ours on the same text
+    whole is the yardstick. The batch and single calls' ids are checked against ours for
+    each document, joined; the whole text's against ours for the whole text."""
+    from bench.peers import documents
+
+    text, _ = texts[text_name]
+    docs = documents(text)
+    mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
+    tok = vocab.tokenizer
+    expected = {"whole": as_uint32(tok.encode_ordinary(text)),
+                "batch": as_uint32([i for d in docs for i in tok.encode_ordinary(d)])}
+    expected["singles"] = expected["batch"]
+    entries = [(lib, kind) for lib in workers for kind in BATCH_KINDS if REGISTRY[lib].call(kind)]
+    checks = {}
+    for lib, kind in entries:
+        try:
+            got = workers[lib].ask("check", text_name, kind)
+        except WorkerError as error:
+            checks[lib, kind] = None, f"failed: {error}"
+            continue
+        if got == expected[kind]:
+            checks[lib, kind] = True, "same" if lib != "bpe" else "(ours)"
+        else:
+            why = REGISTRY[lib].differs.get(vocab.name)
+            checks[lib, kind] = False, (f"ids differ: {why}" if why else "ids differ, unexpectedly") + \
+                f" ({first_difference(expected[kind], got)})"
+    timed = [e for e in entries if checks[e][0] is not None]
+    samples = {e: {mode: [] for mode in MODES} for e in timed}
+    modes = list(MODES)
+    for r in range(repeats if timed else 0):
+        for lib, kind in timed[r % len(timed):] + timed[:r % len(timed)]:
+            for mode in modes[r % len(modes):] + modes[:r % len(modes)]:
+                samples[lib, kind][mode].append(
+                    workers[lib].ask("time", text_name, kind, mode, f"{text_name} (warm-up)"))
+    title = (f"Encoding {text_name} as {len(docs):,} documents (split at blank lines, {mb / len(docs) * 1e6:.0f} "
+             f"bytes each on average, {mb:.2f} MB) with {vocab.title}: each library's batch call and its single call "
+             f"once per document; 1 thread, pinned to CPU {cpu}; medians of {repeats}"
+             + ("; CPU time" if clock == "cpu" else ""))
+    table = Table(report, title, ENCODE_COLUMNS, kind="batch", vocabulary=vocab.name, text=text_name, threads=1,
+                  cores=1, pinned_cpu=cpu, mb=mb, documents=len(docs), tokens=len(expected["batch"]) // 4,
+                  repeats=repeats, modes=dict(MODES), clock=clock)
+    key = f"{clock}_s"
+    ours = ({mode: median([s[key] for s in samples["bpe", "batch"][mode]]) for mode in MODES}
+            if ("bpe", "batch") in samples else {})
+    for lib, kind in entries:
+        peer, (matched, note) = REGISTRY[lib], checks[lib, kind]
+        loader = peer.loaders[vocab.name]
+        row = {"name": peer.call(kind).name, "library": lib, "call": kind, "ids_match": matched, "note": note,
+               "loader": loader.how, "kept_because": loader.kept,
+               "ids": note + (f"; one tokenizer for every round: {loader.kept}" if loader.kept else "")
+               + f"; {loader.how}"}
+        if (lib, kind) in samples:
+            for mode in MODES:
+                got = samples[lib, kind][mode]
+                s = median([x[key] for x in got])
+                row[mode] = {"median_s": s, "samples_s": [x["wall_s"] for x in got],
+                             "cpu_samples_s": [x["cpu_s"] for x in got], "mb_per_s": mb / s}
+                row[f"{mode}_mb_per_s"] = mb / s
+                if mode in ours:
+                    row[f"{mode}_time_over_ours"] = s / ours[mode]
+            row["load_s"] = median([x["load_s"] for mode in MODES for x in samples[lib, kind][mode]])
+        table.row(**row)
+    floors = batch_floor_verdicts(table.data)
+    for verdict in floors:
+        table.line(verdict["text"])
+    table.data["floors"] = floors
+    return table.done()
+
+
+def batch_floor_verdicts(table: dict) -> list[dict]:
+    """Issue 32's batch floors, warm: our batch call at least gigatoken's, and at least
+    BATCH_WHOLE_FLOOR of ours on the same text whole."""
+    rows = {(r["library"], r["call"]): r for r in table["rows"] if "warm" in r}
+    ours = rows.get(("bpe", "batch"))
+    if ours is None:
+        return []
+    out = []
+    for (lib, kind), share, what in (((BATCH_FLOOR_PEER, "batch"), 1.0, f"{BATCH_FLOOR_PEER}'s batch call"),
+                                     (("bpe", "whole"), BATCH_WHOLE_FLOOR, "ours on the text whole")):
+        if (lib, kind) not in rows:
+            continue
+        ratio = ours["warm_mb_per_s"] / rows[lib, kind]["warm_mb_per_s"]
+        met = ratio >= share
+        name = f"warm batch: ours >= {share:g}x {what}"
+        out.append({"floor": name, "ratio": ratio, "met": met,
+                    "text": f"floor, {name}: {ratio:.2f}x, {'met' if met else 'NOT met'}"})
     return out
 
 
@@ -333,6 +431,8 @@ def bench_encode(args):
                     for kind in ("lists", "arrays"):
                         encode_table(report, kind, vocab, text_name, texts, workers, expected, args.repeats, cpu,
                                      args.clock)
+                if "held-out stories" in texts:
+                    batch_table(report, vocab, "held-out stories", texts, workers, args.repeats, cpu, args.clock)
                 if vocab is vocabularies[-1] and "bpe" in workers:
                     for text_name in texts:
                         split_table(report, workers["bpe"], text_name, texts, args.repeats, cpu, args.clock)
@@ -342,7 +442,7 @@ def bench_encode(args):
     floors = [dict(f, vocabulary=t["vocabulary"], text=t["text"], kind=t["kind"]) for t in report.data.get("tables", [])
               for f in t.get("floors", [])]
     if floors:
-        report.say("Issue 18's floors (GPT-2 and cl100k; warm: ours >= fastokens for lists, >= gigatok for arrays; "
+        report.say("Issue 32's floors (GPT-2 and cl100k; warm: ours >= fastokens for lists, >= gigatoken for arrays; "
                    f"cold: ours >= {COLD_FLOOR}x every peer):")
         for f in floors:
             report.say(f"  {f['vocabulary']:<7} {f['text']:<17} {f['floor']:<38} {f['ratio']:6.2f}x  "

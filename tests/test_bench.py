@@ -181,10 +181,10 @@ def test_a_table_row_is_printed_and_recorded_in_one_call():
 def test_the_floors_say_met_and_not_met():
     def row(library, warm, cold):
         return {"library": library, "warm": {}, "warm_mb_per_s": warm, "cold_mb_per_s": cold}
-    table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 200), row("gigatok", 250, 260),
+    table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 200), row("gigatoken", 250, 260),
                                                               row("tiktoken", 20, 20)]}
     verdicts = {v["floor"]: v["met"] for v in encode.floor_verdicts(table)}
-    assert verdicts == {"warm arrays: ours >= gigatok": True, "cold arrays: ours >= 0.8x gigatok": False,
+    assert verdicts == {"warm arrays: ours >= gigatoken": True, "cold arrays: ours >= 0.8x gigatoken": False,
                         "cold arrays: ours >= 0.8x tiktoken": True}
     assert encode.floor_verdicts(dict(table, vocabulary="ours")) == []
 
