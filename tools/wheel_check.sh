@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the wheel as a user's pip would get it and tests it where no compiler exists:
-#   bash tools/wheel_check.sh [python]      # python: the interpreter to build for (default: python)
+#   bash tools/wheel_check.sh [python [test files...]]   # python: the interpreter to build for
+#                                                         # (default: python); tests: all the library's
 # 1. `pip wheel .` builds bpe._core; `auditwheel repair` makes the wheel manylinux (it
 #    names the oldest glibc the build allows) and checks it needs no library outside it.
 # 2. The wheel is listed: it must hold the Python files, the compiled core, py.typed and
@@ -10,6 +11,7 @@
 #    the library's own tests against it (tools/wheel_tests.py).
 set -euo pipefail
 python=${1:-python}
+shift || true
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -45,4 +47,4 @@ done
 echo "no compiler on the PATH: $(command -v cc gcc g++ clang || true)"
 pip install -q --only-binary :all: "$wheel" -r "$repo/requirements-test.txt"
 
-python "$repo/tools/wheel_tests.py"
+python "$repo/tools/wheel_tests.py" "$@"

@@ -1,6 +1,6 @@
 """Runs the library's own tests against the installed package, not the source tree.
 
-    python tools/wheel_tests.py [pytest arguments]
+    python tools/wheel_tests.py [test files and pytest arguments; default: all of them]
 
 The tests are the ones the sdist ships (MANIFEST.in's tests/ files, and the tools/
 scripts they import) with bpe_reference.py, copied into a temporary folder outside the repository and run there,
@@ -40,7 +40,8 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": str(run)}
         check = "import bpe, sys; print('testing bpe from', bpe.__file__, '(SIMD tier', bpe.simd_tier() + ')')"
         subprocess.run([sys.executable, "-c", check], cwd=run, env=env, check=True)
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", *sys.argv[1:]]
+        # Arguments are pytest's: test files (of the copied ones) to run instead of all of them.
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(sys.argv[1:] or ["tests"])]
         return subprocess.run(command, cwd=run, env=env).returncode
 
 
