@@ -21,10 +21,11 @@ __version__ = "0.2.0"
 
 import sys as _sys
 
-from . import encoding
+from . import encoding, huggingface_tokenizer  # noqa: F401 (it gives from_huggingface its class for rules)
 from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, load_core
 from .encoding import BPETokenizer
-from .registry import encoding_for_model, get_encoding, list_encoding_names
+from .encoding import encoding_for_model, get_encoding
+from .registry import list_encoding_names
 
 # Until it was renamed, bpe/encoding.py was bpe/tokenizer.py, and a BPETokenizer pickled
 # then names bpe.tokenizer._from_state as what rebuilds it: that name still imports, with

@@ -35,9 +35,10 @@ import unicodedata
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from . import __version__, formats, registry, sources, token_files
-from .encoding import BPETokenizer
+from .encoding import BPETokenizer, get_encoding
 from .explain import explain
 from .files import WriteError, atomic_write
 from .formats import FILE_NAME
@@ -64,7 +65,7 @@ class UsageError(Exception):
     """A mistake in how the command was called: exit status 2. prog: the (sub)command
     whose usage it is, when the arguments were not parsed far enough to know it."""
 
-    def __init__(self, message, prog=None):
+    def __init__(self, message: str, prog: str | None = None) -> None:
         super().__init__(message)
         self.prog = prog
 
@@ -77,13 +78,13 @@ class InputError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, with its errors in one line (and a pointer to --help) instead of the usage."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
 
 
 # --- the subcommands ---------------------------------------------------------------------
 
-def cmd_train(args):
+def cmd_train(args: argparse.Namespace) -> int:
     if args.vocab_size < 256 + len(args.special):
         raise UsageError(f"--vocab-size must be at least {256 + len(args.special)} (the 256 bytes and "
                          f"{len(args.special)} special tokens), got {args.vocab_size}")
@@ -135,7 +136,7 @@ def cmd_train(args):
     return 0
 
 
-def cmd_encode(args):
+def cmd_encode(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     allowed = "all" if args.allow_special else ()
     if args.format == "bin" and args.output is None:
@@ -167,7 +168,7 @@ def cmd_encode(args):
     return 0
 
 
-def cmd_decode(args):
+def cmd_decode(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     with _output(args.output, binary=True) as out:
         for name, stream in _inputs(args.files):
@@ -189,7 +190,7 @@ def cmd_decode(args):
                 text = data.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise InputError(f"{name} is not a list of ids: it is not even UTF-8 text (byte {e.start:,})") from None
-            ids = _parse_ids(text, name, form or ("json" if text.lstrip().startswith("[") else "text"))
+            ids = _parse_ids(text, name, form or ("json" if text.lstrip().startswith("[") else "text"))  # type: ignore[assignment]  # a list here, an array above
             try:
                 out.write(tok.decode_bytes(ids))
             except ValueError as e:
@@ -197,7 +198,7 @@ def cmd_decode(args):
     return 0
 
 
-def cmd_count(args):
+def cmd_count(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     allowed = "all" if args.allow_special else ()
     total, rows = 0, []
@@ -223,7 +224,7 @@ def cmd_count(args):
     return 0
 
 
-def cmd_show(args):
+def cmd_show(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     text = _text_argument(args)
     ids = tok.encode(text, allowed_special="all" if args.allow_special else (), disallowed_special=())
@@ -238,7 +239,9 @@ def cmd_show(args):
     # cell is one wider, so that ids never touch. A new row after a line break, and where
     # the terminal's width would be passed.
     width = shutil.get_terminal_size((100, 24)).columns
-    rows, row, used = [], [], 0
+    rows: list = []
+    row: list = []
+    used = 0
     for k, (token, i) in enumerate(zip(tokens, ids)):
         shown = token.rstrip("\n")
         cell = max(_width(shown), len(str(i)) + (1 if colour else 0))
@@ -265,7 +268,7 @@ def cmd_show(args):
     return 0
 
 
-def cmd_explain(args):
+def cmd_explain(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     text = " ".join(args.word)
     chunks = explain(tok, text)
@@ -292,7 +295,7 @@ def cmd_explain(args):
     return 0
 
 
-def cmd_info(args):
+def cmd_info(args: argparse.Namespace) -> int:
     name = args.tokenizer_file or args.tokenizer
     tok = load_tokenizer(name)
     merges = len(tok.merges)
@@ -318,7 +321,7 @@ def cmd_info(args):
     return 0
 
 
-def cmd_convert(args):
+def cmd_convert(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.input)
     out = Path(args.output)
     if args.to == "bpe":
@@ -359,7 +362,7 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
     if name in CL100K_NAMES or name in registry.PUBLISHED:
         published = "cl100k_base" if name in CL100K_NAMES else name
         try:
-            return _library_call(lambda: registry.get_encoding(published))
+            return _library_call(lambda: get_encoding(published))
         except OSError as e:
             raise InputError(str(e)) from None
     path = Path(name)

@@ -32,10 +32,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import formats, huggingface, sources
+from . import formats, huggingface, registry, sources
 from .core import AllowedSpecial, Ids, Merges, PathArg, load_core, special_tokens_list
 
 END_OF_TEXT = "<|endoftext|>"
+# The class that applies a tokenizer.json's own rules (NFC, Split sequences, added tokens,
+# a template), bpe.huggingface_tokenizer.HuggingFaceTokenizer: a subclass of BPETokenizer,
+# so it imports this module, and this one cannot import it back. It puts itself here when
+# imported, which `import bpe` does before anything can call from_huggingface.
+RULES_TOKENIZER: list = []
 # Texts for training are handed to the core in batches of about this many bytes: large
 # enough that the threads have work, small enough that memory does not follow the corpus.
 TRAIN_BATCH_BYTES = 8 << 20
@@ -447,13 +452,12 @@ class BPETokenizer:
                 raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "
                                  "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
             path = path / "tokenizer.json"
-        from .huggingface_tokenizer import HuggingFaceTokenizer  # it imports this module
         try:
             args, rules = huggingface.read_huggingface(path)
             pattern = rules.common_shape()
             if pattern is not None:  # one of our split patterns and special tokens: a plain tokenizer
                 return cls(**args, pattern=pattern)
-            return HuggingFaceTokenizer(args, rules, str(path))
+            return RULES_TOKENIZER[0](args, rules, str(path))
         except (ValueError, TypeError) as e:
             message = str(e)
             raise ValueError(message if str(path) in message else f"{path}: {message}") from None
@@ -521,6 +525,26 @@ class BPETokenizer:
         (tiktoken's name and error)."""
         return _found(self.token_to_id(text_or_bytes), text_or_bytes)
 
+
+
+
+# --- OpenAI's published encodings by name (tiktoken's module functions) -------------------
+
+def get_encoding(name: str) -> BPETokenizer:
+    """The BPETokenizer of one of OpenAI's published encodings (bpe.registry's table), with
+    tiktoken's ids, split rule and special tokens: get_encoding("cl100k_base") is
+    tiktoken.get_encoding's."""
+    row = registry.published(name)
+    path = registry.ranks_file(row.name)
+    tok = BPETokenizer.from_tiktoken(path, pattern=row.rule, special_ids=row.special_tokens)
+    if tok.n_vocab != row.n_vocab:  # the file passed its SHA-256, so this is the table's mistake
+        raise ValueError(f"{path}: {name} has {tok.n_vocab} ids, not the published {row.n_vocab}")
+    return tok
+
+
+def encoding_for_model(model: str) -> BPETokenizer:
+    """The BPETokenizer of the encoding a model uses: encoding_for_model("gpt-4") is cl100k_base."""
+    return get_encoding(registry.encoding_name_for_model(model))
 
 
 class StreamDecoder:

@@ -126,7 +126,7 @@ def load_huggingface(path: PathArg) -> dict:
     return {**args, "pattern": rules.common_shape()}
 
 
-def read_huggingface(path) -> tuple:
+def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
     """A Hugging Face tokenizer.json of a byte-level BPE: (BPETokenizer's arguments but
     the pattern, HuggingFaceRules). The merges and the added tokens make the tokenizer's
     tokens (the added tokens that no merge makes are its special tokens, with Hugging
@@ -324,7 +324,7 @@ def _compile(source: str, where: str):
         raise ValueError(f"{where}: the regex {source!r:.200} does not compile: {e}") from None
 
 
-def split_pieces(text: str, compiled, behavior: str, invert: bool) -> list:
+def split_pieces(text: str, compiled: Any, behavior: str, invert: bool) -> list[str]:
     """Hugging Face's Split on one piece: the matches and the text between them, marked,
     then joined as behavior says (split.rs and normalizer.rs's split); empty pieces go."""
     marked, previous = [], 0
@@ -416,7 +416,7 @@ class HuggingFaceRules:
         strings = sorted({t if contents else t.content for t in tokens} - {""}, key=len, reverse=True)
         return regex.compile("|".join(regex.escape(s) for s in strings)) if strings else None
 
-    def common_shape(self):
+    def common_shape(self) -> str | None:
         """The one split pattern of ours these rules are, when nothing else is asked
         (then the compiled core encodes alone), else None."""
         added = {t.content for t in self.added}
@@ -494,7 +494,7 @@ class HuggingFaceRules:
             out.append((text[start_offset:], None))
         return out
 
-    def pieces(self, text: str, special_allowed) -> list:
+    def pieces(self, text: str, special_allowed: Any) -> list:
         """The text cut as Hugging Face cuts it before its model: a list of either an
         added token (AddedToken) or a chunk of text (str, already byte-level mapped as
         bytes) to encode with the merges."""

@@ -14,8 +14,14 @@ token_to_id and the rest are inherited). Encoding cuts the text with the file's 
 Padding and truncation are kept to be written back; they change no id here.
 """
 import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
 
-from .core import load_core
+import numpy as np
+
+from .core import AllowedSpecial, PathArg, load_core
+from . import encoding
 from .encoding import BPETokenizer, _str
 from .files import write_text, write_texts
 from . import huggingface
@@ -28,7 +34,7 @@ def _core_pretokenize(piece: bytes, pattern: str) -> list:
 class HuggingFaceTokenizer(BPETokenizer):
     """A BPETokenizer with a tokenizer.json's rules (see the module's docstring)."""
 
-    def __init__(self, args: dict, rules, where: str = "tokenizer.json"):
+    def __init__(self, args: dict, rules: "huggingface.HuggingFaceRules", where: str = "tokenizer.json") -> None:
         # The core's pattern is GPT-4's: the chunks of today's Split regexes are almost
         # always one chunk of it too, and then the core encodes them (see piece_ids).
         super().__init__(**args, pattern="gpt4")
@@ -47,7 +53,7 @@ class HuggingFaceTokenizer(BPETokenizer):
         return cls(args, rules, where)
 
     @property
-    def rules(self):
+    def rules(self) -> "huggingface.HuggingFaceRules":
         return self._rules
 
     # --- encoding ------------------------------------------------------------------
@@ -102,6 +108,7 @@ class HuggingFaceTokenizer(BPETokenizer):
         pair of lowest rank (leftmost first) becomes the token its merge makes, until no
         pair is a merge."""
         symbols, table = list(piece), self._rules.pair_ranks
+        assert table is not None  # this path runs only for files with several merges a token
         while len(symbols) > 1:
             best, at = None, -1
             for i in range(len(symbols) - 1):
@@ -133,7 +140,7 @@ class HuggingFaceTokenizer(BPETokenizer):
                                  "encode it as ordinary text")
         return allowed.__contains__
 
-    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> list:
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all") -> list[int]:
         text = _str(text)
         return self._encode(text, self._allowed(allowed_special, disallowed_special, text))
 
@@ -150,26 +157,32 @@ class HuggingFaceTokenizer(BPETokenizer):
         before, after = self._rules.template
         return [*before, *ids, *after]
 
-    def encode_batch(self, texts, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0,
+    def encode_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
+                     disallowed_special: AllowedSpecial = "all", threads: int = 0,
                      num_threads=None) -> list:
         return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts]
 
-    def encode_ordinary_batch(self, texts, *, threads: int = 0, num_threads=None) -> list:
+    def encode_ordinary_batch(self, texts: Sequence[str], *, threads: int = 0,
+                              num_threads: int | None = None) -> list[list[int]]:
         return [self.encode_ordinary(t) for t in texts]
 
-    def count(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0) -> int:
+    def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all",
+              threads: int = 0) -> int:
         return len(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special))
 
-    def encode_array(self, text: str, *, allowed_special=frozenset(), disallowed_special="all", threads: int = 0):
+    def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all",
+                     threads: int = 0) -> np.ndarray:
         import numpy as np
         from .core import array_dtype
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special),
                           dtype=array_dtype(self.n_vocab))
 
-    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                        disallowed_special: AllowedSpecial = "all") -> np.ndarray:
         return self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
-    def encode_with_offsets(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> tuple:
+    def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                            disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
         raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own "
                          "(a normalizer may move the text)")
 
@@ -178,19 +191,18 @@ class HuggingFaceTokenizer(BPETokenizer):
     def state(self) -> dict:
         return {**super().state(), "huggingface": self._rules.document}
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, HuggingFaceTokenizer) and self._rules.document == other._rules.document
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(json.dumps(self._rules.document["model"].get("merges", [])[:64]))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (HuggingFaceTokenizer.from_document, (self._rules.document, self._where))
 
-    def save_huggingface(self, path):
+    def save_huggingface(self, path: PathArg) -> Path:
         """Write the tokenizer.json back as it was read: vocabulary, merges, rules,
         template, padding and truncation (a folder: with transformers' two files)."""
-        from pathlib import Path
         path = Path(path)
         text = json.dumps(self._rules.document, ensure_ascii=False)
         if path.suffix.lower() == ".json":
@@ -208,18 +220,21 @@ class HuggingFaceTokenizer(BPETokenizer):
                      path / "tokenizer.json": text})
         return path
 
-    def _refuse(self, what):
+    def _refuse(self, what: str) -> NoReturn:
         raise ValueError(f"{what} cannot hold this tokenizer.json's rules (normalizer, pre-tokenizer, added "
                          "tokens, ignore_merges, template): save it with save_huggingface")
 
-    def save(self, path):
+    def save(self, path: PathArg) -> NoReturn:
         self._refuse("the .bpe format")
 
-    def save_tiktoken(self, path):
+    def save_tiktoken(self, path: PathArg) -> NoReturn:
         self._refuse("a tiktoken file")
 
-    def save_gpt2(self, vocab_path, merges_path):
+    def save_gpt2(self, vocab_path: PathArg, merges_path: PathArg) -> NoReturn:
         self._refuse("GPT-2's vocab.json and merges.txt")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"HuggingFaceTokenizer({self._where!r}, n_vocab={self.n_vocab})"
+
+
+encoding.RULES_TOKENIZER[:] = [HuggingFaceTokenizer]  # BPETokenizer.from_huggingface makes it

@@ -5,6 +5,10 @@
     enc = bpe.encoding_for_model("gpt-4o")       # o200k_base
     bpe.list_encoding_names()                    # ['r50k_base', 'p50k_base', ...]
 
+This module is the table and the files; bpe.encoding's get_encoding and
+encoding_for_model make the tokenizers from them (this module imports no tokenizer, so
+that bpe.formats, which reads its table, is imported by bpe.encoding and not back).
+
 A .tiktoken file holds only the ranks; the split rule and the special tokens are known
 by the encoding's name. PUBLISHED is the one table of them, with the facts as tiktoken's
 registry gives them (tiktoken_ext/openai_public.py): each file's address and SHA-256,
@@ -24,12 +28,8 @@ import os
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .files import atomic_write
-
-if TYPE_CHECKING:  # encoding imports formats, which imports this: the class is imported where used
-    from .encoding import BPETokenizer
 
 CACHE_ENV = "BPE_CACHE_DIR"
 SUFFIX = ".tiktoken"
@@ -153,23 +153,6 @@ def encoding_name_for_model(model: str) -> str:
             return name
     raise KeyError(f"no encoding known for the model {model!r}: name the encoding with "
                    f"bpe.get_encoding (one of {', '.join(PUBLISHED)})")
-
-
-def get_encoding(name: str) -> "BPETokenizer":
-    """The BPETokenizer of one of OpenAI's published encodings, with tiktoken's ids, split
-    rule and special tokens: get_encoding("cl100k_base") is tiktoken.get_encoding's."""
-    from .encoding import BPETokenizer  # here, not above: encoding imports formats, which imports this
-    row = published(name)
-    path = ranks_file(row.name)
-    tok = BPETokenizer.from_tiktoken(path, pattern=row.rule, special_ids=row.special_tokens)
-    if tok.n_vocab != row.n_vocab:  # the file passed its SHA-256, so this is the table's mistake
-        raise ValueError(f"{path}: {name} has {tok.n_vocab} ids, not the published {row.n_vocab}")
-    return tok
-
-
-def encoding_for_model(model: str) -> "BPETokenizer":
-    """The BPETokenizer of the encoding a model uses: encoding_for_model("gpt-4") is cl100k_base."""
-    return get_encoding(encoding_name_for_model(model))
 
 
 # --- files ---------------------------------------------------------------------------------
