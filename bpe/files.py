@@ -108,8 +108,9 @@ def _flush_folder(folder: Path):
 def atomic_write_all(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[str]]:
     """Temporary paths, one beside each of `targets`, to write to. When the block ends
     without an error, each is flushed to disk and then all are renamed over their
-    targets, together under the folders' lock; on any error all are removed and the old
-    files stay as they were. An OSError in writing a temporary file comes out as
+    targets, together under the folders' lock; on an error before the renames all are
+    removed and the old files stay as they were (a rename that fails midway leaves the
+    vouching file missing, never beside files it does not describe). An OSError in writing a temporary file comes out as
     WriteError naming its target.
 
     The last path is the one that vouches for the others (a token file's sidecar): it is

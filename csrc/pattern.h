@@ -672,7 +672,15 @@ private:
         size_t start = SIZE_MAX;  // where the current time through began
     };
 
-    static constexpr int kMaxDepth = 10000;
+    // Backtracking recurses a level for each pass through a repeated group, on the
+    // caller's stack: a thread's may be 512 KB (macOS), where some 6,000 levels crashed.
+    // Past kMaxDepth levels a match is a RuntimeError instead. Repeats of a single class
+    // (\p{L}+), which the patterns people use are made of, loop and never count here.
+    static constexpr int kMaxDepth = 1000;
+    // Steps one text may take, all positions together: a pattern that backtracks
+    // exponentially ((?:a+)+b on "aaaa...") is a RuntimeError, not a hang. Real patterns
+    // take a few steps a byte.
+    static constexpr size_t kStepsPerByte = 1000, kMinSteps = size_t(1) << 20;
 
     std::string text_;
     std::vector<CharSet> sets_;
@@ -687,7 +695,7 @@ public:
     public:
         Matcher(const Regex& re, std::string_view text)
             : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
-              counters(size_t(re.counters_)) {}
+              counters(size_t(re.counters_)), steps_left(kMinSteps + kStepsPerByte * text.size()) {}
 
         // The end of the first non-empty match at byte `at`, or `at` where there is none.
         size_t match_at(size_t at) {
@@ -705,10 +713,16 @@ public:
         size_t end = 0;
         size_t sub_end = 0;
         int depth = 0;
+        size_t steps_left;
 
         [[noreturn, gnu::noinline, gnu::cold]] static void too_deep() {
             throw std::runtime_error("split pattern: the match recursed too deep (over " + std::to_string(kMaxDepth) +
                                      " levels); simplify the repeated group");
+        }
+        [[noreturn, gnu::noinline, gnu::cold]] static void too_many_steps() {
+            throw std::runtime_error("split pattern: the match backtracked too much (over " +
+                                     std::to_string(kStepsPerByte) + " steps a byte): the pattern repeats a "
+                                     "repeat, as (a+)+ does; simplify it");
         }
 
         // The character at i (i < n): its code point, and its length in `len`.
@@ -725,6 +739,7 @@ public:
 
         BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
             if (++depth > kMaxDepth) too_deep();
+            if (--steps_left == 0) too_many_steps();
             bool ok = run_node(id, i);
             --depth;
             return ok;

@@ -8,6 +8,7 @@ import random
 
 import pytest
 import regex
+import threading
 
 import bpe_reference as ref
 from bpe import BPETokenizer, core
@@ -292,8 +293,32 @@ def test_a_regex_pattern_is_never_cut_and_o200k_is_cut_as_gpt4():
 
 def test_a_group_repeated_past_the_depth_limit_is_an_error_not_a_crash():
     # A repeated group takes a level of recursion a time through (a repeated character
-    # class does not): 10,000 levels at most, then a clear error.
-    assert len(_core.pretokenize(b"ab" * 3000, r"(?:a|b)+")) == 1
+    # class does not): 1,000 levels at most, then a clear error, even on a thread with a
+    # small stack (macOS gives threads 512 KB; 6,000 levels crashed there).
+    assert len(_core.pretokenize(b"ab" * 200, r"(?:a|b)+")) == 1
     assert _core.pretokenize(b"a" * 30000, r"a+") == [b"a" * 30000]
     with pytest.raises(RuntimeError, match="recursed too deep"):
         _core.pretokenize(b"a" * 30000, r"(?:a|b)+")
+    errors = []
+
+    def on_a_small_stack():
+        try:
+            _core.pretokenize(b"ab" * 5000, r"(?:a|b)+")
+        except RuntimeError as e:
+            errors.append(e)
+
+    size = threading.stack_size(512 * 1024)
+    try:
+        thread = threading.Thread(target=on_a_small_stack)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(size)
+    assert len(errors) == 1 and "recursed too deep" in str(errors[0])
+
+
+def test_a_pattern_that_backtracks_exponentially_is_an_error_not_a_hang():
+    # regex answers at once here; a backtracking engine without a budget took 0.4 s at
+    # 24 letters and twice as long for each more.
+    with pytest.raises(RuntimeError, match="backtracked too much"):
+        _core.pretokenize(b"a" * 40, r"(?:a+)+b|.")
