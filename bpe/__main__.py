@@ -23,7 +23,6 @@ subcommand's --help shows an example. Conventions, the same for every subcommand
 - Progress bars go to stderr, and only to a terminal. Colour only goes to a terminal, and
   not when NO_COLOR is set (--color always|never overrides both).
 """
-from collections.abc import Sequence
 import argparse
 import json
 import os
@@ -33,6 +32,7 @@ import sys
 import time
 import unicodedata
 import warnings
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn

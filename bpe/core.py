@@ -22,6 +22,7 @@ import os
 from collections.abc import Collection, Iterable, Sequence
 from types import ModuleType
 from typing import Any, Literal, TypeAlias, Union
+
 import numpy as np
 
 BUILD_COMMAND = "python setup.py build_ext --inplace"

@@ -22,13 +22,13 @@ The names and their meanings follow tiktoken where tiktoken has one: encode rais
 special-token text unless it is allowed, encode_ordinary never makes special tokens,
 n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
 """
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 import codecs
 import operator
 import re
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 

@@ -15,11 +15,11 @@ set happen under a lock on its folder, so the last writer's set is the one left,
 a mix. A failed write raises WriteError, which names the file that was being written:
 "No space left on device: tok.bpe".
 """
-from collections.abc import Iterator, Mapping, Sequence
 import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 

@@ -22,13 +22,13 @@ Ids outside our scheme (GPT-4's single bytes are shuffled, GPT-2's too) travel a
 Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
 special_tokens and token_ids.
 """
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 import base64
 import json
 import os
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import registry
 from .core import Merges, PathArg, load_core, special_tokens_list

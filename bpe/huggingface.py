@@ -10,8 +10,8 @@ import itertools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from .core import Merges, PathArg
 from .files import write_text, write_texts

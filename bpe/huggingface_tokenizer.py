@@ -20,11 +20,10 @@ from typing import NoReturn
 
 import numpy as np
 
+from . import encoding, huggingface
 from .core import AllowedSpecial, PathArg, load_core
-from . import encoding
 from .encoding import BPETokenizer, _str
 from .files import write_text, write_texts
-from . import huggingface
 
 
 def _core_pretokenize(piece: bytes, pattern: str) -> list:
@@ -173,6 +172,7 @@ class HuggingFaceTokenizer(BPETokenizer):
     def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all",
                      threads: int = 0) -> np.ndarray:
         import numpy as np
+
         from .core import array_dtype
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special),
                           dtype=array_dtype(self.n_vocab))

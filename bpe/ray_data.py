@@ -51,10 +51,10 @@ except ImportError:  # pragma: no cover - depends on the environment
 import numpy as np
 
 from . import sources
-from .token_files import MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder  # noqa: F401
-from .token_files import sidecar_path, write_manifest, write_token_file
 from .core import AllowedSpecial, PathArg, array_dtype, load_core, special_tokens_list
 from .encoding import BPETokenizer, _as_memory
+from .token_files import (MANIFEST, MANIFEST_FORMAT, fingerprint, read_manifest, read_token_folder,  # noqa: F401
+                          sidecar_path, write_manifest, write_token_file)
 
 # A file's texts are counted and encoded this many characters (about) at a time. A task has
 # one CPU, so that no threads share a batch: a megabyte keeps the calls few (a text file

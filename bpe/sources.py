@@ -20,14 +20,13 @@ naming the file and, where there is one, the line or the byte.
 The bpe command reads its files with this module; so can a pipeline that wants the same
 three kinds of input (data.py's --source, a Ray job reading its blocks).
 """
-from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO
 import codecs
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from .core import PathArg, load_core
-
 
 KINDS = ("text", "jsonl", "parquet")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}

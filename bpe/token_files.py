@@ -12,12 +12,12 @@ files (train-bpe.bin and its train-bpe.bin.json); `bpe encode --format bin` writ
 and `bpe decode` reads it. A token folder is shards of this format and a manifest that
 lists them in order (read_token_folder; bpe.ray_data writes them).
 """
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
