@@ -195,16 +195,8 @@ def encode_table(report, kind: str, vocab: Vocabulary, text_name: str, texts: di
         row = {"name": peer.call(kind).name, "library": lib, "ids_match": matched, "note": note,
                "loader": loader.how, "kept_because": loader.kept, "ids": ids}
         if lib in samples:
-            for mode in MODES:
-                got = samples[lib][mode]
-                s = median([x[key] for x in got])
-                row[mode] = {"median_s": s, "samples_s": [x["wall_s"] for x in got],
-                             "cpu_samples_s": [x["cpu_s"] for x in got], "mb_per_s": mb / s}
-                row[f"{mode}_mb_per_s"] = mb / s
-                if mode in ours:
-                    row[f"{mode}_time_over_ours"] = s / ours[mode]
-                stretch += [x["wall_s"] / x["cpu_s"] for x in got if x["cpu_s"] > 0]
-            row["load_s"] = median([x["load_s"] for mode in MODES for x in samples[lib][mode]])
+            add_timings(row, samples[lib], key, mb, ours)
+            stretch += [x["wall_s"] / x["cpu_s"] for mode in MODES for x in samples[lib][mode] if x["cpu_s"] > 0]
         table.row(**row)
     if stretch:
         shared = statistics.median(stretch)
@@ -212,7 +204,26 @@ def encode_table(report, kind: str, vocab: Vocabulary, text_name: str, texts: di
         if shared > 1.1:
             table.line(f"note: the timed calls' wall-clock time was {shared:.2f}x their CPU time (median): the core "
                        "was shared with other work" + (", so these figures are low" if clock == "wall" else ""))
-    floors = floor_verdicts(table.data)
+    return with_floors(table, floor_verdicts(table.data))
+
+
+
+def add_timings(row: dict, by_mode: dict, key: str, mb: float, ours: dict) -> None:
+    """A row's timings from its samples, mode by mode (warm, cold): the median of `key`
+    (the clock's seconds), every sample, MB/s, and the time over ours where ours ran."""
+    for mode in MODES:
+        got = by_mode[mode]
+        s = median([x[key] for x in got])
+        row[mode] = {"median_s": s, "samples_s": [x["wall_s"] for x in got],
+                     "cpu_samples_s": [x["cpu_s"] for x in got], "mb_per_s": mb / s}
+        row[f"{mode}_mb_per_s"] = mb / s
+        if mode in ours:
+            row[f"{mode}_time_over_ours"] = s / ours[mode]
+    row["load_s"] = median([x["load_s"] for mode in MODES for x in by_mode[mode]])
+
+
+def with_floors(table, floors: list[dict]):
+    """The table done, with the floors' verdicts printed under it and kept in its data."""
     for verdict in floors:
         table.line(verdict["text"])
     table.data["floors"] = floors
@@ -301,21 +312,9 @@ def batch_table(report, vocab: Vocabulary, text_name: str, texts: dict, workers:
                "ids": note + (f"; one tokenizer for every round: {loader.kept}" if loader.kept else "")
                + f"; {loader.how}"}
         if (lib, kind) in samples:
-            for mode in MODES:
-                got = samples[lib, kind][mode]
-                s = median([x[key] for x in got])
-                row[mode] = {"median_s": s, "samples_s": [x["wall_s"] for x in got],
-                             "cpu_samples_s": [x["cpu_s"] for x in got], "mb_per_s": mb / s}
-                row[f"{mode}_mb_per_s"] = mb / s
-                if mode in ours:
-                    row[f"{mode}_time_over_ours"] = s / ours[mode]
-            row["load_s"] = median([x["load_s"] for mode in MODES for x in samples[lib, kind][mode]])
+            add_timings(row, samples[lib, kind], key, mb, ours)
         table.row(**row)
-    floors = batch_floor_verdicts(table.data)
-    for verdict in floors:
-        table.line(verdict["text"])
-    table.data["floors"] = floors
-    return table.done()
+    return with_floors(table, batch_floor_verdicts(table.data))
 
 
 def batch_floor_verdicts(table: dict) -> list[dict]:

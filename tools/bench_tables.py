@@ -31,6 +31,11 @@ TRAIN_CALLS = {
 }
 
 
+def table_head(header: list[str]) -> list[str]:
+    """A Markdown table's first two lines: the header and the rule under it."""
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+
+
 def call_of(row: dict) -> str:
     """A row's call without the library's name: "fastokens encode_batch_flat" -> "encode_batch_flat"."""
     first, _, rest = row["name"].partition(" ")
@@ -77,7 +82,7 @@ def encode_tables(data: dict) -> dict[str, str]:
         # the verdict second, so that a phone shows it beside the row's name without scrolling
         header = ["vocabulary, text", "fastest where not ours (warm / cold)"] + [
             f"{'ours' if lib == OURS else lib} " + " / ".join(f"`{c}`" for c in calls[lib]) for lib in libraries]
-        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+        lines = table_head(header)
         leads = []
         for t in tables:
             rows = {r["library"]: r for r in t["rows"]}
@@ -106,7 +111,7 @@ def encode_tables(data: dict) -> dict[str, str]:
         rows_led = {label for label, _, _ in leads}
         summary = (f"A peer that gives our ids is faster than ours in {len(rows_led)} of {len(tables)} rows "
                    f"({len(leads)} of {2 * len(tables)} warm or cold cells): {', '.join(peers)}."
-                   if leads else f"Ours is the fastest of those that give our ids in every row, warm and cold.")
+                   if leads else "Ours is the fastest of those that give our ids in every row, warm and cold.")
         out[f"encode-{kind}"] = "\n".join(lines) + "\n\n" + summary
     return out
 
@@ -146,7 +151,7 @@ def train_table(data: dict) -> str:
     libraries.sort(key=lambda lib: lib != OURS)
     header = ["corpus"] + [f"{'ours' if lib == OURS else lib} `{TRAIN_CALLS.get(lib, lib)}`" for lib in libraries] \
         + ["peak memory, ours"]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines = table_head(header)
     leads = []
     for t in data["tables"]:
         rows = {r["library"]: r for r in t["rows"]}
