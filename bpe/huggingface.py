@@ -6,17 +6,16 @@ pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use t
 What would change the ids and is not supported is refused by name.
 """
 import gc
-import itertools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .core import Merges, PathArg
+from .core import Merges, PathArg, load_core
 from .files import write_text, write_texts
-from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, byte_alphabet,
-                      is_huggingface, pattern_regex)
+from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _numbering, byte_alphabet, is_huggingface,
+                      pattern_regex)
 
 
 def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
@@ -213,38 +212,7 @@ def _read_document(document, where: str) -> tuple:
     merge_list = model.get("merges") or []
     if not isinstance(merge_list, list):
         raise ValueError(f"{where}: the model's \"merges\" is not a list")
-    if all(type(m) is str for m in merge_list):  # "a b", as older files write them
-        parts = [m.split(" ") for m in merge_list]
-    else:  # ["a", "b"], as files since tokenizers 0.20 write them
-        parts = merge_list
-    # By the sets of types and lengths (map runs in C), then one by one only to name a bad one.
-    well_formed = set(map(type, parts)) <= {list} and set(map(len, parts)) <= {2} and \
-        set(map(type, itertools.chain.from_iterable(parts))) <= {str}
-    for k, part in enumerate(parts if not well_formed else ()):  # only to name the first that is not
-        if not isinstance(part, list) or len(part) != 2 or type(part[0]) is not str or type(part[1]) is not str:
-            got = repr(merge_list[k])[:80] if isinstance(merge_list[k], str) else type(merge_list[k]).__name__
-            raise ValueError(f"{where}, merge {k}: expected two tokens, got {got}")
-    # (k, left, right): _merges_from_vocab names merge k only in a message.
-    merge_pairs = zip(range(len(parts)), *zip(*parts)) if parts else iter(())
-    extra = []
-    if len(parts) > len(vocab) - 256:  # more merges than tokens to make: some token has two
-        merge_pairs, extra = _one_merge_per_token(parts)
-    model_vocab, vocab = vocab, dict(vocab)
-    specials = []
-    for token in rules.added:
-        # The added tokens that no merge makes are tokens of their own (our special
-        # tokens, in the core); one that a merge makes is that merge's token.
-        if token.content not in specials:
-            vocab[token.content] = token.id
-            specials.append(token.content)
-    hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's own tokens beside the merges are its "
-            "added_tokens)")
-    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True,
-                              unmade_are_special=True)
-    # The core's special tokens that are the model's own tokens (unmade ones, and added
-    # tokens the vocabulary has): ignore_merges reaches them, and a plain tokenizer
-    # would match them as special tokens, so they need the rules.
-    rules.model_tokens = [t for t in args["special_tokens"] if t in model_vocab]
+    args, rules.model_tokens, rules.pair_ranks = _core_tokens(vocab, merge_list, rules.added, where)
     added = {t.content for t in rules.added}
     for token in rules.model_tokens:
         # The core holds a special token as its UTF-8 text; an unmade token of the byte
@@ -252,42 +220,49 @@ def _read_document(document, where: str) -> tuple:
         if token not in added and not all("!" <= c <= "~" for c in token):
             raise ValueError(f"{where}: no merge makes the vocabulary's token {token!r:.80}, and it is not an added "
                              "token (a truncated \"merges\" list?); only such tokens of printable ASCII are supported")
-    if extra:
-        rules.pair_ranks = _pair_ranks(merge_pairs, extra, where)
     return args, rules
 
 
-def _one_merge_per_token(parts) -> tuple:
-    """The merges split in two: the first merge that makes each token (the core's, where
-    merge k makes token 256 + k), and the others, as (k, left, right). Files converted
-    from tiktoken's ranks (Llama 3's, GLM's) hold every split of a token whose two parts
-    are tokens, ranked by the token they make: Hugging Face merges any of them."""
-    seen = set(byte_alphabet().values())
-    first, other = [], []
-    for k, (a, b) in enumerate(parts):
-        joined = a + b
-        if joined in seen:
-            other.append((k, a, b))
-        else:
-            seen.add(joined)
-            first.append((k, a, b))
-    return first, other
+def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tuple:
+    """(BPETokenizer's arguments but the pattern, the model's own tokens among the core's
+    special tokens, the pair table or None) from the model's vocab and merges and the
+    added tokens. The merges are read in C++ (bpe._core.huggingface_merges: a Python
+    loop over them was most of a load); here, the special tokens.
 
-
-def _pair_ranks(first, other, where: str) -> dict:
-    """Hugging Face's merge table when a token has several merges: (left id, right id) ->
-    (rank, id made), in our ids (token 256 + i is the one first[i] makes); the rank is
-    the merge's place in the file, as Hugging Face ranks it."""
-    our_id = {char: b for b, char in byte_alphabet().items()}
-    table = {}
-    for i, (k, a, b) in enumerate(first):
-        our_id[a + b] = 256 + i
-        table[(our_id[a], our_id[b])] = (k, 256 + i)
-    for k, a, b in other:
-        if a not in our_id or b not in our_id:
-            raise ValueError(f"{where}, merge {k}: {a} {b} uses a token that no merge makes")
-        table.setdefault((our_id[a], our_id[b]), (k, our_id[a + b]))
-    return table
+    The core's special tokens are the added tokens that no merge makes (with Hugging
+    Face's ids), then the vocabulary's tokens that no merge makes (a chunk that is one
+    becomes it under ignore_merges); an added token that a merge makes is that merge's
+    token. A file with more merges than tokens to make (converted from tiktoken's ranks:
+    Llama 3's, GLM's) holds every split of a token: the pair table ranks them all."""
+    several = len(merge_list) > len(vocab) - 256
+    try:
+        merges, token_ids, unmade, first_at, extra = load_core().huggingface_merges(
+            vocab, merge_list, "".join(byte_alphabet().values()), several)
+    except ValueError as e:
+        hint = " (a truncated \"merges\" list?)" if "no earlier merge" in str(e) else ""
+        raise ValueError(f"{where}, {e}{hint}" if str(e).startswith("merge ") else f"{where}: {e}") from None
+    # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
+    # (text never reaches it; the core needs a token for each byte).
+    if -1 in token_ids:
+        free = max([*vocab.values(), *(t.id for t in added)], default=255) + 1
+        for b, i in enumerate(token_ids[:256]):
+            if i == -1:
+                token_ids[b], free = free, free + 1
+    unmade_set = set(unmade)
+    special_ids: dict[str, int] = {}
+    for token in added:
+        if token.content in vocab and token.content not in unmade_set:
+            continue  # a merge makes it: an ordinary token
+        special_ids.setdefault(token.content, token.id)
+    model_tokens = sorted((vocab[t], t) for t in unmade_set if t not in special_ids)
+    special_ids.update((t, i) for i, t in model_tokens)
+    args = _numbering(merges, token_ids[:256 + len(merges)], special_ids)
+    pair_ranks = None
+    if extra:  # Hugging Face's ranks: a merge's place in the file
+        pair_ranks = {(left, right): (k, 256 + i) for i, ((left, right), k) in enumerate(zip(merges, first_at))}
+        for k, left, right, made in extra:
+            pair_ranks.setdefault((left, right), (k, made))
+    return args, [t for t in args["special_tokens"] if t in vocab], pair_ranks
 
 
 # --- Hugging Face's rules, as tokenizer.json gives them ---------------------------------

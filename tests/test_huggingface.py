@@ -152,6 +152,47 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     assert ours.special_ids["<|pad|>"] == theirs.token_to_id("<|pad|>") != 5
 
 
+
+@pytest.mark.parametrize("merge, message", [
+    (["\u0120", "nosuchtoken"], "merge 0: \u0120 nosuchtoken uses a token that no earlier merge makes"),
+    ("\u0120 x y", "merge 0: expected two tokens, got '\u0120 x y'"),
+    (["\u0120"], "merge 0: expected two tokens, got list"),
+    (["\u0120", "\u4e2d"], "merge 0: \u0120 \u4e2d has '\u4e2d', which is not in the byte alphabet"),
+    (["x", "q"], "merge 0: x q makes 'xq', which is not in the vocabulary")])
+def test_a_bad_merge_is_a_value_error_that_names_it(small, tmp_path, merge, message):
+    tok, _, _ = small
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["model"]["merges"].insert(0, merge)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError) as e:
+        BPETokenizer.from_huggingface(path)
+    assert str(e.value).startswith(f"{path}, ") and message in str(e.value)
+
+
+def test_bytes_that_utf8_never_holds_may_have_no_token(small, tmp_path):
+    # DeepSeek's first vocabularies leave out 0xC0, 0xC1 and 0xF5 to 0xFF, which no UTF-8
+    # text holds; any other byte must have a token.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok, _, _ = small
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab = document["model"]["vocab"]
+    never = {"\u00c0", "\u00c1", *map(chr, range(0xF5, 0x100))}
+    left_out = never - {c for merge in document["model"]["merges"] for part in merge for c in part}
+    assert left_out
+    kept = sorted((i, t) for t, i in vocab.items() if t not in left_out)
+    document["model"]["vocab"] = {t: k for k, (_, t) in enumerate(kept)}
+    document["added_tokens"] = [{**a, "id": len(kept)} for a in document["added_tokens"]]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in TEXTS + [TRICKY_TEXT]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text
+    document["model"]["vocab"].pop("A")
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError, match="the byte 65 has no token"):
+        BPETokenizer.from_huggingface(path)
+
 # --- character offsets, as Hugging Face gives them ----------------------------------------
 
 @pytest.fixture(scope="module")
