@@ -469,10 +469,10 @@ class HuggingFaceRules:
             out.append((text[start_offset:], None))
         return out
 
-    def pieces(self, text: str, special_allowed: Any) -> list:
-        """The text cut as Hugging Face cuts it before its model: a list of either an
-        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
-        bytes) to encode with the merges."""
+    def segments(self, text: str, special_allowed: Any) -> list:
+        """The text cut at the added tokens, as Hugging Face cuts it before its pre-
+        tokenizer: a list of either an added token (AddedToken) or a run of normalized
+        text between them (str)."""
         def skip(token):
             return token.special and not special_allowed(token.content)
 
@@ -481,6 +481,7 @@ class HuggingFaceRules:
             if token is not None:
                 out.append(token)
                 continue
+            # Most text is NFC already: normalize checks that first, at a fraction of the cost.
             if self.nfc:
                 piece = unicodedata.normalize("NFC", piece)
             for part, ntoken in self._find_added(piece, self.normalized_matcher, self.normalized_contents.__getitem__,
@@ -488,8 +489,32 @@ class HuggingFaceRules:
                 if ntoken is not None:
                     out.append(ntoken)
                 elif part:
-                    out.extend(self.pre_tokenize(part))
+                    out.append(part)
         return out
+
+    def pieces(self, text: str, special_allowed: Any) -> list:
+        """The text cut as Hugging Face cuts it before its model: a list of either an
+        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
+        bytes) to encode with the merges."""
+        out = []
+        for segment in self.segments(text, special_allowed):
+            if isinstance(segment, str):
+                out.extend(self.pre_tokenize(segment))
+            else:
+                out.append(segment)
+        return out
+
+    def split_pattern(self) -> tuple[str, bool] | None:
+        """(regex, add_prefix_space) when the pre-tokenizer is one split pattern: a Split
+        (Isolated, not inverted) then ByteLevel without its regex, or ByteLevel with its
+        regex alone (GPT-2's rule; with add_prefix_space, a space before each segment
+        that has none). Then the compiled core splits each segment itself; else None."""
+        if len(self.steps) == 1 and self.steps[0][2]:
+            return _BYTE_LEVEL_REGEX, self.steps[0][1]
+        if len(self.steps) == 2 and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" and \
+                not self.steps[0][3] and not self.steps[1][1] and not self.steps[1][2]:
+            return self.steps[0][4], False
+        return None
 
     def pre_tokenize(self, text: str) -> list:
         parts = [text]

@@ -34,9 +34,21 @@ class HuggingFaceTokenizer(BPETokenizer):
     """A BPETokenizer with a tokenizer.json's rules (see the module's docstring)."""
 
     def __init__(self, args: dict, rules: "huggingface.HuggingFaceRules", where: str = "tokenizer.json") -> None:
-        # The core's pattern is GPT-4's: the chunks of today's Split regexes are almost
-        # always one chunk of it too, and then the core encodes them (see piece_ids).
-        super().__init__(**args, pattern="gpt4")
+        # Where the pre-tokenizer is one split pattern, the core splits with it and
+        # encodes each run of text between added tokens at its own speed. Else (or where
+        # the engine refuses the regex) the Python pipeline splits, and the core's pattern
+        # is GPT-4's: the chunks of today's Split regexes are almost always one chunk of it
+        # too, and then the core encodes them (see piece_ids).
+        shape = rules.split_pattern()
+        self._split_in_core, self._prefix_space = False, False
+        if shape is not None:
+            try:
+                super().__init__(**args, pattern=shape[0])
+                self._split_in_core, self._prefix_space = True, shape[1]
+            except ValueError:  # a construct the engine does not take: Python's regex splits
+                pass
+        if not self._split_in_core:
+            super().__init__(**args, pattern="gpt4")
         self._rules = rules
         self._where = where
         self._ranks: dict[tuple[int, int], int] | None = None  # (left id, right id) -> merge number, built when first needed
@@ -80,7 +92,7 @@ class HuggingFaceTokenizer(BPETokenizer):
             if len(self._piece_cache) < 1 << 16:
                 self._piece_cache[piece] = out
             return out
-        if len(_core_pretokenize(piece, "gpt4")) == 1:  # the core would not cut it: it encodes it alone
+        if len(_core_pretokenize(piece, self.pattern)) == 1:  # the core would not cut it: it encodes it alone
             out = self._encoder.encode(piece, (), ())
             if len(self._piece_cache) < 1 << 16:
                 self._piece_cache[piece] = out
@@ -120,12 +132,33 @@ class HuggingFaceTokenizer(BPETokenizer):
         return [self._hf_id(s) for s in symbols]
 
     def _encode(self, text, allowed) -> list:
+        if self._split_in_core:
+            return self._encode_split_in_core(_str(text), allowed)
         out = []
         for piece in self._rules.pieces(_str(text), allowed):
             if isinstance(piece, bytes):
                 out.extend(self.piece_ids(piece))
             else:
                 out.append(piece.id)
+        return out
+
+    def _encode_split_in_core(self, text: str, allowed) -> list:
+        """The added tokens found in Python, each run of text between them split and
+        encoded by the core; with ignore_merges or several merges a token, the core splits
+        and each chunk goes through piece_ids."""
+        out: list[int] = []
+        by_chunk = self._rules.ignore_merges or self._rules.pair_ranks is not None
+        for segment in self._rules.segments(text, allowed):
+            if not isinstance(segment, str):
+                out.append(segment.id)
+                continue
+            if self._prefix_space and not segment.startswith(" "):
+                segment = " " + segment
+            if by_chunk:
+                for chunk in _core_pretokenize(segment.encode("utf-8"), self.pattern):
+                    out.extend(self.piece_ids(chunk))
+            else:
+                out.extend(self._encoder.encode(segment, (), ()))
         return out
 
     def _allowed(self, allowed_special, disallowed_special, text):
