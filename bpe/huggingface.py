@@ -232,12 +232,12 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
     The core's special tokens are the added tokens that no merge makes (with Hugging
     Face's ids), then the vocabulary's tokens that no merge makes (a chunk that is one
     becomes it under ignore_merges); an added token that a merge makes is that merge's
-    token. A file with more merges than tokens to make (converted from tiktoken's ranks:
-    Llama 3's, GLM's) holds every split of a token: the pair table ranks them all."""
-    several = len(merge_list) > len(vocab) - 256
+    token. A file converted from tiktoken's ranks (Llama 3's, GLM's) holds every split of
+    a token into two tokens, and Hugging Face merges by any of them: then the pair table
+    ranks them all."""
     try:
         merges, token_ids, unmade, first_at, extra = load_core().huggingface_merges(
-            vocab, merge_list, "".join(byte_alphabet().values()), several)
+            vocab, merge_list, "".join(byte_alphabet().values()), several_per_token=True)
     except ValueError as e:
         hint = " (a truncated \"merges\" list?)" if "no earlier merge" in str(e) else ""
         raise ValueError(f"{where}, {e}{hint}" if str(e).startswith("merge ") else f"{where}: {e}") from None

@@ -193,6 +193,26 @@ def test_bytes_that_utf8_never_holds_may_have_no_token(small, tmp_path):
     with pytest.raises(ValueError, match="the byte 65 has no token"):
         BPETokenizer.from_huggingface(path)
 
+
+def test_a_second_merge_of_a_token_is_ranked_as_hugging_face_ranks_it(tmp_path):
+    # Hugging Face takes any merges: a second split of a token is ranked by its place in
+    # the file, even where the file has no more merges than tokens to make.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    merges, vocab = document["model"]["merges"], document["model"]["vocab"]
+    made = {a + b for a, b in merges}
+    second = next([t[:k], t[k:]] for t in sorted(made, key=len, reverse=True) for k in range(1, len(t))
+                  if t[:k] in vocab and t[k:] in vocab and [t[:k], t[k:]] not in merges)
+    merges.insert(len(merges) // 2, second)
+    vocab["<|spare|>"] = len(vocab)  # a token no merge makes: as many merges as tokens to make
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    texts = TEXTS + [TRICKY_TEXT, STORIES[:20_000], "".join(second).replace("\u0120", " ") * 3]
+    for text in texts:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
 # --- character offsets, as Hugging Face gives them ----------------------------------------
 
 @pytest.fixture(scope="module")
