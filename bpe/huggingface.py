@@ -5,6 +5,7 @@ The shared pieces (the byte alphabet, a vocabulary of alphabet strings and merge
 pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use too.
 What would change the ids and is not supported is refused by name.
 """
+import contextlib
 import gc
 import json
 import unicodedata
@@ -137,11 +138,7 @@ def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
     where = str(path)
     with open(path, "rb") as f:
         data = f.read()
-    # The file's hundreds of thousands of lists and strings hold no cycles: without the
-    # cycle collector walking them again and again, the load takes a third less time.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with without_cycle_collector():
         try:
             document = _parse_json(data)
         except (ValueError, UnicodeDecodeError) as e:  # json's and orjson's errors are ValueErrors
@@ -149,6 +146,18 @@ def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
         except RecursionError:
             raise ValueError(f"{where}: its JSON is nested too deep to be a tokenizer.json") from None
         return _read_document(document, where)
+
+
+@contextlib.contextmanager
+def without_cycle_collector():
+    """The cycle collector off while a tokenizer.json is read and its tokenizer built: the
+    file's hundreds of thousands of lists and strings hold no cycles, and each collection
+    that the load's own objects would start walks them all again (a third of a load's
+    time, more for a file with twice as many merges as tokens)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -232,14 +241,15 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
     The core's special tokens are the added tokens that no merge makes (with Hugging
     Face's ids), then the vocabulary's tokens that no merge makes (a chunk that is one
     becomes it under ignore_merges); an added token that a merge makes is that merge's
-    token. A file converted from tiktoken's ranks (Llama 3's, GLM's) holds every split of
-    a token into two tokens, and Hugging Face merges by any of them: then the pair table
-    ranks them all."""
+    token. Where the core's merges are not the file's in its order (a file converted from
+    tiktoken's ranks, Llama 3's or GLM's, holds every split of a token into two tokens,
+    some before their parts are made), the pair table ranks every merge as Hugging Face
+    does."""
     try:
-        merges, token_ids, unmade, first_at, extra = load_core().huggingface_merges(
-            vocab, merge_list, "".join(byte_alphabet().values()), several_per_token=True)
+        merges, token_ids, unmade, pair_ranks = load_core().huggingface_merges(vocab, merge_list,
+                                                                               "".join(byte_alphabet().values()))
     except ValueError as e:
-        hint = " (a truncated \"merges\" list?)" if "no earlier merge" in str(e) else ""
+        hint = " (a truncated \"merges\" list?)" if "no merge makes" in str(e) else ""
         raise ValueError(f"{where}, {e}{hint}" if str(e).startswith("merge ") else f"{where}: {e}") from None
     # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
     # (text never reaches it; the core needs a token for each byte).
@@ -257,11 +267,6 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
     model_tokens = sorted((vocab[t], t) for t in unmade_set if t not in special_ids)
     special_ids.update((t, i) for i, t in model_tokens)
     args = _numbering(merges, token_ids[:256 + len(merges)], special_ids)
-    pair_ranks = None
-    if extra:  # Hugging Face's ranks: a merge's place in the file
-        pair_ranks = {(left, right): (k, 256 + i) for i, ((left, right), k) in enumerate(zip(merges, first_at))}
-        for k, left, right, made in extra:
-            pair_ranks.setdefault((left, right), (k, made))
     return args, [t for t in args["special_tokens"] if t in vocab], pair_ranks
 
 
@@ -367,8 +372,9 @@ class HuggingFaceRules:
         self.nfc = _normalizer_is_nfc(document.get("normalizer"), where)
         self.steps = _pre_tokenizer_steps(document.get("pre_tokenizer"), where)
         self.ignore_merges = bool(document["model"].get("ignore_merges", False))
-        # Set by the loader when a token has several merges (see _pair_ranks): then every
-        # chunk goes through them in Python, since the core has one merge per token.
+        # Set by the loader when the core's merges are not the file's in its order (several
+        # merges of a token, or one before its parts: see _core_tokens): then every chunk
+        # goes through them in Python, since the core has one merge per token.
         self.pair_ranks: dict | None = None
         self.model_tokens: list[str] = []  # set by the loader: the model's tokens that no merge makes
         self.added = _added_tokens(document.get("added_tokens"), vocab, where)

@@ -41,14 +41,15 @@ class HuggingFaceTokenizer(BPETokenizer):
         # too, and then the core encodes them (see piece_ids).
         shape = rules.split_pattern()
         self._split_in_core, self._prefix_space = False, False
-        if shape is not None:
-            try:
-                super().__init__(**args, pattern=shape[0])
-                self._split_in_core, self._prefix_space = True, shape[1]
-            except ValueError:  # a construct the engine does not take: Python's regex splits
-                pass
-        if not self._split_in_core:
-            super().__init__(**args, pattern="gpt4")
+        with huggingface.without_cycle_collector():
+            if shape is not None:
+                try:
+                    super().__init__(**args, pattern=shape[0])
+                    self._split_in_core, self._prefix_space = True, shape[1]
+                except ValueError:  # a construct the engine does not take: Python's regex splits
+                    pass
+            if not self._split_in_core:
+                super().__init__(**args, pattern="gpt4")
         self._rules = rules
         self._where = where
         self._ranks: dict[tuple[int, int], int] | None = None  # (left id, right id) -> merge number, built when first needed

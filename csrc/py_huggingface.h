@@ -11,11 +11,15 @@
 // (through the alphabet, read straight from Python's str) and looked up in one table
 // keyed by those bytes, with no Python object made per merge.
 //
-// Some files (converted from tiktoken's ranks: Llama 3's, GLM's) hold every split of a
-// token whose two parts are tokens; Hugging Face merges by any of them. With
-// several_per_token, the first merge that makes a token is the core's, and the others
-// are kept aside as (k, left, right, token made), in the core's ids, for the caller's
-// pair table. Without it, a second merge of a token is a mistake in the file.
+// Hugging Face ranks pairs: merge k's two tokens, side by side, become the token they
+// make when no adjacent pair ranks lower. It never builds a token from its parts in
+// order, so a file may have a merge whose part a later merge makes (Llama 3's second
+// merge is "Ġ ĠĠĠ") and several merges of one token (files converted from tiktoken's
+// ranks, Llama 3's and GLM's, hold every split of a token whose two parts are tokens).
+// The core needs one merge per token, after its parts: each token's first merge whose
+// parts are made before it. Where these are not the file's merges in its order, the
+// pair table is given too, (left, right) -> (k, made) in the core's ids, by which the
+// caller ranks as Hugging Face does.
 //
 // Mistakes are ValueErrors that name the merge by its number and the tokens by their
 // text, as the file writes them; the caller puts the file's name in front.
@@ -46,45 +50,82 @@ class HuggingFaceMerges {
         }
     }
 
-    py::tuple read(py::handle vocab, py::handle merges, bool several_per_token) {
+    py::tuple read(py::handle vocab, py::handle merges) {
         read_vocab(vocab);
         std::vector<int64_t> ids = byte_ids();
         if (!PyList_Check(merges.ptr())) throw py::value_error("the model's \"merges\" is not a list");
         Py_ssize_t n = PyList_GET_SIZE(merges.ptr());
-        py::list core_merges, extra, first_at;
-        std::vector<Aside> aside;
-        std::string both;  // the two tokens' bytes, one after the other: the token they make
+
+        // 1. Each merge's three tokens (two parts, the token made), found by their bytes.
+        std::vector<Merge> all(static_cast<size_t>(n));
+        std::string both;  // the two parts' bytes, one after the other: the token they make
         for (Py_ssize_t k = 0; k < n; ++k) {
             py::handle item = PyList_GET_ITEM(merges.ptr(), k);
             size_t split = parts(item, k, both);
-            std::string_view left = std::string_view(both).substr(0, split), right = std::string_view(both).substr(split);
+            Token* left = find(std::string_view(both).substr(0, split));
+            Token* right = find(std::string_view(both).substr(split));
+            if (left == nullptr || right == nullptr)
+                throw py::value_error(at(k) + text(item) + " uses " + repr(part_text(item, left == nullptr ? 0 : 1)) +
+                                      ", which is not in the vocabulary");
             Token* made = find(both);
-            if (made != nullptr && made->core_id >= 0) {  // a second merge of this token
-                if (!several_per_token)
-                    throw py::value_error(at(k) + text(item) + " makes " + repr(made->key) +
-                                          ", but merge " + std::to_string(made->made_by) +
-                                          " already makes it: each token has one merge");
-                aside.push_back({k, std::string(left), std::string(right), made->core_id});
-                continue;
-            }
-            int64_t l = core_id(left), r = core_id(right);
-            if (l < 0 || r < 0)
-                throw py::value_error(at(k) + text(item) + " uses a token that no earlier merge makes");
             if (made == nullptr)
                 throw py::value_error(at(k) + text(item) + " makes " + repr(joined_text(item)) +
                                       ", which is not in the vocabulary");
-            made->core_id = int64_t(256 + core_merges.size());
-            made->made_by = k;
-            core_merges.append(py::make_tuple(l, r));
-            ids.push_back(made->id);
-            if (several_per_token) first_at.append(k);
+            all[size_t(k)] = {index(left), index(right), index(made)};
         }
-        for (const Aside& a : aside) {  // their parts may be made by later merges
-            int64_t l = core_id(a.left), r = core_id(a.right);
-            if (l < 0 || r < 0)
-                throw py::value_error(at(a.k) + text(PyList_GET_ITEM(merges.ptr(), a.k)) +
+
+        // 2. The core's merges: each token's first merge whose parts are made before it.
+        // A merge whose part is not made yet waits on it (a list per token, linked through
+        // next_waiting) and is tried again once it is made.
+        std::vector<int32_t> waiting(tokens_.size(), -1), next_waiting(static_cast<size_t>(n), -1), ready;
+        std::vector<bool> done(static_cast<size_t>(n), false);
+        bool in_order = true;  // the core's merges are the file's, in its order
+        py::list core_merges;
+        for (Py_ssize_t first = 0; first < n; ++first) {
+            ready.push_back(int32_t(first));
+            while (!ready.empty()) {
+                int32_t k = ready.back();
+                ready.pop_back();
+                const Merge& m = all[size_t(k)];
+                Token& made = tokens_[size_t(m.made)];
+                if (made.core_id >= 0) {  // a second merge of the token: Hugging Face ranks it too
+                    in_order = false;
+                    done[size_t(k)] = true;
+                    continue;
+                }
+                int32_t missing = tokens_[size_t(m.left)].core_id < 0    ? m.left
+                                  : tokens_[size_t(m.right)].core_id < 0 ? m.right
+                                                                         : -1;
+                if (missing >= 0) {
+                    in_order = false;
+                    next_waiting[size_t(k)] = waiting[size_t(missing)];
+                    waiting[size_t(missing)] = k;
+                    continue;
+                }
+                made.core_id = int64_t(256 + core_merges.size());
+                core_merges.append(py::make_tuple(tokens_[size_t(m.left)].core_id, tokens_[size_t(m.right)].core_id));
+                ids.push_back(made.id);
+                done[size_t(k)] = true;
+                for (int32_t w = waiting[size_t(m.made)]; w >= 0; w = next_waiting[size_t(w)]) ready.push_back(w);
+                waiting[size_t(m.made)] = -1;
+            }
+        }
+        for (Py_ssize_t k = 0; k < n; ++k)
+            if (!done[size_t(k)])
+                throw py::value_error(at(k) + text(PyList_GET_ITEM(merges.ptr(), k)) +
                                       " uses a token that no merge makes");
-            extra.append(py::make_tuple(a.k, l, r, a.made));
+
+        // 3. Where they are not, Hugging Face's ranks: (left, right) -> (k, made), in the
+        // core's ids; a pair written twice ranks at its first place.
+        py::object pairs = py::none();
+        if (!in_order) {
+            py::dict ranks;
+            for (Py_ssize_t k = 0; k < n; ++k) {
+                const Merge& m = all[size_t(k)];
+                py::tuple pair = py::make_tuple(tokens_[size_t(m.left)].core_id, tokens_[size_t(m.right)].core_id);
+                if (!ranks.contains(pair)) ranks[pair] = py::make_tuple(k, tokens_[size_t(m.made)].core_id);
+            }
+            pairs = ranks;
         }
         py::list unmade;  // the vocabulary's tokens that neither a byte nor a merge makes
         for (const Token& t : tokens_)
@@ -92,8 +133,7 @@ class HuggingFaceMerges {
         for (py::handle key : not_bytes_) unmade.append(key);
         py::list token_ids;
         for (int64_t i : ids) token_ids.append(i);
-        return py::make_tuple(core_merges, token_ids, unmade, several_per_token ? py::object(first_at) : py::none(),
-                              extra);
+        return py::make_tuple(core_merges, token_ids, unmade, pairs);
     }
 
   private:
@@ -103,12 +143,9 @@ class HuggingFaceMerges {
         size_t offset, size;   // its bytes, in bytes_
         uint64_t hash;
         int64_t core_id = -1;  // the core's, once a byte or a merge makes it
-        Py_ssize_t made_by = -1;
     };
-    struct Aside {
-        Py_ssize_t k;
-        std::string left, right;
-        int64_t made;
+    struct Merge {
+        int32_t left, right, made;  // indices in tokens_
     };
 
     std::vector<int> byte_of_;           // character -> byte, -1 outside the alphabet
@@ -150,6 +187,8 @@ class HuggingFaceMerges {
         }
     }
 
+    int32_t index(const Token* t) const { return int32_t(t - tokens_.data()); }
+
     static std::string at(Py_ssize_t k) { return "merge " + std::to_string(k) + ": "; }
 
     static std::string repr(py::handle obj) { return py::repr(obj).cast<std::string>(); }
@@ -158,6 +197,12 @@ class HuggingFaceMerges {
     static py::str joined_text(py::handle item) {
         if (PyUnicode_Check(item.ptr())) return item.attr("replace")(" ", "");
         return py::str("").attr("join")(item);
+    }
+
+    // One of a merge's two tokens as the file writes it (0: the left one).
+    static py::str part_text(py::handle item, int which) {
+        if (PyUnicode_Check(item.ptr())) return item.attr("split")(" ")[py::int_(which)];
+        return py::reinterpret_borrow<py::str>(PyList_GET_ITEM(item.ptr(), which));
     }
 
     static std::string text(py::handle item) {
@@ -272,10 +317,10 @@ class HuggingFaceMerges {
 
 // The binding: (merges as (left, right) in the core's ids, the file's id of each core
 // token (bytes then merges; -1 for a byte UTF-8 never holds that has no token), the
-// vocabulary's tokens no byte or merge makes, each core merge's number in the file (with
-// several_per_token, else None), the other merges as (k, left, right, made)).
-inline py::tuple huggingface_merges(py::handle vocab, py::handle merges, py::handle alphabet, bool several_per_token) {
-    return HuggingFaceMerges(alphabet).read(vocab, merges, several_per_token);
+// vocabulary's tokens no byte or merge makes, and None when the core's merges are the
+// file's in its order, else the pair table {(left, right): (k, made)}).
+inline py::tuple huggingface_merges(py::handle vocab, py::handle merges, py::handle alphabet) {
+    return HuggingFaceMerges(alphabet).read(vocab, merges);
 }
 
 }  // namespace bindings

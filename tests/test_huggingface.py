@@ -154,7 +154,8 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
 
 
 @pytest.mark.parametrize("merge, message", [
-    (["\u0120", "nosuchtoken"], "merge 0: \u0120 nosuchtoken uses a token that no earlier merge makes"),
+    (["\u0120", "nosuchtoken"], "merge 0: \u0120 nosuchtoken uses 'nosuchtoken', which is not in the vocabulary"),
+    ("nosuchtoken \u0120", "merge 0: nosuchtoken \u0120 uses 'nosuchtoken', which is not in the vocabulary"),
     ("\u0120 x y", "merge 0: expected two tokens, got '\u0120 x y'"),
     (["\u0120"], "merge 0: expected two tokens, got list"),
     (["\u0120", "\u4e2d"], "merge 0: \u0120 \u4e2d has '\u4e2d', which is not in the byte alphabet"),
@@ -211,6 +212,24 @@ def test_a_second_merge_of_a_token_is_ranked_as_hugging_face_ranks_it(tmp_path):
     ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
     texts = TEXTS + [TRICKY_TEXT, STORIES[:20_000], "".join(second).replace("\u0120", " ") * 3]
     for text in texts:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
+
+def test_a_merge_before_the_merge_of_its_part_is_ranked_as_hugging_face_ranks_it(tmp_path):
+    # Llama 3's second merge is "\u0120 \u0120\u0120\u0120", whose right part a later merge
+    # makes: Hugging Face ranks pairs, and so merges by it once that part is there.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    merges = document["model"]["merges"]
+    made_at = {a + b: k for k, (a, b) in enumerate(merges)}
+    j = next(j for j in range(len(merges) - 1, 0, -1) if made_at.get(merges[j][0], -1) > 0)
+    merges.insert(made_at[merges[j][0]] - 1, merges.pop(j))  # before the merge that makes its left part
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    assert ours.rules.pair_ranks is not None
+    for text in TEXTS + [TRICKY_TEXT, STORIES[:20_000]]:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
 
 # --- character offsets, as Hugging Face gives them ----------------------------------------
