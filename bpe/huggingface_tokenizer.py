@@ -58,6 +58,15 @@ class HuggingFaceTokenizer(BPETokenizer):
         self._n_made = 256 + len(self.merges)
         self._piece_cache: dict[bytes, list[int]] = {}
         self._whole: dict[bytes, int] | None = None  # bytes -> our id of every byte and merge token, for ignore_merges
+        # The model's tokens that no merge makes are special tokens to the core, which
+        # holds them as their text in the byte alphabet: their bytes are that text read
+        # through the alphabet (where it is not plain ASCII, the two differ).
+        self._model_token_bytes: dict[int, bytes] = {}  # the file's id -> bytes, where they differ from the text's
+        model_tokens = set(rules.model_tokens)
+        for token, i in self.special_ids.items():
+            data = huggingface.alphabet_bytes(token) if token in model_tokens else None
+            if data is not None and data != token.encode("utf-8"):
+                self._model_token_bytes[i] = data
 
     @classmethod
     def from_document(cls, document: dict, where: str) -> "HuggingFaceTokenizer":
@@ -81,8 +90,9 @@ class HuggingFaceTokenizer(BPETokenizer):
                 self._whole = {self.decode_single_token_bytes(self._hf_id(i)): i for i in range(self._n_made)}
                 model_tokens = set(self._rules.model_tokens)
                 for j, token in enumerate(self.special_tokens):
-                    if token in model_tokens:
-                        self._whole[token.encode("utf-8")] = self._n_made + j
+                    data = huggingface.alphabet_bytes(token) if token in model_tokens else None
+                    if data is not None:  # a chunk is written in the alphabet: only such a token can be one
+                        self._whole[data] = self._n_made + j
             whole = self._whole.get(piece)
             if whole is not None:
                 out = [self._hf_id(whole)]
@@ -219,6 +229,20 @@ class HuggingFaceTokenizer(BPETokenizer):
                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
         raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own "
                          "(a normalizer may move the text)")
+
+    # --- decoding: the model's tokens that no merge makes -----------------------------
+
+    def decode_single_token_bytes(self, id: int) -> bytes:
+        data = self._model_token_bytes.get(id)
+        return data if data is not None else super().decode_single_token_bytes(id)
+
+    def decode_tokens_bytes(self, ids) -> list[bytes]:
+        return [self.decode_single_token_bytes(i) for i in ids]
+
+    def decode_bytes(self, ids) -> bytes:
+        if self._model_token_bytes and any(i in self._model_token_bytes for i in ids):
+            return b"".join(self.decode_tokens_bytes(ids))
+        return super().decode_bytes(ids)
 
     # --- files ---------------------------------------------------------------------
 

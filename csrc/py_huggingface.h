@@ -76,7 +76,9 @@ class HuggingFaceMerges {
 
         // 2. The core's merges: each token's first merge whose parts are made before it.
         // A merge whose part is not made yet waits on it (a list per token, linked through
-        // next_waiting) and is tried again once it is made.
+        // next_waiting) and is tried again once it is made. One whose part no merge makes
+        // waits for ever: Hugging Face keeps it, but it never applies, as no chunk ever
+        // holds that part (a token that no two tokens make: Qwen 3.6 has a few dozen).
         std::vector<int32_t> waiting(tokens_.size(), -1), next_waiting(static_cast<size_t>(n), -1), ready;
         std::vector<bool> done(static_cast<size_t>(n), false);
         bool in_order = true;  // the core's merges are the file's, in its order
@@ -97,11 +99,11 @@ class HuggingFaceMerges {
                                   : tokens_[size_t(m.right)].core_id < 0 ? m.right
                                                                          : -1;
                 if (missing >= 0) {
-                    in_order = false;
                     next_waiting[size_t(k)] = waiting[size_t(missing)];
                     waiting[size_t(missing)] = k;
                     continue;
                 }
+                if (k != first) in_order = false;  // it waited for its part
                 made.core_id = int64_t(256 + core_merges.size());
                 core_merges.append(py::make_tuple(tokens_[size_t(m.left)].core_id, tokens_[size_t(m.right)].core_id));
                 ids.push_back(made.id);
@@ -110,10 +112,6 @@ class HuggingFaceMerges {
                 waiting[size_t(m.made)] = -1;
             }
         }
-        for (Py_ssize_t k = 0; k < n; ++k)
-            if (!done[size_t(k)])
-                throw py::value_error(at(k) + text(PyList_GET_ITEM(merges.ptr(), k)) +
-                                      " uses a token that no merge makes");
 
         // 3. Where they are not, Hugging Face's ranks: (left, right) -> (k, made), in the
         // core's ids; a pair written twice ranks at its first place.
@@ -122,6 +120,7 @@ class HuggingFaceMerges {
             py::dict ranks;
             for (Py_ssize_t k = 0; k < n; ++k) {
                 const Merge& m = all[size_t(k)];
+                if (!done[size_t(k)]) continue;  // it never applies
                 py::tuple pair = py::make_tuple(tokens_[size_t(m.left)].core_id, tokens_[size_t(m.right)].core_id);
                 if (!ranks.contains(pair)) ranks[pair] = py::make_tuple(k, tokens_[size_t(m.made)].core_id);
             }

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import bpe_reference as ref
 from bpe import BPETokenizer
+from bpe.formats import byte_alphabet
 from sample_text import SCRIPTS_AND_EMOJI, TRICKY_TEXT, sample_bytes
 from vocabularies import (CS336, END_OF_TEXT, PAD, cl100k_path, gpt2_files, merges_for, small_gpt2_vocabulary,
                           trained_with_two_specials)
@@ -230,6 +231,27 @@ def test_a_merge_before_the_merge_of_its_part_is_ranked_as_hugging_face_ranks_it
     ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
     assert ours.rules.pair_ranks is not None
     for text in TEXTS + [TRICKY_TEXT, STORIES[:20_000]]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
+
+def test_tokens_no_merge_makes_load_and_decode_to_their_bytes(tmp_path):
+    # Qwen 3.6's vocabulary has tokens that no two tokens make ("\u4ff1\u4e50\u90e8"): no
+    # merge makes them, and a merge that uses one never applies; Hugging Face loads both.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab, merges = document["model"]["vocab"], document["model"]["merges"]
+    unmade = "".join(byte_alphabet()[b] for b in "\u4ff1\u4e50\u90e8".encode("utf-8"))
+    for token in (unmade, "x" + unmade):
+        vocab[token] = len(vocab)
+    merges.append(["x", unmade])  # never applies: no chunk holds the token it uses
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    token_id = theirs.token_to_id(unmade)
+    assert ours.decode([token_id]) == "\u4ff1\u4e50\u90e8" == theirs.decode([token_id])
+    assert ours.decode_single_token_bytes(token_id) == "\u4ff1\u4e50\u90e8".encode("utf-8")
+    for text in TEXTS + [TRICKY_TEXT, "x\u4ff1\u4e50\u90e8 \u4ff1\u4e50\u90e8"]:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
 
 # --- character offsets, as Hugging Face gives them ----------------------------------------
