@@ -435,24 +435,38 @@ class HuggingFaceRules:
                     return name
         return None
 
-    def describe(self) -> list:
-        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full),
-        the normalizer, the added tokens and the template."""
-        lines = ["split (Hugging Face's pre-tokenizer, in order):"]
+    def describe(self, shown: int = 40) -> list:
+        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full, and
+        what runs it), the normalizer, the added tokens (the first `shown` of them) and
+        the template."""
+        one = self.split_pattern()
+        runs = "the compiled core, when its engine takes the regex" if one else "Python's regex module (not one pattern)"
+        lines = [f"split (Hugging Face's pre-tokenizer, in order; run by {runs}):"]
         for step in self.steps:
             if step[0] == "split":
                 _, _, behavior, invert, source = step
-                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {source}")
+                # Control characters written as escapes: the regex means the same, and stays on its line.
+                shown_source = source.translate({c: f"\\x{c:02x}" for c in range(32)} | {13: "\\r", 10: "\\n", 9: "\\t"})
+                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {shown_source}")
             else:
                 lines.append(f"  ByteLevel (use_regex={step[2]}, add_prefix_space={step[1]})")
         lines.append(f"normalizer: {'NFC' if self.nfc else 'none'}")
         lines.append(f"ignore_merges: {self.ignore_merges}")
         flags = ("normalized", "lstrip", "rstrip", "single_word")
         lines.append(f"added tokens: {len(self.added)} ({sum(t.special for t in self.added)} special)")
-        for t in self.added:
+        for t in self.added[:shown]:
             set_flags = [f for f in flags if getattr(t, f)]
             lines.append(f"  {t.id:>8}  {t.content!r}  {'special' if t.special else 'ordinary text'}"
                          + (f" ({', '.join(set_flags)})" if set_flags else ""))
+        if len(self.added) > shown:
+            rest = self.added[shown:]
+            lines.append(f"  ... and {len(rest)} more ({sum(not t.special for t in rest)} of them ordinary text), "
+                         f"ids {min(t.id for t in rest)} to {max(t.id for t in rest)}")
+        unmade = [t for t in self.model_tokens if t not in self.by_content]
+        if unmade:
+            shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
+            lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
+                         f"{', '.join(map(repr, shown_tokens))}")
         if self.template is None:
             lines.append("template: none")
         else:

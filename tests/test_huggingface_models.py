@@ -328,11 +328,13 @@ def test_bpe_info_shows_pattern_normalizer_added_tokens_and_template(tmp_path):
     result = _bpe("info", path)
     assert result.returncode == 0, result.stderr
     for shown in ["Split Isolated: " + DEEPSEEK[1], "normalizer: none", "'<think>'  ordinary text (normalized)",
-                  "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): ["]:
+                  "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): [",
+                  "run by Python's regex module", "Split Isolated: [\\r\\n]"]:
         assert shown in result.stdout, shown
     path = tmp_path / "qwen.json"
     shape("qwen2").save(str(path))
-    assert "normalizer: NFC" in _bpe("info", path).stdout
+    shown = _bpe("info", path).stdout
+    assert "normalizer: NFC" in shown and "run by the compiled core" in shown
 
 
 def test_bpe_convert_keeps_the_rules_or_refuses_in_one_line(tmp_path):
