@@ -227,8 +227,9 @@ class HuggingFaceTokenizer(BPETokenizer):
 
     def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
-        raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own "
-                         "(a normalizer may move the text)")
+        raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own: NFC "
+                         "moves characters, and Hugging Face's offsets then follow alignments not reproduced here "
+                         "(Hugging Face's tokenizers gives them: encode(text).offsets)")
 
     # --- decoding: the model's tokens that no merge makes -----------------------------
 
