@@ -254,6 +254,28 @@ def test_tokens_no_merge_makes_load_and_decode_to_their_bytes(tmp_path):
     for text in TEXTS + [TRICKY_TEXT, "x\u4ff1\u4e50\u90e8 \u4ff1\u4e50\u90e8"]:
         assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
 
+
+_PIECE = st.text(alphabet=["a", "b", "\u0120", " ", "\u4e2d"], max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_PIECE, st.lists(st.one_of(_PIECE, st.integers(), st.none()), max_size=3), st.integers(),
+                          st.none()), max_size=8),
+       st.dictionaries(_PIECE, st.one_of(st.integers(-2, 300), st.booleans(), st.floats()), max_size=6))
+def test_any_merges_give_the_cores_tokens_or_a_value_error(merges, extra_vocab):
+    # The C++ reader of a tokenizer.json's merges (bpe._core.huggingface_merges) meets
+    # whatever a file holds: never a crash, a ValueError for what is wrong.
+    from bpe import load_core
+    alphabet = byte_alphabet()
+    vocab = {c: b for b, c in alphabet.items()}
+    vocab.update(extra_vocab)
+    try:
+        core_merges, ids, unmade, pairs = load_core().huggingface_merges(vocab, merges, "".join(alphabet.values()))
+    except ValueError:
+        return
+    assert len(ids) == 256 + len(core_merges) and all(0 <= left < 256 + k and 0 <= right < 256 + k
+                                                        for k, (left, right) in enumerate(core_merges))
+
 # --- character offsets, as Hugging Face gives them ----------------------------------------
 
 @pytest.fixture(scope="module")
