@@ -2,8 +2,8 @@
 // merge k of the file, "a b" (or ["a", "b"]), joins the tokens written a and b in the
 // byte alphabet (GPT-2's: each byte stands as one printable character) into the token
 // written a+b. The core numbers the 256 bytes 0..255 and the token merge i makes
-// 256 + i; the file numbers them as its vocab says. This reads both once, in one pass
-// over the merges, and gives the core's merges and the file's id of each core token.
+// 256 + i; the file numbers them as its vocab says. This reads both once and gives the
+// core's merges and the file's id of each core token.
 //
 // Why C++: a 150,000-token file holds 150,000 merges, each two strings to look up and
 // a third to make and look up; in Python that loop was most of a load (0.3 s of 0.4 s,
@@ -271,11 +271,6 @@ class HuggingFaceMerges {
             ids.push_back(found->id);
         }
         return ids;
-    }
-
-    int64_t core_id(std::string_view bytes) {
-        Token* found = find(bytes);
-        return found == nullptr ? -1 : found->core_id;
     }
 
     // Merge k's two tokens, as bytes, into both: "a b" (one space: the alphabet has none)
