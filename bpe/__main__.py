@@ -308,8 +308,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
     else:
         print("\n".join(rules.describe()))
-    specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
-    print(f"special tokens: {specials}")
+    if rules is None:  # a tokenizer.json's are its added tokens, listed above
+        specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
+        print(f"special tokens: {specials}")
     print("longest tokens:")
     for length, token in _longest_tokens(tok, LONGEST):
         print(f"  {length:>4} bytes  {token!r}")

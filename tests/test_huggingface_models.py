@@ -176,6 +176,33 @@ def test_disallowed_special_raises_as_in_tiktoken(pair):
             ours.encode(f"a{special}b")
 
 
+
+# A pre-tokenizer that is one split pattern runs on the compiled core's split (its pattern
+# is the file's regex); any other shape on the Python pipeline (the core's pattern stays
+# GPT-4's). Both give Hugging Face's ids (the tests above).
+ONE_PATTERN = {"qwen2": QWEN2, "llama3": LLAMA3, "glm4": GLM4, "split-isolated": r"\s+|\p{N}+",
+               "added-flags": QWEN2}
+
+
+def test_one_split_pattern_is_split_by_the_core(pair):
+    name, _, ours, _ = pair
+    if name == "bytelevel-prefix":
+        assert ours.pattern.startswith("'s|'t|") and ours.pattern.endswith("|\\s+")
+    else:
+        assert ours.pattern == ONE_PATTERN.get(name, "gpt4"), name
+
+
+def test_a_regex_the_engine_refuses_runs_on_the_python_pipeline(tmp_path):
+    # A lookbehind: Hugging Face's engine takes it, the core's refuses it.
+    regex = r"(?<=[a-z])\d|\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"
+    tk = train(pre_tokenizers.Sequence([split(regex), byte_level()]))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    assert ours.pattern == "gpt4"
+    for text in HOSTILE + ["a1b2 c3", "x9y"]:
+        assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
+
 # --- what is refused, and the edges of the file (issue 34, items 2, 9 and 14) -------------
 
 def _document(name="qwen2", vocab_size=420):
@@ -301,11 +328,13 @@ def test_bpe_info_shows_pattern_normalizer_added_tokens_and_template(tmp_path):
     result = _bpe("info", path)
     assert result.returncode == 0, result.stderr
     for shown in ["Split Isolated: " + DEEPSEEK[1], "normalizer: none", "'<think>'  ordinary text (normalized)",
-                  "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): ["]:
+                  "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): [",
+                  "run by Python's regex module", "Split Isolated: [\\r\\n]"]:
         assert shown in result.stdout, shown
     path = tmp_path / "qwen.json"
     shape("qwen2").save(str(path))
-    assert "normalizer: NFC" in _bpe("info", path).stdout
+    shown = _bpe("info", path).stdout
+    assert "normalizer: NFC" in shown and "run by the compiled core" in shown
 
 
 def test_bpe_convert_keeps_the_rules_or_refuses_in_one_line(tmp_path):

@@ -60,6 +60,9 @@ PARAMETERS_OF = {
     ("Encoder", "encode_with_offsets", "text"): "str",
     (None, "lower_rank_splits", "ranks"): "dict[bytes, int]",
     (None, "lower_rank_splits", "tokens"): "list[bytes]",
+    (None, "huggingface_merges", "vocab"): "dict[str, int]",
+    (None, "huggingface_merges", "merges"): "list[str] | list[list[str]]",
+    (None, "huggingface_merges", "alphabet"): "str",
 }
 # What a binding gives back, where pybind11 knows only "list", "tuple", "dict" or "object".
 RETURNS = {
@@ -72,6 +75,8 @@ RETURNS = {
     ("Encoder", "special_tokens"): "dict[str, int]",
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",
+    (None, "huggingface_merges"): ("tuple[list[tuple[int, int]], list[int], list[str], "
+                                   "dict[tuple[int, int], tuple[int, int]] | None]"),
 }
 
 
