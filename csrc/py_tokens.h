@@ -155,9 +155,26 @@ struct SpecialChoice {
             GilReleased released;
             k = encoder.specials().find_first(text, disallowed);
         }
-        if (k == encoder.specials().size()) return;
+        if (k != encoder.specials().size()) refuse(encoder, k, "the text");
+    }
+
+    // The same for each text of a batch, all of them without the GIL at once; the
+    // message names the first text that holds a disallowed special.
+    void check(const bpe::Encoder& encoder, const std::vector<std::string_view>& texts) const {
+        if (std::find(disallowed.begin(), disallowed.end(), true) == disallowed.end()) return;
+        size_t at = texts.size(), k = encoder.specials().size();
+        {
+            GilReleased released;
+            for (size_t i = 0; i < texts.size() && at == texts.size(); ++i)
+                if ((k = encoder.specials().find_first(texts[i], disallowed)) != encoder.specials().size()) at = i;
+        }
+        if (at != texts.size()) refuse(encoder, k, "text " + std::to_string(at));
+    }
+
+private:
+    [[noreturn]] static void refuse(const bpe::Encoder& encoder, size_t k, const std::string& which) {
         const std::string& token = encoder.specials().tokens()[k].first;
-        throw py::value_error("the text holds the special token " + std::string(py::repr(py::str(token))) +
+        throw py::value_error(which + " holds the special token " + std::string(py::repr(py::str(token))) +
                               ", which is disallowed. To encode it as its id, allow it: allowed_special={" +
                               std::string(py::repr(py::str(token))) + "} (or \"all\"); to encode it as "
                               "ordinary text, disallowed_special=() or encode_ordinary");
@@ -271,6 +288,18 @@ private:
     std::vector<PyObject*> ints_;
 };
 inline SharedInts shared_ints;
+
+// n ids as a list of ints.
+inline py::list ids_to_list(const uint32_t* ids, size_t n) {
+    py::list out(n);
+    PyObject* list = out.ptr();
+    for (size_t i = 0; i < n; ++i) {
+        PyObject* value = shared_ints.get(ids[i]);
+        if (value == nullptr) throw py::error_already_set();  // out of memory: out frees what is set
+        PyList_SET_ITEM(list, i, value);
+    }
+    return out;
+}
 
 // Ids, in n consecutive parts, as one list of ints.
 inline py::list ids_to_list(const std::vector<uint32_t>* parts, size_t n) {
