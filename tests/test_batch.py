@@ -116,6 +116,16 @@ def test_one_thread_and_several_give_the_same_ids(tok):
         tok.encode_batch_flat(docs[:2], threads=1)[0].tolist()
 
 
+def test_batches_longer_than_a_group_and_documents_longer_than_one(tok):
+    # The encoder takes small documents a group of about 1 MB at a time, and a document
+    # of 1 MB or more alone (Encoder::encode_many): the ids are each document's all the same.
+    long = (STORIES * 10)[:1_100_000]
+    docs = DOCUMENTS * 12 + [long, "", long[:5000]] + DOCUMENTS * 8 + [long + "<|endoftext|>"]
+    expected = per_document(tok, docs, allowed_special="all")
+    for threads in (1, 2):
+        check_flat(tok.encode_batch_flat(docs, allowed_special="all", threads=threads), expected, np.uint16)
+
+
 def test_any_iterable_of_str_is_taken(tok):
     docs = DOCUMENTS[:20]
     expected = tok.encode_batch_flat(docs)[0].tolist()
