@@ -352,8 +352,11 @@ public:
         ends.reserve(ends.size() + n);
         std::string group;
         std::vector<Segment> segments;
+        segments.reserve(std::min<size_t>(2 * n, kGroup / 64) + 2);
+        bool long_segment = false;  // whether a segment may need cutting for the interrupt
         // A document's segments, at `base` in the text they are encoded in, and its mark.
         auto add = [&](std::string_view text, size_t base) {
+            long_segment |= text.size() > Interrupt::kPollBytes;
             if (any_allowed) {
                 for (const Segment& s : vocabulary_.specials().segments(text, allowed))
                     segments.push_back({base + s.begin, base + s.end, s.special});
@@ -364,7 +367,7 @@ public:
         };
         auto encode_marked = [&](std::string_view text) {
             // Segments of at most about kPollBytes, so that the interrupt hears often enough.
-            if (interrupt && text.size() > Interrupt::kPollBytes)
+            if (interrupt && long_segment)
                 segments = cut_long_segments(text, segments, Interrupt::kPollBytes, pattern_);
             // Room for the most ids there can be (a token holds a byte at least, and a mark
             // a document), grown by doubling: encode_segments's exact reserve, call after
@@ -379,6 +382,7 @@ public:
             }
             ids.resize(at);
             segments.clear();
+            long_segment = false;
         };
         for (size_t i = 0; i < n; ++i) {
             std::string_view text = texts[i];
