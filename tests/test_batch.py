@@ -166,3 +166,23 @@ def test_the_type_of_ids_follows_n_vocab():
     ids, offsets = tok.encode_ordinary_batch_flat(docs, threads=2)
     assert ids.dtype == np.uint32
     check_flat((ids, offsets), [tok.encode_ordinary(d) for d in docs], np.uint32)
+
+
+@pytest.mark.parametrize("wide", ["é", "€", "😀"])  # a str of 1, 2 and 4 bytes a character
+def test_a_str_is_read_as_its_utf8_wherever_its_wide_characters_are(tok, wide):
+    # The writer takes 32 ASCII characters at once, and a block holding any other one a
+    # character at a time (csrc/py_text.h: transcode_utf8): every place in and around a
+    # block, one text at a time and in a batch.
+    texts = []
+    for length in (1, 31, 32, 33, 64, 65, 100):
+        for at in range(length):
+            text = "".join(wide if i == at else "abcdefgh "[i % 9] for i in range(length))
+            texts.append(text)
+    encoder = tok._encoder
+    expected = [encoder.encode(t.encode("utf-8")) for t in texts]
+    assert [encoder.encode(t) for t in texts] == expected
+    assert encoder.encode_batch(texts) == expected
+    with pytest.raises(ValueError, match="lone surrogate at position 40"):
+        encoder.encode("a" * 40 + "\ud800" + wide)
+    with pytest.raises(ValueError, match="text 1 cannot be encoded as UTF-8: a lone surrogate at position 33"):
+        encoder.encode_batch(["ok", wide * 33 + "\udfff"])
