@@ -158,6 +158,9 @@ def main():
         ratio = statistics.median(ratios)
         print(f"  floor: ours flat / {name[other]}: {ratio:.2f}x (needs >= {share}x): "
               + ("met" if ratio >= share else "missed"))
+    whole = seconds[after, "ours encode_array(threads=1), the same text whole"]
+    beyond = (statistics.median(seconds[flat]) - statistics.median(whole)) / len(docs)
+    print(f"  ours flat: {beyond * 1e9:.0f} ns per document beyond the same bytes as one text")
     if args.before:
         for row in ("ours encode_ordinary_batch(threads=1)", "ours encode_array(threads=1), the same text whole"):
             old = (workers[1], row)
