@@ -665,8 +665,9 @@ def _strs(texts) -> list | tuple:
         raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
     if not isinstance(texts, (list, tuple)):
         texts = list(texts)
-    if texts:
-        _str(texts[0])
+    if texts and not isinstance(texts[0], str):
+        hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(texts[0], (bytes, bytearray)) else ""
+        raise TypeError(f"text 0 must be str, not {type(texts[0]).__name__}{hint}")
     return texts
 
 

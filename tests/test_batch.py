@@ -139,8 +139,10 @@ def test_bad_input_is_a_clear_error(tok):
         tok.encode_batch_flat("one text")
     with pytest.raises(TypeError, match="texts must be a list of str, not int"):
         tok.encode_batch_flat(3)
-    with pytest.raises(TypeError, match="text must be str, not bytes"):
+    with pytest.raises(TypeError, match="text 0 must be str, not bytes: decode it first"):
         tok.encode_batch_flat([b"bytes first"])
+    with pytest.raises(TypeError, match="text 0 must be str, not NoneType"):
+        tok.encode_ordinary_batch([None, "a"])
     with pytest.raises(TypeError, match="text 2 must be str, not int, as the first text is"):
         tok.encode_batch_flat(["a", "b", 3])
     with pytest.raises(TypeError, match="text 1 must be str, not bytes, as the first text is"):
