@@ -43,13 +43,14 @@ class Peer:
     # The batch table (bench/encode.py: batch_table): a list of small documents, given to
     # the library's batch call, and to its single call once per document.
     batch: Call | None = None
+    flat: Call | None = None  # ours: the batch as one flat array of ids and offsets, beside its lists
     singles: Call | None = None
     whole: Call | None = None  # ours only: the documents' text as one text, the batch table's yardstick
     differs: dict = field(default_factory=dict)  # vocabulary name -> why its ids cannot be ours
 
     def call(self, kind: str) -> Call | None:
-        return {"lists": self.lists, "arrays": self.arrays, "batch": self.batch, "singles": self.singles,
-                "whole": self.whole}[kind]
+        return {"lists": self.lists, "arrays": self.arrays, "batch": self.batch, "flat": self.flat,
+                "singles": self.singles, "whole": self.whole}[kind]
 
 
 # What a loader is given (all paths are files the benchmark wrote or found):
@@ -199,6 +200,8 @@ PEERS = [
          arrays=Call("ours encode_array(threads=1)", lambda tok, t: tok.encode_array(t, threads=1)),
          batch=Call("ours encode_ordinary_batch(threads=1)", lambda tok, d: tok.encode_ordinary_batch(d, threads=1),
                     prepare=documents, flat=_joined),
+         flat=Call("ours encode_ordinary_batch_flat(threads=1)",
+                   lambda tok, d: tok.encode_ordinary_batch_flat(d, threads=1), prepare=documents, flat=lambda r: r[0]),
          singles=Call("ours encode_array, a call per document", lambda tok, d: [tok.encode_array(x, threads=1) for x in d],
                       prepare=documents, flat=_concatenated),
          whole=Call("ours encode_array(threads=1), the same text whole", lambda tok, t: tok.encode_array(t, threads=1))),

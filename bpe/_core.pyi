@@ -96,7 +96,11 @@ class Encoder:
         """
     def encode_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> list[list[int]]:
         """
-        The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on `threads` threads (0: one per core).
+        The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on `threads` threads (0: one per core), each a run of consecutive texts of about equal bytes.
+        """
+    def encode_batch_flat(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """
+        As encode_batch, flat: (ids, offsets), every text's ids end to end in one numpy array (uint16 when n_vocab is 65,536 or less, else uint32) and len(texts) + 1 int64 offsets, text i's ids being ids[offsets[i]:offsets[i + 1]].
         """
     def encode_with_offsets(self, text: str, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> tuple[list[int], numpy.ndarray]:
         """

@@ -72,29 +72,85 @@ std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std:
     });
 }
 
-// The ids of each text, as lists, encoded on `threads` threads: what encode_batch does
-// once it holds the texts.
-py::list encode_each(const bpe::Encoder& self, const std::deque<Text>& args, py::handle allowed_special,
-                     py::handle disallowed_special, py::handle threads) {
+// A batch's ids as the threads left them: thread k encoded documents bounds[k] to
+// bounds[k + 1] (share_batch: runs of about equal bytes) into ids[k], and ends[k] says
+// where each of those documents' ids end in ids[k].
+struct BatchIds {
+    std::vector<size_t> bounds;
+    std::vector<std::vector<uint32_t>> ids;
+    std::vector<std::vector<size_t>> ends;
+
+    size_t documents() const { return bounds.back(); }
+};
+
+// What every batch binding does once it holds the texts: check them all for special
+// tokens, then encode them on `threads` threads (never more than there are texts)
+// without the GIL, each thread a run of consecutive documents (Encoder::encode_many),
+// so that the ids equal one thread's.
+BatchIds encode_batch_ids(const bpe::Encoder& self, const TextBatch& batch, py::handle allowed_special,
+                          py::handle disallowed_special, py::handle threads) {
     SpecialChoice choice(self, allowed_special, disallowed_special);
-    size_t total = 0;
-    for (const auto& arg : args) {
-        choice.check(self, arg.view);
-        total += arg.view.size();
-    }
-    size_t workers = std::min<size_t>(thread_count(threads), std::max<size_t>(args.size(), 1));
-    std::vector<std::vector<uint32_t>> ids(args.size());
-    without_gil(total, [&](bpe::Interrupt* interrupt) {
-        // Thread k takes texts k, k + workers, ...: stories come in all lengths,
-        // and dealing them out in turn evens out the work.
-        bpe::run_threads(workers, [&](size_t k) {
-            for (size_t i = k; i < args.size(); i += workers) ids[i] = self.encode(args[i].view, choice.allowed, 1, interrupt);
+    choice.check(self, batch.views());
+    const std::string_view* texts = batch.views().data();
+    BatchIds out;
+    out.bounds = bpe::share_batch(texts, batch.size(), thread_count(threads));
+    const size_t runs = out.bounds.size() - 1;
+    out.ids.resize(runs);
+    out.ends.resize(runs);
+    without_gil(batch.bytes(), [&](bpe::Interrupt* interrupt) {
+        bpe::run_threads(runs, [&](size_t k) {
+            // Vectors of its own on each thread's stack, moved in place at the end: side by
+            // side in `out`, they would share cache lines (false sharing: encoder.h).
+            std::vector<uint32_t> ids;
+            std::vector<size_t> ends;
+            self.encode_many(texts + out.bounds[k], out.bounds[k + 1] - out.bounds[k], choice.allowed, ids, ends,
+                             interrupt);
+            out.ids[k] = std::move(ids);
+            out.ends[k] = std::move(ends);
         });
         return 0;
     });
-    py::list out(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) out[i] = ids_to_list(ids[i]);
     return out;
+}
+
+// A batch's ids as a list of lists of ints, one a document. Python's cycle collector is
+// paused meanwhile (unless it was off already): every 700 new lists set off a
+// collection that visited every int in them, about a fifth of the call on the stories
+// split at blank lines, though lists of ints can hold no cycle. The lists are counted all the
+// same, so the next collection, after the call, sees them once.
+py::list batch_to_lists(const BatchIds& batch) {
+    struct CollectorPaused {
+        int was_on = PyGC_Disable();
+        ~CollectorPaused() {
+            if (was_on) PyGC_Enable();
+        }
+    } paused;
+    py::list out(batch.documents());
+    for (size_t k = 0; k + 1 < batch.bounds.size(); ++k) {
+        size_t begin = 0;
+        for (size_t j = 0; j < batch.ends[k].size(); ++j) {
+            size_t end = batch.ends[k][j];
+            PyList_SET_ITEM(out.ptr(), batch.bounds[k] + j, ids_to_list(batch.ids[k].data() + begin, end - begin).release().ptr());
+            begin = end;
+        }
+    }
+    return out;
+}
+
+// A batch's ids flat, as (ids, offsets): one numpy array of every document's ids end to
+// end (ids_to_array's type), and n + 1 int64 offsets, document i's ids being
+// ids[offsets[i]:offsets[i + 1]]: what a token file or a training loader wants, and
+// what fastokens' encode_batch_flat gives.
+py::tuple batch_to_flat(const BatchIds& batch, size_t n_vocab) {
+    py::array_t<int64_t> offsets(py::ssize_t(batch.documents() + 1));
+    int64_t* offset = offsets.mutable_data();
+    offset[0] = 0;
+    int64_t base = 0;
+    for (size_t k = 0; k + 1 < batch.bounds.size(); ++k) {
+        for (size_t j = 0; j < batch.ends[k].size(); ++j) offset[batch.bounds[k] + j + 1] = base + int64_t(batch.ends[k][j]);
+        base += int64_t(batch.ids[k].size());
+    }
+    return py::make_tuple(ids_to_array(batch.ids, n_vocab), offsets);
 }
 
 // Trains on what counter has counted, without the GIL. Every few hundred merges it
@@ -400,17 +456,15 @@ void counter_add(bpe::ChunkCounter& self, py::handle texts, py::handle threads) 
         // One text or a list of them, each a str read in place or bytes (Text).
         PyObject* obj = texts.ptr();
         const bool one = PyUnicode_Check(obj) || PyBytes_Check(obj) || PyByteArray_Check(obj) || PyMemoryView_Check(obj);
-        std::deque<Text> args;
-        if (one)
-            args.emplace_back(texts, self.pattern());
-        else
-            args = texts_of(texts, self.pattern());
+        std::optional<Text> text;
+        std::optional<TextBatch> batch;
         std::vector<std::string_view> views;
+        if (one)
+            views.push_back(text.emplace(texts, self.pattern()).view);
+        else
+            views = batch.emplace(texts, self.pattern()).views();
         size_t total = 0;
-        for (const Text& text : args) {
-            views.push_back(text.view);
-            total += text.view.size();
-        }
+        for (std::string_view view : views) total += view.size();
         dropped = without_gil(total, [&](bpe::Interrupt* interrupt) { return self.add(views, workers, interrupt); });
     }
     warn_dropped(self, dropped);
@@ -594,7 +648,14 @@ py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::han
 
 py::list encode_batch(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
                       py::handle disallowed_special, py::handle threads) {
-    return encode_each(self, texts_of(texts, self.pattern()), allowed_special, disallowed_special, threads);
+    TextBatch batch(texts, self.pattern());
+    return batch_to_lists(encode_batch_ids(self, batch, allowed_special, disallowed_special, threads));
+}
+
+py::tuple encode_batch_flat(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
+                            py::handle disallowed_special, py::handle threads) {
+    TextBatch batch(texts, self.pattern());
+    return batch_to_flat(encode_batch_ids(self, batch, allowed_special, disallowed_special, threads), self.n_vocab());
 }
 
 void bind_encoding(py::class_<bpe::Encoder>& encoder) {
@@ -629,7 +690,12 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
         .def("encode_batch", &encode_batch, py::arg("texts"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on "
-             "`threads` threads (0: one per core).");
+             "`threads` threads (0: one per core), each a run of consecutive texts of about equal bytes.")
+        .def("encode_batch_flat", &encode_batch_flat, py::arg("texts"), py::arg("allowed_special") = py::tuple(),
+             py::arg("disallowed_special") = "all", py::arg("threads") = 0,
+             "As encode_batch, flat: (ids, offsets), every text's ids end to end in one numpy array (uint16 "
+             "when n_vocab is 65,536 or less, else uint32) and len(texts) + 1 int64 offsets, text i's ids "
+             "being ids[offsets[i]:offsets[i + 1]].");
 }
 
 // --- the Encoder: its vocabulary, and decoding ---------------------------------------

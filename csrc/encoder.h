@@ -329,6 +329,87 @@ public:
         return parts;
     }
 
+    // The ids of n documents, each encoded on its own as encode would, appended end to
+    // end to `ids`, and after each document where its ids end in `ids` appended to
+    // `ends`: a batch of small documents (a pipeline's stories or web pages) pays its
+    // set-up once a group, not once a document. One thread: a caller shares a batch
+    // between threads by its documents (share_batch).
+    //
+    // Documents are encoded a group of about kGroup bytes at a time: copied end to end
+    // into one buffer, each cut into its own segments (no chunk crosses two), each
+    // followed by a mark, a segment that encode_segments gives out as it gives a special
+    // token's id. One call then serves the group, its caches too (a word met in one
+    // story is found in the next); the marks say where each document's ids end, and
+    // are taken out. A document of kGroup bytes or more is encoded where it is, alone.
+    // Per document, beyond the time of the same bytes as one text (cl100k, 6,969 stories
+    // of 214 bytes, one core): 1.5 us with a call of encode_segments each, about 0.12 us
+    // so (tools/batch_row.py prints it).
+    void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
+                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
+        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
+        constexpr size_t kGroup = size_t(1) << 20;
+        const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
+        ids.reserve(ids.size() + bytes / 2 + 16);  // as encode_segments reserves for one text
+        ends.reserve(ends.size() + n);
+        std::string group;
+        std::vector<Segment> segments;
+        segments.reserve(std::min<size_t>(2 * n, kGroup / 64) + 2);
+        bool long_segment = false;  // whether a segment may need cutting for the interrupt
+        // A document's segments, at `base` in the text they are encoded in, and its mark.
+        auto add = [&](std::string_view text, size_t base) {
+            long_segment |= text.size() > Interrupt::kPollBytes;
+            if (any_allowed) {
+                for (const Segment& s : vocabulary_.specials().segments(text, allowed))
+                    segments.push_back({base + s.begin, base + s.end, s.special});
+            } else if (!text.empty()) {
+                segments.push_back({base, base + text.size(), Segment::kText});
+            }
+            segments.push_back({base + text.size(), base + text.size(), kMark});
+        };
+        auto encode_marked = [&](std::string_view text) {
+            // Segments of at most about kPollBytes, so that the interrupt hears often enough.
+            if (interrupt && long_segment)
+                segments = cut_long_segments(text, segments, Interrupt::kPollBytes, pattern_);
+            // Room for the most ids there can be (a token holds a byte at least, and a mark
+            // a document), grown by doubling: encode_segments's exact reserve, call after
+            // call, would copy the batch's ids again and again.
+            size_t most = ids.size() + text.size() + segments.size() + 16;
+            if (ids.capacity() < most) ids.reserve(std::max(2 * ids.capacity(), most));
+            size_t at = ids.size();
+            encode_segments(text, segments, ids, interrupt);
+            // The marks taken out: each document's ids moved down at once. (Moved an id at a
+            // time, a flat batch ran at 0.78-0.80x the speed of its bytes as one text; so,
+            // 0.80-0.81x: three processes, each the median of 25 interleaved rounds.)
+            for (size_t from = at; from < ids.size();) {
+                size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
+                std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
+                at += mark - from;
+                ends.push_back(at);  // every document ends in a mark: `mark` is one
+                from = mark + 1;
+            }
+            ids.resize(at);
+            segments.clear();
+            long_segment = false;
+        };
+        for (size_t i = 0; i < n; ++i) {
+            std::string_view text = texts[i];
+            if (text.size() >= kGroup || group.size() + text.size() > kGroup) {
+                if (!segments.empty()) encode_marked(group);
+                group.clear();
+            }
+            if (text.size() >= kGroup) {
+                add(text, 0);
+                encode_marked(text);
+            } else {
+                add(text, group.size());
+                group += text;
+            }
+        }
+        if (!segments.empty()) encode_marked(group);
+    }
+
     // What the bindings ask of the vocabulary (vocabulary.h).
     size_t num_merges() const { return vocabulary_.num_merges(); }
     const std::vector<Pair>& merges() const { return vocabulary_.merges(); }

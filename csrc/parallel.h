@@ -4,6 +4,7 @@
 // to threads in runs of about equal size, so that each thread's output can simply be
 // joined to the next; a segment too long for one share is first cut where a chunk
 // boundary is certain (is_safe_cut), so that its pieces split exactly as it would.
+// A batch of documents is dealt out the same way, whole documents by their bytes.
 #pragma once
 
 #include <algorithm>
@@ -58,6 +59,26 @@ inline std::vector<std::vector<Segment>> share_out(std::string_view text, const 
         filled += piece.end - piece.begin;
     }
     return runs;
+}
+
+// A batch of documents cut into at most `parts` runs of consecutive documents with
+// about equal bytes each: bounds[k] .. bounds[k + 1] is run k (bounds has one more
+// entry than there are runs). By bytes, not by count: a batch's documents come in all
+// lengths, and a run of long ones would keep one thread busy after the others are
+// done. Consecutive, so that each thread's ids simply follow the one before's.
+inline std::vector<size_t> share_batch(const std::string_view* texts, size_t n, size_t parts) {
+    parts = std::clamp<size_t>(parts, 1, std::max<size_t>(n, 1));
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += texts[i].size();
+    std::vector<size_t> bounds{0};
+    size_t filled = 0;
+    for (size_t i = 0; i < n; ++i) {
+        // Run k ends once the runs so far hold k / parts of the bytes (k = bounds.size()).
+        if (bounds.size() < parts && filled > 0 && filled >= total / parts * bounds.size()) bounds.push_back(i);
+        filled += texts[i].size();
+    }
+    bounds.push_back(n);
+    return bounds;
 }
 
 // How a long call stops early: every thread reports the bytes it has worked through

@@ -1,13 +1,15 @@
 // Texts from Python: bytes (or a buffer of bytes) and str, read in place where they can
-// be, as UTF-8 views that stay valid with the GIL released. A str that is not ASCII is
-// made UTF-8 for the call only (its one scan and one writer are here), on several
-// threads when long; a lone surrogate is refused with one message wherever a str is
+// be, as UTF-8 views that stay valid with the GIL released. A str without UTF-8 of its
+// own is written as UTF-8 for the call only (its one writer is here), into a buffer
+// the thread reuses, on several threads when long; a batch of texts is read once for
+// the whole batch; a lone surrogate is refused with one message wherever a str is
 // read. Also where a str may be cut (StrCuts), for counting a long one in pieces.
 // Included by _core.cpp only.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -68,15 +70,29 @@ inline bool is_ascii(py::handle str) {
     throw py::value_error(what + " cannot be encoded as UTF-8: a lone surrogate at position " + std::to_string(position));
 }
 
-// --- a str's UTF-8: one scan, one writer ------------------------------------------------
+// --- a str's UTF-8: read in place, or written once ---------------------------------------
 //
 // The core works on UTF-8; a str holds its characters in one of three widths (its
-// PyUnicode kind). A str that is not ASCII goes through the two functions below:
-// utf8_size, the one scan, which also finds a lone surrogate (a character UTF-8 cannot
-// hold), and write_utf8, the one writer of ours (on threads, and piece by piece), or
-// CPython's encoder for a whole str on one thread (str_utf8). PyUnicode_AsUTF8AndSize
-// would cache a copy on the str for as long as it lives (a 57 MB CJK text grew to
-// 143 MB), so none is left.
+// PyUnicode kind). An ASCII str is its own UTF-8, and a str whose UTF-8 CPython has
+// already made (PyUnicode_AsUTF8 keeps it on the str) holds it: both are read in place
+// (utf8_in_place). Any other str is written as UTF-8 for the call only, by one writer
+// (transcode_utf8), into a buffer the thread keeps for its next call (Utf8Buffer):
+// PyUnicode_AsUTF8AndSize would leave a copy on the str for as long as it lives (a
+// 57 MB CJK text grew to 143 MB), so none is left. utf8_size is the scan that sizes a
+// str's UTF-8 before threads write its pieces at their places.
+
+// The UTF-8 of a str that already has it, read in place, or nothing.
+inline std::optional<std::string_view> utf8_in_place(py::handle str) {
+    PyObject* obj = str.ptr();
+    if (is_ascii(str))
+        return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj)), size_t(PyUnicode_GET_LENGTH(obj)));
+#if !defined(Py_LIMITED_API)
+    // Every str that is not ASCII starts with this struct (compact or not), in 3.9 to 3.14.
+    const auto* compact = reinterpret_cast<const PyCompactUnicodeObject*>(obj);
+    if (compact->utf8 != nullptr) return std::string_view(compact->utf8, size_t(compact->utf8_length));
+#endif
+    return std::nullopt;
+}
 
 // The bytes of the UTF-8 of characters [begin, end), or, with a lone surrogate at
 // position p, -1 - p. Without branches, so that the compiler makes it SIMD.
@@ -94,24 +110,91 @@ int64_t utf8_size(const Char* chars, Py_ssize_t begin, Py_ssize_t end) {
         if (uint32_t(chars[i]) - 0xd800 < 0x800) return -1 - int64_t(i);
 }
 
-// The UTF-8 of characters [begin, end), which hold no lone surrogate, written at `out`
-// (utf8_size bytes of it).
+// The UTF-8 of characters [begin, end), written at `out` (room for StrChars::max_utf8),
+// in one pass: the bytes written, or, at a lone surrogate at position p,
+// -1 - p. Most of a text in a Latin script, and all but a few characters of source
+// code, is ASCII: a block of 32 characters is tested with one OR and narrowed to bytes
+// at once, both of which the compiler makes SIMD; a block that is not all ASCII is
+// written a character at a time.
 template <class Char>
-void write_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char* out) {
-    for (Py_ssize_t i = begin; i < end; ++i) {
-        uint32_t c = chars[i];
-        if (c < 0x80) {
-            *out++ = char(c);
-        } else if (c < 0x800) {
-            *out++ = char(0xc0 | (c >> 6)), *out++ = char(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-            *out++ = char(0xe0 | (c >> 12)), *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
-        } else {
-            *out++ = char(0xf0 | (c >> 18)), *out++ = char(0x80 | ((c >> 12) & 0x3f));
-            *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
+int64_t transcode_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char* out) {
+    constexpr Py_ssize_t kBlock = 32;
+    char* const start = out;
+    for (Py_ssize_t i = begin; i < end;) {
+        if (end - i >= kBlock) {
+            uint32_t any = 0;
+            for (Py_ssize_t j = 0; j < kBlock; ++j) any |= chars[i + j];
+            if (any < 0x80) {
+                for (Py_ssize_t j = 0; j < kBlock; ++j) out[j] = char(chars[i + j]);
+                out += kBlock, i += kBlock;
+                continue;
+            }
+        }
+        for (const Py_ssize_t stop = std::min(end, i + kBlock); i < stop; ++i) {
+            uint32_t c = chars[i];
+            if (c < 0x80) {
+                *out++ = char(c);
+            } else if (c < 0x800) {
+                *out++ = char(0xc0 | (c >> 6)), *out++ = char(0x80 | (c & 0x3f));
+            } else if (c < 0x10000) {
+                if (c - 0xd800 < 0x800) return -1 - int64_t(i);
+                *out++ = char(0xe0 | (c >> 12)), *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
+            } else {
+                *out++ = char(0xf0 | (c >> 18)), *out++ = char(0x80 | ((c >> 12) & 0x3f));
+                *out++ = char(0x80 | ((c >> 6) & 0x3f)), *out++ = char(0x80 | (c & 0x3f));
+            }
         }
     }
+    return out - start;
 }
+
+// Room for a str's UTF-8: a buffer each thread keeps and lends to its next call, so
+// that a call on a str that is not ASCII neither allocates nor faults in fresh pages.
+// A second str read while the first is still in use (a signal handler's call inside a
+// call) gets a buffer of its own, and so does a str too long for the kept buffer
+// (kKept): one huge text must not hold its memory for the life of the thread.
+class Utf8Buffer {
+public:
+    static constexpr size_t kKept = size_t(16) << 20;
+
+    explicit Utf8Buffer(size_t bytes) {
+        Kept& kept = kept_here();
+        if (!kept.lent && bytes <= kKept) {
+            if (kept.size < bytes) {
+                kept.size = std::max(bytes, std::min(2 * kept.size, kKept));
+                kept.data.reset(new char[kept.size]);
+            }
+            kept.lent = true;
+            lent_ = &kept;
+            data_ = kept.data.get();
+        } else {
+            own_.reset(new char[bytes]);
+            data_ = own_.get();
+        }
+    }
+    ~Utf8Buffer() {
+        if (lent_) lent_->lent = false;
+    }
+    Utf8Buffer(const Utf8Buffer&) = delete;
+    Utf8Buffer& operator=(const Utf8Buffer&) = delete;
+
+    char* data() const { return data_; }
+
+private:
+    struct Kept {
+        std::unique_ptr<char[]> data;
+        size_t size = 0;
+        bool lent = false;
+    };
+    static Kept& kept_here() {
+        thread_local Kept kept;
+        return kept;
+    }
+
+    Kept* lent_ = nullptr;
+    std::unique_ptr<char[]> own_;
+    char* data_;
+};
 
 // A str's characters, read in place: needs no GIL once made, since a str never changes.
 struct StrChars {
@@ -140,8 +223,15 @@ struct StrChars {
         return with_chars(begin, end, [](auto chars, Py_ssize_t b, Py_ssize_t e) { return bindings::utf8_size(chars, b, e); });
     }
 
-    void write_utf8(Py_ssize_t begin, Py_ssize_t end, char* out) const {
-        with_chars(begin, end, [out](auto chars, Py_ssize_t b, Py_ssize_t e) { bindings::write_utf8(chars, b, e, out); });
+    // The UTF-8 of characters [begin, end) at `out` (room for max_utf8 bytes), as
+    // transcode_utf8 writes it: the bytes written, or -1 - the position of a lone surrogate.
+    int64_t write_utf8(Py_ssize_t begin, Py_ssize_t end, char* out) const {
+        return with_chars(begin, end, [out](auto chars, Py_ssize_t b, Py_ssize_t e) { return transcode_utf8(chars, b, e, out); });
+    }
+
+    // Room for the UTF-8 of `n` of these characters.
+    size_t max_utf8(Py_ssize_t n) const {
+        return size_t(n) * (kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4);
     }
 
     // Appends the UTF-8 of characters [begin, end) to out; returns the position of a
@@ -156,23 +246,16 @@ struct StrChars {
     }
 };
 
-// The UTF-8 bytes of a str: an ASCII str is its own UTF-8 and is read in place; any
-// other is encoded by CPython (whose encoder runs over ASCII stretches a word at a time:
-// on Python source with a few non-ASCII characters, ours made encode 1.15 times as
-// slow) into a bytes object of our own (`keep`), freed when the call is done, leaving
-// no copy on the str. A lone surrogate is a ValueError that names `what` and says where.
-inline std::string_view str_utf8(py::handle obj, py::object& keep, const std::string& what = "text") {
-    if (is_ascii(obj))
-        return std::string_view(static_cast<const char*>(PyUnicode_DATA(obj.ptr())), size_t(PyUnicode_GET_LENGTH(obj.ptr())));
-    PyObject* bytes = PyUnicode_AsUTF8String(obj.ptr());
-    if (bytes == nullptr) {
-        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();  // out of memory
-        PyErr_Clear();
-        const StrChars chars(obj);
-        throw_lone_surrogate(Py_ssize_t(-1 - chars.utf8_size(0, chars.size)), what);  // where: the one scan says
-    }
-    keep = py::reinterpret_steal<py::object>(bytes);
-    return std::string_view(PyBytes_AS_STRING(bytes), size_t(PyBytes_GET_SIZE(bytes)));
+// A str's UTF-8 for the call, valid while `buffer` lives: read in place where the str
+// has it (utf8_in_place), or else written into a Utf8Buffer made in `buffer`. A lone
+// surrogate is a ValueError that names `what` and says where.
+inline std::string_view str_utf8(py::handle obj, std::optional<Utf8Buffer>& buffer, const std::string& what = "text") {
+    if (std::optional<std::string_view> view = utf8_in_place(obj)) return *view;
+    const StrChars chars(obj);
+    char* out = buffer.emplace(chars.max_utf8(chars.size)).data();
+    int64_t bytes = chars.write_utf8(0, chars.size, out);
+    if (bytes < 0) throw_lone_surrogate(Py_ssize_t(-1 - bytes), what);
+    return std::string_view(out, size_t(bytes));
 }
 
 // The UTF-8 of a str that is not ASCII, made on `workers` threads into `out` without
@@ -203,10 +286,11 @@ inline std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char
 }
 
 
-// A str's UTF-8 (str_utf8), valid while this lives. Given workers, a long str that is
-// not ASCII is made UTF-8 on that many threads (str_utf8_on_threads).
+// A str's UTF-8 (str_utf8), valid while this lives. Given workers, a long str that must
+// be written as UTF-8 is written on that many threads (str_utf8_on_threads).
 struct StrArg {
-    py::object owner, utf8;
+    py::object owner;
+    std::optional<Utf8Buffer> utf8;
     std::unique_ptr<char[]> converted;
     std::string_view view;
 
@@ -215,7 +299,7 @@ struct StrArg {
             throw py::type_error("text must be str, not " + type_name(obj));
         // Below a megabyte of characters, starting threads costs more than it saves.
         constexpr Py_ssize_t kThreadedUtf8 = 1 << 20;
-        if (workers > 1 && !is_ascii(obj) && PyUnicode_GET_LENGTH(obj.ptr()) >= kThreadedUtf8)
+        if (workers > 1 && PyUnicode_GET_LENGTH(obj.ptr()) >= kThreadedUtf8 && !utf8_in_place(obj))
             view = str_utf8_on_threads(obj, converted, workers);
         else
             view = str_utf8(obj, utf8);
@@ -321,27 +405,99 @@ struct Text {
     Text& operator=(const Text&) = delete;
 };
 
-// Texts from Python for encode_batch: a sequence (not one str or bytes) of texts of one
-// type, str or bytes, as the first is: a mix is more likely a mistake than a wish.
-inline std::deque<Text> texts_of(py::handle texts, const bpe::SplitRule& pattern) {
-    if (!is_sequence_of_items(texts))
-        throw py::type_error("texts must be a list of str or a list of bytes, not " + type_name(texts));
-    std::deque<Text> args;
-    for (py::handle text : py::reinterpret_borrow<py::sequence>(texts)) {
-        if (!args.empty() && args.front().str.has_value() != bool(PyUnicode_Check(text.ptr())))
-            throw py::type_error("text " + std::to_string(args.size()) + " must be " +
-                                 (args.front().str ? "str" : "bytes") + ", not " + type_name(text) +
-                                 ", as the first text is");
-        args.emplace_back(text, pattern, "a text");
+// Texts from Python for the calls that take many (encode_batch, a counter's add): a
+// sequence (not one str or bytes) of texts of one type, str or bytes, as the first is
+// (a mix is more likely a mistake than a wish), read once for the whole batch, so that
+// a document costs a view and no object of its own. The texts are held in a tuple of
+// our own: a list that another thread changes while the GIL is released cannot free a
+// text under us. A str is read in place where it can be (utf8_in_place); the others
+// are written as UTF-8 into one buffer for the batch. Bytes are read in place and must
+// suit the pattern (check_text_for); a bytearray or memoryview is copied first. Each
+// mistake's message names the text by its place in the batch.
+class TextBatch {
+public:
+    TextBatch(py::handle texts, const bpe::SplitRule& pattern) {
+        if (!is_sequence_of_items(texts))
+            throw py::type_error("texts must be a list of str or a list of bytes, not " + type_name(texts));
+        PyObject* tuple = PySequence_Tuple(texts.ptr());
+        if (tuple == nullptr) throw py::error_already_set();
+        items_ = py::reinterpret_steal<py::object>(tuple);
+        const size_t n = size_t(PyTuple_GET_SIZE(tuple));
+        views_.resize(n);
+        const bool strs = n > 0 && PyUnicode_Check(PyTuple_GET_ITEM(tuple, 0));
+        std::vector<size_t> unwritten;  // strs that need their UTF-8 written
+        size_t room = 0;
+        for (size_t i = 0; i < n; ++i) {
+            PyObject* item = PyTuple_GET_ITEM(tuple, Py_ssize_t(i));
+            auto what = [i] { return "text " + std::to_string(i); };
+            if (bool(PyUnicode_Check(item)) != strs)
+                throw py::type_error(what() + " must be " + (strs ? "str" : "bytes") + ", not " + type_name(item) +
+                                     ", as the first text is");
+            if (strs) {
+                if (std::optional<std::string_view> view = utf8_in_place(item)) {
+                    views_[i] = *view;
+                } else {
+                    unwritten.push_back(i);
+                    room += StrChars(item).max_utf8(PyUnicode_GET_LENGTH(item));
+                }
+            } else if (PyBytes_Check(item)) {
+                views_[i] = std::string_view(PyBytes_AS_STRING(item), size_t(PyBytes_GET_SIZE(item)));
+                check_text_for(pattern, views_[i], what().c_str());
+            } else if (PyObject_CheckBuffer(item)) {
+                views_[i] = copies_.emplace_back(item, what().c_str()).view;
+                check_text_for(pattern, views_[i], what().c_str());
+            } else {
+                throw py::type_error(what() + " must be str or bytes, not " + type_name(item));
+            }
+        }
+        if (unwritten.empty()) return;
+        char* out = utf8_.emplace(room).data();
+        for (size_t i : unwritten) {
+            const StrChars chars(PyTuple_GET_ITEM(tuple, Py_ssize_t(i)));
+            int64_t bytes = chars.write_utf8(0, chars.size, out);
+            if (bytes < 0) throw_lone_surrogate(Py_ssize_t(-1 - bytes), "text " + std::to_string(i));
+            views_[i] = std::string_view(out, size_t(bytes));
+            out += bytes;
+        }
     }
-    return args;
-}
+    TextBatch(const TextBatch&) = delete;
+    TextBatch& operator=(const TextBatch&) = delete;
+
+    size_t size() const { return views_.size(); }
+    const std::vector<std::string_view>& views() const { return views_; }
+    size_t bytes() const {
+        size_t total = 0;
+        for (std::string_view view : views_) total += view.size();
+        return total;
+    }
+
+private:
+    py::object items_;
+    std::vector<std::string_view> views_;
+    std::optional<Utf8Buffer> utf8_;
+    std::deque<BytesArg> copies_;
+};
 
 // A str as UTF-8 bytes; a lone surrogate (which UTF-8 cannot hold) is a ValueError
 // that names the str as `what`.
 inline std::string utf8_of(py::handle str, const std::string& what) {
-    py::object keep;
-    return std::string(str_utf8(str, keep, what));
+    std::optional<Utf8Buffer> buffer;
+    return std::string(str_utf8(str, buffer, what));
 }
+
+// Performance notes
+//
+// - transcode_utf8 on the last 1.5 MB of the training stories (a str of 2 bytes a
+//   character: a few curly quotes and euro signs among ASCII): 0.16 ms, 9.3 G
+//   characters/s, in a C++ harness, one core; CPython's encoder (str.encode) 0.56 ms
+//   on the same str, and it made a new bytes object each call besides.
+// - tools/compare_builds.py against the build before (GPT-2, one CPU, 7 interleaved
+//   rounds, new/old time): arrays on the held-out stories 0.80x, on Python source
+//   0.89x; lists 0.88x and 0.92x; cold lists on the stories 1.01x.
+// - TextBatch, tried: every text under 64 KB copied end to end with the GIL held (no
+//   tuple, and encode_many reading its groups in place, with no copy of its own): a flat
+//   batch of the stories split at blank lines ran at 0.809-0.812x the speed of its bytes
+//   as one text, against 0.800-0.807x so (three processes each, medians of 25
+//   interleaved rounds): within the noise, and the copy would run on one thread. Not kept.
 
 }  // namespace bindings

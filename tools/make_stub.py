@@ -72,6 +72,7 @@ RETURNS = {
     ("Encoder", "encode"): "list[int]",
     ("Encoder", "encode_batch"): "list[list[int]]",
     ("Encoder", "encode_with_offsets"): "tuple[list[int], numpy.ndarray]",
+    ("Encoder", "encode_batch_flat"): "tuple[numpy.ndarray, numpy.ndarray]",
     ("Encoder", "special_tokens"): "dict[str, int]",
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",
