@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <queue>
@@ -24,13 +25,19 @@
 #include <utility>
 #include <vector>
 
-#include "chunk_table.h"
 #include "encode_cache.h"
 #include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
 #include "vocabulary.h"
+
+// Kept out of the loop that calls it, so that the loop stays small (the rare path).
+#if defined(__GNUC__) || defined(__clang__)
+#define BPE_RARE [[gnu::noinline]]
+#else
+#define BPE_RARE
+#endif
 
 namespace bpe {
 
@@ -46,20 +53,25 @@ inline constexpr size_t kShortChunk = 32;
 
 // The merges of a chunk of at most kShortChunk bytes, as the rule says: the pair of
 // lowest rank, the leftmost of equals, until no pair is a merge. The rank of each
-// neighbouring pair is looked up once, and after a merge only the two pairs the new
-// token is part of are looked up again, so that the scan for the lowest rank reads
-// an array (performance notes).
+// neighbouring pair is looked up once (the first round, of bytes, from the dense
+// table), and after a merge only the two pairs the new token is part of are looked up
+// again. The lowest is found as the minimum of (rank << 5 | position), the leftmost of
+// equal ranks being the smaller: a loop without a branch, which the compiler
+// vectorises (performance notes). Ranks are below 2^24, so a real pair's packed value
+// is below 2^29 and kNoRank's is above.
 inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+    static_assert(kShortChunk <= 32, "positions are packed in 5 bits");
     uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
     size_t n = chunk.size();
-    for (size_t i = 0; i < n; ++i) ids[i] = static_cast<unsigned char>(chunk[i]);
-    for (size_t i = 0; i + 1 < n; ++i) ranks[i] = vocabulary.rank(ids[i], ids[i + 1]);
+    for (size_t i = 0; i < n; ++i) ids[i] = bytes[i];
+    for (size_t i = 0; i + 1 < n; ++i) ranks[i] = vocabulary.byte_pair_rank(bytes[i], bytes[i + 1]);
     while (n > 1) {
-        uint32_t best = Vocabulary::kNoRank;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; ++i)
-            if (ranks[i] < best) best = ranks[i], at = i;  // the leftmost of the lowest
-        if (best == Vocabulary::kNoRank) break;
+        uint32_t lowest = UINT32_MAX;
+        for (uint32_t i = 0; i + 1 < n; ++i) lowest = std::min(lowest, ranks[i] << 5 | i);
+        if (lowest >= uint32_t(1) << 29) break;  // no pair is a merge
+        const uint32_t best = lowest >> 5;
+        const size_t at = lowest & 31;
         ids[at] = 256 + best;
         for (size_t i = at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
         for (size_t i = at + 1; i + 2 < n; ++i) ranks[i] = ranks[i + 1];
@@ -217,68 +229,113 @@ inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, s
 class Encoder {
 public:
     // The vocabulary's merges, special tokens and numbering (Vocabulary says what it
-    // refuses), and the split rule.
+    // refuses), and the split rule. The table starts with the tokens that are whole
+    // chunks.
     explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
-        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)) {
-        vocabulary_.find_whole_tokens(kCachedChunk, [this](std::string_view bytes, std::vector<uint32_t>& ids) {
-            encode_chunk(vocabulary_, bytes, ids);
-        });
+        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
+          table_(256 + merges.size()) {
+        vocabulary_.find_whole_tokens(
+            SharedCache::kLongestChunk,
+            [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
+            [this](std::string_view bytes, uint32_t id) {
+                table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);
+            });
     }
 
 private:
-    // The segment loop: appends the ids of the segments of `text` to `out`, a special
-    // token's id or the ids of each chunk of the text between them. A chunk is looked
-    // for first where it is cheapest to find: the last one-token chunks of this call
-    // (recent), the chunks of this call (seen), the tokens that are whole chunks, the
-    // Encoder's shared cache; only a chunk in none of them is merged.
-    // If the interrupt stops it, the shared cache gains nothing: every chunk's ids are
-    // either all there or not at all.
+    // The chunk loop, in blocks of kBlock chunks and two stages, so that the table's
+    // lines for a block are on their way while the block before is emitted:
+    //   1. as the splitter gives each chunk: its key, its bucket, a prefetch of that;
+    //   2. for the block: probe, and on a hit store the entry's three inline ids and
+    //      move on by its count. Anything else (more ids, a long chunk, a chunk not in
+    //      the table) goes out of line to `rare`, which merges and inserts.
+    // The ids are written through a pointer into `out`, which is kept at least kRoom
+    // ids longer than what is written (the stores of three ids write four), and cut to
+    // length at the end.
+    static constexpr size_t kBlock = 16;
+    static constexpr size_t kRoom = 4 * kBlock + 4;
+
+    struct Pending {
+        std::string_view chunk;
+        ChunkId key;
+    };
+
+    // Appends the ids of the segments of `text` to `out`, a special token's id or the
+    // ids of each chunk of the text between them. If the interrupt stops it, every chunk
+    // in the table has all its ids: a chunk is inserted whole, or not at all.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                          Interrupt* interrupt) const {
-        // Chunks met in this call, keyed by views into `text`, so that a lookup needs
-        // no lock and no copy. Chunks new to the shared cache join it at the end.
-        IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
-        RecentChunks recent(text.size());
-        std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
-        out.reserve(out.size() + expected_ids(segments));
+        size_t pos = out.size();
+        const size_t expected = expected_ids(segments);
+        out.reserve(pos + expected);
+        // Room grows by at least `step` ids at a time, but never by more than this call
+        // is likely to need: a caller that reuses `out` for many small texts pays to
+        // clear a few hundred bytes a call, not its whole capacity.
+        const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
+        make_room(out, pos, step);
+        Pending block[kBlock];
+        size_t pending = 0;
+        SharedCache::Reader reader = table_.reader();
+        auto flush = [&] {
+            const SharedCache::Reader r = reader;
+            uint32_t* at = out.data() + pos;
+            for (size_t k = 0; k < pending; ++k) {
+                const SharedCache::Entry* e = r.find(block[k].key);
+                if (e != nullptr && e->count <= SharedCache::kInline) {
+                    std::memcpy(at, e->ids, 16);  // three ids and the count, which the next overwrites
+                    at += e->count;
+                    continue;
+                }
+                pos = size_t(at - out.data());
+                rare(block[k], e, out, pos);
+                make_room(out, pos, step);
+                at = out.data() + pos;
+            }
+            pos = size_t(at - out.data());
+            make_room(out, pos, step);
+            pending = 0;
+            reader = table_.reader();  // a table published meanwhile
+        };
         for (const Segment& segment : segments) {
             report(interrupt, segment.end - segment.begin);
             if (segment.special != Segment::kText) {
-                out.push_back(segment.special);
+                flush();
+                out[pos++] = segment.special;
                 continue;
             }
             for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                ChunkKey key(chunk, text_end);
-                if (const uint32_t* id = recent.find(key)) {
-                    out.push_back(*id);
-                    return;
-                }
-                // A chunk missing here is new to this call, or pushed out of its slot:
-                // the whole-token table is looked at unless `seen` has it, and being
-                // megabytes it is mostly out of the caches, so its load starts now, to
-                // overlap with the lookup in `seen`.
-                vocabulary_.whole_tokens().prefetch(key);
-                size_t start = out.size();
-                if (!seen.append_to(key, out)) {
-                    if (const uint32_t* id = vocabulary_.whole_tokens().find(key)) {
-                        out.push_back(*id);
-                    } else if (chunk.size() > kCachedChunk) {
-                        encode_chunk(vocabulary_, chunk, out);
-                        vocabulary_.renumber(out, start);
-                    } else if (!cache_.append_to(key, out)) {
-                        encode_chunk(vocabulary_, chunk, out);
-                        vocabulary_.renumber(out, start);
-                        fresh.push_back(key);
-                    }
-                    if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
-                }
-                if (out.size() == start + 1) recent.keep(key, out[start]);
+                Pending& p = block[pending];
+                p.chunk = chunk;
+                p.key = chunk_id(chunk, text_end);
+                prefetch(reader.bucket(p.key.hash));
+                if (++pending == kBlock) flush();
             });
         }
-        cache_.insert(fresh, seen);
+        flush();
+        out.resize(pos);
+    }
+
+    // The ids of a chunk the block loop could not emit from an entry's inline ids:
+    // they go to the end of out[0, pos), and pos moves past them.
+    BPE_RARE void rare(const Pending& p, const SharedCache::Entry* e, std::vector<uint32_t>& out,
+                           size_t& pos) const {
+        out.resize(pos);
+        if (e == nullptr || !table_.append_rest(*e, p.chunk, out)) {
+            encode_chunk(vocabulary_, p.chunk, out);
+            vocabulary_.renumber(out, pos);
+            table_.insert(p.key, p.chunk, out.data() + pos, out.size() - pos);
+        }
+        pos = out.size();
+    }
+
+    // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
+    // resize clears what it adds, so growing in steps keeps that a store or so an id.
+    static void make_room(std::vector<uint32_t>& out, size_t pos, size_t step) {
+        if (pos + kRoom <= out.size()) return;
+        out.resize(pos + std::max(kRoom, step));
     }
 
     // An id per 2 bytes, reserved up front: a token holds about 4 bytes of English and
@@ -346,15 +403,9 @@ public:
     }
 
 private:
-    // The shared cache keeps chunks up to this length, as a longer one rarely comes
-    // back in another call; a call keeps longer ones, up to a size that cannot use
-    // much memory (a 10 MB chunk is not kept).
-    static constexpr size_t kCachedChunk = 64;
-    static constexpr size_t kSeenChunk = 4096;
-
     Vocabulary vocabulary_;
     SplitRule pattern_;
-    mutable SharedCache cache_;
+    mutable SharedCache table_;  // encode_cache.h
 };
 
 // Performance notes
