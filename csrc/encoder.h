@@ -278,6 +278,7 @@ private:
         make_room(out, pos, step);
         Pending block[kBlock];
         size_t pending = 0;
+        std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
         SharedCache::Reader reader = table_.reader();
         auto flush = [&] {
             const SharedCache::Reader r = reader;
@@ -290,8 +291,7 @@ private:
                     continue;
                 }
                 pos = size_t(at - out.data());
-                rare(block[k], e, out, pos);
-                make_room(out, pos, step);
+                rare(block[k], e, out, pos, scratch, step);
                 at = out.data() + pos;
             }
             pos = size_t(at - out.data());
@@ -319,16 +319,28 @@ private:
     }
 
     // The ids of a chunk the block loop could not emit from an entry's inline ids:
-    // they go to the end of out[0, pos), and pos moves past them.
-    BPE_RARE void rare(const Pending& p, const SharedCache::Entry* e, std::vector<uint32_t>& out,
-                           size_t& pos) const {
-        out.resize(pos);
-        if (e == nullptr || !table_.append_rest(*e, p.chunk, out)) {
+    // they go to out[pos...), and pos moves past them. A chunk the table may keep is
+    // merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
+    // may be 200 MB) is merged straight into `out`, whose room is then made anew.
+    BPE_RARE void rare(const Pending& p, const SharedCache::Entry* e, std::vector<uint32_t>& out, size_t& pos,
+                       std::vector<uint32_t>& scratch, size_t step) const {
+        if (p.chunk.size() > SharedCache::kLongestChunk) {
+            out.resize(pos);
             encode_chunk(vocabulary_, p.chunk, out);
             vocabulary_.renumber(out, pos);
-            table_.insert(p.key, p.chunk, out.data() + pos, out.size() - pos);
+            pos = out.size();
+            make_room(out, pos, step);
+            return;
         }
-        pos = out.size();
+        scratch.clear();
+        if (e == nullptr || !table_.append_rest(*e, p.chunk, scratch)) {
+            encode_chunk(vocabulary_, p.chunk, scratch);
+            vocabulary_.renumber(scratch, 0);
+            table_.insert(p.key, p.chunk, scratch.data(), scratch.size());
+        }
+        make_room(out, pos + scratch.size(), step);
+        std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
+        pos += scratch.size();
     }
 
     // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
