@@ -212,6 +212,10 @@ public:
         return true;
     }
 
+    // The ids of an entry of a short chunk whose count is above kInline (not kLong),
+    // to `to`.
+    void copy_rest(const Entry& e, uint32_t* to) const { std::memcpy(to, pool() + e.ids[0], e.count * 4); }
+
     // Adds a chunk and its ids (the caller's numbering), unless it is there already or
     // the table is full. Only a chunk of at most kLongestChunk bytes is kept.
     void insert(const ChunkId& key, std::string_view chunk, const uint32_t* ids, size_t n) {

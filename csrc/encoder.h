@@ -283,16 +283,28 @@ private:
         auto flush = [&] {
             const SharedCache::Reader r = reader;
             uint32_t* at = out.data() + pos;
+            const uint32_t* limit = out.data() + out.size();  // at least kRoom past `at`
             for (size_t k = 0; k < pending; ++k) {
                 const SharedCache::Entry* e = r.find(block[k].key);
-                if (e != nullptr && e->count <= SharedCache::kInline) {
-                    std::memcpy(at, e->ids, 16);  // three ids and the count, which the next overwrites
-                    at += e->count;
-                    continue;
+                if (e != nullptr) {
+                    const uint32_t count = e->count;
+                    if (count <= SharedCache::kInline) {
+                        std::memcpy(at, e->ids, 16);  // three ids and the count, which the next overwrites
+                        at += count;
+                        continue;
+                    }
+                    // A short chunk of more ids (a run of spaces that indents source code):
+                    // copied from the pool when they fit in the room there is.
+                    if (!(count & SharedCache::kLong) && at + count + 4 * (kBlock - k) <= limit) {
+                        table_.copy_rest(*e, at);
+                        at += count;
+                        continue;
+                    }
                 }
                 pos = size_t(at - out.data());
                 rare(block[k], e, out, pos, scratch, step);
                 at = out.data() + pos;
+                limit = out.data() + out.size();
             }
             pos = size_t(at - out.data());
             make_room(out, pos, step);
