@@ -157,7 +157,7 @@ public:
     // A table sized for `expected` entries (the seeds, typically).
     explicit SharedCache(size_t expected = 0) : pool_(kMaxPoolBytes, false) {
         size_t buckets = 1024;
-        while (buckets * 2 * kMaxLoad < expected * 2 && buckets * 2 * sizeof(Entry) < kMaxTableBytes) buckets *= 2;
+        while (buckets * 2 * kMaxLoad < expected * 1.25 && buckets * 2 * sizeof(Entry) < kMaxTableBytes) buckets *= 2;
         live_.store(publish(buckets), std::memory_order_release);
         std::lock_guard<std::mutex> lock(all_mutex());
         next_ = all();
@@ -182,14 +182,19 @@ public:
 
         const Entry* bucket(uint64_t hash) const { return entries + 2 * (hash & mask); }
 
-        // The entry of the key, or nullptr.
+        // The entry of the key, or nullptr. Which of a bucket's two entries holds the
+        // key is anyone's guess, so both are compared and the match picked without a
+        // branch; the branch left (found in this bucket?) nearly always goes one way. A
+        // key's `hi` words are read before its `lo` words: a `lo` read early could be
+        // older than its `hi`, which makes at worst a miss (the chunk is then merged).
         BPE_ALWAYS_INLINE const Entry* find(const ChunkId& key) const {
             for (size_t b = key.hash & mask;; b = (b + 1) & mask) {
                 const Entry* e = entries + 2 * b;
                 uint64_t h0 = e[0].hi.load(std::memory_order_acquire);
-                if (h0 == key.hi && e[0].lo.load(std::memory_order_relaxed) == key.lo) return e;
                 uint64_t h1 = e[1].hi.load(std::memory_order_acquire);
-                if (h1 == key.hi && e[1].lo.load(std::memory_order_relaxed) == key.lo) return e + 1;
+                bool m0 = (h0 == key.hi) & (e[0].lo.load(std::memory_order_relaxed) == key.lo);
+                bool m1 = (h1 == key.hi) & (e[1].lo.load(std::memory_order_relaxed) == key.lo);
+                if (m0 | m1) return e + m1;
                 if (h1 == 0) return nullptr;  // a bucket fills in order: the key would be here
             }
         }
