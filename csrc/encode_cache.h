@@ -65,11 +65,10 @@ struct KeyMasks {
 };
 inline constexpr KeyMasks kKeyMasks{};
 
+// A key's bucket is the top bits of this, which every bit of the key reaches: two
+// multiplies, the fewest that spread the length byte (at the top of `hi`) too.
 BPE_ALWAYS_INLINE inline uint64_t bucket_hash(uint64_t lo, uint64_t hi) {
-    uint64_t h = lo * 0x9e3779b97f4a7c15ULL + (hi ^ (hi >> 29)) * 0xc2b2ae3d27d4eb4fULL;
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ULL;
-    return h ^ (h >> 29);
+    return (lo ^ (hi * 0xc2b2ae3d27d4eb4fULL) ^ (hi >> 32)) * 0x9e3779b97f4a7c15ULL;
 }
 
 // The key of `chunk`, which lies in a text that ends at `text_end`: when 16 bytes can be
@@ -179,8 +178,9 @@ public:
     struct Reader {
         const Entry* entries;
         size_t mask;  // buckets - 1
+        unsigned shift;  // 64 - log2(buckets): a hash's bucket is hash >> shift
 
-        const Entry* bucket(uint64_t hash) const { return entries + 2 * (hash & mask); }
+        const Entry* bucket(uint64_t hash) const { return entries + 2 * (hash >> shift); }
 
         // The entry of the key, or nullptr. Which of a bucket's two entries holds the
         // key is anyone's guess, so both are compared and the match picked without a
@@ -188,20 +188,21 @@ public:
         // key's `hi` words are read before its `lo` words: a `lo` read early could be
         // older than its `hi`, which makes at worst a miss (the chunk is then merged).
         BPE_ALWAYS_INLINE const Entry* find(const ChunkId& key) const {
-            for (size_t b = key.hash & mask;; b = (b + 1) & mask) {
+            for (size_t b = key.hash >> shift;; b = (b + 1) & mask) {
                 const Entry* e = entries + 2 * b;
                 uint64_t h0 = e[0].hi.load(std::memory_order_acquire);
                 uint64_t h1 = e[1].hi.load(std::memory_order_acquire);
-                bool m0 = (h0 == key.hi) & (e[0].lo.load(std::memory_order_relaxed) == key.lo);
-                bool m1 = (h1 == key.hi) & (e[1].lo.load(std::memory_order_relaxed) == key.lo);
-                if (m0 | m1) return e + m1;
+                uint64_t d0 = (h0 ^ key.hi) | (e[0].lo.load(std::memory_order_relaxed) ^ key.lo);
+                uint64_t d1 = (h1 ^ key.hi) | (e[1].lo.load(std::memory_order_relaxed) ^ key.lo);
+                size_t second = d1 == 0;
+                if ((second ? d1 : d0) == 0) return e + second;
                 if (h1 == 0) return nullptr;  // a bucket fills in order: the key would be here
             }
         }
     };
     Reader reader() const {
         const Table* t = live_.load(std::memory_order_acquire);
-        return {reinterpret_cast<const Entry*>(t->region.data()), t->buckets - 1};
+        return {reinterpret_cast<const Entry*>(t->region.data()), t->buckets - 1, t->shift};
     }
 
     // The ids of an entry whose count is above kInline, appended to `out`; false when
@@ -296,7 +297,10 @@ private:
     struct Table {
         Region region;
         size_t buckets;
-        explicit Table(size_t b) : region(b * 2 * sizeof(Entry), true), buckets(b) {}
+        unsigned shift;
+        explicit Table(size_t b) : region(b * 2 * sizeof(Entry), true), buckets(b), shift(64) {
+            for (size_t n = b; n > 1; n /= 2) --shift;
+        }
     };
 
     uint32_t* pool() const { return reinterpret_cast<uint32_t*>(pool_.data()); }
@@ -305,7 +309,7 @@ private:
     static Entry* slot(Table* t, const ChunkId& key) {
         Entry* entries = reinterpret_cast<Entry*>(t->region.data());
         size_t mask = t->buckets - 1;
-        for (size_t b = key.hash & mask;; b = (b + 1) & mask) {
+        for (size_t b = key.hash >> t->shift;; b = (b + 1) & mask) {
             for (Entry* e = entries + 2 * b; e < entries + 2 * b + 2; ++e) {
                 uint64_t hi = e->hi.load(std::memory_order_relaxed);
                 if (hi == 0) return e;
