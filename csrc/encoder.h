@@ -8,9 +8,9 @@
 //
 // A text is encoded a segment at a time (special tokens, and the text between them:
 // special.h), and a segment a chunk at a time (split.h). Chunks repeat (" the", " a",
-// "."), so a chunk is merged only when the caches lack it: those of the call, and one
-// the Encoder shares across calls and threads (encode_cache.h). This file is the
-// algorithm: the merge of one chunk, then the segment loop. What it merges with, the
+// "."), so a chunk is merged only when the Encoder's table lacks it: one table, kept
+// across calls and shared by threads (encode_cache.h). This file is the algorithm: the
+// merge of one chunk, then the chunk loop. What it merges with, the
 // vocabulary (ranks, numbering, token bytes, decoding), is vocabulary.h.
 #pragma once
 
@@ -224,7 +224,7 @@ inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, s
     else encode_buckets(vocabulary, chunk, out);
 }
 
-// --- a text: segments, chunks, caches ---------------------------------------------
+// --- a text: segments, chunks, the table ---------------------------------------------
 
 class Encoder {
 public:
@@ -435,18 +435,28 @@ private:
 // Performance notes
 //
 // MB/s below: a C++ harness calling the encoder with cold caches, the best of 8 to 20
-// calls, on a noisy machine.
+// calls, on a noisy machine (ns a chunk: as in encode_cache.h's notes).
 // - encode_short: looking every pair up again after each merge cost a hash lookup per
 //   pair per merge, quadratic in a chunk's length, on every chunk new to the caches
 //   (source code has many long identifiers). With each rank looked up once: our
 //   vocabulary on Python source 92 -> 102-111 MB/s, cl100k on source 85 -> 90, the
-//   stories the same.
-// - The ids of a chunk are appended with a loop, not vector::insert, here and in the
-//   caches (encode_cache.h): insert's call to memmove cost more than copying the
-//   handful of ids. cl100k on source 102 -> 108 MB/s, ours on the stories 200 -> 211.
+//   stories the same. The dense table of byte pairs and the packed minimum came with
+//   the table of encode_cache.h; misses are 1-3% of a warm profile of source, so they
+//   were not timed apart.
+// - The ids of a chunk merged out of line are appended with a loop, not vector::insert:
+//   insert's call to memmove cost more than copying the handful of ids.
+// - The chunk loop: probing in blocks of 16 after a first pass of keys and prefetches,
+//   against probing each chunk as the splitter gives it: 8.3 against 9.3-12 ns a chunk.
+//   Taking the keys in a pass of their own over a block (16 or 32), after the splitter,
+//   instead of as it gives each chunk: no change. Without the prefetch: no change warm
+//   on the stories (their chunks' lines are cached), and the prefetch alone cost 0.7 ns
+//   a chunk when nothing was looked up.
+// - rare: a miss used to cut `out` back and grow its room again, clearing 64 KB each
+//   time: 4x slower on source. Merged in a scratch vector, then copied: 0.74-0.79x the
+//   old build's time. Short chunks of more than three ids (runs of spaces that indent
+//   source, a tenth of its chunks under GPT-2) are copied in the loop, not out of line.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).
-// - The caches' own measurements are in encode_cache.h and chunk_table.h.
 
 }  // namespace bpe
