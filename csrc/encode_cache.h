@@ -348,11 +348,14 @@ private:
         live_.store(t, std::memory_order_release);
     }
 
-    Region pool_;
+    // What every reader loads, on a line of its own: the writers' fields below change
+    // with each insert, and sharing a line with them would make every flush of every
+    // thread's chunk loop miss (false sharing).
+    alignas(64) std::atomic<Table*> live_{nullptr};
+    alignas(64) Region pool_;
     size_t pool_used_ = 0;  // words; under mutex_
     Table* tables_[kMaxTables] = {};
     size_t table_count_ = 0;
-    std::atomic<Table*> live_{nullptr};
     size_t size_ = 0;  // entries; under mutex_
     bool full_ = false;
     mutable std::mutex mutex_;  // writers only
