@@ -263,20 +263,6 @@ public:
         ++size_;
     }
 
-    // Entries, and the bytes the table takes now (live table, outgrown ones, the
-    // pool's written part): what docs/engine.md's cap bounds.
-    size_t size() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return size_;
-    }
-    size_t memory() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        size_t bytes = pool_used_ * 4;
-        for (const Table* t : tables_)
-            if (t) bytes += t->region.size();
-        return bytes;
-    }
-
     // Around fork(): readers take no lock, and a writer's half-made entry or table is
     // not yet published, so the child's table is whole; only the locks that a thread
     // of the parent may have held are made anew in the child (the bindings hand these

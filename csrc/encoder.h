@@ -311,22 +311,29 @@ private:
             pending = 0;
             reader = table_.reader();  // a table published meanwhile
         };
-        for (const Segment& segment : segments) {
-            report(interrupt, segment.end - segment.begin);
-            if (segment.special != Segment::kText) {
-                flush();
-                out[pos++] = segment.special;
-                continue;
+        // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
+        // whole chunk, not in the room made past it.
+        try {
+            for (const Segment& segment : segments) {
+                report(interrupt, segment.end - segment.begin);
+                if (segment.special != Segment::kText) {
+                    flush();
+                    out[pos++] = segment.special;
+                    continue;
+                }
+                for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
+                    Pending& p = block[pending];
+                    p.chunk = chunk;
+                    p.key = chunk_id(chunk, text_end);
+                    prefetch(reader.bucket(p.key.hash));
+                    if (++pending == kBlock) flush();
+                });
             }
-            for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                Pending& p = block[pending];
-                p.chunk = chunk;
-                p.key = chunk_id(chunk, text_end);
-                prefetch(reader.bucket(p.key.hash));
-                if (++pending == kBlock) flush();
-            });
+            flush();
+        } catch (...) {
+            out.resize(pos);
+            throw;
         }
-        flush();
         out.resize(pos);
     }
 
