@@ -7,10 +7,9 @@
 // word and its space), so a lookup compares two words held in the table instead of
 // reading the key's bytes from wherever in the text it was first seen, which would be
 // a cache miss.
-//   - ChunkTable: use it for a table of chunks that grows as it is used (counting, the
-//     caches of encoding), and for chunks of any length.
-//   - ShortChunkMap: use it for a table built once and then only read, whose look-ups
-//     are the hot loop (the encoder's whole tokens).
+//   - ChunkTable: use it for a table of chunks that grows as it is used (counting),
+//     and for chunks of any length.
+// The encoder's table, read by many threads without a lock, is encode_cache.h.
 // The table keyed by pairs of ids is in pair_table.h.
 #pragma once
 
@@ -193,77 +192,6 @@ private:
     size_t mask_;                  // index_.size() - 1
     std::vector<Entry> entries_;
     size_t key_bytes_ = 0;
-};
-
-// A table from chunks to a uint32 that is built once and then only read (the
-// encoder's whole tokens): chunks of at most 16 bytes sit whole in 32-byte slots, two
-// to a cache line, so a lookup is one load from memory where ChunkTable's is two
-// (its index, then its entry), and a vocabulary of 100,000 tokens is far larger than
-// the caches. Longer chunks go to a ChunkTable beside it, whose keys are views that
-// must outlive the table.
-class ShortChunkMap {
-public:
-    explicit ShortChunkMap(size_t expected = 16) : slots_(table_capacity(expected)), mask_(slots_.size() - 1) {}
-
-    // Stores value for the chunk unless it is there already.
-    void insert(const ChunkKey& key, uint32_t value) {
-        if (key.bytes.size() > 16) {
-            if (long_.find(key) == nullptr) long_[key] = value;
-            return;
-        }
-        if ((size_ + 1) * 2 > slots_.size()) grow();
-        Slot& slot = slots_[probe(key)];
-        if (slot.size != 0) return;
-        slot = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), value, key.hash};
-        ++size_;
-    }
-
-    // The value stored for the chunk, or nullptr.
-    const uint32_t* find(const ChunkKey& key) const {
-        if (key.bytes.size() > 16) return long_.find(key);
-        const Slot& slot = slots_[probe(key)];
-        return slot.size != 0 ? &slot.value : nullptr;
-    }
-
-    // Starts loading the slot where find(key) will look first: a table of a whole
-    // vocabulary is megabytes, and its slots are rarely in the caches.
-    void prefetch(const ChunkKey& key) const {
-        if (key.bytes.size() <= 16) bpe::prefetch(&slots_[key.hash & mask_]);
-    }
-
-private:
-    struct alignas(32) Slot {
-        uint64_t head[2] = {0, 0};
-        uint32_t size = 0;  // 0: empty (no chunk is empty)
-        uint32_t value = 0;
-        uint64_t hash = 0;  // for growing
-    };
-
-    size_t probe(const ChunkKey& key) const {
-        for (size_t i = key.hash & mask_;; i = (i + 1) & mask_) {
-            const Slot& slot = slots_[i];
-            if (slot.size == 0 ||
-                (slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size()))
-                return i;
-        }
-    }
-
-    void grow() {
-        std::vector<Slot> old(slots_.size() * 2);
-        old.swap(slots_);
-        mask_ = slots_.size() - 1;
-        for (const Slot& slot : old) {
-            if (slot.size == 0) continue;
-            size_t i = slot.hash & mask_;
-            while (slots_[i].size != 0) i = (i + 1) & mask_;
-            slots_[i] = slot;
-        }
-    }
-
-    std::vector<Slot> slots_;
-    size_t mask_;
-    size_t size_ = 0;
-    ChunkTable<uint32_t> long_{16};
 };
 
 // Bytes kept for as long as their owner lives, in blocks that never move, so that

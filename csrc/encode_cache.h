@@ -1,171 +1,351 @@
-// The caches of encoding: what a call remembers of the chunks it has encoded, and
-// what an Encoder shares between calls and threads.
+// The Encoder's table of chunks and their ids: one per Encoder, kept for its life and
+// shared by its threads, seeded with the vocabulary's tokens that are whole chunks and
+// grown with every chunk met. Chunks repeat (" the", " a", "."): a story of 4,000
+// chunks has a few hundred distinct ones, and a text of the same kind as the last
+// finds nearly all of its chunks here. A chunk's ids are merged once, then read.
 //
-// They sit apart from encoder.h, which is the algorithm (the merge of a chunk, and the
-// segment loop that looks in these first), since none of this changes which ids come
-// out: it only saves merging a chunk twice. Chunks repeat (" the", " a", "."): a story
-// of 4,000 chunks has a few hundred distinct ones.
+// It sits apart from encoder.h, which is the algorithm (the merge of a chunk, and the
+// chunk loop that looks here first), since none of this changes which ids come out.
+//
+// The read path is what every chunk pays, so it is one probe, without a lock:
+//   - The key of a chunk of at most 15 bytes is the chunk itself with its length, in
+//     16 bytes: two 64-bit loads, masked through a table by the length. A longer chunk's
+//     key is two hashes of all its bytes, marked by a length byte no short chunk has;
+//     its bytes are kept beside its ids and compared on a hit (out of the hot path).
+//   - An entry is 32 bytes, the key and its ids: up to 3 inline, a count, and a longer
+//     list in a pool beside the table. Two entries fill a 64-byte line, and a bucket is
+//     that aligned pair, so a probe is one line, which the chunk loop asks for ahead.
+//   - Entries are only ever added, and an entry is published by the release store of
+//     its key's second word, after everything else in it: a reader that sees that word
+//     sees the entry whole. A full table is copied into one twice the size, which is
+//     then published; readers still in the old one finish there (it is kept).
+//   - Writers take a mutex, which the chunk loop meets only on a chunk it had to merge.
+//     The table stops growing at kMaxTableBytes (and the pool at kMaxPoolBytes): past
+//     that, new chunks are merged every time they come, and memory stays bounded.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <new>
-#include <shared_mutex>
 #include <string_view>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "chunk_table.h"
+#include "compiler.h"
+#include "hash.h"
 
 namespace bpe {
 
-// Chunks and their ids. Most chunks are a single token, whose id the entry holds
-// itself; the ids of the others go, back to back, to an array of their own.
-class IdsTable {
-public:
-    explicit IdsTable(size_t expected) : table_(expected) {}
+// --- keys ---------------------------------------------------------------------------
 
-    // Appends the ids of the chunk to `out` and returns true, if the table has it.
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        const Ids* ids = table_.find(key);
-        if (ids == nullptr) return false;
-        if (ids->size == 1) {
-            out.push_back(ids->id_or_offset);
-        } else {
-            // A loop, not insert: the ids of a chunk are a handful (encoder.h's
-            // performance notes).
-            const uint32_t* from = spilled_.data() + ids->id_or_offset;
-            for (uint32_t k = 0; k < ids->size; ++k) out.push_back(from[k]);
-        }
-        return true;
-    }
-
-    // Keeps the ids of a chunk; the table keeps a view of the key's bytes.
-    void insert(const ChunkKey& key, const uint32_t* ids, size_t size) {
-        if (size == 1) {
-            table_[key] = {1, ids[0]};
-        } else if (size < UINT32_MAX && spilled_.size() + size < UINT32_MAX) {
-            table_[key] = {uint32_t(size), uint32_t(spilled_.size())};
-            spilled_.insert(spilled_.end(), ids, ids + size);
-        }
-    }
-
-    size_t size() const { return table_.size(); }
-
-private:
-    struct Ids { uint32_t size, id_or_offset; };
-    ChunkTable<Ids> table_;
-    std::vector<uint32_t> spilled_;
+// A chunk as the table knows it: `lo` and `hi` are its 16-byte key, `hash` picks its
+// bucket. For a chunk of at most kShortKey bytes the key is the chunk, zero-padded, with
+// its length in the top byte of `hi`; a longer chunk's top byte is kLongMark.
+struct ChunkId {
+    uint64_t lo, hi, hash;
 };
 
-// The chunks of one token and at most 16 bytes that a call met last, in a small
-// direct-mapped array in front of its IdsTable: the frequent chunks (" the", ".") are
-// most of a text, and for them one load of a slot that is likely in the fastest
-// caches replaces the table's two dependent loads (its index, then its entry). A slot
-// holds the chunk's 16 bytes, zero-padded, its length and its id; a new chunk takes
-// the slot of its hash, whatever was there (it stays in the IdsTable).
-class RecentChunks {
+inline constexpr size_t kShortKey = 15;
+inline constexpr uint64_t kLongMark = 0xff;
+
+// The bytes of a word of the key that a chunk of n bytes (n <= 15) keeps: the
+// masks are looked up, so the key is made without a branch on the length.
+struct KeyMasks {
+    uint64_t lo[16], hi[16];
+    constexpr KeyMasks() : lo(), hi() {
+        for (int n = 0; n < 16; ++n) {
+            lo[n] = n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
+            hi[n] = n <= 8 ? 0 : (uint64_t(1) << (8 * (n - 8))) - 1;
+        }
+    }
+};
+inline constexpr KeyMasks kKeyMasks{};
+
+// A key's bucket is the top bits of this, which every bit of the key reaches: two
+// multiplies, the fewest that spread the length byte (at the top of `hi`) too.
+BPE_ALWAYS_INLINE inline uint64_t bucket_hash(uint64_t lo, uint64_t hi) {
+    return (lo ^ (hi * 0xc2b2ae3d27d4eb4fULL) ^ (hi >> 32)) * 0x9e3779b97f4a7c15ULL;
+}
+
+// The key of `chunk`, which lies in a text that ends at `text_end`: when 16 bytes can be
+// read from the chunk's start (all but the last chunk or two of a text), two loads.
+BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* text_end) {
+    const size_t n = chunk.size();
+    uint64_t word[2] = {0, 0};
+    if (n <= kShortKey) {
+        if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
+        else std::memcpy(word, chunk.data(), n);
+        uint64_t lo = word[0] & kKeyMasks.lo[n];
+        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n) << 56);
+        return {lo, hi, bucket_hash(lo, hi)};
+    }
+    std::memcpy(word, chunk.data(), 16);
+    uint64_t h = chunk_hash(word, chunk);
+    uint64_t lo = h, hi = (mix(h ^ n) >> 8) | (kLongMark << 56);
+    return {lo, hi, bucket_hash(lo, hi)};
+}
+
+// --- memory --------------------------------------------------------------------------
+
+// Zeroed memory from mmap: a region of 2 MB or more starts on a 2 MB boundary and asks
+// for huge pages, so that a table of megabytes takes a few TLB entries, not thousands.
+// `reserve_only`: address space that takes memory only where it is written (the pool).
+class Region {
 public:
-    // Slots for a text of `bytes` bytes: a slot per 8 bytes, 64 to 16,384 (384 KB, what
-    // a second-level cache holds: performance notes), so that a short text does not pay
-    // to clear a large array.
-    explicit RecentChunks(size_t bytes) {
-        size_t n = 64;
-        while (n < kMaxSlots && n * 8 < bytes) n *= 2;
-        slots_.assign(n, Slot{});
-        mask_ = n - 1;
+    Region() = default;
+    explicit Region(size_t bytes, bool huge) {
+        constexpr size_t kHuge = size_t(2) << 20;
+        size_ = bytes;
+        size_t extra = huge && bytes >= kHuge ? kHuge : 0;
+        void* p = mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        char* start = static_cast<char*>(p);
+        if (extra) {  // keep the 2 MB-aligned part, give back the rest
+            char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(start) + kHuge - 1) & ~(kHuge - 1));
+            if (aligned > start) munmap(start, size_t(aligned - start));
+            size_t tail = size_t(start + bytes + extra - (aligned + bytes));
+            if (tail) munmap(aligned + bytes, tail);
+            start = aligned;
+#if defined(MADV_HUGEPAGE)
+            madvise(start, bytes, MADV_HUGEPAGE);
+#endif
+        }
+        data_ = start;
     }
+    ~Region() {
+        if (data_) munmap(data_, size_);
+    }
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
 
-    // The chunk's id, if it was kept; else nullptr.
-    const uint32_t* find(const ChunkKey& key) const {
-        const Slot& slot = slots_[key.hash & mask_];
-        bool same = slot.head[0] == key.head[0] && slot.head[1] == key.head[1] && slot.size == key.bytes.size();
-        return same ? &slot.id : nullptr;
-    }
-
-    // Keeps a chunk that is the one token `id`; longer chunks are not kept.
-    void keep(const ChunkKey& key, uint32_t id) {
-        if (key.bytes.size() > 16) return;
-        slots_[key.hash & mask_] = {{key.head[0], key.head[1]}, uint32_t(key.bytes.size()), id};
-    }
+    char* data() const { return data_; }
+    size_t size() const { return size_; }
 
 private:
-    static constexpr size_t kMaxSlots = 16384;
-    struct Slot {
-        uint64_t head[2] = {0, 0};
-        uint32_t size = 0;  // 0: empty (no chunk is empty)
-        uint32_t id = 0;
-    };
-    std::vector<Slot> slots_;
-    size_t mask_ = 0;
+    char* data_ = nullptr;
+    size_t size_ = 0;
 };
 
-// The cache an Encoder shares between calls and threads. Lookups take a shared lock;
-// a call adds the chunks it had to encode all at once, under one exclusive lock, and
-// the cache copies their bytes into blocks it owns, since the caller's text goes away.
-//
-// A process forked while another thread held the lock would find it held for good: the
-// child has only the thread that forked, and its first lookup waited forever. So every
-// cache is on a list, and after a fork the child gives each a new lock and an empty
-// table (the bindings hand before_fork and the after_fork_ functions to pthread_atfork).
+// --- the table -----------------------------------------------------------------------
+
 class SharedCache {
 public:
-    SharedCache() {
+    // An entry: the key, then the ids. count <= kInline: the ids are ids[0..count);
+    // otherwise ids[0] is where the ids are in the pool (see rest()).
+    struct alignas(32) Entry {
+        std::atomic<uint64_t> lo;
+        std::atomic<uint64_t> hi;  // 0: empty (no key's is); stored last, with release
+        uint32_t ids[3];
+        uint32_t count;
+    };
+    static constexpr uint32_t kInline = 3;
+    static constexpr uint32_t kLong = 0x80000000;  // in count: a chunk longer than kShortKey
+
+    // The most memory the table may take: the live table, the tables it outgrew (less
+    // than the live one together), and the pool. docs/engine.md states these.
+    static constexpr size_t kMaxTableBytes = size_t(32) << 20;
+    static constexpr size_t kMaxPoolBytes = size_t(32) << 20;
+    // The longest chunk kept: a longer one rarely comes back.
+    static constexpr size_t kLongestChunk = 64;
+
+    // A table sized for `expected` entries (the seeds, typically).
+    explicit SharedCache(size_t expected = 0) : pool_(kMaxPoolBytes, false) {
+        size_t buckets = 1024;
+        while (buckets * 2 * kMaxLoad < expected * 1.25 && buckets * 2 * sizeof(Entry) < kMaxTableBytes) buckets *= 2;
+        live_.store(publish(buckets), std::memory_order_release);
         std::lock_guard<std::mutex> lock(all_mutex());
         next_ = all();
         if (next_) next_->prev_ = this;
         all() = this;
     }
     ~SharedCache() {
-        std::lock_guard<std::mutex> lock(all_mutex());
-        (prev_ ? prev_->next_ : all()) = next_;
-        if (next_) next_->prev_ = prev_;
+        {
+            std::lock_guard<std::mutex> lock(all_mutex());
+            (prev_ ? prev_->next_ : all()) = next_;
+            if (next_) next_->prev_ = prev_;
+        }
+        for (Table*& t : tables_) delete t;
     }
     SharedCache(const SharedCache&) = delete;
     SharedCache& operator=(const SharedCache&) = delete;
 
-    // Around fork(): the list's own lock is held across it, so that the child's list is
-    // whole; each cache's lock is not waited for (lookups would keep a fork waiting), so
-    // in the child a cache may be half-changed: it is made anew, empty, and the old
-    // tables are left as they are (their pages are the parent's until written).
+    // A view of the live table for a run of lookups: the chunk loop takes one per block.
+    struct Reader {
+        const Entry* entries;
+        size_t mask;  // buckets - 1
+        unsigned shift;  // 64 - log2(buckets): a hash's bucket is hash >> shift
+
+        const Entry* bucket(uint64_t hash) const { return entries + 2 * (hash >> shift); }
+
+        // The entry of the key, or nullptr. Which of a bucket's two entries holds the
+        // key is anyone's guess, so both are compared and the match picked without a
+        // branch; the branch left (found in this bucket?) nearly always goes one way. A
+        // key's `hi` words are read before its `lo` words: a `lo` read early could be
+        // older than its `hi`, which makes at worst a miss (the chunk is then merged).
+        BPE_ALWAYS_INLINE const Entry* find(const ChunkId& key) const {
+            for (size_t b = key.hash >> shift;; b = (b + 1) & mask) {
+                const Entry* e = entries + 2 * b;
+                uint64_t h0 = e[0].hi.load(std::memory_order_acquire);
+                uint64_t h1 = e[1].hi.load(std::memory_order_acquire);
+                uint64_t d0 = (h0 ^ key.hi) | (e[0].lo.load(std::memory_order_relaxed) ^ key.lo);
+                uint64_t d1 = (h1 ^ key.hi) | (e[1].lo.load(std::memory_order_relaxed) ^ key.lo);
+                size_t second = d1 == 0;
+                if ((second ? d1 : d0) == 0) return e + second;
+                if (h1 == 0) return nullptr;  // a bucket fills in order: the key would be here
+            }
+        }
+    };
+    Reader reader() const {
+        const Table* t = live_.load(std::memory_order_acquire);
+        return {reinterpret_cast<const Entry*>(t->region.data()), t->buckets - 1, t->shift};
+    }
+
+    // The ids of an entry whose count is above kInline, appended to `out`; false when
+    // it is a long chunk's entry and `chunk` is another chunk of the same key.
+    bool append_rest(const Entry& e, std::string_view chunk, std::vector<uint32_t>& out) const {
+        const uint32_t* at = pool() + e.ids[0];
+        uint32_t n = e.count & ~kLong;
+        if (e.count & kLong) {
+            if (at[0] != chunk.size() || std::memcmp(at + 1 + n, chunk.data(), chunk.size()) != 0) return false;
+            ++at;
+        }
+        for (uint32_t k = 0; k < n; ++k) out.push_back(at[k]);
+        return true;
+    }
+
+    // The ids of an entry of a short chunk whose count is above kInline (not kLong),
+    // to `to`.
+    void copy_rest(const Entry& e, uint32_t* to) const { std::memcpy(to, pool() + e.ids[0], e.count * 4); }
+
+    // Adds a chunk and its ids (the caller's numbering), unless it is there already or
+    // the table is full. Only a chunk of at most kLongestChunk bytes is kept.
+    void insert(const ChunkId& key, std::string_view chunk, const uint32_t* ids, size_t n) {
+        if (chunk.size() > kLongestChunk || n == 0 || n >= kLong) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (full_) return;
+        Table* t = live_.load(std::memory_order_relaxed);
+        if ((size_ + 1) > t->buckets * 2 * kMaxLoad) {
+            if (t->buckets * 4 * sizeof(Entry) > kMaxTableBytes) {
+                full_ = true;
+                return;
+            }
+            grow();
+            t = live_.load(std::memory_order_relaxed);
+        }
+        Entry* e = slot(t, key);
+        if (e == nullptr) return;  // there already
+        const bool is_long = chunk.size() > kShortKey;
+        if (n <= kInline && !is_long) {
+            for (size_t k = 0; k < n; ++k) e->ids[k] = ids[k];
+            e->count = uint32_t(n);
+        } else {
+            // In the pool: [length, if long] ids... [bytes, if long], in 4-byte words.
+            size_t words = n + (is_long ? 1 + (chunk.size() + 3) / 4 : 0);
+            if ((pool_used_ + words) * 4 > kMaxPoolBytes) {
+                full_ = true;
+                return;
+            }
+            uint32_t* at = pool() + pool_used_;
+            e->ids[0] = uint32_t(pool_used_);
+            pool_used_ += words;
+            if (is_long) *at++ = uint32_t(chunk.size());
+            std::memcpy(at, ids, n * 4);
+            if (is_long) std::memcpy(at + n, chunk.data(), chunk.size());
+            e->count = uint32_t(n) | (is_long ? kLong : 0);
+        }
+        e->lo.store(key.lo, std::memory_order_relaxed);
+        e->hi.store(key.hi, std::memory_order_release);  // publishes the entry
+        ++size_;
+    }
+
+    // Around fork(): readers take no lock, and a writer's half-made entry or table is
+    // not yet published, so the child's table is whole; only the locks that a thread
+    // of the parent may have held are made anew in the child (the bindings hand these
+    // to pthread_atfork). The list's own lock is held across the fork.
     static void before_fork() { all_mutex().lock(); }
     static void after_fork_in_parent() { all_mutex().unlock(); }
     static void after_fork_in_child() {
         new (&all_mutex()) std::mutex;  // the lock the forking thread held; no other thread is left
-        for (SharedCache* cache = all(); cache; cache = cache->next_) {
-            new (&cache->mutex_) std::shared_mutex;
-            new (&cache->table_) IdsTable(1024);
-            new (&cache->arena_) ByteArena;
-        }
-    }
-
-    bool append_to(const ChunkKey& key, std::vector<uint32_t>& out) const {
-        std::shared_lock lock(mutex_);
-        return table_.append_to(key, out);
-    }
-
-    // Adds the chunks `keys`, whose ids `source` has, unless the cache is full.
-    void insert(const std::vector<ChunkKey>& keys, const IdsTable& source) {
-        if (keys.empty()) return;
-        std::vector<uint32_t> ids;
-        std::unique_lock lock(mutex_);
-        for (const ChunkKey& key : keys) {
-            if (table_.size() >= kMaxEntries) return;
-            ids.clear();
-            source.append_to(key, ids);
-            if (table_.append_to(key, ids)) continue;  // another thread added it meanwhile
-            ChunkKey owned = key;
-            owned.bytes = arena_.keep(key.bytes);
-            table_.insert(owned, ids.data(), ids.size());
-        }
+        for (SharedCache* cache = all(); cache; cache = cache->next_) new (&cache->mutex_) std::mutex;
     }
 
 private:
-    static constexpr size_t kMaxEntries = 1 << 20;
+    // Below kMaxLoad of the entries filled, probes stay short (most hit their first line).
+    static constexpr double kMaxLoad = 0.6;
+    // Doubling from 1,024 buckets to kMaxTableBytes takes fewer tables than this.
+    static constexpr size_t kMaxTables = 32;
 
-    mutable std::shared_mutex mutex_;
-    IdsTable table_{1024};
-    ByteArena arena_;  // the cached chunks' bytes
-    SharedCache *prev_ = nullptr, *next_ = nullptr;  // on the list of every cache
+    struct Table {
+        Region region;
+        size_t buckets;
+        unsigned shift;
+        explicit Table(size_t b) : region(b * 2 * sizeof(Entry), true), buckets(b), shift(64) {
+            for (size_t n = b; n > 1; n /= 2) --shift;
+        }
+    };
+
+    uint32_t* pool() const { return reinterpret_cast<uint32_t*>(pool_.data()); }
+
+    // The empty entry where the key goes, or nullptr if the key is there.
+    static Entry* slot(Table* t, const ChunkId& key) {
+        Entry* entries = reinterpret_cast<Entry*>(t->region.data());
+        size_t mask = t->buckets - 1;
+        for (size_t b = key.hash >> t->shift;; b = (b + 1) & mask) {
+            for (Entry* e = entries + 2 * b; e < entries + 2 * b + 2; ++e) {
+                uint64_t hi = e->hi.load(std::memory_order_relaxed);
+                if (hi == 0) return e;
+                if (hi == key.hi && e->lo.load(std::memory_order_relaxed) == key.lo) return nullptr;
+            }
+        }
+    }
+
+    // A new table of `buckets`, recorded before it is published, so that a fork at any
+    // point leaves the child a consistent list (at worst with an unpublished table).
+    Table* publish(size_t buckets) {
+        Table* t = new Table(buckets);
+        tables_[table_count_] = t;
+        ++table_count_;
+        return t;
+    }
+
+    // Copies every entry into a table twice the size and publishes it. The old one is
+    // kept: readers that took it before finish their lookups there.
+    void grow() {
+        const Table* old = live_.load(std::memory_order_relaxed);
+        Table* t = publish(old->buckets * 2);
+        const Entry* from = reinterpret_cast<const Entry*>(old->region.data());
+        for (size_t i = 0; i < old->buckets * 2; ++i) {
+            uint64_t hi = from[i].hi.load(std::memory_order_relaxed);
+            if (hi == 0) continue;
+            ChunkId key{from[i].lo.load(std::memory_order_relaxed), hi, 0};
+            key.hash = bucket_hash(key.lo, key.hi);
+            Entry* e = slot(t, key);
+            if (e == nullptr) continue;  // (keys are distinct: never)
+            std::memcpy(e->ids, from[i].ids, sizeof e->ids);
+            e->count = from[i].count;
+            e->lo.store(key.lo, std::memory_order_relaxed);
+            e->hi.store(hi, std::memory_order_relaxed);  // published with the table below
+        }
+        live_.store(t, std::memory_order_release);
+    }
+
+    // What every reader loads, on a line of its own: the writers' fields below change
+    // with each insert, and sharing a line with them would make every flush of every
+    // thread's chunk loop miss (false sharing).
+    alignas(64) std::atomic<Table*> live_{nullptr};
+    alignas(64) Region pool_;
+    size_t pool_used_ = 0;  // words; under mutex_
+    Table* tables_[kMaxTables] = {};
+    size_t table_count_ = 0;
+    size_t size_ = 0;  // entries; under mutex_
+    bool full_ = false;
+    mutable std::mutex mutex_;  // writers only
+    SharedCache *prev_ = nullptr, *next_ = nullptr;  // on the list of every table, for fork
 
     static SharedCache*& all() {
         static SharedCache* head = nullptr;
@@ -179,11 +359,23 @@ private:
 
 // Performance notes
 //
-// - RecentChunks, with the whole tokens (vocabulary.h) that came with it: GPT-2 on the
-//   stories, ids as arrays, cold, about 95 -> 103 MB/s (process time, a noisy machine).
-// - RecentChunks' size: 2 MB of Python source has 15,000 distinct chunks, more than
-//   the 4,096 slots it first had. With up to 16,384 (a C++ harness, cold caches, the
-//   best of 8 to 25 calls, a loaded machine): cl100k on source 83 -> 96 MB/s, on the
-//   stories 155 -> 168; GPT-2 on the stories 176 -> 186; ours 179 -> 188.
+// ns a chunk below: GPT-2's vocabulary, the held-out stories (0.79 MB, 190,325 chunks),
+// warm, bytes in, the count of ids out (no Python objects), one core, the median of 9
+// interleaved rounds, on a loaded 2-core VM (its hardware counters are not available, so
+// no cache or TLB misses are given); gigatoken 0.10 took 4.8-5.2, the splitter alone 2.0.
+// - This table in place of the per-call caches (RecentChunks, a per-call table, the whole
+//   tokens, then a shared cache under a shared_mutex): 8.3 -> 8.3 warm on the stories,
+//   whose chunks the per-call caches held well; on source compare_builds gave 0.74-0.79x
+//   the time (GPT-2, warm and cold), and two threads no longer meet at a lock.
+// - bucket_hash from two multiplies, the bucket from the top bits: 8.3 -> 7.7 (it was
+//   chunk_hash's three multiplies and shifts, then the low bits). Top bits of a single
+//   multiply (the length byte then reached no bucket bit) made it 30.
+// - Both entries of a bucket compared and the match picked without a branch: no change
+//   measured (kept: the branch it removes goes either way at random).
+// - Seeded in this one table, not a small table of the chunks met in front of a table of
+//   the vocabulary's tokens: 7.7 against 8.7, although the small one stays in L2.
+// - The first table at 38% full (4 MB for GPT-2) or 19% (8 MB): no change measured.
+// - Huge pages: the 4 MB of GPT-2's table sit in 2 MB pages (AnonHugePages in smaps),
+//   where the system's transparent huge pages are `madvise` (as here) or `always`.
 
 }  // namespace bpe

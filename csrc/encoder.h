@@ -8,13 +8,14 @@
 //
 // A text is encoded a segment at a time (special tokens, and the text between them:
 // special.h), and a segment a chunk at a time (split.h). Chunks repeat (" the", " a",
-// "."), so a chunk is merged only when the caches lack it: those of the call, and one
-// the Encoder shares across calls and threads (encode_cache.h). This file is the
-// algorithm: the merge of one chunk, then the segment loop. What it merges with, the
+// "."), so a chunk is merged only when the Encoder's table lacks it: one table, kept
+// across calls and shared by threads (encode_cache.h). This file is the algorithm: the
+// merge of one chunk, then the chunk loop. What it merges with, the
 // vocabulary (ranks, numbering, token bytes, decoding), is vocabulary.h.
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <queue>
@@ -24,13 +25,19 @@
 #include <utility>
 #include <vector>
 
-#include "chunk_table.h"
 #include "encode_cache.h"
 #include "pair.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"
 #include "vocabulary.h"
+
+// Kept out of the loop that calls it, so that the loop stays small (the rare path).
+#if defined(__GNUC__) || defined(__clang__)
+#define BPE_RARE [[gnu::noinline]]
+#else
+#define BPE_RARE
+#endif
 
 namespace bpe {
 
@@ -46,20 +53,25 @@ inline constexpr size_t kShortChunk = 32;
 
 // The merges of a chunk of at most kShortChunk bytes, as the rule says: the pair of
 // lowest rank, the leftmost of equals, until no pair is a merge. The rank of each
-// neighbouring pair is looked up once, and after a merge only the two pairs the new
-// token is part of are looked up again, so that the scan for the lowest rank reads
-// an array (performance notes).
+// neighbouring pair is looked up once (the first round, of bytes, from the dense
+// table), and after a merge only the two pairs the new token is part of are looked up
+// again. The lowest is found as the minimum of (rank << 5 | position), the leftmost of
+// equal ranks being the smaller: a loop without a branch, which the compiler
+// vectorises (performance notes). Ranks are below 2^24, so a real pair's packed value
+// is below 2^29 and kNoRank's is above.
 inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+    static_assert(kShortChunk <= 32, "positions are packed in 5 bits");
     uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
     size_t n = chunk.size();
-    for (size_t i = 0; i < n; ++i) ids[i] = static_cast<unsigned char>(chunk[i]);
-    for (size_t i = 0; i + 1 < n; ++i) ranks[i] = vocabulary.rank(ids[i], ids[i + 1]);
+    for (size_t i = 0; i < n; ++i) ids[i] = bytes[i];
+    for (size_t i = 0; i + 1 < n; ++i) ranks[i] = vocabulary.byte_pair_rank(bytes[i], bytes[i + 1]);
     while (n > 1) {
-        uint32_t best = Vocabulary::kNoRank;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; ++i)
-            if (ranks[i] < best) best = ranks[i], at = i;  // the leftmost of the lowest
-        if (best == Vocabulary::kNoRank) break;
+        uint32_t lowest = UINT32_MAX;
+        for (uint32_t i = 0; i + 1 < n; ++i) lowest = std::min(lowest, ranks[i] << 5 | i);
+        if (lowest >= uint32_t(1) << 29) break;  // no pair is a merge
+        const uint32_t best = lowest >> 5;
+        const size_t at = lowest & 31;
         ids[at] = 256 + best;
         for (size_t i = at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
         for (size_t i = at + 1; i + 2 < n; ++i) ranks[i] = ranks[i + 1];
@@ -212,73 +224,149 @@ inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, s
     else encode_buckets(vocabulary, chunk, out);
 }
 
-// --- a text: segments, chunks, caches ---------------------------------------------
+// --- a text: segments, chunks, the table ---------------------------------------------
 
 class Encoder {
 public:
     // The vocabulary's merges, special tokens and numbering (Vocabulary says what it
-    // refuses), and the split rule.
+    // refuses), and the split rule. The table starts with the tokens that are whole
+    // chunks.
     explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
-        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)) {
-        vocabulary_.find_whole_tokens(kCachedChunk, [this](std::string_view bytes, std::vector<uint32_t>& ids) {
-            encode_chunk(vocabulary_, bytes, ids);
-        });
+        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
+          table_(256 + merges.size()) {
+        vocabulary_.find_whole_tokens(
+            SharedCache::kLongestChunk,
+            [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
+            [this](std::string_view bytes, uint32_t id) {
+                table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);
+            });
     }
 
 private:
-    // The segment loop: appends the ids of the segments of `text` to `out`, a special
-    // token's id or the ids of each chunk of the text between them. A chunk is looked
-    // for first where it is cheapest to find: the last one-token chunks of this call
-    // (recent), the chunks of this call (seen), the tokens that are whole chunks, the
-    // Encoder's shared cache; only a chunk in none of them is merged.
-    // If the interrupt stops it, the shared cache gains nothing: every chunk's ids are
-    // either all there or not at all.
+    // The chunk loop, in blocks of kBlock chunks and two stages, so that the table's
+    // lines for a block are on their way while the block before is emitted:
+    //   1. as the splitter gives each chunk: its key, its bucket, a prefetch of that;
+    //   2. for the block: probe, and on a hit store the entry's three inline ids and
+    //      move on by its count. Anything else (more ids, a long chunk, a chunk not in
+    //      the table) goes out of line to `rare`, which merges and inserts.
+    // The ids are written through a pointer into `out`, which is kept at least kRoom
+    // ids longer than what is written (the stores of three ids write four), and cut to
+    // length at the end.
+    static constexpr size_t kBlock = 16;
+    static constexpr size_t kRoom = 4 * kBlock + 4;
+
+    struct Pending {
+        std::string_view chunk;
+        ChunkId key;
+    };
+
+    // Appends the ids of the segments of `text` to `out`, a special token's id or the
+    // ids of each chunk of the text between them. If the interrupt stops it, every chunk
+    // in the table has all its ids: a chunk is inserted whole, or not at all.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                          Interrupt* interrupt) const {
-        // Chunks met in this call, keyed by views into `text`, so that a lookup needs
-        // no lock and no copy. Chunks new to the shared cache join it at the end.
-        IdsTable seen(std::min<size_t>(1024, text.size() / 4 + 16));
-        RecentChunks recent(text.size());
-        std::vector<ChunkKey> fresh;
         const char* text_end = text.data() + text.size();
-        out.reserve(out.size() + expected_ids(segments));
-        for (const Segment& segment : segments) {
-            report(interrupt, segment.end - segment.begin);
-            if (segment.special != Segment::kText) {
-                out.push_back(segment.special);
-                continue;
-            }
-            for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                ChunkKey key(chunk, text_end);
-                if (const uint32_t* id = recent.find(key)) {
-                    out.push_back(*id);
-                    return;
-                }
-                // A chunk missing here is new to this call, or pushed out of its slot:
-                // the whole-token table is looked at unless `seen` has it, and being
-                // megabytes it is mostly out of the caches, so its load starts now, to
-                // overlap with the lookup in `seen`.
-                vocabulary_.whole_tokens().prefetch(key);
-                size_t start = out.size();
-                if (!seen.append_to(key, out)) {
-                    if (const uint32_t* id = vocabulary_.whole_tokens().find(key)) {
-                        out.push_back(*id);
-                    } else if (chunk.size() > kCachedChunk) {
-                        encode_chunk(vocabulary_, chunk, out);
-                        vocabulary_.renumber(out, start);
-                    } else if (!cache_.append_to(key, out)) {
-                        encode_chunk(vocabulary_, chunk, out);
-                        vocabulary_.renumber(out, start);
-                        fresh.push_back(key);
+        size_t pos = out.size();
+        const size_t expected = expected_ids(segments);
+        out.reserve(pos + expected);
+        // Room grows by at least `step` ids at a time, but never by more than this call
+        // is likely to need: a caller that reuses `out` for many small texts pays to
+        // clear a few hundred bytes a call, not its whole capacity.
+        const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
+        make_room(out, pos, step);
+        Pending block[kBlock];
+        size_t pending = 0;
+        std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
+        SharedCache::Reader reader = table_.reader();
+        auto flush = [&] {
+            const SharedCache::Reader r = reader;
+            uint32_t* at = out.data() + pos;
+            const uint32_t* limit = out.data() + out.size();  // at least kRoom past `at`
+            for (size_t k = 0; k < pending; ++k) {
+                const SharedCache::Entry* e = r.find(block[k].key);
+                if (e != nullptr) {
+                    const uint32_t count = e->count;
+                    if (count <= SharedCache::kInline) {
+                        std::memcpy(at, e->ids, 16);  // three ids and the count, which the next overwrites
+                        at += count;
+                        continue;
                     }
-                    if (chunk.size() <= kSeenChunk) seen.insert(key, out.data() + start, out.size() - start);
+                    // A short chunk of more ids (a run of spaces that indents source code):
+                    // copied from the pool when they fit in the room there is.
+                    if (!(count & SharedCache::kLong) && at + count + 4 * (kBlock - k) <= limit) {
+                        table_.copy_rest(*e, at);
+                        at += count;
+                        continue;
+                    }
                 }
-                if (out.size() == start + 1) recent.keep(key, out[start]);
-            });
+                pos = size_t(at - out.data());
+                rare(block[k], e, out, pos, scratch, step);
+                at = out.data() + pos;
+                limit = out.data() + out.size();
+            }
+            pos = size_t(at - out.data());
+            make_room(out, pos, step);
+            pending = 0;
+            reader = table_.reader();  // a table published meanwhile
+        };
+        // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
+        // whole chunk, not in the room made past it.
+        try {
+            for (const Segment& segment : segments) {
+                report(interrupt, segment.end - segment.begin);
+                if (segment.special != Segment::kText) {
+                    flush();
+                    out[pos++] = segment.special;
+                    continue;
+                }
+                for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
+                    Pending& p = block[pending];
+                    p.chunk = chunk;
+                    p.key = chunk_id(chunk, text_end);
+                    prefetch(reader.bucket(p.key.hash));
+                    if (++pending == kBlock) flush();
+                });
+            }
+            flush();
+        } catch (...) {
+            out.resize(pos);
+            throw;
         }
-        cache_.insert(fresh, seen);
+        out.resize(pos);
+    }
+
+    // The ids of a chunk the block loop could not emit from an entry's inline ids:
+    // they go to out[pos...), and pos moves past them. A chunk the table may keep is
+    // merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
+    // may be 200 MB) is merged straight into `out`, whose room is then made anew.
+    BPE_RARE void rare(const Pending& p, const SharedCache::Entry* e, std::vector<uint32_t>& out, size_t& pos,
+                       std::vector<uint32_t>& scratch, size_t step) const {
+        if (p.chunk.size() > SharedCache::kLongestChunk) {
+            out.resize(pos);
+            encode_chunk(vocabulary_, p.chunk, out);
+            vocabulary_.renumber(out, pos);
+            pos = out.size();
+            make_room(out, pos, step);
+            return;
+        }
+        scratch.clear();
+        if (e == nullptr || !table_.append_rest(*e, p.chunk, scratch)) {
+            encode_chunk(vocabulary_, p.chunk, scratch);
+            vocabulary_.renumber(scratch, 0);
+            table_.insert(p.key, p.chunk, scratch.data(), scratch.size());
+        }
+        make_room(out, pos + scratch.size(), step);
+        std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
+        pos += scratch.size();
+    }
+
+    // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
+    // resize clears what it adds, so growing in steps keeps that a store or so an id.
+    static void make_room(std::vector<uint32_t>& out, size_t pos, size_t step) {
+        if (pos + kRoom <= out.size()) return;
+        out.resize(pos + std::max(kRoom, step));
     }
 
     // An id per 2 bytes, reserved up front: a token holds about 4 bytes of English and
@@ -427,32 +515,36 @@ public:
     }
 
 private:
-    // The shared cache keeps chunks up to this length, as a longer one rarely comes
-    // back in another call; a call keeps longer ones, up to a size that cannot use
-    // much memory (a 10 MB chunk is not kept).
-    static constexpr size_t kCachedChunk = 64;
-    static constexpr size_t kSeenChunk = 4096;
-
     Vocabulary vocabulary_;
     SplitRule pattern_;
-    mutable SharedCache cache_;
+    mutable SharedCache table_;  // encode_cache.h
 };
 
 // Performance notes
 //
 // MB/s below: a C++ harness calling the encoder with cold caches, the best of 8 to 20
-// calls, on a noisy machine.
+// calls, on a noisy machine (ns a chunk: as in encode_cache.h's notes).
 // - encode_short: looking every pair up again after each merge cost a hash lookup per
 //   pair per merge, quadratic in a chunk's length, on every chunk new to the caches
 //   (source code has many long identifiers). With each rank looked up once: our
 //   vocabulary on Python source 92 -> 102-111 MB/s, cl100k on source 85 -> 90, the
-//   stories the same.
-// - The ids of a chunk are appended with a loop, not vector::insert, here and in the
-//   caches (encode_cache.h): insert's call to memmove cost more than copying the
-//   handful of ids. cl100k on source 102 -> 108 MB/s, ours on the stories 200 -> 211.
+//   stories the same. The dense table of byte pairs and the packed minimum came with
+//   the table of encode_cache.h; misses are 1-3% of a warm profile of source, so they
+//   were not timed apart.
+// - The ids of a chunk merged out of line are appended with a loop, not vector::insert:
+//   insert's call to memmove cost more than copying the handful of ids.
+// - The chunk loop: probing in blocks of 16 after a first pass of keys and prefetches,
+//   against probing each chunk as the splitter gives it: 8.3 against 9.3-12 ns a chunk.
+//   Taking the keys in a pass of their own over a block (16 or 32), after the splitter,
+//   instead of as it gives each chunk: no change. Without the prefetch: no change warm
+//   on the stories (their chunks' lines are cached), and the prefetch alone cost 0.7 ns
+//   a chunk when nothing was looked up.
+// - rare: a miss used to cut `out` back and grow its room again, clearing 64 KB each
+//   time: 4x slower on source. Merged in a scratch vector, then copied: 0.74-0.79x the
+//   old build's time. Short chunks of more than three ids (runs of spaces that indent
+//   source, a tenth of its chunks under GPT-2) are copied in the loop, not out of line.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).
-// - The caches' own measurements are in encode_cache.h and chunk_table.h.
 
 }  // namespace bpe

@@ -5,7 +5,7 @@
 // Our numbering: ids 0-255 are the bytes, merge k makes token 256 + k, and the special
 // tokens follow the merges in the order given. Merging works in those numbers. A
 // vocabulary may number its tokens its own way (GPT-2 and GPT-4 do): token_ids then
-// gives the id of every token, in that order, and what the encoder returns, caches and
+// gives the id of every token, in that order, and what the encoder returns, keeps and
 // decodes are those ids.
 //
 // Everything is checked here, once, as the vocabulary is made: merges that could not
@@ -62,6 +62,7 @@ public:
                 throw std::invalid_argument("merge " + std::to_string(k) + " repeats merge " +
                                             std::to_string(ranks_.get(a, b)) + ": (" + std::to_string(a) + ", " +
                                             std::to_string(b) + ")");
+            if (a < 256 && b < 256) byte_ranks_[a << 8 | b] = uint32_t(k);
         }
         size_t tokens = 256 + merges.size() + special_tokens.size();
         if (!token_ids) {
@@ -97,11 +98,15 @@ public:
     const std::vector<uint32_t>& token_ids() const { return token_ids_; }
     // The rank of the merge of (a, b), or kNoRank.
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
+    // The rank of the merge of two bytes, or kNoRank: every chunk new to the encoder's
+    // table starts with a round of these, from a dense table (256 KB) rather than the
+    // hash table of all merges (performance notes).
+    uint32_t byte_pair_rank(unsigned char a, unsigned char b) const { return byte_ranks_[a << 8 | b]; }
     // How many bytes the token (in our numbering) holds.
     uint64_t token_size(uint32_t token) const { return offsets_[token + 1] - offsets_[token]; }
 
     // Our token numbers, from out[start] on, turned into the caller's (token_ids). The
-    // caches keep the caller's, so a chunk found there costs nothing more.
+    // encoder's table keeps the caller's, so a chunk found there costs nothing more.
     void renumber(std::vector<uint32_t>& out, size_t start) const {
         if (token_ids_.empty()) return;
         for (size_t i = start; i < out.size(); ++i) out[i] = token_ids_[out[i]];
@@ -166,30 +171,25 @@ public:
 
     // --- whole tokens ------------------------------------------------------------------
 
-    // Finds the tokens of at most `longest` bytes whose own bytes merge back into the
-    // token itself, `merge(bytes, ids)` appending the ids (ours) that the bytes merge
-    // into: a chunk equal to one of them is that one token, found with one lookup in
-    // whole_tokens() instead of merging it (under GPT-2's and GPT-4's vocabularies most
+    // Calls keep(bytes, id) for each token of at most `longest` bytes whose own bytes
+    // merge back into the token itself, `merge(bytes, ids)` appending the ids (ours)
+    // that the bytes merge into: a chunk equal to one of them is that one token, which
+    // the encoder's table is seeded with (under GPT-2's and GPT-4's vocabularies most
     // chunks are one token). Each token is checked by merging its bytes, not assumed:
     // two merges can make the same bytes, and a token's bytes can merge, in rank order,
-    // into other tokens.
-    template <class Merge>
-    void find_whole_tokens(size_t longest, Merge&& merge) {
+    // into other tokens. The views of bytes last as long as the vocabulary.
+    template <class Merge, class Keep>
+    void find_whole_tokens(size_t longest, Merge&& merge, Keep&& keep) const {
         const size_t ordinary_tokens = 256 + merges_.size();
         std::vector<uint32_t> ids;
-        const char* end = bytes_.data() + bytes_.size();
-        whole_tokens_ = ShortChunkMap(ordinary_tokens);
         for (uint32_t t = 0; t < ordinary_tokens; ++t) {
             std::string_view bytes(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
             if (bytes.size() > longest) continue;
             ids.clear();
             merge(bytes, ids);
-            if (ids.size() == 1 && ids[0] == t) whole_tokens_.insert(ChunkKey(bytes, end), id_of(t));
+            if (ids.size() == 1 && ids[0] == t) keep(bytes, id_of(t));
         }
     }
-
-    // The whole tokens, by their bytes, to their ids (the caller's numbering).
-    const ShortChunkMap& whole_tokens() const { return whole_tokens_; }
 
 private:
     static constexpr uint32_t kNoToken = UINT32_MAX;
@@ -279,6 +279,7 @@ private:
     }
 
     RankTable ranks_;
+    std::vector<uint32_t> byte_ranks_ = std::vector<uint32_t>(256 * 256, kNoRank);  // see byte_pair_rank
     std::vector<Pair> merges_;  // by rank
     SpecialTokens specials_;
     std::vector<uint32_t> token_ids_;  // empty: token i is id i
@@ -288,15 +289,17 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
     std::string bytes_;  // every token's bytes, back to back
     std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
-    ShortChunkMap whole_tokens_;  // keys longer than 16 bytes are views into bytes_
 };
 
 // Performance notes
 //
-// - whole_tokens_: under GPT-2's and GPT-4's vocabularies 84% of the distinct chunks of
-//   the stories are one token, found with one lookup instead of a dozen rank lookups.
-//   Finding them merges every token's bytes once: about +10 ms (GPT-2) and +30 ms
-//   (cl100k) to making an Encoder, in process time on a noisy machine.
+// - The whole tokens: under GPT-2's and GPT-4's vocabularies 84% of the distinct chunks
+//   of the stories are one token, found in the encoder's table from its start instead
+//   of merged. Finding them merges every token's bytes once: about +10 ms (GPT-2) and
+//   +30 ms (cl100k) to making an Encoder, in process time on a noisy machine.
+// - byte_pair_rank: a chunk new to the encoder's table is mostly bytes at first, and a
+//   dense table answers the first round from 256 KB that stay cached, where the hash
+//   table of all merges (megabytes under cl100k) is a probe each.
 // - characters_begun goes eight bytes at a time: a token is a few bytes, and a loop
 //   over them byte by byte mispredicted its end at every token.
 
