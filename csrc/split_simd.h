@@ -30,11 +30,22 @@
 //     after the run's last CR or LF (\s*[\r\n]), and the last byte when the run has
 //     two or more after that and a non-space follows (\s+(?!\S)). Contractions as in
 //     gpt2, in either case.
+//   qwen2: gpt4's, but every digit starts a chunk (\p{N}).
+//   o200k: gpt4's, with three changes. Over ASCII its letter alternatives make a run
+//     of upper-case letters then a run of lower-case ones, so an upper-case letter
+//     after a lower-case one starts a chunk too. A contraction after letters belongs
+//     to them: an apostrophe right after a letter, with a contraction after it, starts
+//     nothing, nor do its letters, and the byte after them starts a chunk (but an
+//     apostrophe right after a contraction starts a chunk of its own). And [\r\n/]*
+//     after punctuation: from a CR or LF right after an other byte to the end of its
+//     run of CR, LF and / the bytes are taken, a slash among them is no other byte, and
+//     the byte after them starts a chunk.
 //
 // Where the formulas cannot see far enough, the block is "hard" and split.h's loop
 // takes over from the last chunk start found, up to a place where the block path can
-// start afresh: for gpt2 and gpt4 any byte >= 0x80 (the character must be decoded:
-// its class, and for gpt4 the long s that folds to s), and for gpt4 a run of spaces
+// start afresh: for all but the default rule any byte >= 0x80 (the character must be
+// decoded: its class, and for gpt4 the long s that folds to s), and for gpt4, qwen2 and
+// o200k a run of spaces
 // that goes on past the next block or into non-ASCII. The default rule needs no
 // decoding and never hands over.
 //
