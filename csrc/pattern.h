@@ -617,12 +617,11 @@ public:
         const int match = int(nodes_.size());
         nodes_.push_back(Node{Op::kMatch});
         start_ = compiler.compile(*ast, match);
+        std::vector<char> seen(nodes_.size(), 0);
         for (Node& node : nodes_)
             if (node.op == Op::kAlt)
-                for (int branch : node.alts) {
-                    std::vector<char> seen(nodes_.size(), 0);
-                    node.firsts.push_back(first_chars(branch, seen));
-                }
+                for (int branch : node.alts) node.firsts.push_back(first_chars(branch, seen));
+        for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
     }
 
     const std::string& text() const { return text_; }
@@ -685,6 +684,7 @@ private:
     std::string text_;
     std::vector<CharSet> sets_;
     std::vector<Node> nodes_;
+    std::vector<FirstChars> starts_;  // what a match from each node can start with
     int counters_ = 0;
     int start_ = 0;
 
@@ -817,6 +817,15 @@ public:
                         continue;
                     }
                     case Op::kLookahead: {
+                        // (?!\S), (?=x): one character's test, without a call.
+                        const Node& body = re.nodes_[size_t(node.body)];
+                        if (body.op == Op::kSet && re.nodes_[size_t(body.next)].op == Op::kSubEnd) {
+                            uint32_t len;
+                            const bool found = i < n && re.sets_[size_t(body.arg)].contains(char_at(i, len));
+                            if (found == node.negative) return false;
+                            id = node.next;
+                            continue;
+                        }
                         const size_t saved_sub = sub_end;
                         bool found = step(node.body, i);
                         sub_end = saved_sub;
@@ -840,11 +849,20 @@ public:
             return count;
         }
 
+        // Whether a match from node id may start at i: where it cannot, a call that
+        // would fail at its first character is not made.
+        bool may_start(int id, size_t i) const {
+            if (i >= n) return true;
+            uint32_t len;
+            return re.starts_[size_t(id)].may_start(char_at(i, len));
+        }
+
         // A greedy repeat that took `count` characters from `from` to i: the rest of
-        // the pattern after the longest, then one character shorter at a time.
+        // the pattern after the longest, then one character shorter at a time (only
+        // where the rest can start).
         bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
             while (true) {
-                if (step(node.next, i)) return true;
+                if (may_start(node.next, i) && step(node.next, i)) return true;
                 if (count == node.min) return false;
                 i = back_one(i, from), --count;
             }
