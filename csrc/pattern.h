@@ -308,11 +308,9 @@ private:
         }
         if (c == '\\') {
             CharSet set;
+            set.icase = icase;
             uint32_t cp;
-            if (escape(set, cp, false)) {
-                set.icase = icase;
-                return set_atom(std::move(set));
-            }
+            if (escape(set, cp, false)) return set_atom(std::move(set));
             return literal(cp, icase);
         }
         ++pos_;
@@ -423,6 +421,13 @@ private:
                 if (!(n.size() == 1 || n.size() == 2) || !category_bits(n, bits)) {
                     pos_ -= 1;
                     fail("the property \\" + std::string(1, char(c)) + "{" + name + "} (only general categories are)");
+                }
+                // Case-insensitive, `regex` takes each of Lu, Ll and Lt for all three (any
+                // cased letter), before a negation.
+                if (set.icase && (n == "Lu" || n == "Ll" || n == "Lt")) {
+                    std::array<uint64_t, 2> more;
+                    for (std::string_view cased : {"Lu", "Ll", "Lt"})
+                        if (category_bits(cased, more)) bits[0] |= more[0], bits[1] |= more[1];
                 }
                 if (negate) bits = complement(bits);
                 break;
@@ -655,8 +660,10 @@ private:
                 break;
             case Op::kRepeatEnter: f = first_chars(node.next, seen); break;
             case Op::kRepeatLoop:
+                // Reached again after a time through, the count may have passed min:
+                // the rest after the repeat may come next, whatever min is.
                 f = first_chars(node.body, seen);
-                if (node.min == 0) f.add(first_chars(node.next, seen));
+                f.add(first_chars(node.next, seen));
                 break;
             case Op::kPossessive: f = first_chars(node.body, seen); break;
             case Op::kLookahead: f = first_chars(node.next, seen); break;
