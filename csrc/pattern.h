@@ -627,6 +627,7 @@ public:
             if (node.op == Op::kAlt)
                 for (int branch : node.alts) node.firsts.push_back(first_chars(branch, seen));
         for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
+        for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
     }
 
     const std::string& text() const { return text_; }
@@ -673,6 +674,23 @@ private:
         return f;
     }
 
+    // Whether a match from node id succeeds wherever it starts, consuming nothing if it
+    // must (a match already begun: kMatch needs only a non-empty one): then a greedy
+    // repeat before it never has to back off. Conservative: false where unsure.
+    bool always_succeeds(int id, int depth) const {
+        if (depth > 32) return false;
+        const Node& node = nodes_[size_t(id)];
+        switch (node.op) {
+            case Op::kMatch: return true;
+            case Op::kAlt:
+                for (int branch : node.alts)
+                    if (always_succeeds(branch, depth + 1)) return true;
+                return false;
+            case Op::kSetRepeat: return node.min == 0 && always_succeeds(node.next, depth + 1);
+            default: return false;
+        }
+    }
+
     struct Counter {
         uint32_t count = 0;
         size_t start = SIZE_MAX;  // where the current time through began
@@ -692,6 +710,7 @@ private:
     std::vector<CharSet> sets_;
     std::vector<Node> nodes_;
     std::vector<FirstChars> starts_;  // what a match from each node can start with
+    std::vector<char> succeeds_;      // always_succeeds, for each node
     int counters_ = 0;
     int start_ = 0;
 
@@ -787,7 +806,11 @@ public:
                             end = i;
                             return true;
                         }
-                        if (node.mode == Mode::kPossessive) {
+                        // Possessive; or greedy where giving back cannot help: the rest
+                        // matches after the longest anyway, or cannot start at any place
+                        // given back. Then on, without a call to come back to.
+                        if (node.mode == Mode::kPossessive || count == node.min ||
+                            (re.succeeds_[size_t(node.next)] && i > origin) || !any_back_off(node, from, i, count)) {
                             id = node.next;
                             continue;
                         }
@@ -862,6 +885,17 @@ public:
             if (i >= n) return true;
             uint32_t len;
             return re.starts_[size_t(id)].may_start(char_at(i, len));
+        }
+
+        // Whether the rest can start at some place a greedy repeat gives back (a few
+        // looked at; more are taken as yes).
+        bool any_back_off(const Node& node, size_t from, size_t i, uint32_t count) const {
+            if (count - node.min > 8) return true;
+            for (; count > node.min; --count) {
+                i = back_one(i, from);
+                if (may_start(node.next, i)) return true;
+            }
+            return false;
         }
 
         // A greedy repeat that took `count` characters from `from` to i: the rest of
