@@ -128,6 +128,8 @@ def main(argv=None):
     p.add_argument("--source-mb", type=float, default=2.0, help="megabytes of Python source (default: 2)")
     p.add_argument("--warm-mb", type=float, default=0.5, help="megabytes of other text of the kind that a tokenizer "
                    "encodes before its timed call (default: 0.5)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="what the medians are of: wall-clock "
+                   "seconds (default), or the call's CPU seconds (for a loaded machine)")
     p = sub.add_parser("all", help="encode, threads, train and reference, one after the other", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(p)

@@ -9,6 +9,7 @@ One process, pinned to one CPU; every table's rows are timed in interleaved roun
 encodes are timed, chunk counts against `regex`'s before the splits are.
 """
 import os
+import time
 
 import regex
 
@@ -47,12 +48,12 @@ def pattern_texts():
             "qwen2 (as a regex)": formats.QWEN2_PATTERN + NEVER, "made-up": MADE_UP}
 
 
-def named_split_table(report, bpe, name: str, text: str, repeats: int) -> dict:
+def named_split_table(report, bpe, name: str, text: str, repeats: int, clock) -> dict:
     data = text.encode("utf-8")
     mb = len(data) / 1e6
     contenders = [Contender(p, "bpe", lambda: data, lambda d, p=p: bpe._core.count_chunks(d, p)) for p in NAMED]
     first = {}
-    samples = interleaved(contenders, repeats, first)
+    samples = interleaved(contenders, repeats, first, clock)
     table = Table(report, f"Splitting {name} ({mb:.2f} MB) alone by each named rule: bpe._core.count_chunks, "
                   f"medians of {repeats}", SPLIT_COLUMNS, kind="named split", text=name, mb=mb, repeats=repeats)
     for p in NAMED:
@@ -62,7 +63,7 @@ def named_split_table(report, bpe, name: str, text: str, repeats: int) -> dict:
     return table.done()
 
 
-def engine_table(report, bpe, name: str, text: str, repeats: int) -> dict:
+def engine_table(report, bpe, name: str, text: str, repeats: int, clock) -> dict:
     data = text.encode("utf-8")
     mb = len(data) / 1e6
     table = Table(report, f"The general engine against regex on {name} ({mb:.2f} MB), the same pattern: "
@@ -77,7 +78,7 @@ def engine_table(report, bpe, name: str, text: str, repeats: int) -> dict:
         contenders = [Contender("count", "bpe", lambda: data, lambda d: bpe._core.count_chunks(d, pattern)),
                       Contender("list", "bpe", lambda: data, lambda d: bpe._core.pretokenize(d, pattern)),
                       Contender("regex", "regex", lambda: text, compiled.findall)]
-        samples = interleaved(contenders, repeats)
+        samples = interleaved(contenders, repeats, clock=clock)
         s = {k: median(v) for k, v in samples.items()}
         # Splitting alone is the count (chunks found, as regex finds them); the list
         # adds a Python bytes object per chunk, which regex's list of str has too.
@@ -89,7 +90,7 @@ def engine_table(report, bpe, name: str, text: str, repeats: int) -> dict:
     return table.done()
 
 
-def encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, vocab: dict, tiktoken) -> dict:
+def encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, vocab: dict, tiktoken, clock) -> dict:
     """Encoding lists on one core: a new tokenizer, warmed on other text of the kind,
     encode_ordinary on the held-out text."""
     mb = len(text.encode("utf-8")) / 1e6
@@ -106,7 +107,7 @@ def encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, voc
 
     contenders = [Contender(label, "bpe", make(tok), lambda t: t.encode_ordinary(text))
                   for label, (tok, _) in vocab.items()]
-    samples = interleaved(contenders, repeats)
+    samples = interleaved(contenders, repeats, clock=clock)
     table = Table(report, f"Encoding {name} ({mb:.2f} MB) as lists, one core: encode_ordinary of a new tokenizer "
                   f"warmed on {len(warm.encode('utf-8')) / 1e6:.1f} MB of other text of the kind; ids checked "
                   f"against tiktoken's; medians of {repeats}", ENCODE_COLUMNS, kind="encode", text=name, mb=mb,
@@ -122,7 +123,7 @@ def encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, voc
     return table.done()
 
 
-def made_up_encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, tok) -> dict:
+def made_up_encode_table(report, bpe, name: str, text: str, warm: str, repeats: int, tok, clock) -> dict:
     """A whole encode with the made-up pattern (cl100k's ranks) against regex's split alone."""
     mb = len(text.encode("utf-8")) / 1e6
     compiled = regex.compile(MADE_UP)
@@ -133,7 +134,7 @@ def made_up_encode_table(report, bpe, name: str, text: str, warm: str, repeats: 
         return new
 
     samples = interleaved([Contender("ours", "bpe", fresh, lambda t: t.encode_ordinary(text)),
-                           Contender("regex", "regex", lambda: text, compiled.findall)], repeats)
+                           Contender("regex", "regex", lambda: text, compiled.findall)], repeats, clock=clock)
     ours, theirs = median(samples["ours"]), median(samples["regex"])
     table = Table(report, f"A made-up pattern on {name} ({mb:.2f} MB): our whole encode (cl100k's ranks, warmed "
                   f"as above) against regex.findall's split alone; medians of {repeats}",
@@ -171,7 +172,11 @@ def bench_split(args):
     bpe = import_bpe()
     if affinity_supported():
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    report.say(f"pinned to CPU {min(os.sched_getaffinity(0))}; SIMD tier {bpe.simd_tier()}")
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    report.data["clock"] = args.clock
+    report.say(f"pinned to CPU {min(os.sched_getaffinity(0))}; SIMD tier {bpe.simd_tier()}; "
+               + ("CPU seconds of each call (--clock cpu: on a machine that other work shares, what the call "
+                  "itself cost)" if args.clock == "cpu" else "wall-clock seconds of each call"))
     story_texts = stories(args.data)
     warm_size = int(args.warm_mb * 1e6)
     source, warm_source, source_facts = held_out_and_warm_up_source(int(args.source_mb * 1e6), warm_size)
@@ -181,9 +186,9 @@ def bench_split(args):
     report.data["texts"] = {name: {**describe(t), "warm_up": describe(w)} for name, (t, w) in texts.items()}
     report.data["texts"]["Python source"].update(source_facts)
     for name, (text, _) in texts.items():
-        named_split_table(report, bpe, name, text, args.repeats)
+        named_split_table(report, bpe, name, text, args.repeats, clock)
     for name, (text, _) in texts.items():
-        engine_table(report, bpe, name, text, args.repeats)
+        engine_table(report, bpe, name, text, args.repeats, clock)
     try:
         import tiktoken
     except ImportError:
@@ -192,12 +197,12 @@ def bench_split(args):
     vocab = vocabularies(report, bpe, tiktoken)
     if vocab is not None:
         for name, (text, warm) in texts.items():
-            encode_table(report, bpe, name, text, warm, args.repeats, vocab, tiktoken)
+            encode_table(report, bpe, name, text, warm, args.repeats, vocab, tiktoken, clock)
         from bpe import BPETokenizer, registry
         made_up = BPETokenizer.from_tiktoken(registry.ranks_file("cl100k_base", download=False),
                                              pattern=MADE_UP)
         for name, (text, warm) in texts.items():
-            made_up_encode_table(report, bpe, name, text, warm, args.repeats, made_up)
+            made_up_encode_table(report, bpe, name, text, warm, args.repeats, made_up, clock)
     floors = [dict(text=t["text"], kind=t["kind"], **{k: r[k] for k in ("floor", "met")},
                    ratio=r["ratio"], row=r.get("pattern") or r.get("name"))
               for t in report.data.get("tables", []) for r in t["rows"] if "floor" in r]
