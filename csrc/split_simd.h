@@ -423,10 +423,12 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
                 // other byte to the end of its run of CR, LF and /, filled forwards.
                 const uint64_t crlf_slash = c.newline | c.slash;
                 uint64_t taken = (c.newline & other_before) | (crlf_slash & (carry.prev_taken >> 63));
-                uint64_t run = crlf_slash;
-                for (unsigned shift = 1; shift < 64; shift *= 2) {
-                    taken |= (taken << shift) & run;
-                    run &= run << shift;
+                if (taken != 0) {  // most blocks have no CR or LF after punctuation
+                    uint64_t run = crlf_slash;
+                    for (unsigned shift = 1; shift < 64; shift *= 2) {
+                        taken |= (taken << shift) & run;
+                        run &= run << shift;
+                    }
                 }
                 // Other bytes but the slashes taken, which neither start nor continue a
                 // run of punctuation; those that start a chunk; a letter after one joins it.
