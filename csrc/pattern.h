@@ -901,7 +901,7 @@ public:
         // A greedy repeat that took `count` characters from `from` to i: the rest of
         // the pattern after the longest, then one character shorter at a time (only
         // where the rest can start).
-        bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
+        [[gnu::noinline]] bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
             while (true) {
                 if (may_start(node.next, i) && step(node.next, i)) return true;
                 if (count == node.min) return false;
@@ -909,7 +909,7 @@ public:
             }
         }
 
-        bool lazy_set_repeat(const Node& node, size_t i) {
+        [[gnu::noinline]] bool lazy_set_repeat(const Node& node, size_t i) {
             const CharSet& set = re.sets_[size_t(node.arg)];
             for (uint32_t count = 0;; ++count) {
                 if (count >= node.min && step(node.next, i)) return true;
@@ -920,7 +920,7 @@ public:
             }
         }
 
-        bool repeat_loop(const Node& node, size_t i) {
+        [[gnu::noinline]] bool repeat_loop(const Node& node, size_t i) {
             Counter& c = counters[size_t(node.arg)];
             const Counter saved = c;
             // A time through that matched nothing ends the repeat (no endless loop).
