@@ -125,6 +125,11 @@ struct Node {
     uint32_t min = 1, max = 1;
     std::vector<int> alts;
     std::vector<FirstChars> firsts;  // kAlt: what each branch can start with
+    // kAlt: for each branch and each ASCII first character, what its second can be
+    // (seconds[branch * 128 + c]), so that a branch bound to fail at the second
+    // character is not called.
+    std::vector<FirstChars> seconds;
+    std::vector<char> second_known;  // kAlt: whether a branch's seconds ever rule anything out
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -625,7 +630,16 @@ public:
         std::vector<char> seen(nodes_.size(), 0);
         for (Node& node : nodes_)
             if (node.op == Op::kAlt)
-                for (int branch : node.alts) node.firsts.push_back(first_chars(branch, seen));
+                for (int branch : node.alts) {
+                    node.firsts.push_back(first_chars(branch, seen));
+                    bool known = false;
+                    for (uint32_t c = 0; c < 128; ++c) {
+                        node.seconds.push_back(after_first(branch, c, seen, 0));
+                        const FirstChars& f = node.seconds.back();
+                        known |= ~f.ascii[0] || ~f.ascii[1] || !f.non_ascii;
+                    }
+                    node.second_known.push_back(known);
+                }
         for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
         for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
     }
@@ -667,11 +681,50 @@ private:
                 f.add(first_chars(node.next, seen));
                 break;
             case Op::kPossessive: f = first_chars(node.body, seen); break;
-            case Op::kLookahead: f = first_chars(node.next, seen); break;
+            case Op::kLookahead: {
+                f = first_chars(node.next, seen);
+                // (?!x), (?=x) of one class: the character here must (not) be in it.
+                const Node& body = nodes_[size_t(node.body)];
+                if (body.op == Op::kSet && nodes_[size_t(body.next)].op == Op::kSubEnd) {
+                    const CharSet& set = sets_[size_t(body.arg)];
+                    for (int w = 0; w < 2; ++w) f.ascii[w] &= node.negative ? ~set.ascii[w] : set.ascii[w];
+                }
+                break;
+            }
             default: f = FirstChars::any(); break;  // kMatch, kSubEnd, kEndOfText
         }
         seen[size_t(id)] = 0;
         return f;
+    }
+
+    // What the second character of a match from node id can be, its first being the
+    // ASCII character c (nothing, where c cannot be its first). Conservative: anything
+    // where the first character is not taken by a class or a repeat of one.
+    FirstChars after_first(int id, uint32_t c, std::vector<char>& seen, int depth) const {
+        if (depth > 32 || seen[size_t(id)]) return FirstChars::any();
+        const Node& node = nodes_[size_t(id)];
+        FirstChars f;
+        switch (node.op) {
+            case Op::kMatch: return f;  // an empty match makes no chunk
+            case Op::kSet:
+                if (sets_[size_t(node.arg)].contains(c)) f = first_chars(node.next, seen);
+                return f;
+            case Op::kSetRepeat: {
+                const CharSet& set = sets_[size_t(node.arg)];
+                if (set.contains(c)) {
+                    if (node.max > 1) f.ascii = set.ascii, f.non_ascii = true;  // another of the set
+                    if (node.min <= 1) f.add(first_chars(node.next, seen));     // or the rest
+                }
+                if (node.min == 0) f.add(after_first(node.next, c, seen, depth + 1));  // none taken
+                return f;
+            }
+            case Op::kAlt:
+                seen[size_t(id)] = 1;
+                for (int branch : node.alts) f.add(after_first(branch, c, seen, depth + 1));
+                seen[size_t(id)] = 0;
+                return f;
+            default: return FirstChars::any();
+        }
     }
 
     // Whether a match from node id succeeds wherever it starts, consuming nothing if it
@@ -827,8 +880,16 @@ public:
                             while (last > 0 && !node.firsts[last - 1].may_start(cp)) --last;
                         if (last == 0) return false;
                         --last;
-                        for (size_t k = 0; k < last; ++k)
-                            if ((i >= n || node.firsts[k].may_start(cp)) && step(node.alts[k], i)) return true;
+                        for (size_t k = 0; k < last; ++k) {
+                            if (i < n && !node.firsts[k].may_start(cp)) continue;
+                            // An ASCII character with one after it: the branch must also
+                            // allow that second character, where it says anything of it.
+                            if (cp < 128 && i + 1 < n && node.second_known[k]) {
+                                uint32_t len2;
+                                if (!node.seconds[k * 128 + cp].may_start(char_at(i + 1, len2))) continue;
+                            }
+                            if (step(node.alts[k], i)) return true;
+                        }
                         id = node.alts[last];
                         continue;
                     }

@@ -70,6 +70,9 @@ def chunks(text: str, pattern: str):
 @settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns, st.lists(texts, min_size=3, max_size=3))
 def test_random_patterns_split_as_regex_does(pattern, some_texts):
+    # `regex` 2026.5.9 contradicts itself on case-insensitive \p{Lu}, \p{Ll} and \p{Lt}
+    # behind an alternation: (?i:\p{Lt}) finds "a" in "aaa", b|(?i:\p{Lt}) finds nothing.
+    assume(not ("(?i:" in pattern and regex.search(r"\\p\{L[ult]\}", pattern)))
     try:
         compiled = regex.compile(pattern)
     except regex.error:
