@@ -572,6 +572,21 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
 //   Python stdlib, gpt2      0.38    1.81  2.07   2.37
 //   Python stdlib, gpt4      0.35    1.53  1.71   2.09
 //
+// qwen2 and o200k, in the same run as the others (python tools/split_tiers.py,
+// docs/results/split-tiers.txt; a loaded machine, so lower all round):
+//
+//                          portable  sse2  avx2  avx512
+//   stories, gpt4            0.13    1.36  1.62   1.76
+//   stories, qwen2           0.13    1.37  1.65   1.79
+//   stories, o200k           0.09    1.20  1.39   1.48
+//   Python source, gpt4      0.16    0.62  0.66   0.70
+//   Python source, qwen2     0.16    0.62  0.66   0.71
+//   Python source, o200k     0.09    0.59  0.62   0.67
+//
+// o200k's blocks do a little more than gpt4's (the upper-case and slash masks, the
+// [\r\n/]* fill where a block needs it); its scalar loop, the portable tier and the
+// hand-over for non-ASCII, reads general categories and is slower than gpt4's.
+//
 // About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
 // bits and emitting the chunks is now as much of the time as classifying. AVX-512
 // helps everywhere measured, so it is the default where the CPU has it. Encoding
