@@ -367,16 +367,32 @@ inline size_t cased_run_end(const unsigned char* s, size_t n, size_t j, Wanted&&
     return j;
 }
 
+// [LO]* from j: runs of ASCII lower case a byte at a time, the rest by class.
+inline size_t lower_run_end(const unsigned char* s, size_t n, size_t j) {
+    while (j < n) {
+        if (unsigned(s[j] - 'a') < 26u) {
+            ++j;
+            continue;
+        }
+        if (s[j] < 0x80) break;
+        const CasedChar c = cased_char_at(s, n, j);
+        if (!is_lo(c.cls)) break;
+        j += c.len;
+    }
+    return j;
+}
+
 // The two letter alternatives from j, with the optional character before them decided
 // (the caller's): where the first one ends, else where the second one does, else 0
 // (a real end is always > j). `first_only` stops after the first one.
 inline size_t cased_letters_end(const unsigned char* s, size_t n, size_t j, bool first_only = false) {
     size_t e = j, after_caseless = 0;
+    while (e < n && unsigned(s[e] - 'A') < 26u) ++e;  // ASCII upper case: UP, and neither caseless nor a mark
     while (e < n) {
         const CasedChar c = cased_char_at(s, n, e);
         if (!is_up(c.cls)) {
             // UP*[LO]+: a lower-case letter after the run.
-            if (c.cls == kCasedLower) return with_contraction(s, n, cased_run_end(s, n, e + c.len, is_lo));
+            if (c.cls == kCasedLower) return with_contraction(s, n, lower_run_end(s, n, e + c.len));
             break;
         }
         e += c.len;
