@@ -705,7 +705,7 @@ private:
         const Node& node = nodes_[size_t(id)];
         FirstChars f;
         switch (node.op) {
-            case Op::kMatch: return f;  // an empty match makes no chunk
+            case Op::kMatch: return FirstChars::any();  // the match may end before c (a(?:|bc) at "abc")
             case Op::kSet:
                 if (sets_[size_t(node.arg)].contains(c)) f = first_chars(node.next, seen);
                 return f;

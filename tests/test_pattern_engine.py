@@ -133,6 +133,14 @@ def test_regex_patterns_split_as_regex_does(pattern, seed):
     assert engine_chunks(text, pattern) == oracle_chunks(text, pattern)
 
 
+@pytest.mark.parametrize("pattern", [r"a(?:|bc)", r"a(?:bc)??", r"x|a(?:|bc)", r"a(?:|b|bc)d?"])
+def test_a_branch_that_ends_the_match_before_the_next_character(pattern):
+    # An alternative that matches nothing where the match is under way: the second
+    # character it allows is anything (the branch filters of pattern.h once ruled it out).
+    for text in ["abcd", "abc", "a", "abd", "xabcd"]:
+        assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, text)
+
+
 def test_whole_texts_and_edges():
     for pattern in [QWEN2, o200k_pattern(), forced(QWEN2), forced(o200k_pattern()), r"\s+$|\s|\S", r" ?\p{L}+"]:
         for text in ["", " ", "\n", "a", " \n", "x \n", "ab  ", "'s", "12345", "\u0301"]:
