@@ -1035,10 +1035,11 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //   filter took the calls that failed at once, about one a chunk for the made-up
 //   pattern, and 13-24% of the time where branches share a first character.
 // - Against `regex` (python bpe_bench.py split --clock cpu, one core, a shared VM,
-//   docs/results/bench-split.txt; chunks counted, against regex.findall): 9.3x on
-//   stories and 9.6x on Python source with tiktoken's cl100k text, 8.3x and 9.5x with
-//   o200k's, 6.6x and 7.2x with Qwen2's (which `regex` runs fastest of the four), 10.6x
-//   and 9.8x with the made-up one. The named rules run on their splitters instead, at
-//   1.3-2.5 GB/s.
+//   docs/results/bench-split.txt; chunks counted, against regex.findall): 8.4x on
+//   stories and 9.3x on Python source with tiktoken's cl100k text, 7.6x and 9.3x with
+//   o200k's, 6.5x and 7.0x with Qwen2's (which `regex` runs fastest of the four), 11.2x
+//   and 9.5x with the made-up one; short of the 10x asked for all but one. Runs a few
+//   minutes apart on this shared VM moved these by up to a tenth. The named rules run
+//   on their splitters instead, at 1.3-2.5 GB/s.
 
 }  // namespace bpe
