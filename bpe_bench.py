@@ -31,6 +31,10 @@ figures.py draws the documentation's figures from the JSON files.
              and 2 threads; our merges against the reference's on a prefix.
   reference  The episode's table: the C++ against bpe_reference.py, learning 500 merges
              from 0.1 MB and 1 MB of stories, then encoding the same text with them.
+  split      One core. Each named split rule splitting alone; the general engine
+             against Python's regex on the same patterns (stories and source); o200k
+             and qwen2 encodes against cl100k's (ids checked against tiktoken's); a
+             made-up pattern's whole encode against regex's split alone.
   all        encode, threads, train and reference, one after the other.
 
 Measuring: every library's ids (or merges) are checked against ours on the exact text
@@ -115,6 +119,17 @@ def main(argv=None):
     p.add_argument("--text", help="a text file (default: the shared training stories)")
     p.add_argument("--sizes-mb", type=lambda s: [float(x) for x in s.split(",")], default=[0.1, 1.0],
                    help="prefixes to measure on (default: 0.1,1)")
+    p = sub.add_parser("split", help="one core: each named split rule alone, the general engine against regex, "
+                       "o200k and qwen2 encodes against cl100k", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(p)
+    p.add_argument("--stories-mb", type=float, default=1.0, help="at most this many megabytes of the held-out "
+                   "stories (default: 1, all 0.8 MB of them)")
+    p.add_argument("--source-mb", type=float, default=2.0, help="megabytes of Python source (default: 2)")
+    p.add_argument("--warm-mb", type=float, default=0.5, help="megabytes of other text of the kind that a tokenizer "
+                   "encodes before its timed call (default: 0.5)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="what the medians are of: wall-clock "
+                   "seconds (default), or the call's CPU seconds (for a loaded machine)")
     p = sub.add_parser("all", help="encode, threads, train and reference, one after the other", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(p)
@@ -123,11 +138,13 @@ def main(argv=None):
     from bench.encode import bench_encode
     from bench.measure import remove_temporaries
     from bench.reference import bench_reference
+    from bench.split import bench_split
     from bench.threads import bench_threads
     from bench.train import bench_train
 
-    commands = {"encode": bench_encode, "threads": bench_threads, "train": bench_train, "reference": bench_reference}
-    names = list(commands) if args.command == "all" else [args.command]
+    commands = {"encode": bench_encode, "threads": bench_threads, "train": bench_train, "reference": bench_reference,
+                "split": bench_split}
+    names = [n for n in commands if n != "split"] if args.command == "all" else [args.command]
     try:
         for name in names:
             run_args = defaults_for(parser, name, args)

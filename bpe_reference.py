@@ -47,8 +47,14 @@ NEWER_THAN_TIKTOKEN = regex.compile(
     r"\U00016FF2-\U00016FF6\U000187F8-\U000187FF\U00018D09-\U00018D1E\U00018D80-\U00018DF2"
     r"\U0001E6C0-\U0001E6DE\U0001E6E0-\U0001E6E2\U0001E6E4-\U0001E6E5\U0001E6E7-\U0001E6ED"
     r"\U0001E6F0-\U0001E6F4\U0001E6FE-\U0001E6FF\U0002B73A-\U0002B73F\U0002CEA2-\U0002CEAD"
-    r"\U000323B0-\U00033479]"
+    r"\U000323B0-\U00033479"
+    # and the marks (\p{M}, which o200k asks about) that 17.0 added
+    r"\u1ACF-\u1ADD\u1AE0-\u1AEB\U00010EFA-\U00010EFB\U00011B60-\U00011B67\U0001E6E3\U0001E6E6\U0001E6EE-\U0001E6EF"
+    r"\U0001E6F5]"
 )
+# One letter changed case class in 17.0: U+0295 is Ll to tiktoken, Lo to `regex`
+# (o200k tells them apart); U+0296, Ll to both, stands in for it.
+RECLASSED_SINCE_TIKTOKEN = {"\u0295": "\u0296"}
 
 
 def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
@@ -64,6 +70,8 @@ def pretokenize(text: bytes, pattern: str = "default") -> list[bytes]:
         return CHUNK.findall(text)
     chars = text.decode("utf-8")
     as_tiktoken_sees_it = NEWER_THAN_TIKTOKEN.sub("\uffff", chars)
+    for then, now in RECLASSED_SINCE_TIKTOKEN.items():
+        as_tiktoken_sees_it = as_tiktoken_sees_it.replace(then, now)
     if pattern in PATTERNS:
         return [chars[m.start():m.end()].encode("utf-8") for m in PATTERNS[pattern].finditer(as_tiktoken_sees_it)]
     chunks, done = [], 0

@@ -35,7 +35,7 @@ BATCH_WHOLE_FLOOR = 0.8
 # pretokenizer (not measured here: its Python entry points make an object per chunk).
 PUBLISHED_SPLIT = ("gigatok's own pretokenizer: 2.1-2.6 GB/s, its published figure "
                    "(pretokenizer_optimization_log.md, as quoted in issue 18; not measured here)")
-PATTERNS = ("default", "gpt2", "gpt4")
+PATTERNS = ("default", "gpt2", "gpt4", "qwen2", "o200k")
 
 
 @dataclass

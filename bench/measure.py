@@ -51,19 +51,21 @@ def fresh(tok):
     return type(tok)(tok.merges, pattern=tok.pattern, special_tokens=tok.special_tokens, token_ids=tok.token_ids)
 
 
-def interleaved(contenders: list[Contender], repeats: int, first: dict | None = None) -> dict[str, list[float]]:
+def interleaved(contenders: list[Contender], repeats: int, first: dict | None = None,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
     """Seconds of each contender's call, `repeats` rounds. Each round runs every
     contender once, starting one further along the list each time, so that a burst of
     load from elsewhere on the machine, or a place in the round, falls on all alike.
-    `first`, if given, receives each contender's result of the first round."""
+    `first`, if given, receives each contender's result of the first round; `clock`,
+    the seconds counted (the wall-clock's, or time.process_time for the CPU's)."""
     samples = {c.name: [] for c in contenders}
     for r in range(repeats):
         for c in contenders[r % len(contenders):] + contenders[:r % len(contenders)]:
             obj = c.make()
             gc.collect()
-            start = time.perf_counter()
+            start = clock()
             result = c.run(obj)
-            samples[c.name].append(time.perf_counter() - start)
+            samples[c.name].append(clock() - start)
             if first is not None and r == 0:
                 first[c.name] = result
             del result, obj

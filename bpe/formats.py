@@ -52,12 +52,16 @@ GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?
 
 # GPT-4o's o200k_base (its pat_str, as tiktoken's registry has it: bpe.registry's table).
 O200K_PATTERN = registry.O200K_PAT_STR
+# Qwen2's, as its tokenizer.json publishes it: cl100k's chunks but digits one by one
+# (Qwen 2 to 3, MiniMax and others).
+QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
 # Each split pattern as a regex for tiktoken (Rust's fancy-regex) and for Hugging Face
 # tokenizers (Oniguruma).
-TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
+TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "qwen2": QWEN2_PATTERN,
+                     "o200k": O200K_PATTERN}
 ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN,
-                      "o200k": O200K_PATTERN}
+                      "qwen2": QWEN2_PATTERN, "o200k": O200K_PATTERN}
 
 # GPT-2's one special token, which its vocab.json holds but does not mark as special.
 GPT2_END_OF_TEXT = "<|endoftext|>"

@@ -132,8 +132,10 @@ inline void word_and_space_16(const unsigned char* p, uint32_t& word, uint32_t& 
 
 namespace bpe {
 
-// The hand-written rules, by name; kRegex: any other pattern, compiled (pattern.h).
-enum class Pattern { kDefault, kGpt2, kGpt4, kRegex };
+// The hand-written rules, by name: the bytes rule, GPT-2's, GPT-4's (cl100k_base, also
+// Llama 3's), Qwen2's (cl100k's with single digits, which Qwen, MiniMax and others use)
+// and GPT-4o's o200k; kRegex: any other pattern, compiled (pattern.h).
+enum class Pattern { kDefault, kGpt2, kGpt4, kQwen2, kO200k, kRegex };
 
 // The regex texts that name a hand-written rule: each splits exactly as its rule
 // (tests/test_pattern_engine.py checks them against the general engine). tiktoken's
@@ -144,9 +146,15 @@ inline constexpr std::string_view kGpt2Regex =
     R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 inline constexpr std::string_view kGpt4Regex =
     R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)";
+// Llama 3's: cl100k's in other words, which split the same (its \s*[\r\n]+ ends where
+// \s*[\r\n] does, and neither optional character can be given back usefully).
+inline constexpr std::string_view kLlama3Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen2's, as its tokenizer.json publishes it: Llama 3's with \p{N} for \p{N}{1,3}.
+inline constexpr std::string_view kQwen2Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // GPT-4o's o200k_base (also gpt-oss's), as tiktoken's registry defines it: case-aware,
-// CamelCase split on upper/lower runs, [\r\n/]* after punctuation. Named "o200k"; it
-// runs on the general engine.
+// CamelCase split on upper/lower runs, [\r\n/]* after punctuation (split_unicode.h).
 inline constexpr std::string_view kO200kRegex =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
     R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
@@ -157,9 +165,8 @@ inline constexpr std::string_view kO200kRegex =
 class SplitRule {
 public:
     SplitRule(Pattern pattern = Pattern::kDefault) : pattern_(pattern) {}  // NOLINT: a name is a rule
-    // A compiled pattern; `name`, where it has one ("o200k"), stands for it.
-    explicit SplitRule(std::shared_ptr<const Regex> regex, std::string name = "")
-        : pattern_(Pattern::kRegex), regex_(std::move(regex)), name_(std::move(name)) {}
+    // A compiled pattern.
+    explicit SplitRule(std::shared_ptr<const Regex> regex) : pattern_(Pattern::kRegex), regex_(std::move(regex)) {}
 
     Pattern pattern() const { return pattern_; }
     const Regex* regex() const { return regex_.get(); }
@@ -168,7 +175,9 @@ public:
         switch (pattern_) {
             case Pattern::kGpt2: return "gpt2";
             case Pattern::kGpt4: return "gpt4";
-            case Pattern::kRegex: return name_.empty() ? regex_->text() : name_;
+            case Pattern::kQwen2: return "qwen2";
+            case Pattern::kO200k: return "o200k";
+            case Pattern::kRegex: return regex_->text();
             default: return "default";
         }
     }
@@ -176,10 +185,8 @@ public:
     bool needs_utf8() const { return pattern_ != Pattern::kDefault; }
     // Whether is_safe_cut's places (below) are chunk boundaries under this rule: proven
     // for the hand-written rules; a regex can match across them (" ?[a-z ]+"), so text
-    // split by one is never cut there (parallel.h splits each segment whole). o200k is
-    // cut as gpt4 is, by the same argument: a run of letters ends its match (a
-    // contraction starts with ', not a space), and no match looks past a letter.
-    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex || name_ == "o200k"; }
+    // split by one is never cut there (parallel.h splits each segment whole).
+    bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex; }
     bool operator==(const SplitRule& other) const {
         return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
     }
@@ -188,17 +195,17 @@ public:
 private:
     Pattern pattern_;
     std::shared_ptr<const Regex> regex_;
-    std::string name_;
 };
 
-// A rule from its name ("default", "gpt2", "gpt4", "o200k") or a regex: a regex that is the
-// text of a hand-written rule runs on it; any other is compiled (std::invalid_argument
-// names what it cannot take).
+// A rule from its name ("default", "gpt2", "gpt4", "qwen2", "o200k") or a regex: a regex
+// that is the text of a hand-written rule is that rule (and takes its name); any other is
+// compiled (std::invalid_argument names what it cannot take).
 inline SplitRule parse_pattern(std::string_view name) {
     if (name == "default") return Pattern::kDefault;
     if (name == "gpt2" || name == kGpt2Regex) return Pattern::kGpt2;
-    if (name == "gpt4" || name == kGpt4Regex) return Pattern::kGpt4;
-    if (name == "o200k" || name == kO200kRegex) return SplitRule(std::make_shared<const Regex>(kO200kRegex), "o200k");
+    if (name == "gpt4" || name == kGpt4Regex || name == kLlama3Regex) return Pattern::kGpt4;
+    if (name == "qwen2" || name == kQwen2Regex) return Pattern::kQwen2;
+    if (name == "o200k" || name == kO200kRegex) return Pattern::kO200k;
     // A bare word is a mistyped name, not a regex: as a regex it would match itself
     // and leave the rest of the text in gaps, which no one means.
     const bool word = std::all_of(name.begin(), name.end(), [](char c) {
@@ -206,7 +213,7 @@ inline SplitRule parse_pattern(std::string_view name) {
     });
     if (word)
         throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                    "': expected 'default', 'gpt2', 'gpt4', 'o200k' or a regex");
+                                    "': expected 'default', 'gpt2', 'gpt4', 'qwen2', 'o200k' or a regex");
     return SplitRule(std::make_shared<const Regex>(name));
 }
 
@@ -226,6 +233,10 @@ inline void for_each_chunk_plain(std::string_view text, const SplitRule& rule, E
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt2_chunk_end(t, i); }, emit);
         case Pattern::kGpt4:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return gpt4_chunk_end(t, i); }, emit);
+        case Pattern::kQwen2:
+            return for_each_chunk_with(text, [](std::string_view t, size_t i) { return qwen2_chunk_end(t, i); }, emit);
+        case Pattern::kO200k:
+            return for_each_chunk_with(text, [](std::string_view t, size_t i) { return o200k_chunk_end(t, i); }, emit);
         default:
             return for_each_chunk_with(text, [](std::string_view t, size_t i) { return chunk_end(t, i); }, emit);
     }
@@ -248,6 +259,8 @@ inline void for_each_chunk(std::string_view text, const SplitRule& rule, Emit&& 
     switch (rule.pattern()) {
         case Pattern::kGpt2: return simd::for_each_chunk_blocks<Pattern::kGpt2>(text, classify, emit);
         case Pattern::kGpt4: return simd::for_each_chunk_blocks<Pattern::kGpt4>(text, classify, emit);
+        case Pattern::kQwen2: return simd::for_each_chunk_blocks<Pattern::kQwen2>(text, classify, emit);
+        case Pattern::kO200k: return simd::for_each_chunk_blocks<Pattern::kO200k>(text, classify, emit);
         default: return simd::for_each_chunk_blocks<Pattern::kDefault>(text, classify, emit);
     }
 }
@@ -275,8 +288,9 @@ inline std::vector<std::string_view> pretokenize(std::string_view text, const Sp
 // binding safe_cut; the benchmark cuts its texts with it too). Why it is safe:
 //   - p starts a chunk of the whole text. The letter before p ends its chunk: under
 //     the default rule it ends a run of word bytes, which a space cannot join; under
-//     gpt2 and gpt4 it ends a contraction, or a run of letters (\p{L}+), which cannot
-//     take the space.
+//     gpt2, gpt4 and qwen2 it ends a contraction, or a run of letters (\p{L}+), which
+//     cannot take the space; under o200k it ends a run of cased letters, whose optional
+//     contraction starts with an apostrophe, not a space.
 //   - So the chunks from p on depend on text[p:] alone: each rule reads left to right,
 //     with no lookbehind and no anchor, afresh from each chunk's start.
 //   - The chunks before p looked no further than the character at p, and only to see

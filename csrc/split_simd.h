@@ -30,11 +30,22 @@
 //     after the run's last CR or LF (\s*[\r\n]), and the last byte when the run has
 //     two or more after that and a non-space follows (\s+(?!\S)). Contractions as in
 //     gpt2, in either case.
+//   qwen2: gpt4's, but every digit starts a chunk (\p{N}).
+//   o200k: gpt4's, with three changes. Over ASCII its letter alternatives make a run
+//     of upper-case letters then a run of lower-case ones, so an upper-case letter
+//     after a lower-case one starts a chunk too. A contraction after letters belongs
+//     to them: an apostrophe right after a letter, with a contraction after it, starts
+//     nothing, nor do its letters, and the byte after them starts a chunk (but an
+//     apostrophe right after a contraction starts a chunk of its own). And [\r\n/]*
+//     after punctuation: from a CR or LF right after an other byte to the end of its
+//     run of CR, LF and / the bytes are taken, a slash among them is no other byte, and
+//     the byte after them starts a chunk.
 //
 // Where the formulas cannot see far enough, the block is "hard" and split.h's loop
 // takes over from the last chunk start found, up to a place where the block path can
-// start afresh: for gpt2 and gpt4 any byte >= 0x80 (the character must be decoded:
-// its class, and for gpt4 the long s that folds to s), and for gpt4 a run of spaces
+// start afresh: for all but the default rule any byte >= 0x80 (the character must be
+// decoded: its class, and for gpt4 the long s that folds to s), and for gpt4, qwen2 and
+// o200k a run of spaces
 // that goes on past the next block or into non-ASCII. The default rule needs no
 // decoding and never hands over.
 //
@@ -82,7 +93,7 @@ inline const char* tier_name(Tier tier) {
 // Bit k of each mask is about byte k of a block. `other` is neither a letter, a
 // digit, whitespace nor >= 0x80 (the driver fills it in from the rest).
 struct Masks {
-    uint64_t high, letter, digit, whitespace, newline, space, apostrophe, other;
+    uint64_t high, letter, upper, digit, whitespace, newline, space, apostrophe, slash, other;
 };
 
 // The classes of 64 bytes, one at a time: the definition the SIMD versions equal.
@@ -93,11 +104,13 @@ inline Masks classify_plain(const unsigned char* p) {
         const uint64_t bit = uint64_t(1) << k;
         if (b >= 0x80) m.high |= bit;
         if (lower >= 'a' && lower <= 'z') m.letter |= bit;
+        if (b >= 'A' && b <= 'Z') m.upper |= bit;
         if (b >= '0' && b <= '9') m.digit |= bit;
         if ((b >= '\t' && b <= '\r') || b == ' ') m.whitespace |= bit;
         if (b == '\n' || b == '\r') m.newline |= bit;
         if (b == ' ') m.space |= bit;
         if (b == '\'') m.apostrophe |= bit;
+        if (b == '/') m.slash |= bit;
     }
     return m;
 }
@@ -105,8 +118,8 @@ inline Masks classify_plain(const unsigned char* p) {
 using ClassifyFn = void (*)(const unsigned char* p, size_t blocks, Masks* out);
 
 #if defined(BPE_SSE2)
-// A block is four of split.h's 16-byte class tests, and the two classes that only the
-// blocks use: new lines and apostrophes.
+// A block is four of split.h's 16-byte class tests, and the classes that only the
+// blocks use: upper-case letters, new lines, apostrophes and slashes.
 inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
     for (size_t k = 0; k < blocks; ++k, p += 64) {
         Masks m{};
@@ -116,11 +129,14 @@ inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
             auto bits = [&](__m128i x) { return uint64_t(uint32_t(_mm_movemask_epi8(x))) << (16 * q); };
             m.high |= bits(v);  // the top bit of each byte, c.high without its compare
             m.letter |= bits(c.letter);
+            const __m128i upper = _mm_sub_epi8(v, _mm_set1_epi8('A'));
+            m.upper |= bits(_mm_cmpeq_epi8(_mm_min_epu8(upper, _mm_set1_epi8(25)), upper));
             m.digit |= bits(c.digit);
             m.whitespace |= bits(c.whitespace);
             m.newline |= bits(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
             m.space |= bits(c.space);
             m.apostrophe |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
+            m.slash |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')));
         }
         out[k] = m;
     }
@@ -147,12 +163,14 @@ BPE_AVX2 inline void classify_avx2(const unsigned char* p, size_t blocks, Masks*
             const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
             m.high |= bits_avx2(v, h);
             m.letter |= bits_avx2(in_range_avx2(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), 'a', 25), h);
+            m.upper |= bits_avx2(in_range_avx2(v, 'A', 25), h);
             m.digit |= bits_avx2(in_range_avx2(v, '0', 9), h);
             const __m256i space = equal_avx2(v, ' ');
             m.whitespace |= bits_avx2(_mm256_or_si256(in_range_avx2(v, '\t', 4), space), h);
             m.newline |= bits_avx2(_mm256_or_si256(equal_avx2(v, '\n'), equal_avx2(v, '\r')), h);
             m.space |= bits_avx2(space, h);
             m.apostrophe |= bits_avx2(equal_avx2(v, '\''), h);
+            m.slash |= bits_avx2(equal_avx2(v, '/'), h);
         }
         out[k] = m;
     }
@@ -172,11 +190,13 @@ BPE_AVX512 inline void classify_avx512(const unsigned char* p, size_t blocks, Ma
         Masks m{};
         m.high = uint64_t(_mm512_movepi8_mask(v));
         m.letter = in_range_avx512(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), 'a', 25);
+        m.upper = in_range_avx512(v, 'A', 25);
         m.digit = in_range_avx512(v, '0', 9);
         m.space = equal_avx512(v, ' ');
         m.whitespace = in_range_avx512(v, '\t', 4) | m.space;
         m.newline = equal_avx512(v, '\n') | equal_avx512(v, '\r');
         m.apostrophe = equal_avx512(v, '\'');
+        m.slash = equal_avx512(v, '/');
         out[k] = m;
     }
 }
@@ -255,9 +275,11 @@ inline uint64_t after(uint64_t x, uint64_t x_of_next_block) { return x >> 1 | x_
 // block's first byte and nothing before it is looked at.
 struct Carry {
     Masks prev{};              // the block before's classes
-    uint64_t prev_leads = 0;   // default: its spaces that start a chunk; gpt4: its other bytes that do
-    uint64_t prev_groups = 0;  // gpt4: its digit groups' first bytes
+    uint64_t prev_leads = 0;   // default: its spaces that start a chunk; gpt4, o200k: its other bytes that do
+    uint64_t prev_groups = 0;  // gpt4, o200k: its digit groups' first bytes
     uint64_t absorbing = 0;    // gpt4: 1 when its last bytes are CR/LF that a run of other bytes took
+    uint64_t prev_other = 0;   // o200k: its other bytes, less the slashes that [\r\n/]* took,
+    uint64_t prev_taken = 0;   // and the bytes that [\r\n/]* took
     uint64_t forced = 0;       // contractions: bytes of this block that start a chunk,
     uint64_t cleared = 0;      // and bytes that do not, whatever the formula says
 };
@@ -285,6 +307,71 @@ inline uint64_t apply_contractions(uint64_t starts, uint64_t candidates, const u
     starts = (starts & ~carry.cleared) | carry.forced;
     carry.forced = forced_next, carry.cleared = cleared_next;
     return starts;
+}
+
+// o200k's contractions, which end a run of letters: an apostrophe right after a letter
+// (in `candidates`) and the contraction after it start no chunk, and the byte after
+// them starts one. An apostrophe right after a contraction is not one of these: the
+// letters' chunk ended, and the apostrophe starts the next. Bits past this block go to
+// the next through the carry.
+inline uint64_t apply_trailing_contractions(uint64_t starts, uint64_t candidates, const unsigned char* s, size_t n,
+                                            size_t blk, Carry& carry) {
+    uint64_t forced = carry.forced, cleared = carry.cleared, forced_next = 0, cleared_next = 0;
+    for (; candidates; candidates &= candidates - 1) {
+        const unsigned k = unsigned(bpe::count_trailing_zeros(uint64_t(candidates)));
+        if ((forced >> k) & 1) continue;
+        const size_t len = unicode::contraction_length(s, n, blk + k + 1, /*ignore_case=*/true);
+        if (len == 0) continue;
+        for (unsigned q = k; q <= k + len; ++q) {  // the apostrophe and the contraction's letters
+            const uint64_t bit = uint64_t(1) << (q & 63);
+            if (q < 64) cleared |= bit; else cleared_next |= bit;
+        }
+        const unsigned q = unsigned(k + len + 1);  // the byte after it
+        if (blk + q < n) {
+            const uint64_t bit = uint64_t(1) << (q & 63);
+            if (q < 64) forced |= bit; else forced_next |= bit;
+        }
+    }
+    carry.forced = forced_next, carry.cleared = cleared_next;
+    return (starts & ~cleared) | forced;
+}
+
+// Starts within runs of whitespace, for the rules whose \s*[\r\n] ends a run at its
+// last CR or LF (gpt4, qwen2, o200k): the first blank after that CR or LF, and the
+// last blank of a run of two or more that a non-space follows (\s+(?!\S) gives it
+// back). Sets hard where a run of blanks goes on past the next block, or into a byte
+// >= 0x80 in it.
+inline uint64_t whitespace_run_starts(const Masks& c, const Masks& next, bool next_past_end, const Masks& pv,
+                                      bool& hard) {
+    const uint64_t blank = c.whitespace & ~c.newline;  // whitespace but CR and LF
+    const uint64_t ws_before = before(c.whitespace, pv.whitespace);
+    const uint64_t ws_after = after(c.whitespace, next.whitespace);
+    const uint64_t newline_before = before(c.newline, pv.newline);
+    // Blank bytes whose run of blanks ends at a CR or LF (then a later newline in the
+    // whitespace run is its last): filled backwards from that newline.
+    uint64_t ends_at_newline = blank & after(c.newline, next.newline);
+    const uint64_t next_blank = next.whitespace & ~next.newline;
+    if (!next_past_end && (blank >> 63) && (next_blank & 1)) {
+        const uint64_t rest = ~next_blank;
+        if (rest == 0) {
+            hard = true;
+            return 0;
+        }
+        const unsigned f = unsigned(bpe::count_trailing_zeros(uint64_t(rest)));
+        if ((next.high >> f) & 1) {
+            hard = true;
+            return 0;
+        }
+        if ((next.newline >> f) & 1) ends_at_newline |= uint64_t(1) << 63;
+    }
+    uint64_t run = blank;
+    for (unsigned shift = 1; shift < 64; shift *= 2) {
+        ends_at_newline |= (ends_at_newline >> shift) & run;
+        run &= run >> shift;
+    }
+    const uint64_t after_last_newline = blank & newline_before & ~ends_at_newline;
+    const uint64_t last_blank = blank & ws_before & ~ws_after;
+    return after_last_newline | last_blank;
 }
 
 // The chunk starts of the block `c` at byte blk, the next block being `next` (blank
@@ -319,52 +406,59 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
         } else {
             const uint64_t blank = c.whitespace & ~c.newline;  // whitespace but CR and LF
             const uint64_t blank_before = before(blank, pv.whitespace & ~pv.newline);
-            const uint64_t newline_before = before(c.newline, pv.newline);
-            // Other bytes that start a chunk; a letter after one joins it.
-            const uint64_t other_leads = c.other & ~other_before & ~space_before;
-            const uint64_t letters = c.letter & ~letter_before & ~blank_before & ~before(other_leads, carry.prev_leads);
-            carry.prev_leads = other_leads;
-            // Digits: a group starts at the run's first digit and every third after it.
-            const uint64_t third = c.digit & digit_before & (c.digit << 2 | pv.digit >> 62);
-            uint64_t group = (c.digit & ~digit_before) | ((carry.prev_groups >> 61) & third);
-            uint64_t groups = group;
-            while ((group = (group << 3) & third)) groups |= group;
+            // Digits: a group starts at the run's first digit and every third after it,
+            // or at every digit for qwen2 (\p{N}).
+            uint64_t groups = c.digit;
+            if constexpr (P != Pattern::kQwen2) {
+                const uint64_t third = c.digit & digit_before & (c.digit << 2 | pv.digit >> 62);
+                uint64_t group = (c.digit & ~digit_before) | ((carry.prev_groups >> 61) & third);
+                groups = group;
+                while ((group = (group << 3) & third)) groups |= group;
+            }
             carry.prev_groups = groups;
-            // CR and LF runs right after an other byte: the addition carries through
-            // each such run and leaves a bit on the byte after it.
-            const uint64_t taken = c.newline & other_before;
-            uint64_t sum;
-            const bool out1 = bpe::add_overflows(c.newline, taken, &sum);
-            const bool out2 = bpe::add_overflows(sum, carry.absorbing, &sum);
-            carry.absorbing = (out1 || out2) ? 1 : 0;
-            const uint64_t after_taken = sum & ~c.newline & blank;
-            // Blank bytes whose run of blanks ends at a CR or LF (then a later newline
-            // in the whitespace run is its last): filled backwards from that newline.
-            uint64_t ends_at_newline = blank & after(c.newline, next.newline);
-            const uint64_t next_blank = next.whitespace & ~next.newline;
-            if (!next_past_end && (blank >> 63) && (next_blank & 1)) {
-                const uint64_t rest = ~next_blank;
-                if (rest == 0) {
-                    hard = true;
-                    return 0;
+            const uint64_t in_runs = whitespace_run_starts(c, next, next_past_end, pv, hard);
+            if (hard) return 0;
+            if constexpr (P == Pattern::kO200k) {
+                // [\r\n/]* after a run of other bytes: from a CR or LF right after an
+                // other byte to the end of its run of CR, LF and /, filled forwards.
+                const uint64_t crlf_slash = c.newline | c.slash;
+                uint64_t taken = (c.newline & other_before) | (crlf_slash & (carry.prev_taken >> 63));
+                if (taken != 0) {  // most blocks have no CR or LF after punctuation
+                    uint64_t run = crlf_slash;
+                    for (unsigned shift = 1; shift < 64; shift *= 2) {
+                        taken |= (taken << shift) & run;
+                        run &= run << shift;
+                    }
                 }
-                const unsigned f = unsigned(bpe::count_trailing_zeros(uint64_t(rest)));
-                if ((next.high >> f) & 1) {
-                    hard = true;
-                    return 0;
-                }
-                if ((next.newline >> f) & 1) ends_at_newline |= uint64_t(1) << 63;
+                // Other bytes but the slashes taken, which neither start nor continue a
+                // run of punctuation; those that start a chunk; a letter after one joins it.
+                const uint64_t other = c.other & ~taken;
+                const uint64_t other_leads = other & ~before(other, carry.prev_other) & ~space_before;
+                const uint64_t letters = c.letter & ~letter_before & ~blank_before & ~before(other_leads, carry.prev_leads);
+                // An upper-case letter after a lower-case one: [LO]+ and [LO]* stop there.
+                const uint64_t case_breaks = c.upper & before(c.letter & ~c.upper, pv.letter & ~pv.upper);
+                const uint64_t after_taken = before(taken, carry.prev_taken) & ~taken & blank;
+                const uint64_t run_starts = c.whitespace & ~ws_before & ~taken;
+                carry.prev_leads = other_leads, carry.prev_other = other, carry.prev_taken = taken;
+                starts = letters | case_breaks | groups | other_leads | run_starts | after_taken | in_runs;
+                starts = apply_trailing_contractions(starts, c.apostrophe & letter_before, s, n, blk, carry);
+            } else {
+                // Other bytes that start a chunk; a letter after one joins it.
+                const uint64_t other_leads = c.other & ~other_before & ~space_before;
+                const uint64_t letters = c.letter & ~letter_before & ~blank_before & ~before(other_leads, carry.prev_leads);
+                carry.prev_leads = other_leads;
+                // CR and LF runs right after an other byte: the addition carries through
+                // each such run and leaves a bit on the byte after it.
+                const uint64_t taken = c.newline & other_before;
+                uint64_t sum;
+                const bool out1 = bpe::add_overflows(c.newline, taken, &sum);
+                const bool out2 = bpe::add_overflows(sum, carry.absorbing, &sum);
+                carry.absorbing = (out1 || out2) ? 1 : 0;
+                const uint64_t after_taken = sum & ~c.newline & blank;
+                const uint64_t run_starts = c.whitespace & ~ws_before & ~(c.newline & other_before);
+                starts = letters | groups | other_leads | run_starts | after_taken | in_runs;
+                starts = apply_contractions(starts, other_leads & c.apostrophe, s, n, blk, true, carry);
             }
-            uint64_t run = blank;
-            for (unsigned shift = 1; shift < 64; shift *= 2) {
-                ends_at_newline |= (ends_at_newline >> shift) & run;
-                run &= run >> shift;
-            }
-            const uint64_t run_starts = c.whitespace & ~ws_before & ~(c.newline & other_before);
-            const uint64_t after_last_newline = blank & newline_before & ~ends_at_newline;
-            const uint64_t last_blank = blank & ws_before & ~ws_after;
-            starts = letters | groups | other_leads | run_starts | after_taken | after_last_newline | last_blank;
-            starts = apply_contractions(starts, other_leads & c.apostrophe, s, n, blk, true, carry);
         }
     }
     carry.prev = c;
@@ -376,6 +470,8 @@ template <Pattern P>
 inline size_t plain_chunk_end(std::string_view text, size_t i) {
     if constexpr (P == Pattern::kGpt2) return gpt2_chunk_end(text, i);
     if constexpr (P == Pattern::kGpt4) return gpt4_chunk_end(text, i);
+    if constexpr (P == Pattern::kQwen2) return qwen2_chunk_end(text, i);
+    if constexpr (P == Pattern::kO200k) return o200k_chunk_end(text, i);
     return chunk_end(text, i);
 }
 
@@ -475,6 +571,21 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
 //   stories, default         0.51    2.07  2.22   2.55
 //   Python stdlib, gpt2      0.38    1.81  2.07   2.37
 //   Python stdlib, gpt4      0.35    1.53  1.71   2.09
+//
+// qwen2 and o200k, in the same run as the others (python tools/split_tiers.py,
+// docs/results/split-tiers.txt; a loaded machine, so lower all round):
+//
+//                          portable  sse2  avx2  avx512
+//   stories, gpt4            0.13    1.36  1.62   1.76
+//   stories, qwen2           0.13    1.37  1.65   1.79
+//   stories, o200k           0.09    1.20  1.39   1.48
+//   Python source, gpt4      0.16    0.62  0.66   0.70
+//   Python source, qwen2     0.16    0.62  0.66   0.71
+//   Python source, o200k     0.09    0.59  0.62   0.67
+//
+// o200k's blocks do a little more than gpt4's (the upper-case and slash masks, the
+// [\r\n/]* fill where a block needs it); its scalar loop, the portable tier and the
+// hand-over for non-ASCII, reads general categories and is slower than gpt4's.
 //
 // About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
 // bits and emitting the chunks is now as much of the time as classifying. AVX-512

@@ -151,6 +151,12 @@ inline size_t crlf_run_end(const unsigned char* s, size_t n, size_t j) {
     return j;
 }
 
+// [\r\n/]*, o200k's: the end of the run of CR, LF and / bytes at j.
+inline size_t slash_run_end(const unsigned char* s, size_t n, size_t j) {
+    while (j < n && (s[j] == '\r' || s[j] == '\n' || s[j] == '/')) ++j;
+    return j;
+}
+
 // The whitespace run that starts with the whitespace character at i, of `first_len`
 // bytes: where it ends, where its last character starts, and the end of its last
 // CR or LF (0 when it has none; a real end is always > i >= 0).
@@ -227,7 +233,9 @@ inline size_t gpt2_chunk_end(std::string_view text, size_t i) {
 }
 
 // The end of the gpt4 (cl100k_base) chunk that starts at byte i (requires i < text.size()).
-inline size_t gpt4_chunk_end(std::string_view text, size_t i) {
+// max_digits is the n of \p{N}{1,n}: 3 for cl100k, 1 for Qwen2's rule, whose one change
+// is that (digits one by one).
+inline size_t gpt4_chunk_end(std::string_view text, size_t i, int max_digits = 3) {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
     // '(?i:[sdmt]|ll|ve|re)
@@ -242,9 +250,9 @@ inline size_t gpt4_chunk_end(std::string_view text, size_t i) {
             // cannot be that optional character).
             return run_end(s, n, j, kLetter);
         case kNumber: {
-            // \p{N}{1,3}
+            // \p{N}{1,max_digits}
             size_t end = j;
-            for (int more = 0; more < 2 && end < n; ++more) {
+            for (int more = 1; more < max_digits && end < n; ++more) {
                 const Char c = char_at(s, n, end);
                 if (c.cls != kNumber) break;
                 end += c.len;
@@ -281,12 +289,187 @@ inline size_t gpt4_chunk_end(std::string_view text, size_t i) {
     }
 }
 
+
+// --- o200k: GPT-4o's case-aware rule ------------------------------------------------
+//
+//   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//   |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//   |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// Call the two letter classes UP = [Lu Lt Lm Lo M] and LO = [Ll Lm Lo M]. They share
+// the caseless letters (Lm, Lo) and the marks (M), so a character is upper (Lu, Lt),
+// lower (Ll), caseless, a mark, a number, whitespace or other. Marks are no \p{L}:
+// they are also the optional first character and punctuation.
+//
+// What a backtracking engine makes of the two letter alternatives, from j (after the
+// optional first character): UP* takes the whole run of UP characters; if a lower-case
+// letter follows, LO+ takes the run of LO characters from there. If not, UP* gives back
+// characters until LO+ can take one: the run's last caseless letter or mark, which ends
+// the match. With none, the second alternative takes the run of UP characters (LO*
+// takes nothing: the character after the run is not LO). Each may end in a contraction.
+// The optional first character is tried before going without it, in each alternative
+// in turn; it changes anything only for a mark, which is both that character and UP.
+enum CasedClass : uint8_t { kCasedOther, kCasedUpper, kCasedLower, kCaseless, kCasedMark, kCasedNumber, kCasedSpace };
+
+constexpr std::array<uint8_t, 128> make_ascii_cased() {
+    std::array<uint8_t, 128> cls{};
+    for (int b = 0; b < 128; ++b) {
+        const uint8_t plain = kAsciiClass[b];
+        cls[b] = plain == kLetter ? (b <= 'Z' ? kCasedUpper : kCasedLower)
+                 : plain == kNumber ? kCasedNumber : plain == kSpace ? kCasedSpace : kCasedOther;
+    }
+    return cls;
+}
+inline constexpr std::array<uint8_t, 128> kAsciiCased = make_ascii_cased();
+
+struct CasedChar {
+    uint8_t cls;
+    uint32_t len;
+};
+
+// A character's o200k class, from the general categories (the same tiktoken tables).
+inline CasedChar cased_char_at(const unsigned char* s, size_t n, size_t i) {
+    if (s[i] < 0x80) return {kAsciiCased[s[i]], 1};
+    uint32_t len;
+    const uint8_t props = char_properties(decode_multibyte(s, n, i, &len));
+    if (props & kSpaceBit) return {kCasedSpace, len};
+    switch (props & 0x1f) {
+        case kLu: case kLt: return {kCasedUpper, len};
+        case kLl: return {kCasedLower, len};
+        case kLm: case kLo: return {kCaseless, len};
+        case kMn: case kMc: case kMe: return {kCasedMark, len};
+        case kNd: case kNl: case kNo: return {kCasedNumber, len};
+        default: return {kCasedOther, len};
+    }
+}
+
+constexpr bool is_up(uint8_t cls) { return cls == kCasedUpper || cls == kCaseless || cls == kCasedMark; }
+constexpr bool is_lo(uint8_t cls) { return cls == kCasedLower || cls == kCaseless || cls == kCasedMark; }
+// [^\s\p{L}\p{N}]: other characters and marks.
+constexpr bool is_cased_punct(uint8_t cls) { return cls == kCasedOther || cls == kCasedMark; }
+
+// The optional contraction after the letters that end at p.
+inline size_t with_contraction(const unsigned char* s, size_t n, size_t p) {
+    if (p < n && s[p] == '\'') {
+        if (size_t len = contraction_length(s, n, p + 1, /*ignore_case=*/true)) return p + 1 + len;
+    }
+    return p;
+}
+
+// The end of the run of characters of o200k class `wanted` (a predicate) from j.
+template <class Wanted>
+inline size_t cased_run_end(const unsigned char* s, size_t n, size_t j, Wanted&& wanted) {
+    while (j < n) {
+        const CasedChar c = cased_char_at(s, n, j);
+        if (!wanted(c.cls)) break;
+        j += c.len;
+    }
+    return j;
+}
+
+// [LO]* from j: runs of ASCII lower case a byte at a time, the rest by class.
+inline size_t lower_run_end(const unsigned char* s, size_t n, size_t j) {
+    while (j < n) {
+        if (unsigned(s[j] - 'a') < 26u) {
+            ++j;
+            continue;
+        }
+        if (s[j] < 0x80) break;
+        const CasedChar c = cased_char_at(s, n, j);
+        if (!is_lo(c.cls)) break;
+        j += c.len;
+    }
+    return j;
+}
+
+// The two letter alternatives from j, with the optional character before them decided
+// (the caller's): where the first one ends, else where the second one does, else 0
+// (a real end is always > j). `first_only` stops after the first one.
+inline size_t cased_letters_end(const unsigned char* s, size_t n, size_t j, bool first_only = false) {
+    size_t e = j, after_caseless = 0;
+    while (e < n && unsigned(s[e] - 'A') < 26u) ++e;  // ASCII upper case: UP, and neither caseless nor a mark
+    while (e < n) {
+        const CasedChar c = cased_char_at(s, n, e);
+        if (!is_up(c.cls)) {
+            // UP*[LO]+: a lower-case letter after the run.
+            if (c.cls == kCasedLower) return with_contraction(s, n, lower_run_end(s, n, e + c.len));
+            break;
+        }
+        e += c.len;
+        if (c.cls != kCasedUpper) after_caseless = e;
+    }
+    if (after_caseless != 0) return with_contraction(s, n, after_caseless);  // UP* gave back to the last LO
+    if (first_only || e == j) return 0;
+    return with_contraction(s, n, e);  // [UP]+[LO]*, LO* taking nothing
+}
+
+// The end of the o200k chunk that starts at byte i (requires i < text.size()).
+inline size_t o200k_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    const CasedChar first = cased_char_at(s, n, i);
+    const size_t j = i + first.len;
+    switch (first.cls) {
+        case kCasedUpper:
+        case kCasedLower:
+        case kCaseless:
+            return cased_letters_end(s, n, i);  // not the optional first character: a letter
+        case kCasedMark: {
+            // The first alternative with the mark as the optional character, then with
+            // the mark as UP; that one matches (the mark itself is LO).
+            if (j < n) {
+                if (size_t end = cased_letters_end(s, n, j, /*first_only=*/true)) return end;
+            }
+            return cased_letters_end(s, n, i, /*first_only=*/true);
+        }
+        case kCasedNumber: {
+            // \p{N}{1,3}
+            size_t end = j;
+            for (int more = 0; more < 2 && end < n; ++more) {
+                const CasedChar c = cased_char_at(s, n, end);
+                if (c.cls != kCasedNumber) break;
+                end += c.len;
+            }
+            return end;
+        }
+        case kCasedOther: {
+            // The optional first character before letters, then  ?[^\s\p{L}\p{N}]+[\r\n/]*
+            // without the space.
+            if (j < n) {
+                if (size_t end = cased_letters_end(s, n, j)) return end;
+            }
+            return slash_run_end(s, n, cased_run_end(s, n, j, is_cased_punct));
+        }
+        case kCasedSpace:
+        default: {
+            const bool newline = s[i] == '\r' || s[i] == '\n';
+            if (!newline && j < n) {
+                // Any whitespace but CR and LF may be the optional first character.
+                if (size_t end = cased_letters_end(s, n, j)) return end;
+                //  ?[^\s\p{L}\p{N}]+[\r\n/]* with the space (only U+0020 may lead; a
+                // mark after it made letters above).
+                if (s[i] == ' ' && cased_char_at(s, n, j).cls == kCasedOther)
+                    return slash_run_end(s, n, cased_run_end(s, n, j, is_cased_punct));
+            }
+            const SpaceRun run = space_run(s, n, i, first.len);
+            // \s*[\r\n]+: the run up to and including its last CR or LF.
+            if (run.after_last_newline != 0) return run.after_last_newline;
+            // \s+(?!\S)|\s+
+            return space_run_chunk_end(run, i, n);
+        }
+    }
+}
+
 }  // namespace unicode
 
 // The splitters live beside their helpers in bpe::unicode, where kSpace and the other
 // classes do not clash with split.h's byte classes; callers know them as bpe::.
 using unicode::gpt2_chunk_end;
 using unicode::gpt4_chunk_end;
+using unicode::o200k_chunk_end;
+
+// Qwen2's rule: cl100k's with \p{N} a digit at a time.
+inline size_t qwen2_chunk_end(std::string_view text, size_t i) { return gpt4_chunk_end(text, i, 1); }
 
 namespace unicode {
 

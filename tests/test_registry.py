@@ -247,3 +247,52 @@ def test_no_server_is_an_oserror_that_says_what_to_do(monkeypatch):
         bpe.get_encoding("tiny_base")
     with pytest.raises(FileNotFoundError, match="tiny_base.tiktoken is neither shipped"):
         registry.ranks_file("tiny_base", download=False)
+
+
+# --- o200k's hand-written splitter gives tiktoken's ids on real text ---------------------
+
+MULTILINGUAL = (
+    "CamelCaseWord HTTPServer XMLHttpRequest getHTTPResponseCode iPhone McDonald's DON'T we'LL THEY'RE it's "
+    "ǅemal ǈubica ǲ Ǆ ǅ ǆ Ǉ ǈ ǉ ᾈᾉ ᾼ straße STRASSE ẞ İstanbul ıi ΑΒΓ αβγ Σίσυφος ΣΊΣΥΦΟΣ Привет МИР мир "
+    "e\u0301cole E\u0301COLE a\u0308\u0304 \u0301\u0302start क्षत्रिय हिन्दी ไทย ภาษา 東京タワー 한국어 Ⅻ ½ ٣٤٥ "
+    "ʰʲʷ ªº ǀǁ Ꭰꭰ ⓐⒶ 😀👍🏽 \u200dx ﬁ ﬀ Ⅰⅰ\r\n\t /path/to/file.py:12 //x \n/\n "
+)
+
+
+def o200k_texts() -> dict:
+    import random
+    import sysconfig
+    from vocabularies import SHARED_DATA
+    stories = SHARED_DATA / "tinystories" / "valid-sample.txt"
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("[a-c]*.py")))
+    rng = random.Random(30)
+    words = MULTILINGUAL.split(" ")
+    mixed = " ".join(rng.choice(words) + rng.choice(["", "", "'s", "ABC", "abc", "\u0301", "123", "/", "\n"])
+                     for _ in range(20000))
+    texts = {"Python source": source[:400_000], "multilingual": MULTILINGUAL * 20 + MULTILINGUAL.upper() * 5 + mixed}
+    if stories.exists():
+        texts["stories"] = stories.read_text(encoding="utf-8")[:400_000]
+    return texts
+
+
+def test_o200k_gives_tiktokens_ids_on_stories_source_and_multilingual_text():
+    tiktoken = pytest.importorskip("tiktoken", reason="needs tiktoken")
+    row = registry.PUBLISHED["o200k_base"]
+    path = shipped("o200k_base")
+    ours = BPETokenizer.from_tiktoken(path)
+    assert ours.pattern == "o200k"  # the hand-written splitter
+    theirs = tiktoken.Encoding("o200k", pat_str=row.pat_str, mergeable_ranks=bpe.formats.read_tiktoken(path),
+                               special_tokens={})
+    for name, text in o200k_texts().items():
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), name
+
+
+def test_qwen2_gives_tiktokens_ids_with_cl100ks_ranks():
+    tiktoken = pytest.importorskip("tiktoken", reason="needs tiktoken")
+    path = shipped("cl100k_base")
+    ours = BPETokenizer.from_tiktoken(path, pattern=bpe.formats.QWEN2_PATTERN)
+    assert ours.pattern == "qwen2"
+    theirs = tiktoken.Encoding("qwen2", pat_str=bpe.formats.QWEN2_PATTERN,
+                               mergeable_ranks=bpe.formats.read_tiktoken(path), special_tokens={})
+    for name, text in o200k_texts().items():
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), name

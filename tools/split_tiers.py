@@ -23,7 +23,7 @@ from bench.texts import held_out_and_warm_up_source, stories  # noqa: E402
 
 DATA = Path(os.environ.get("BPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 TIERS = ("portable", "sse2", "avx2", "avx512")
-PATTERNS = ("default", "gpt2", "gpt4")
+PATTERNS = ("default", "gpt2", "gpt4", "qwen2", "o200k")
 
 # One tier's process: the tier it runs, then for each text and pattern the chunks and
 # the median seconds of a call.
@@ -36,7 +36,7 @@ texts, repeats = json.load(open(sys.argv[1], encoding="utf-8")), int(sys.argv[2]
 out = {"tier": bpe.simd_tier(), "rows": {}}
 for name, text in texts.items():
     data = text.encode("utf-8")
-    for pattern in ("default", "gpt2", "gpt4"):
+    for pattern in ("default", "gpt2", "gpt4", "qwen2", "o200k"):
         chunks = bpe._core.count_chunks(data, pattern)
         times = []
         for _ in range(repeats):
