@@ -42,6 +42,13 @@
 #include "split_unicode.h"
 #include "unicode_tables.h"
 
+// As split.h: SSE2 on x86-64 (a set's ASCII run 16 bytes at a time), plain loops elsewhere
+// and in a BPE_PORTABLE build.
+#if defined(__SSE2__) && !defined(BPE_PORTABLE)
+#define BPE_PATTERN_SSE2 1
+#include <emmintrin.h>
+#endif
+
 namespace bpe {
 
 namespace regex_engine {
@@ -58,6 +65,11 @@ struct CharSet {
     bool negated = false;
     bool icase = false;
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
+    // The ASCII part as at most kMaxRuns ranges (first, last - first), for ascii_run's
+    // 16 bytes at a time; none where it takes more (then a byte at a time).
+    static constexpr int kMaxRuns = 4;
+    std::array<std::pair<uint8_t, uint8_t>, kMaxRuns> runs{};
+    int num_runs = 0;
 
     static bool bit(const std::array<uint64_t, 2>& bits, uint32_t k) { return bits[k >> 6] >> (k & 63) & 1; }
     static void set_bit(std::array<uint64_t, 2>& bits, uint32_t k) { bits[k >> 6] |= uint64_t(1) << (k & 63); }
@@ -83,7 +95,31 @@ struct CharSet {
         ascii = {};
         for (uint32_t c = 0; c < 128; ++c)
             if (contains_slow(c)) set_bit(ascii, c);
+        num_runs = 0;
+        for (uint32_t c = 0; c < 128;) {
+            if (!bit(ascii, c)) { ++c; continue; }
+            uint32_t last = c;
+            while (last + 1 < 128 && bit(ascii, last + 1)) ++last;
+            if (num_runs == kMaxRuns) { num_runs = 0; break; }
+            runs[size_t(num_runs++)] = {uint8_t(c), uint8_t(last - c)};
+            c = last + 1;
+        }
     }
+#if defined(BPE_PATTERN_SSE2)
+    // How many of the 16 bytes at p, from the first, are ASCII characters of the set
+    // (num_runs > 0): a word's letters at once, where a loop a byte at a time would end
+    // on a mispredicted branch, one a chunk, at every word's length.
+    uint32_t ascii_run(const unsigned char* p) const {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i in = _mm_setzero_si128();
+        for (int r = 0; r < num_runs; ++r) {
+            // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
+            const __m128i d = _mm_sub_epi8(v, _mm_set1_epi8(char(runs[size_t(r)].first)));
+            in = _mm_or_si128(in, _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(char(runs[size_t(r)].second))), d));
+        }
+        return uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
+    }
+#endif
     bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
 };
 
@@ -112,6 +148,9 @@ struct FirstChars {
     static FirstChars any() { return FirstChars{{~uint64_t(0), ~uint64_t(0)}, true}; }
     void add(const FirstChars& o) { ascii[0] |= o.ascii[0], ascii[1] |= o.ascii[1], non_ascii |= o.non_ascii; }
     bool may_start(uint32_t cp) const { return cp < 128 ? (ascii[cp >> 6] >> (cp & 63) & 1) : non_ascii; }
+    // The same from the character's first byte alone (valid UTF-8: a byte >= 0x80 starts
+    // a non-ASCII character), so that nothing is decoded to answer it.
+    bool may_start_byte(uint8_t b) const { return may_start(b); }
 };
 
 struct Node {
@@ -125,6 +164,12 @@ struct Node {
     uint32_t min = 1, max = 1;
     std::vector<int> alts;
     std::vector<FirstChars> firsts;  // kAlt: what each branch can start with
+    // kAlt: the branches that can start with each ASCII byte (key = the byte), with a
+    // non-ASCII character (128), and at the text's end (129: all of them), in order:
+    // branches[by_first[key]] to branches[by_first[key + 1]]. One lookup a try, not a
+    // test per branch.
+    std::array<uint32_t, 131> by_first{};
+    std::vector<uint16_t> branches;
     // kAlt: for each branch and each ASCII first character, what its second can be
     // (seconds[branch * 128 + c]), so that a branch bound to fail at the second
     // character is not called.
@@ -640,6 +685,17 @@ public:
                     }
                     node.second_known.push_back(known);
                 }
+        for (Node& node : nodes_)
+            if (node.op == Op::kAlt) {
+                if (node.alts.size() > UINT16_MAX) throw std::invalid_argument("split pattern: over 65535 alternatives");
+                for (uint32_t key = 0; key < 130; ++key) {
+                    node.by_first[key] = uint32_t(node.branches.size());
+                    for (size_t k = 0; k < node.alts.size(); ++k)
+                        if (key == 129 || (key == 128 ? node.firsts[k].non_ascii : node.firsts[k].may_start(key)))
+                            node.branches.push_back(uint16_t(k));
+                }
+                node.by_first[130] = uint32_t(node.branches.size());
+            }
         for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
         for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
     }
@@ -682,9 +738,13 @@ private:
                 break;
             case Op::kPossessive: f = first_chars(node.body, seen); break;
             case Op::kLookahead: {
+                const Node& body = nodes_[size_t(node.body)];
+                // (?!) never matches (its empty body always does): nothing can start
+                // it. A pattern's text with |(?!) added, so that no name stands for it,
+                // would otherwise keep every branch before it from being the last.
+                if (node.negative && body.op == Op::kSubEnd) break;
                 f = first_chars(node.next, seen);
                 // (?!x), (?=x) of one class: the character here must (not) be in it.
-                const Node& body = nodes_[size_t(node.body)];
                 if (body.op == Op::kSet && nodes_[size_t(body.next)].op == Op::kSubEnd) {
                     const CharSet& set = sets_[size_t(body.arg)];
                     for (int w = 0; w < 2; ++w) f.ascii[w] &= node.negative ? ~set.ascii[w] : set.ascii[w];
@@ -780,7 +840,15 @@ public:
         size_t match_at(size_t at) {
             origin = at, depth = 0;
             std::fill(counters.begin(), counters.end(), Counter{});
-            return step(re.start_, at) ? end : at;
+            const Node& top = re.nodes_[size_t(re.start_)];
+            if (top.op != Op::kAlt) return step(re.start_, at) ? end : at;
+            // The pattern's alternatives, tried here rather than in a level of their own:
+            // a chunk costs one call less.
+            const uint16_t *k = top.branches.data() + top.by_first[first_key(at)],
+                           *last = top.branches.data() + top.by_first[first_key(at) + 1];
+            for (; k < last; ++k)
+                if (second_allows(top, *k, at) && step(top.alts[*k], at)) return end;
+            return at;
         }
 
     private:
@@ -874,23 +942,13 @@ public:
                         // (at the end, all: some may match nothing there).
                         // The last of them is tried without a call: nothing comes after
                         // it to come back for.
-                        uint32_t len, cp = i < n ? char_at(i, len) : 0;
-                        size_t last = node.alts.size();
-                        if (i < n)
-                            while (last > 0 && !node.firsts[last - 1].may_start(cp)) --last;
-                        if (last == 0) return false;
+                        const uint16_t *k = node.branches.data() + node.by_first[first_key(i)],
+                                       *last = node.branches.data() + node.by_first[first_key(i) + 1];
+                        if (k == last) return false;
                         --last;
-                        for (size_t k = 0; k < last; ++k) {
-                            if (i < n && !node.firsts[k].may_start(cp)) continue;
-                            // An ASCII character with one after it: the branch must also
-                            // allow that second character, where it says anything of it.
-                            if (cp < 128 && i + 1 < n && node.second_known[k]) {
-                                uint32_t len2;
-                                if (!node.seconds[k * 128 + cp].may_start(char_at(i + 1, len2))) continue;
-                            }
-                            if (step(node.alts[k], i)) return true;
-                        }
-                        id = node.alts[last];
+                        for (; k < last; ++k)
+                            if (second_allows(node, *k, i) && step(node.alts[*k], i)) return true;
+                        id = node.alts[*last];
                         continue;
                     }
                     case Op::kRepeatEnter: {
@@ -933,6 +991,14 @@ public:
             const CharSet& set = re.sets_[size_t(node.arg)];
             uint32_t count = 0;
             while (count < node.max && i < n) {
+#if defined(BPE_PATTERN_SSE2)
+                if (s[i] < 0x80 && set.num_runs > 0 && i + 16 <= n) {
+                    const uint32_t run = std::min(set.ascii_run(s + i), node.max - count);
+                    i += run, count += run;
+                    if (run == 16 || (i < n && s[i] >= 0x80)) continue;  // more, or a character to decode
+                    break;  // an ASCII byte outside the set, or the repeat's max
+                }
+#endif
                 uint32_t len;
                 if (!set.contains(char_at(i, len))) break;
                 i += len, ++count;
@@ -942,10 +1008,16 @@ public:
 
         // Whether a match from node id may start at i: where it cannot, a call that
         // would fail at its first character is not made.
-        bool may_start(int id, size_t i) const {
-            if (i >= n) return true;
-            uint32_t len;
-            return re.starts_[size_t(id)].may_start(char_at(i, len));
+        bool may_start(int id, size_t i) const { return i >= n || re.starts_[size_t(id)].may_start_byte(s[i]); }
+
+        // The key of Node::by_first for the character at i.
+        uint32_t first_key(size_t i) const { return i >= n ? 129 : s[i] < 0x80 ? s[i] : 128; }
+
+        // Whether branch k of an alternation may go on past an ASCII character at i to
+        // the one after it, where the branch says anything of its second character.
+        bool second_allows(const Node& node, size_t k, size_t i) const {
+            return !(i + 1 < n && s[i] < 0x80 && node.second_known[k]) ||
+                   node.seconds[k * 128 + s[i]].may_start_byte(s[i + 1]);
         }
 
         // Whether the rest can start at some place a greedy repeat gives back (a few
