@@ -65,10 +65,12 @@ struct CharSet {
     bool negated = false;
     bool icase = false;
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
-    // The ASCII part as at most kMaxRuns ranges (first, last - first), for ascii_run's
-    // 16 bytes at a time; none where it takes more (then a byte at a time).
+    // The ASCII part as at most kMaxRuns ranges, for ascii_run's 16 bytes at a time
+    // (none where it takes more: then a byte at a time): each range's first byte and its
+    // span (last - first), 16 copies of each, ready to load. Unused ranges are 0xFF's
+    // alone, a byte no UTF-8 text has.
     static constexpr int kMaxRuns = 4;
-    std::array<std::pair<uint8_t, uint8_t>, kMaxRuns> runs{};
+    alignas(16) std::array<std::array<uint8_t, 16>, kMaxRuns> run_first{}, run_span{};
     int num_runs = 0;
 
     static bool bit(const std::array<uint64_t, 2>& bits, uint32_t k) { return bits[k >> 6] >> (k & 63) & 1; }
@@ -96,12 +98,15 @@ struct CharSet {
         for (uint32_t c = 0; c < 128; ++c)
             if (contains_slow(c)) set_bit(ascii, c);
         num_runs = 0;
+        for (auto& f : run_first) f.fill(0xFF);
+        for (auto& f : run_span) f.fill(0);
         for (uint32_t c = 0; c < 128;) {
             if (!bit(ascii, c)) { ++c; continue; }
             uint32_t last = c;
             while (last + 1 < 128 && bit(ascii, last + 1)) ++last;
             if (num_runs == kMaxRuns) { num_runs = 0; break; }
-            runs[size_t(num_runs++)] = {uint8_t(c), uint8_t(last - c)};
+            run_first[size_t(num_runs)].fill(uint8_t(c));
+            run_span[size_t(num_runs++)].fill(uint8_t(last - c));
             c = last + 1;
         }
     }
@@ -111,12 +116,14 @@ struct CharSet {
     // on a mispredicted branch, one a chunk, at every word's length.
     uint32_t ascii_run(const unsigned char* p) const {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i in = _mm_setzero_si128();
-        for (int r = 0; r < num_runs; ++r) {
-            // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
-            const __m128i d = _mm_sub_epi8(v, _mm_set1_epi8(char(runs[size_t(r)].first)));
-            in = _mm_or_si128(in, _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(char(runs[size_t(r)].second))), d));
-        }
+        // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
+        auto in_run = [&](int r) {
+            const __m128i d = _mm_sub_epi8(v, _mm_load_si128(reinterpret_cast<const __m128i*>(run_first[size_t(r)].data())));
+            return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_load_si128(reinterpret_cast<const __m128i*>(run_span[size_t(r)].data()))), d);
+        };
+        // Two ranges or four, unrolled: which one a set takes is the same at every call.
+        __m128i in = _mm_or_si128(in_run(0), in_run(1));
+        if (num_runs > 2) in = _mm_or_si128(in, _mm_or_si128(in_run(2), in_run(3)));
         return uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
     }
 #endif
