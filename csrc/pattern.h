@@ -69,7 +69,7 @@ struct CharSet {
     // (none where it takes more: then a byte at a time): each range's first byte and its
     // span (last - first), 16 copies of each, ready to load. Unused ranges are 0xFF's
     // alone, a byte no UTF-8 text has.
-    static constexpr int kMaxRuns = 4;
+    static constexpr int kMaxRuns = 8;
     alignas(16) std::array<std::array<uint8_t, 16>, kMaxRuns> run_first{}, run_span{};
     int num_runs = 0;
 
@@ -121,9 +121,11 @@ struct CharSet {
             const __m128i d = _mm_sub_epi8(v, _mm_load_si128(reinterpret_cast<const __m128i*>(run_first[size_t(r)].data())));
             return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_load_si128(reinterpret_cast<const __m128i*>(run_span[size_t(r)].data()))), d);
         };
-        // Two ranges or four, unrolled: which one a set takes is the same at every call.
+        // Two ranges, four or eight, unrolled: which a set takes is the same at every call.
         __m128i in = _mm_or_si128(in_run(0), in_run(1));
         if (num_runs > 2) in = _mm_or_si128(in, _mm_or_si128(in_run(2), in_run(3)));
+        if (num_runs > 4)
+            in = _mm_or_si128(in, _mm_or_si128(_mm_or_si128(in_run(4), in_run(5)), _mm_or_si128(in_run(6), in_run(7))));
         return uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
     }
 #endif
@@ -999,7 +1001,7 @@ public:
             uint32_t count = 0;
             while (count < node.max && i < n) {
 #if defined(BPE_PATTERN_SSE2)
-                if (s[i] < 0x80 && set.num_runs > 0 && i + 16 <= n) {
+                if (s[i] < 0x80 && set.num_runs > 0 && node.max > 1 && i + 16 <= n) {  // (X? is one byte's test)
                     const uint32_t run = std::min(set.ascii_run(s + i), node.max - count);
                     i += run, count += run;
                     if (run == 16 || (i < n && s[i] >= 0x80)) continue;  // more, or a character to decode
