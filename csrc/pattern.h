@@ -1001,6 +1001,9 @@ public:
             uint32_t count = 0;
             while (count < node.max && i < n) {
 #if defined(BPE_PATTERN_SSE2)
+                // An ASCII byte outside the set ends it at once (a word's capitals, none
+                // in most words, or the letter after a space), without 16 bytes' work.
+                if (s[i] < 0x80 && !CharSet::bit(set.ascii, s[i])) break;
                 if (s[i] < 0x80 && set.num_runs > 0 && node.max > 1 && i + 16 <= n) {  // (X? is one byte's test)
                     const uint32_t run = std::min(set.ascii_run(s + i), node.max - count);
                     i += run, count += run;
