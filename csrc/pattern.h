@@ -113,8 +113,10 @@ struct CharSet {
 #if defined(BPE_PATTERN_SSE2)
     // How many of the 16 bytes at p, from the first, are ASCII characters of the set
     // (num_runs > 0): a word's letters at once, where a loop a byte at a time would end
-    // on a mispredicted branch, one a chunk, at every word's length.
-    uint32_t ascii_run(const unsigned char* p) const {
+    // on a mispredicted branch, one a chunk, at every word's length. `high_next`: whether
+    // the byte after them (of the 16) is >= 0x80, from the same load, so that the caller
+    // does not wait on reading it again.
+    uint32_t ascii_run(const unsigned char* p, bool& high_next) const {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
         auto in_run = [&](int r) {
@@ -126,7 +128,9 @@ struct CharSet {
         if (num_runs > 2) in = _mm_or_si128(in, _mm_or_si128(in_run(2), in_run(3)));
         if (num_runs > 4)
             in = _mm_or_si128(in, _mm_or_si128(_mm_or_si128(in_run(4), in_run(5)), _mm_or_si128(in_run(6), in_run(7))));
-        return uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
+        const uint32_t run = uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
+        high_next = uint32_t(_mm_movemask_epi8(v)) >> run & 1;
+        return run;
     }
 #endif
     bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
@@ -1005,9 +1009,10 @@ public:
                 // in most words, or the letter after a space), without 16 bytes' work.
                 if (s[i] < 0x80 && !CharSet::bit(set.ascii, s[i])) break;
                 if (s[i] < 0x80 && set.num_runs > 0 && node.max > 1 && i + 16 <= n) {  // (X? is one byte's test)
-                    const uint32_t run = std::min(set.ascii_run(s + i), node.max - count);
+                    bool high_next;
+                    const uint32_t all = set.ascii_run(s + i, high_next), run = std::min(all, node.max - count);
                     i += run, count += run;
-                    if (run == 16 || (i < n && s[i] >= 0x80)) continue;  // more, or a character to decode
+                    if (run == 16 || (run == all && high_next)) continue;  // more, or a character to decode
                     break;  // an ASCII byte outside the set, or the repeat's max
                 }
 #endif
