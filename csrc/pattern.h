@@ -188,6 +188,10 @@ struct Node {
     // character is not called.
     std::vector<FirstChars> seconds;
     std::vector<char> second_known;  // kAlt: whether a branch's seconds ever rule anything out
+    // kSetRepeat: the match ends after it (next is kMatch); it never gives back (possessive,
+    // or the rest matches wherever it starts: Regex::always_succeeds). Read once a chunk,
+    // so flags here rather than a look at the next node.
+    bool ends_match = false, keeps_all = false;
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -711,6 +715,11 @@ public:
             }
         for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
         for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
+        for (Node& node : nodes_)
+            if (node.op == Op::kSetRepeat) {
+                node.ends_match = nodes_[size_t(node.next)].op == Op::kMatch;
+                node.keeps_all = node.mode == Mode::kPossessive || succeeds_[size_t(node.next)];
+            }
     }
 
     const std::string& text() const { return text_; }
@@ -935,16 +944,16 @@ public:
                         if (count < node.min) return false;
                         // Possessive, or greedy with the match ending here: the longest
                         // is the only try, so no call to come back to.
-                        if (re.nodes_[size_t(node.next)].op == Op::kMatch) {  // kMatch, here: one dispatch less
+                        if (node.ends_match) {  // kMatch, here: one dispatch less
                             if (i == origin) return false;
                             end = i;
                             return true;
                         }
                         // Possessive; or greedy where giving back cannot help: the rest
-                        // matches after the longest anyway, or cannot start at any place
-                        // given back. Then on, without a call to come back to.
-                        if (node.mode == Mode::kPossessive || count == node.min ||
-                            (re.succeeds_[size_t(node.next)] && i > origin) || !any_back_off(node, from, i, count)) {
+                        // matches after the longest anyway (the match is not empty, as
+                        // count > min), or cannot start at any place given back. Then
+                        // on, without a call to come back to.
+                        if (node.keeps_all || count == node.min || !any_back_off(node, from, i, count)) {
                             id = node.next;
                             continue;
                         }
