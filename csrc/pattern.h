@@ -1126,18 +1126,34 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //
 // - What a chunk costs is mostly calls: run_node is entered once a level, for each
 //   branch tried that is not the last one that can start here, and for each place a
-//   greedy repeat gives back. So each branch is filtered by its first character and,
-//   for an ASCII one, its second (Node::firsts, seconds); a greedy repeat goes on
-//   without a call where giving back cannot help (always_succeeds, any_back_off); and
-//   the rarely taken paths are out of line, for a smaller frame. The second-character
-//   filter took the calls that failed at once, about one a chunk for the made-up
-//   pattern, and 13-24% of the time where branches share a first character.
-// - Against `regex` (python bpe_bench.py split --clock cpu, one core, a shared VM,
-//   docs/results/bench-split.txt; chunks counted, against regex.findall): 8.4x on
-//   stories and 9.3x on Python source with tiktoken's cl100k text, 7.6x and 9.3x with
-//   o200k's, 6.5x and 7.0x with Qwen2's (which `regex` runs fastest of the four), 11.2x
-//   and 9.5x with the made-up one; short of the 10x asked for all but one. Runs a few
-//   minutes apart on this shared VM moved these by up to a tenth. The named rules run
-//   on their splitters instead, at 1.3-2.5 GB/s.
+//   greedy repeat gives back. So the branches that can start with a byte are listed
+//   once (Node::by_first) and an ASCII one's second character filters them further
+//   (Node::seconds); the pattern's own alternation is tried in match_at, without a
+//   level of its own; a greedy repeat goes on without a call where giving back cannot
+//   help (Node::keeps_all, any_back_off); and the rarely taken paths are out of line,
+//   for a smaller frame. The second-character filter took the calls that failed at
+//   once, about one a chunk for the made-up pattern, and 13-24% of the time where
+//   branches share a first character.
+// - Next came the branch that ends a class repeat: a loop a byte at a time ends on a
+//   mispredicted branch once a chunk, at every word's length (Qwen2's regex alone: 30 ns
+//   a chunk on words of random length, 17 on words of one length). So a set of at most
+//   eight ASCII ranges takes its ASCII run 16 bytes at a time (CharSet::ascii_run, SSE2
+//   range tests), after a one-byte test, as most runs of capitals (o200k) are empty: 8%
+//   on o200k. Answering whether the run stops at a non-ASCII byte from the same load,
+//   and a repeat's questions about what follows it as flags made at compile time, took
+//   1-4% and 5-9% more (A/B runs of two builds, one process each, interleaved).
+// - Tried and dropped, as they did not pay: a branch that is a straight line of sets run
+//   in match_at without a call (0-4% slower); Node::by_first on the heap for a smaller
+//   Node (7% slower, every row); match_at inlined into the chunk loop, and skipping the
+//   look back of Qwen2's [^\r\n\p{L}\p{N}]? where no ASCII character of it can start
+//   \p{L}+ (no change beyond the noise). Before them: an explicit backtracking stack
+//   (slower) and per-character branch tables (no gain).
+// - Against `regex` (python bpe_bench.py split --repeats 9 --clock cpu, one core, a
+//   shared VM, docs/results/bench-split.txt; chunks counted, against regex.findall):
+//   11.2x on stories and 12.2x on Python source with tiktoken's cl100k text, 10.2x and
+//   11.9x with o200k's, 12.6x and 10.7x with the made-up one; Qwen2's, which `regex`
+//   runs fastest of the four, 7.9x and 9.1x, short of the 10x asked. Runs a few minutes
+//   apart on this shared VM moved these by up to a tenth (Qwen2's stories row: 7.9x to
+//   8.8x). The named rules run on their splitters instead, at 1.3-2.5 GB/s.
 
 }  // namespace bpe
