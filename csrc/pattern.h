@@ -42,6 +42,13 @@
 #include "split_unicode.h"
 #include "unicode_tables.h"
 
+// As split.h: SSE2 on x86-64 (a set's ASCII run 16 bytes at a time), plain loops elsewhere
+// and in a BPE_PORTABLE build.
+#if defined(__SSE2__) && !defined(BPE_PORTABLE)
+#define BPE_PATTERN_SSE2 1
+#include <emmintrin.h>
+#endif
+
 namespace bpe {
 
 namespace regex_engine {
@@ -58,6 +65,13 @@ struct CharSet {
     bool negated = false;
     bool icase = false;
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
+    // The ASCII part as at most kMaxRuns ranges, for ascii_run's 16 bytes at a time
+    // (none where it takes more: then a byte at a time): each range's first byte and its
+    // span (last - first), 16 copies of each, ready to load. Unused ranges are 0xFF's
+    // alone, a byte no UTF-8 text has.
+    static constexpr int kMaxRuns = 8;
+    alignas(16) std::array<std::array<uint8_t, 16>, kMaxRuns> run_first{}, run_span{};
+    int num_runs = 0;
 
     static bool bit(const std::array<uint64_t, 2>& bits, uint32_t k) { return bits[k >> 6] >> (k & 63) & 1; }
     static void set_bit(std::array<uint64_t, 2>& bits, uint32_t k) { bits[k >> 6] |= uint64_t(1) << (k & 63); }
@@ -83,7 +97,42 @@ struct CharSet {
         ascii = {};
         for (uint32_t c = 0; c < 128; ++c)
             if (contains_slow(c)) set_bit(ascii, c);
+        num_runs = 0;
+        for (auto& f : run_first) f.fill(0xFF);
+        for (auto& f : run_span) f.fill(0);
+        for (uint32_t c = 0; c < 128;) {
+            if (!bit(ascii, c)) { ++c; continue; }
+            uint32_t last = c;
+            while (last + 1 < 128 && bit(ascii, last + 1)) ++last;
+            if (num_runs == kMaxRuns) { num_runs = 0; break; }
+            run_first[size_t(num_runs)].fill(uint8_t(c));
+            run_span[size_t(num_runs++)].fill(uint8_t(last - c));
+            c = last + 1;
+        }
     }
+#if defined(BPE_PATTERN_SSE2)
+    // How many of the 16 bytes at p, from the first, are ASCII characters of the set
+    // (num_runs > 0): a word's letters at once, where a loop a byte at a time would end
+    // on a mispredicted branch, one a chunk, at every word's length. `high_next`: whether
+    // the byte after them (of the 16) is >= 0x80, from the same load, so that the caller
+    // does not wait on reading it again.
+    uint32_t ascii_run(const unsigned char* p, bool& high_next) const {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
+        auto in_run = [&](int r) {
+            const __m128i d = _mm_sub_epi8(v, _mm_load_si128(reinterpret_cast<const __m128i*>(run_first[size_t(r)].data())));
+            return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_load_si128(reinterpret_cast<const __m128i*>(run_span[size_t(r)].data()))), d);
+        };
+        // Two ranges, four or eight, unrolled: which a set takes is the same at every call.
+        __m128i in = _mm_or_si128(in_run(0), in_run(1));
+        if (num_runs > 2) in = _mm_or_si128(in, _mm_or_si128(in_run(2), in_run(3)));
+        if (num_runs > 4)
+            in = _mm_or_si128(in, _mm_or_si128(_mm_or_si128(in_run(4), in_run(5)), _mm_or_si128(in_run(6), in_run(7))));
+        const uint32_t run = uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
+        high_next = uint32_t(_mm_movemask_epi8(v)) >> run & 1;
+        return run;
+    }
+#endif
     bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
 };
 
@@ -112,6 +161,9 @@ struct FirstChars {
     static FirstChars any() { return FirstChars{{~uint64_t(0), ~uint64_t(0)}, true}; }
     void add(const FirstChars& o) { ascii[0] |= o.ascii[0], ascii[1] |= o.ascii[1], non_ascii |= o.non_ascii; }
     bool may_start(uint32_t cp) const { return cp < 128 ? (ascii[cp >> 6] >> (cp & 63) & 1) : non_ascii; }
+    // The same from the character's first byte alone (valid UTF-8: a byte >= 0x80 starts
+    // a non-ASCII character), so that nothing is decoded to answer it.
+    bool may_start_byte(uint8_t b) const { return may_start(b); }
 };
 
 struct Node {
@@ -125,11 +177,21 @@ struct Node {
     uint32_t min = 1, max = 1;
     std::vector<int> alts;
     std::vector<FirstChars> firsts;  // kAlt: what each branch can start with
+    // kAlt: the branches that can start with each ASCII byte (key = the byte), with a
+    // non-ASCII character (128), and at the text's end (129: all of them), in order:
+    // branches[by_first[key]] to branches[by_first[key + 1]]. One lookup a try, not a
+    // test per branch.
+    std::array<uint32_t, 131> by_first{};
+    std::vector<uint16_t> branches;
     // kAlt: for each branch and each ASCII first character, what its second can be
     // (seconds[branch * 128 + c]), so that a branch bound to fail at the second
     // character is not called.
     std::vector<FirstChars> seconds;
     std::vector<char> second_known;  // kAlt: whether a branch's seconds ever rule anything out
+    // kSetRepeat: the match ends after it (next is kMatch); it never gives back (possessive,
+    // or the rest matches wherever it starts: Regex::always_succeeds). Read once a chunk,
+    // so flags here rather than a look at the next node.
+    bool ends_match = false, keeps_all = false;
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -640,8 +702,24 @@ public:
                     }
                     node.second_known.push_back(known);
                 }
+        for (Node& node : nodes_)
+            if (node.op == Op::kAlt) {
+                if (node.alts.size() > UINT16_MAX) throw std::invalid_argument("split pattern: over 65535 alternatives");
+                for (uint32_t key = 0; key < 130; ++key) {
+                    node.by_first[key] = uint32_t(node.branches.size());
+                    for (size_t k = 0; k < node.alts.size(); ++k)
+                        if (key == 129 || (key == 128 ? node.firsts[k].non_ascii : node.firsts[k].may_start(key)))
+                            node.branches.push_back(uint16_t(k));
+                }
+                node.by_first[130] = uint32_t(node.branches.size());
+            }
         for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
         for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
+        for (Node& node : nodes_)
+            if (node.op == Op::kSetRepeat) {
+                node.ends_match = nodes_[size_t(node.next)].op == Op::kMatch;
+                node.keeps_all = node.mode == Mode::kPossessive || succeeds_[size_t(node.next)];
+            }
     }
 
     const std::string& text() const { return text_; }
@@ -682,9 +760,13 @@ private:
                 break;
             case Op::kPossessive: f = first_chars(node.body, seen); break;
             case Op::kLookahead: {
+                const Node& body = nodes_[size_t(node.body)];
+                // (?!) never matches (its empty body always does): nothing can start
+                // it. A pattern's text with |(?!) added, so that no name stands for it,
+                // would otherwise keep every branch before it from being the last.
+                if (node.negative && body.op == Op::kSubEnd) break;
                 f = first_chars(node.next, seen);
                 // (?!x), (?=x) of one class: the character here must (not) be in it.
-                const Node& body = nodes_[size_t(node.body)];
                 if (body.op == Op::kSet && nodes_[size_t(body.next)].op == Op::kSubEnd) {
                     const CharSet& set = sets_[size_t(body.arg)];
                     for (int w = 0; w < 2; ++w) f.ascii[w] &= node.negative ? ~set.ascii[w] : set.ascii[w];
@@ -780,7 +862,15 @@ public:
         size_t match_at(size_t at) {
             origin = at, depth = 0;
             std::fill(counters.begin(), counters.end(), Counter{});
-            return step(re.start_, at) ? end : at;
+            const Node& top = re.nodes_[size_t(re.start_)];
+            if (top.op != Op::kAlt) return step(re.start_, at) ? end : at;
+            // The pattern's alternatives, tried here rather than in a level of their own:
+            // a chunk costs one call less.
+            const uint16_t *k = top.branches.data() + top.by_first[first_key(at)],
+                           *last = top.branches.data() + top.by_first[first_key(at) + 1];
+            for (; k < last; ++k)
+                if (second_allows(top, *k, at) && step(top.alts[*k], at)) return end;
+            return at;
         }
 
     private:
@@ -854,16 +944,16 @@ public:
                         if (count < node.min) return false;
                         // Possessive, or greedy with the match ending here: the longest
                         // is the only try, so no call to come back to.
-                        if (re.nodes_[size_t(node.next)].op == Op::kMatch) {  // kMatch, here: one dispatch less
+                        if (node.ends_match) {  // kMatch, here: one dispatch less
                             if (i == origin) return false;
                             end = i;
                             return true;
                         }
                         // Possessive; or greedy where giving back cannot help: the rest
-                        // matches after the longest anyway, or cannot start at any place
-                        // given back. Then on, without a call to come back to.
-                        if (node.mode == Mode::kPossessive || count == node.min ||
-                            (re.succeeds_[size_t(node.next)] && i > origin) || !any_back_off(node, from, i, count)) {
+                        // matches after the longest anyway (the match is not empty, as
+                        // count > min), or cannot start at any place given back. Then
+                        // on, without a call to come back to.
+                        if (node.keeps_all || count == node.min || !any_back_off(node, from, i, count)) {
                             id = node.next;
                             continue;
                         }
@@ -874,23 +964,13 @@ public:
                         // (at the end, all: some may match nothing there).
                         // The last of them is tried without a call: nothing comes after
                         // it to come back for.
-                        uint32_t len, cp = i < n ? char_at(i, len) : 0;
-                        size_t last = node.alts.size();
-                        if (i < n)
-                            while (last > 0 && !node.firsts[last - 1].may_start(cp)) --last;
-                        if (last == 0) return false;
+                        const uint16_t *k = node.branches.data() + node.by_first[first_key(i)],
+                                       *last = node.branches.data() + node.by_first[first_key(i) + 1];
+                        if (k == last) return false;
                         --last;
-                        for (size_t k = 0; k < last; ++k) {
-                            if (i < n && !node.firsts[k].may_start(cp)) continue;
-                            // An ASCII character with one after it: the branch must also
-                            // allow that second character, where it says anything of it.
-                            if (cp < 128 && i + 1 < n && node.second_known[k]) {
-                                uint32_t len2;
-                                if (!node.seconds[k * 128 + cp].may_start(char_at(i + 1, len2))) continue;
-                            }
-                            if (step(node.alts[k], i)) return true;
-                        }
-                        id = node.alts[last];
+                        for (; k < last; ++k)
+                            if (second_allows(node, *k, i) && step(node.alts[*k], i)) return true;
+                        id = node.alts[*last];
                         continue;
                     }
                     case Op::kRepeatEnter: {
@@ -933,6 +1013,18 @@ public:
             const CharSet& set = re.sets_[size_t(node.arg)];
             uint32_t count = 0;
             while (count < node.max && i < n) {
+#if defined(BPE_PATTERN_SSE2)
+                // An ASCII byte outside the set ends it at once (a word's capitals, none
+                // in most words, or the letter after a space), without 16 bytes' work.
+                if (s[i] < 0x80 && !CharSet::bit(set.ascii, s[i])) break;
+                if (s[i] < 0x80 && set.num_runs > 0 && node.max > 1 && i + 16 <= n) {  // (X? is one byte's test)
+                    bool high_next;
+                    const uint32_t all = set.ascii_run(s + i, high_next), run = std::min(all, node.max - count);
+                    i += run, count += run;
+                    if (run == 16 || (run == all && high_next)) continue;  // more, or a character to decode
+                    break;  // an ASCII byte outside the set, or the repeat's max
+                }
+#endif
                 uint32_t len;
                 if (!set.contains(char_at(i, len))) break;
                 i += len, ++count;
@@ -942,10 +1034,16 @@ public:
 
         // Whether a match from node id may start at i: where it cannot, a call that
         // would fail at its first character is not made.
-        bool may_start(int id, size_t i) const {
-            if (i >= n) return true;
-            uint32_t len;
-            return re.starts_[size_t(id)].may_start(char_at(i, len));
+        bool may_start(int id, size_t i) const { return i >= n || re.starts_[size_t(id)].may_start_byte(s[i]); }
+
+        // The key of Node::by_first for the character at i.
+        uint32_t first_key(size_t i) const { return i >= n ? 129 : s[i] < 0x80 ? s[i] : 128; }
+
+        // Whether branch k of an alternation may go on past an ASCII character at i to
+        // the one after it, where the branch says anything of its second character.
+        bool second_allows(const Node& node, size_t k, size_t i) const {
+            return !(i + 1 < n && s[i] < 0x80 && node.second_known[k]) ||
+                   node.seconds[k * 128 + s[i]].may_start_byte(s[i + 1]);
         }
 
         // Whether the rest can start at some place a greedy repeat gives back (a few
@@ -1028,18 +1126,34 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //
 // - What a chunk costs is mostly calls: run_node is entered once a level, for each
 //   branch tried that is not the last one that can start here, and for each place a
-//   greedy repeat gives back. So each branch is filtered by its first character and,
-//   for an ASCII one, its second (Node::firsts, seconds); a greedy repeat goes on
-//   without a call where giving back cannot help (always_succeeds, any_back_off); and
-//   the rarely taken paths are out of line, for a smaller frame. The second-character
-//   filter took the calls that failed at once, about one a chunk for the made-up
-//   pattern, and 13-24% of the time where branches share a first character.
-// - Against `regex` (python bpe_bench.py split --clock cpu, one core, a shared VM,
-//   docs/results/bench-split.txt; chunks counted, against regex.findall): 8.4x on
-//   stories and 9.3x on Python source with tiktoken's cl100k text, 7.6x and 9.3x with
-//   o200k's, 6.5x and 7.0x with Qwen2's (which `regex` runs fastest of the four), 11.2x
-//   and 9.5x with the made-up one; short of the 10x asked for all but one. Runs a few
-//   minutes apart on this shared VM moved these by up to a tenth. The named rules run
-//   on their splitters instead, at 1.3-2.5 GB/s.
+//   greedy repeat gives back. So the branches that can start with a byte are listed
+//   once (Node::by_first) and an ASCII one's second character filters them further
+//   (Node::seconds); the pattern's own alternation is tried in match_at, without a
+//   level of its own; a greedy repeat goes on without a call where giving back cannot
+//   help (Node::keeps_all, any_back_off); and the rarely taken paths are out of line,
+//   for a smaller frame. The second-character filter took the calls that failed at
+//   once, about one a chunk for the made-up pattern, and 13-24% of the time where
+//   branches share a first character.
+// - Next came the branch that ends a class repeat: a loop a byte at a time ends on a
+//   mispredicted branch once a chunk, at every word's length (Qwen2's regex alone: 30 ns
+//   a chunk on words of random length, 17 on words of one length). So a set of at most
+//   eight ASCII ranges takes its ASCII run 16 bytes at a time (CharSet::ascii_run, SSE2
+//   range tests), after a one-byte test, as most runs of capitals (o200k) are empty: 8%
+//   on o200k. Answering whether the run stops at a non-ASCII byte from the same load,
+//   and a repeat's questions about what follows it as flags made at compile time, took
+//   1-4% and 5-9% more (A/B runs of two builds, one process each, interleaved).
+// - Tried and dropped, as they did not pay: a branch that is a straight line of sets run
+//   in match_at without a call (0-4% slower); Node::by_first on the heap for a smaller
+//   Node (7% slower, every row); match_at inlined into the chunk loop, and skipping the
+//   look back of Qwen2's [^\r\n\p{L}\p{N}]? where no ASCII character of it can start
+//   \p{L}+ (no change beyond the noise). Before them: an explicit backtracking stack
+//   (slower) and per-character branch tables (no gain).
+// - Against `regex` (python bpe_bench.py split --repeats 9 --clock cpu, one core, a
+//   shared VM, docs/results/bench-split.txt; chunks counted, against regex.findall):
+//   11.2x on stories and 12.2x on Python source with tiktoken's cl100k text, 10.2x and
+//   11.9x with o200k's, 12.6x and 10.7x with the made-up one; Qwen2's, which `regex`
+//   runs fastest of the four, 7.9x and 9.1x, short of the 10x asked. Runs a few minutes
+//   apart on this shared VM moved these by up to a tenth (Qwen2's stories row: 7.9x to
+//   8.8x). The named rules run on their splitters instead, at 1.3-2.5 GB/s.
 
 }  // namespace bpe

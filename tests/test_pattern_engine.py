@@ -133,6 +133,23 @@ def test_regex_patterns_split_as_regex_does(pattern, seed):
     assert engine_chunks(text, pattern) == oracle_chunks(text, pattern)
 
 
+@pytest.mark.parametrize("pattern", [forced(QWEN2), CL100K, r"[a-z]{3,20}|\p{L}{2,17}+|[^a-z]", r"[a-z]{16}|.",
+                                     r"[0-9a-fA-F_.]+|[^\s\w]++|\s+|\w{1,31}?x|.", r"\p{Ll}*+\p{Lu}|\p{L}+|."])
+def test_class_runs_across_sixteen_byte_blocks(pattern):
+    # A class repeat takes its ASCII run 16 bytes at a time (pattern.h, CharSet::ascii_run):
+    # runs of every length to past two blocks, capped by {m,n} in and past a block, broken
+    # by a non-ASCII letter at each offset, and near the text's end (fewer than 16 left).
+    rng = random.Random(7)
+    words = []
+    for length in range(1, 40):
+        word = "".join(rng.choice("abcdefxyzQRS019_.") for _ in range(length))
+        cut = rng.randrange(length + 1)
+        words += [word, word[:cut] + rng.choice("éßΩ東") + word[cut:]]
+    for text in [" ".join(words), "".join(words), "x" * 33, "é" + "a" * 47 + "é", "a" * 15 + "é"]:
+        for end in range(len(text) - 20, len(text) + 1, 3):
+            assert engine_chunks(text[:end], pattern) == oracle_chunks(text[:end], pattern), (pattern, text[:end])
+
+
 @pytest.mark.parametrize("pattern", [r"a(?:|bc)", r"a(?:bc)??", r"x|a(?:|bc)", r"a(?:|b|bc)d?"])
 def test_a_branch_that_ends_the_match_before_the_next_character(pattern):
     # An alternative that matches nothing where the match is under way: the second
