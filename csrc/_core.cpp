@@ -172,33 +172,52 @@ std::vector<bpe::Pair> train_counted(bpe::ChunkCounter& counter, long long num_m
 
 // Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
 // about kStrPiece characters at a time, cut at the first safe cut from there
-// (StrCuts), is made UTF-8 into one buffer, reused, and counted, so the pieces count
-// exactly as the whole would. Returns the distinct chunks dropped to keep to the
-// budget, as ChunkCounter::add does.
+// (StrCuts), is made UTF-8 and counted, so the pieces count exactly as the whole
+// would. Each piece is cut again at safe cuts into one part a thread, and the threads
+// write the parts' UTF-8 side by side, each into a buffer of its own kept for the next
+// piece: made on one thread, the UTF-8 had taken as long as counting on two. Returns
+// the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     constexpr Py_ssize_t kStrPiece = 8 << 20;
     const StrChars chars(text);
     // A lone surrogate is looked for first, so that a str refused for one counts
     // nothing, as a list of strs refused for one does not.
-    int64_t size;
+    std::vector<Py_ssize_t> bounds(workers + 1);
+    for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
+    std::vector<int64_t> sizes(workers);
     {
         GilReleased released;
-        size = chars.utf8_size(0, chars.size);
+        bpe::run_threads(workers, [&](size_t k) { sizes[k] = chars.utf8_size(bounds[k], bounds[k + 1]); });
     }
-    if (size < 0) throw_lone_surrogate(Py_ssize_t(-1 - size));
+    for (int64_t size : sizes)
+        if (size < 0) throw_lone_surrogate(Py_ssize_t(-1 - size));
     std::vector<std::string> specials;
     for (const auto& [token, id] : counter.specials().tokens()) specials.push_back(token);
     const StrCuts cuts(text, specials);
-    std::string piece;
+    // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts):
+    // its str is made UTF-8 whole, on one thread.
+    const bool cuttable = counter.pattern().cuts_at_safe_cuts();
+    const unsigned parts = cuttable ? workers : 1;
+    std::vector<std::unique_ptr<char[]>> buffers(parts);
+    std::vector<size_t> room(parts, 0);
+    std::vector<std::string_view> views(parts);
     uint64_t dropped = 0;
     for (Py_ssize_t start = 0; start < chars.size;) {
-        // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts).
-        const bool long_rest = chars.size - start > kStrPiece && counter.pattern().cuts_at_safe_cuts();
+        const bool long_rest = chars.size - start > kStrPiece && cuttable;
         Py_ssize_t cut = long_rest ? cuts.first(start + kStrPiece) : chars.size;
+        std::vector<Py_ssize_t> at(parts + 1, cut);
+        at[0] = start;
+        for (unsigned k = 1; k < parts; ++k)
+            at[k] = std::min(cut, cuts.first(std::max(at[k - 1] + 1, start + (cut - start) * Py_ssize_t(k) / Py_ssize_t(parts))));
+        for (unsigned k = 0; k < parts; ++k) {
+            size_t need = chars.max_utf8(at[k + 1] - at[k]);
+            if (room[k] < need) buffers[k].reset(new char[need]), room[k] = need;  // not zeroed: written before read
+        }
         dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) {
-            piece.clear();
-            chars.append_utf8(start, cut, piece);  // no surrogate: scanned above
-            return counter.add({piece}, workers, interrupt);
+            bpe::run_threads(parts, [&](size_t k) {  // no surrogate: scanned above
+                views[k] = std::string_view(buffers[k].get(), size_t(chars.write_utf8(at[k], at[k + 1], buffers[k].get())));
+            });
+            return counter.add(views, workers, interrupt);
         });
         start = cut;
     }
