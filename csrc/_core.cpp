@@ -170,6 +170,31 @@ std::vector<bpe::Pair> train_counted(bpe::ChunkCounter& counter, long long num_m
     return bpe::train(counter, num_merges, report);
 }
 
+// Where characters [begin, end) of a str hold a lone surrogate, or -1. Only the
+// question, without the UTF-8's size that StrChars::utf8_size works out too: a block
+// of characters is tested with one OR, which the compiler makes SIMD, and only a block
+// that holds one is searched. A str of one byte a character cannot hold one.
+Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t end) {
+    if (chars.kind == PyUnicode_1BYTE_KIND) return -1;
+    return chars.with_chars(begin, end, [](auto text, Py_ssize_t b, Py_ssize_t e) -> Py_ssize_t {
+        constexpr Py_ssize_t kBlock = 64;
+        // An int, not a bool: the compiler made no SIMD of a bool's OR.
+        auto is_surrogate = [](uint32_t c) { return uint32_t(c - 0xd800u < 0x800u); };
+        for (Py_ssize_t i = b; i < e; i += kBlock) {
+            const Py_ssize_t stop = std::min(e, i + kBlock);
+            uint32_t any = 0;
+            if (stop - i == kBlock)
+                for (Py_ssize_t j = 0; j < kBlock; ++j) any |= is_surrogate(text[i + j]);
+            else
+                any = 1;  // the last, short block: searched below
+            if (!any) continue;
+            for (Py_ssize_t j = i; j < stop; ++j)
+                if (is_surrogate(text[j])) return j;
+        }
+        return -1;
+    });
+}
+
 // Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
 // about kStrPiece characters at a time, cut at the first safe cut from there
 // (StrCuts), is made UTF-8 and counted, so the pieces count exactly as the whole
@@ -184,13 +209,13 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     // nothing, as a list of strs refused for one does not.
     std::vector<Py_ssize_t> bounds(workers + 1);
     for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
-    std::vector<int64_t> sizes(workers);
+    std::vector<Py_ssize_t> surrogates(workers, -1);
     {
         GilReleased released;
-        bpe::run_threads(workers, [&](size_t k) { sizes[k] = chars.utf8_size(bounds[k], bounds[k + 1]); });
+        bpe::run_threads(workers, [&](size_t k) { surrogates[k] = lone_surrogate(chars, bounds[k], bounds[k + 1]); });
     }
-    for (int64_t size : sizes)
-        if (size < 0) throw_lone_surrogate(Py_ssize_t(-1 - size));
+    for (Py_ssize_t at : surrogates)
+        if (at >= 0) throw_lone_surrogate(at);
     std::vector<std::string> specials;
     for (const auto& [token, id] : counter.specials().tokens()) specials.push_back(token);
     const StrCuts cuts(text, specials);
