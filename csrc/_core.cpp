@@ -200,8 +200,10 @@ Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t en
 // (StrCuts), is made UTF-8 and counted, so the pieces count exactly as the whole
 // would. Each piece is cut again at safe cuts into one part a thread, and the threads
 // write the parts' UTF-8 side by side, each into a buffer of its own kept for the next
-// piece: made on one thread, the UTF-8 had taken as long as counting on two. Returns
-// the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
+// piece: made on one thread, the UTF-8 had taken as long as counting on two. (Each
+// counting thread making the UTF-8 of small pieces as it took them, to count them while
+// in its cache, gained nothing more on 40 MB of stories + source: 1.00x, dropped.)
+// Returns the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     constexpr Py_ssize_t kStrPiece = 8 << 20;
     const StrChars chars(text);
