@@ -207,17 +207,26 @@ Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t en
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     constexpr Py_ssize_t kStrPiece = 8 << 20;
     const StrChars chars(text);
-    // A lone surrogate is looked for first, so that a str refused for one counts
-    // nothing, as a list of strs refused for one does not.
-    std::vector<Py_ssize_t> bounds(workers + 1);
-    for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
-    std::vector<Py_ssize_t> surrogates(workers, -1);
-    {
-        GilReleased released;
-        bpe::run_threads(workers, [&](size_t k) { surrogates[k] = lone_surrogate(chars, bounds[k], bounds[k + 1]); });
+    // A str refused for a lone surrogate counts nothing, as a list of strs refused for one
+    // does not. Without a budget, the str is counted into a counter of its own, whose
+    // counts go to `counter` only once every piece was made UTF-8, which finds any lone
+    // surrogate on the way: the str is read once. Under a budget, which each piece's
+    // count keeps to as it goes, the str is scanned for one first, on all threads.
+    std::optional<bpe::ChunkCounter> own;
+    if (counter.max_memory() == 0) {
+        own.emplace(counter.pattern(), counter.specials());
+    } else {
+        std::vector<Py_ssize_t> bounds(workers + 1);
+        for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
+        std::vector<Py_ssize_t> surrogates(workers, -1);
+        {
+            GilReleased released;
+            bpe::run_threads(workers, [&](size_t k) { surrogates[k] = lone_surrogate(chars, bounds[k], bounds[k + 1]); });
+        }
+        for (Py_ssize_t at : surrogates)
+            if (at >= 0) throw_lone_surrogate(at);
     }
-    for (Py_ssize_t at : surrogates)
-        if (at >= 0) throw_lone_surrogate(at);
+    bpe::ChunkCounter& into = own ? *own : counter;
     std::vector<std::string> specials;
     for (const auto& [token, id] : counter.specials().tokens()) specials.push_back(token);
     const StrCuts cuts(text, specials);
@@ -228,6 +237,7 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
     std::vector<std::unique_ptr<char[]>> buffers(parts);
     std::vector<size_t> room(parts, 0);
     std::vector<std::string_view> views(parts);
+    std::vector<Py_ssize_t> surrogates(parts, -1);  // where a part holds one, or -1
     uint64_t dropped = 0;
     for (Py_ssize_t start = 0; start < chars.size;) {
         const bool long_rest = chars.size - start > kStrPiece && cuttable;
@@ -240,14 +250,22 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
             size_t need = chars.max_utf8(at[k + 1] - at[k]);
             if (room[k] < need) buffers[k].reset(new char[need]), room[k] = need;  // not zeroed: written before read
         }
-        dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) {
-            bpe::run_threads(parts, [&](size_t k) {  // no surrogate: scanned above
-                views[k] = std::string_view(buffers[k].get(), size_t(chars.write_utf8(at[k], at[k + 1], buffers[k].get())));
+        dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) -> uint64_t {
+            bpe::run_threads(parts, [&](size_t k) {
+                int64_t bytes = chars.write_utf8(at[k], at[k + 1], buffers[k].get());
+                surrogates[k] = bytes < 0 ? Py_ssize_t(-1 - bytes) : -1;
+                views[k] = std::string_view(buffers[k].get(), size_t(std::max<int64_t>(bytes, 0)));
             });
-            return counter.add(views, workers, interrupt);
+            for (Py_ssize_t position : surrogates)
+                if (position >= 0) return 0;  // nothing of this piece counted: refused below
+            return into.add(views, workers, interrupt);
         });
+        for (Py_ssize_t position : surrogates)  // the first part's is the first in the str
+            if (position >= 0) throw_lone_surrogate(position);
         start = cut;
     }
+    if (own)
+        without_gil(own->size() * 16, [&](bpe::Interrupt*) { counter.take_counts(std::move(*own), workers); return 0; });
     return dropped;
 }
 

@@ -166,6 +166,20 @@ public:
         return keep_to_budget(threads);
     }
 
+    // Adds the counts of another counter of the same rule, with no budget, using it up:
+    // its tables as they are, if this one holds none; else chunk by chunk (add_counts).
+    void take_counts(ChunkCounter&& other, unsigned threads) {
+        if (size() == 0 && max_memory_ == 0) {
+            shards_.swap(other.shards_);
+            used_up_ = false;  // counting begins anew
+            return;
+        }
+        std::vector<std::string_view> chunks;
+        std::vector<int64_t> counts;
+        other.for_each([&](std::string_view chunk, int64_t n) { chunks.push_back(chunk), counts.push_back(n); });
+        add_counts(chunks, counts, threads);
+    }
+
     // ---- A memory budget ------------------------------------------------------------
     //
     // Training is exact by default, and its memory follows the distinct chunks. Given a
