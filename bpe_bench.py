@@ -102,7 +102,7 @@ def main(argv=None):
                        "counting on 1 and 2 threads", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(p)
-    p.add_argument("--stories-mb", type=float, default=5.0, help="megabytes of stories (default: 5, all of them)")
+    p.add_argument("--stories-mb", type=float, default=5.0, help="megabytes of stories (default: 5, all of them; 0: no such row)")
     p.add_argument("--distinct-mb", type=float, default=40.0,
                    help="megabytes of distinct real text, stories + source (default: 40)")
     p.add_argument("--many-mb", type=float, default=100.0,

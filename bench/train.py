@@ -12,11 +12,16 @@ from bench.texts import cut_to, distinct_text, generated_words, pieces, python_s
 
 
 def corpora(story_texts, args) -> dict:
-    """The texts to learn from: {name: (text, what it is)}."""
+    """The texts to learn from: {name: (text, what it is)}; a row given 0 MB is left out
+    (--stories-mb 0 --many-mb 0: the 40 MB row alone)."""
     out = {}
     stories_text = story_texts["train"] + "\n" + story_texts["valid"]
-    out["stories"] = (cut_to(stories_text, int(args.stories_mb * 1e6)), "the stories")
-    out["distinct"] = distinct_text(story_texts, int(args.distinct_mb * 1e6))
+    if args.stories_mb > 0:
+        out["stories"] = (cut_to(stories_text, int(args.stories_mb * 1e6)), "the stories")
+    if args.distinct_mb > 0:
+        out["distinct"] = distinct_text(story_texts, int(args.distinct_mb * 1e6))
+    if args.many_mb <= 0:
+        return out
     size = int(args.many_mb * 1e6)
     source_size = int(size * 0.4)
     source = cut_to(python_source(source_size)[0], source_size)
@@ -48,26 +53,29 @@ def bench_train(args):
     report = Report("train", args)
     bpe = import_bpe()
     rustbpe, tokenizers = optional_import("rustbpe", report), optional_import("tokenizers", report)
-    texts = corpora(stories(args.data), args)
+    story_texts = stories(args.data)
+    texts = corpora(story_texts, args)
     report.say(f"Learning {NUM_MERGES:,} merges (vocabulary {VOCAB_SIZE:,}: 256 bytes, the merges, "
                f"{len(SPECIAL_TOKENS)} special tokens), on all cores ({os.cpu_count()}); medians of {args.repeats}.")
     report.say("ours: BPETokenizer.train(text). rustbpe: given our split rule and the text in pieces cut where no "
                "chunk crosses. tokenizers: its ByteLevel pre-tokenizer (GPT-2's split), so its merges differ.\n")
-    check_against_reference(report, bpe, texts, args)
+    check_against_reference(report, bpe, story_texts, args)
     report.data["tables"] = [training_table(report, bpe, rustbpe, tokenizers if name in args.hf_on else None,
                                             name, text, what, args.repeats)
                              for name, (text, what) in texts.items()]
     if tokenizers and set(texts) - set(args.hf_on):
         report.note(f"tokenizers was left out on {', '.join(sorted(set(texts) - set(args.hf_on)))} (--hf-on)")
-    counting_table(report, bpe, *texts["distinct"], args.repeats)
+    if "distinct" in texts:
+        counting_table(report, bpe, *texts["distinct"], args.repeats)
     report.save(args.out)
 
 
-def check_against_reference(report, bpe, texts, args):
-    """Our merges against the reference's, on a prefix (the reference is slow); exits on a difference."""
+def check_against_reference(report, bpe, story_texts, args):
+    """Our merges against the reference's, on a prefix of the stories (the reference is
+    slow); exits on a difference."""
     import bpe_reference
 
-    prefix = cut_to(texts["stories"][0], int(args.reference_mb * 1e6))
+    prefix = cut_to(story_texts["train"] + "\n" + story_texts["valid"], int(args.reference_mb * 1e6))
     start = time.perf_counter()
     reference = bpe_reference.train(prefix.encode("utf-8"), NUM_MERGES, special_tokens=[s.encode() for s in
                                                                                           SPECIAL_TOKENS])

@@ -318,3 +318,27 @@ def test_a_str_refused_for_a_lone_surrogate_counts_nothing():
     with pytest.raises(ValueError, match="lone surrogate at position 9000000"):
         counter.add("héllo wör" * 1_000_000 + "\ud800")
     assert len(counter) == 0
+
+
+def counts_of(counter) -> dict:
+    chunks, offsets, counts = counter.counts()
+    return {chunks[offsets[k]:offsets[k + 1]]: int(counts[k]) for k in range(len(counts))}
+
+
+def test_a_str_that_is_not_ascii_adds_to_counts_already_there():
+    # Without a budget the str is counted apart and its counts join the counter's at the
+    # end (_core.cpp, add_str_in_pieces): into an empty counter as they are, else chunk
+    # by chunk. Under a budget it is scanned for a lone surrogate first. Both ways equal
+    # counting the UTF-8, and a refused str leaves the earlier counts as they were.
+    first, second = "the cat sat. " * 300 + "a long chunk of letters" * 3, "héllo wörld 東京 the cat " * 2000
+    for budget in (None, 10**9):
+        as_str, as_bytes = bpe.ChunkCounter(max_memory=budget), bpe.ChunkCounter(max_memory=budget)
+        as_str.add(first), as_bytes.add(first.encode())
+        as_str.add(second), as_bytes.add(second.encode())
+        assert counts_of(as_str) == counts_of(as_bytes)
+        assert as_str.train(40) == as_bytes.train(40)
+        before = bpe.ChunkCounter(max_memory=budget)
+        before.add(first)
+        with pytest.raises(ValueError, match="lone surrogate at position 5"):
+            before.add("héllo\udc00 wörld" * 100)
+        assert len(before) == len(set(bpe.pretokenize(first.encode())))
