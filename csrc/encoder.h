@@ -543,6 +543,22 @@ private:
 //   time: 4x slower on source. Merged in a scratch vector, then copied: 0.74-0.79x the
 //   old build's time. Short chunks of more than three ids (runs of spaces that indent
 //   source, a tenth of its chunks under GPT-2) are copied in the loop, not out of line.
+// - Where a warm chunk's time goes (issue 32, round two; cpu-clock samples of the chunk
+//   loop of a -g build, each source line given to the step it belongs to, one core,
+//   GPT-2, count() on bytes; skid moves a stall's samples onto the next instructions,
+//   so the steps are approximate). Stories, 7.9 ns a chunk in all: the loop 88% (the
+//   splitter's hand-off of starts 26%, key and bucket hash 19%, emit 17%, probe 14%,
+//   the block's bookkeeping 11%, a long chunk's hash 3%, prefetch 2%), classify 4%.
+//   Python source, 11.4 ns: the loop 87% (emit 23%, probe 21%, hand-off 19%, key 16%,
+//   bookkeeping 9%, a long chunk's hash 5%), classify 3%, memmove 2.4% (pool copies,
+//   rare), memset 2.2% (make_room's resize). The emit and probe lines carry the stalls
+//   on the table's lines and the mispredicted count <= kInline (7.7% of source chunks
+//   under GPT-2 have more ids: indents).
+// - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
+//   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
+//   chunks) hit copied in the block loop instead of out of line in rare (arrays on
+//   source 1.004x the time); the pool's ids copied as a fixed 64 bytes, not memcpy of
+//   count * 4 (11.4 -> 11.6 ns a chunk, noise).
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).
