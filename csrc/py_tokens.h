@@ -360,10 +360,9 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   most are few and stay in the caches, so Py_INCREF's write is no miss.
 // - The ids of encode and encode_array written into vectors the thread keeps for its
 //   next call (issue 32's "a buffer reused per thread"): no change (compare_builds,
-//   arrays on source 0.95x, on stories 0.99x, within its noise), and perf stat counted
-//   as many page faults as before (32,068 against 33,410 over 6 s of calls): glibc's
-//   malloc already hands a call the memory the last one freed, once its first large
-//   free has raised the mmap threshold. Not kept. The copy into numpy costs as little:
+//   arrays on source 0.95x, on stories 0.99x, within its noise; glibc's malloc hands a
+//   call the memory the last one freed, once a first large free has raised its mmap
+//   threshold, which may be why). Not kept. The copy into numpy costs as little:
 //   encode_array took count's time (no output) on the same str within 4% (GPT-2 and
 //   cl100k, 0.4 MB of stories and 1.5 MB of source, medians of 7).
 // - What lists cost beyond an array is elsewhere: making thousands of lists set off
