@@ -254,7 +254,7 @@ private:
     // The ids are written through a pointer into `out`, which is kept at least kRoom
     // ids longer than what is written (the stores of three ids write four), and cut to
     // length at the end.
-    static constexpr size_t kBlock = 32;
+    static constexpr size_t kBlock = 64;
     static constexpr size_t kRoom = 4 * kBlock + 4;
 
     struct Pending {
@@ -574,7 +574,8 @@ private:
 //   0.95x the time of encode_array on GPT-2 (stories, source), 0.97x on cl100k (ids
 //   checked equal, one CPU, medians of 41 interleaved rounds of two builds, two runs).
 //   Then blocks of 32 chunks, not 16: cl100k 0.96-0.97x the time (its table is twice
-//   GPT-2's, so more of its lines come from further away), GPT-2 0.98-1.0x.
+//   GPT-2's, so more of its lines come from further away), GPT-2 0.98-1.0x; and 64,
+//   not 32: 0.96-1.0x on every row (two runs; 5 KB of stack for the two blocks).
 // - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
 //   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
 //   chunks) hit copied in the block loop instead of out of line in rare (arrays on
