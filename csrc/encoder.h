@@ -548,8 +548,9 @@ private:
 //   were not timed apart.
 // - The ids of a chunk merged out of line are appended with a loop, not vector::insert:
 //   insert's call to memmove cost more than copying the handful of ids.
-// - The chunk loop: probing in blocks of 16 after a first pass of keys and prefetches,
-//   against probing each chunk as the splitter gives it: 8.3 against 9.3-12 ns a chunk.
+// - The chunk loop (round one): probing in blocks of 16 after a first pass of keys and
+//   prefetches, against probing each chunk as the splitter gives it: 8.3 against 9.3-12
+//   ns a chunk.
 //   Taking the keys in a pass of their own over a block (16 or 32), after the splitter,
 //   instead of as it gives each chunk: no change. Without the prefetch: no change warm
 //   on the stories (their chunks' lines are cached), and the prefetch alone cost 0.7 ns
@@ -576,6 +577,10 @@ private:
 //   Then blocks of 32 chunks, not 16: cl100k 0.96-0.97x the time (its table is twice
 //   GPT-2's, so more of its lines come from further away), GPT-2 0.98-1.0x; and 64,
 //   not 32: 0.96-1.0x on every row (two runs; 5 KB of stack for the two blocks).
+//   All three against the build before them (as tools/compare_builds.py does, a process
+//   per build, but encode_array alone, threads=1, warm, GPT-2 and cl100k, ids checked
+//   equal, one CPU, medians of 41 interleaved rounds, two runs): 0.905-0.935x the time on GPT-2 and cl100k, stories and source, with the
+//   machine's other core idle; 0.98-1.01x while it compiled (a sanitizer build).
 // - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
 //   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
 //   chunks) hit copied in the block loop instead of out of line in rare (arrays on
