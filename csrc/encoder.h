@@ -579,8 +579,11 @@ private:
 //   not 32: 0.96-1.0x on every row (two runs; 5 KB of stack for the two blocks).
 //   All three against the build before them (as tools/compare_builds.py does, a process
 //   per build, but encode_array alone, threads=1, warm, GPT-2 and cl100k, ids checked
-//   equal, one CPU, medians of 41 interleaved rounds, two runs): 0.905-0.935x the time on GPT-2 and cl100k, stories and source, with the
-//   machine's other core idle; 0.98-1.01x while it compiled (a sanitizer build).
+//   equal, one CPU, medians of 41 interleaved rounds, two runs): 0.905-0.935x the time
+//   on both vocabularies and both texts with the machine's other core idle; 0.98-1.01x
+//   while it compiled (a sanitizer build). ns a chunk after (encode_array, one core,
+//   warm): GPT-2 stories 8.35 -> 7.71, source 12.3 -> 11.5; cl100k stories 8.93 ->
+//   8.30, source 10.9 -> 10.1; gigatoken 0.10 still 1.3-1.5x as fast (0.68-0.87x).
 // - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
 //   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
 //   chunks) hit copied in the block loop instead of out of line in rare (arrays on
