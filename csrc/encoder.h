@@ -254,7 +254,7 @@ private:
     // The ids are written through a pointer into `out`, which is kept at least kRoom
     // ids longer than what is written (the stores of three ids write four), and cut to
     // length at the end.
-    static constexpr size_t kBlock = 16;
+    static constexpr size_t kBlock = 64;
     static constexpr size_t kRoom = 4 * kBlock + 4;
 
     struct Pending {
@@ -276,15 +276,20 @@ private:
         // clear a few hundred bytes a call, not its whole capacity.
         const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
         make_room(out, pos, step);
-        Pending block[kBlock];
-        size_t pending = 0;
+        // Two blocks: one filled with the splitter's chunks while the one before waits,
+        // its lines on their way, to be probed once this one is full. So every chunk's
+        // line has a block's time to come, not only the chunks early in their block.
+        Pending blocks[2][kBlock];
+        Pending* filling = blocks[0];
+        Pending* waiting = nullptr;  // a full block not yet probed
+        size_t pending = 0;          // chunks in `filling`
         std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
         SharedCache::Reader reader = table_.reader();
-        auto flush = [&] {
+        auto probe = [&](const Pending* block, size_t chunks) {
             const SharedCache::Reader r = reader;
             uint32_t* at = out.data() + pos;
             const uint32_t* limit = out.data() + out.size();  // at least kRoom past `at`
-            for (size_t k = 0; k < pending; ++k) {
+            for (size_t k = 0; k < chunks; ++k) {
                 const SharedCache::Entry* e = r.find(block[k].key);
                 if (e != nullptr) {
                     const uint32_t count = e->count;
@@ -308,8 +313,14 @@ private:
             }
             pos = size_t(at - out.data());
             make_room(out, pos, step);
-            pending = 0;
             reader = table_.reader();  // a table published meanwhile
+        };
+        // Every chunk met so far, in order: the waiting block, then the one filling.
+        auto flush = [&] {
+            if (waiting) probe(waiting, kBlock);
+            waiting = nullptr;
+            probe(filling, pending);
+            pending = 0;
         };
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
@@ -322,11 +333,15 @@ private:
                     continue;
                 }
                 for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                    Pending& p = block[pending];
+                    Pending& p = filling[pending];
                     p.chunk = chunk;
                     p.key = chunk_id(chunk, text_end);
                     prefetch(reader.bucket(p.key.hash));
-                    if (++pending == kBlock) flush();
+                    if (++pending < kBlock) return;
+                    if (waiting) probe(waiting, kBlock);
+                    waiting = filling;
+                    filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                    pending = 0;
                 });
             }
             flush();
@@ -533,8 +548,9 @@ private:
 //   were not timed apart.
 // - The ids of a chunk merged out of line are appended with a loop, not vector::insert:
 //   insert's call to memmove cost more than copying the handful of ids.
-// - The chunk loop: probing in blocks of 16 after a first pass of keys and prefetches,
-//   against probing each chunk as the splitter gives it: 8.3 against 9.3-12 ns a chunk.
+// - The chunk loop (round one): probing in blocks of 16 after a first pass of keys and
+//   prefetches, against probing each chunk as the splitter gives it: 8.3 against 9.3-12
+//   ns a chunk.
 //   Taking the keys in a pass of their own over a block (16 or 32), after the splitter,
 //   instead of as it gives each chunk: no change. Without the prefetch: no change warm
 //   on the stories (their chunks' lines are cached), and the prefetch alone cost 0.7 ns
@@ -543,6 +559,41 @@ private:
 //   time: 4x slower on source. Merged in a scratch vector, then copied: 0.74-0.79x the
 //   old build's time. Short chunks of more than three ids (runs of spaces that indent
 //   source, a tenth of its chunks under GPT-2) are copied in the loop, not out of line.
+// - Where a warm chunk's time goes (issue 32, round two; cpu-clock samples of the chunk
+//   loop of a -g build, each source line given to the step it belongs to, one core,
+//   GPT-2, count() on bytes; skid moves a stall's samples onto the next instructions,
+//   so the steps are approximate). Stories, 7.9 ns a chunk in all: the loop 88% (the
+//   splitter's hand-off of starts 26%, key and bucket hash 19%, emit 17%, probe 14%,
+//   the block's bookkeeping 11%, a long chunk's hash 3%, prefetch 2%), classify 4%.
+//   Python source, 11.4 ns: the loop 87% (emit 23%, probe 21%, hand-off 19%, key 16%,
+//   bookkeeping 9%, a long chunk's hash 5%), classify 3%, memmove 2.4% (pool copies,
+//   rare), memset 2.2% (make_room's resize). The emit and probe lines carry the stalls
+//   on the table's lines and the mispredicted count <= kInline (7.7% of source chunks
+//   under GPT-2 have more ids: indents).
+// - Two blocks, one filling while the one before waits to be probed (each chunk's line
+//   then has a block's time to come, where the last chunks of a block had none): 0.94-
+//   0.95x the time of encode_array on GPT-2 (stories, source), 0.97x on cl100k (ids
+//   checked equal, one CPU, medians of 41 interleaved rounds of two builds, two runs).
+//   Then blocks of 32 chunks, not 16: cl100k 0.96-0.97x the time (its table is twice
+//   GPT-2's, so more of its lines come from further away), GPT-2 0.98-1.0x; and 64,
+//   not 32: 0.96-1.0x on every row (two runs; 5 KB of stack for the two blocks).
+//   All three against the build before them (as tools/compare_builds.py does, a process
+//   per build, but encode_array alone, threads=1, warm, GPT-2 and cl100k, ids checked
+//   equal, one CPU, medians of 41 interleaved rounds, two runs): 0.905-0.935x the time
+//   on both vocabularies and both texts with the machine's other core idle; 0.98-1.01x
+//   while it compiled (a sanitizer build). ns a chunk after (encode_array, one core,
+//   warm): GPT-2 stories 8.35 -> 7.71, source 12.3 -> 11.5; cl100k stories 8.93 ->
+//   8.30, source 10.9 -> 10.1; gigatoken 0.10 still 1.3-1.5x as fast (0.68-0.87x).
+// - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
+//   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
+//   chunks) hit copied in the block loop instead of out of line in rare (arrays on
+//   source 1.004x the time); the pool's ids copied as a fixed 64 bytes, not memcpy of
+//   count * 4 (11.4 -> 11.6 ns a chunk, runs one after the other). And with the two
+//   blocks, every short chunk emitted without a branch on its count (the first three
+//   ids from the entry, the next 12 from a 64-byte block in the pool, a block of zeros
+//   for the chunks of three ids or fewer): GPT-2 on source 0.92x the time of the build
+//   before the two blocks, against 0.95x without it, but stories 0.99x against 0.94x
+//   and cl100k 1.02x against 0.97x, so not kept.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).
