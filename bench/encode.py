@@ -18,7 +18,7 @@ from typing import Any
 from bench import SPECIAL_TOKENS, VOCAB_SIZE
 from bench.measure import Column, Report, Table, affinity_supported, import_bpe, median
 from bench.peers import PEERS, REGISTRY
-from bench.texts import cut_to, describe, held_out_and_warm_up_source, shared_file, stories
+from bench.texts import held_out_texts, shared_file, stories
 from bench.worker import MODES, Worker, WorkerError, as_uint32
 
 # The floors of issue 32, on GPT-2's and cl100k's vocabularies: warm, ours at least as
@@ -373,16 +373,10 @@ def bench_encode(args):
     report = Report("encode", args)
     bpe = import_bpe()
     cpu = min(os.sched_getaffinity(0)) if affinity_supported() else None
-    story_texts = stories(args.data)
-    warm_size = int(args.warm_mb * 1e6)
-    source, warm_source, source_facts = held_out_and_warm_up_source(int(args.source_mb * 1e6), warm_size)
-    texts = {"held-out stories": (cut_to(story_texts["valid"], int(args.stories_mb * 1e6)),
-                                  cut_to(story_texts["train"], warm_size)),
-             "Python source": (source, warm_source)}
-    report.data["texts"] = {name: {**describe(t), "warm_up": describe(w)} for name, (t, w) in texts.items()}
+    story_texts = stories(args.data)  # the training stories make our vocabulary
+    texts = held_out_texts(args, report)
     report.data["texts"]["held-out stories"].update(file="tinystories/valid-sample.txt",
                                                     warm_up_file="tinystories/train-sample-lowercase.txt")
-    report.data["texts"]["Python source"].update(source_facts)
     for name, (t, w) in texts.items():
         report.say(f"text: {name}, {len(t.encode('utf-8')) / 1e6:.2f} MB; warm-up text: "
                    f"{len(w.encode('utf-8')) / 1e6:.2f} MB of other {'stories (the training ones)' if 'stories' in name else 'Python files'}")

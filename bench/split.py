@@ -14,7 +14,7 @@ import time
 import regex
 
 from bench.measure import Column, Contender, Report, Table, affinity_supported, import_bpe, interleaved, median
-from bench.texts import cut_to, describe, held_out_and_warm_up_source, stories
+from bench.texts import held_out_texts
 
 NAMED = ("default", "gpt2", "gpt4", "qwen2", "o200k")
 
@@ -177,14 +177,7 @@ def bench_split(args):
     report.say(f"pinned to CPU {min(os.sched_getaffinity(0))}; SIMD tier {bpe.simd_tier()}; "
                + ("CPU seconds of each call (--clock cpu: on a machine that other work shares, what the call "
                   "itself cost)" if args.clock == "cpu" else "wall-clock seconds of each call"))
-    story_texts = stories(args.data)
-    warm_size = int(args.warm_mb * 1e6)
-    source, warm_source, source_facts = held_out_and_warm_up_source(int(args.source_mb * 1e6), warm_size)
-    texts = {"held-out stories": (cut_to(story_texts["valid"], int(args.stories_mb * 1e6)),
-                                  cut_to(story_texts["train"], warm_size)),
-             "Python source": (source, warm_source)}
-    report.data["texts"] = {name: {**describe(t), "warm_up": describe(w)} for name, (t, w) in texts.items()}
-    report.data["texts"]["Python source"].update(source_facts)
+    texts = held_out_texts(args, report)
     for name, (text, _) in texts.items():
         named_split_table(report, bpe, name, text, args.repeats, clock)
     for name, (text, _) in texts.items():

@@ -182,3 +182,18 @@ def held_out_and_warm_up_source(size: int, warm_size: int) -> tuple[str, str, di
     text, facts = python_source(size + warm_size)
     held_out = cut_to(text, size)
     return held_out, cut_to(text[len(held_out):].lstrip("\n"), warm_size), facts
+
+
+def held_out_texts(args, report) -> dict[str, tuple[str, str]]:
+    """The encode and split benches' two texts, each with its warm-up text of the same
+    kind: the held-out stories (after the training ones) and Python source (after other
+    source files), of the sizes the options ask; described in the report's data."""
+    story_texts = stories(args.data)
+    warm_size = int(args.warm_mb * 1e6)
+    source, warm_source, source_facts = held_out_and_warm_up_source(int(args.source_mb * 1e6), warm_size)
+    texts = {"held-out stories": (cut_to(story_texts["valid"], int(args.stories_mb * 1e6)),
+                                  cut_to(story_texts["train"], warm_size)),
+             "Python source": (source, warm_source)}
+    report.data["texts"] = {name: {**describe(t), "warm_up": describe(w)} for name, (t, w) in texts.items()}
+    report.data["texts"]["Python source"].update(source_facts)
+    return texts

@@ -196,13 +196,17 @@ def test_bytes_that_utf8_never_holds_may_have_no_token(small, tmp_path):
         BPETokenizer.from_huggingface(path)
 
 
+
+def saved_document(tmp_path):
+    """A small tokenizer's tokenizer.json, saved, and its JSON to edit and write back."""
+    path = BPETokenizer.train(STORIES, 600, pattern="gpt2").save_huggingface(tmp_path / "tokenizer.json")
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
 def test_a_second_merge_of_a_token_is_ranked_as_hugging_face_ranks_it(tmp_path):
     # Hugging Face takes any merges: a second split of a token is ranked by its place in
     # the file, even where the file has no more merges than tokens to make.
     tokenizers = pytest.importorskip("tokenizers")
-    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
+    path, document = saved_document(tmp_path)
     merges, vocab = document["model"]["merges"], document["model"]["vocab"]
     made = {a + b for a, b in merges}
     second = next([t[:k], t[k:]] for t in sorted(made, key=len, reverse=True) for k in range(1, len(t))
@@ -220,9 +224,7 @@ def test_a_merge_before_the_merge_of_its_part_is_ranked_as_hugging_face_ranks_it
     # Llama 3's second merge is "\u0120 \u0120\u0120\u0120", whose right part a later merge
     # makes: Hugging Face ranks pairs, and so merges by it once that part is there.
     tokenizers = pytest.importorskip("tokenizers")
-    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
+    path, document = saved_document(tmp_path)
     merges = document["model"]["merges"]
     made_at = {a + b: k for k, (a, b) in enumerate(merges)}
     j = next(j for j in range(len(merges) - 1, 0, -1) if made_at.get(merges[j][0], -1) > 0)
@@ -238,9 +240,7 @@ def test_tokens_no_merge_makes_load_and_decode_to_their_bytes(tmp_path):
     # Qwen 3.6's vocabulary has tokens that no two tokens make ("\u4ff1\u4e50\u90e8"): no
     # merge makes them, and a merge that uses one never applies; Hugging Face loads both.
     tokenizers = pytest.importorskip("tokenizers")
-    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
+    path, document = saved_document(tmp_path)
     vocab, merges = document["model"]["vocab"], document["model"]["merges"]
     unmade = "".join(byte_alphabet()[b] for b in "\u4ff1\u4e50\u90e8".encode("utf-8"))
     for token in (unmade, "x" + unmade):
@@ -259,9 +259,7 @@ def test_many_reserved_tokens_no_merge_makes_load_but_a_cut_merges_list_is_refus
     # Reserved tokens in the vocabulary, not added tokens: no two tokens make them, so they
     # are not what a cut merges list leaves (tokens that two made tokens would make).
     tokenizers = pytest.importorskip("tokenizers")
-    tok = BPETokenizer.train(STORIES, 600, pattern="gpt2")
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
+    path, document = saved_document(tmp_path)
     vocab, merges = document["model"]["vocab"], document["model"]["merges"]
     for k in range(100):
         vocab[f"<|reserved_{k}|>"] = len(vocab)
