@@ -377,5 +377,19 @@ private:
 // - The first table at 38% full (4 MB for GPT-2) or 19% (8 MB): no change measured.
 // - Huge pages: the 4 MB of GPT-2's table sit in 2 MB pages (AnonHugePages in smaps),
 //   where the system's transparent huge pages are `madvise` (as here) or `always`.
+// - The size is not why o200k_base encodes the held-out stories slower than cl100k_base
+//   (its table is 16 MB for 200k seeds, cl100k's 8 MB, both 38% full). A new tokenizer
+//   warmed on 1 MB of other stories, then timed on the held-out ones (as bench/split.py
+//   does), medians of 11 interleaved rounds, two runs of each build taking turns, ms,
+//   cl100k / o200k: tables twice the size (expected * 2.5: 16 and 32 MB), 3.03 / 3.57
+//   and 3.06 / 3.61 against 2.93 / 3.56 and 3.14 / 3.51 as built; half the size
+//   (kMaxLoad 0.8, no headroom: 4 and 8 MB), 2.82 / 3.41 and 3.27 / 3.66 against
+//   2.87 / 3.43 and 2.84 / 3.56: within the noise. Where the gap is: on a warm
+//   tokenizer count() (no list) ran at parity (1.61 / 1.60) while encode_ordinary did
+//   not (2.04 / 2.14), so part is the Python ints of the ids, which spread over twice
+//   the range (py_tokens.h); on a new tokenizer count() still trailed (2.35 / 2.81), of
+//   which the split is some 0.06 (count_chunks, gpt4 / o200k: 0.45 / 0.51); the rest
+//   is not placed yet (a new tokenizer merges the chunks new to it, with o200k's larger
+//   vocabulary's tables).
 
 }  // namespace bpe
