@@ -284,16 +284,24 @@ class HuggingFaceMerges {
         if (one_str) {
             Py_ssize_t n = PyUnicode_GET_LENGTH(item.ptr());
             Py_ssize_t space = PyUnicode_FindChar(item.ptr(), ' ', 0, n, 1);
-            if (space >= 0 && PyUnicode_FindChar(item.ptr(), ' ', space + 1, n, 1) < 0) split = space;
+            // One space, with a token on each side of it: " a" or "a " names an empty token.
+            if (space > 0 && space < n - 1 && PyUnicode_FindChar(item.ptr(), ' ', space + 1, n, 1) < 0) split = space;
             a = b = item.ptr();
         } else if (PyList_Check(item.ptr()) && PyList_GET_SIZE(item.ptr()) == 2 &&
-                   PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 0)) && PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 1))) {
+                   PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 0)) && PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 1)) &&
+                   PyUnicode_GET_LENGTH(PyList_GET_ITEM(item.ptr(), 0)) > 0 &&
+                   PyUnicode_GET_LENGTH(PyList_GET_ITEM(item.ptr(), 1)) > 0) {
             a = PyList_GET_ITEM(item.ptr(), 0);
             b = PyList_GET_ITEM(item.ptr(), 1);
         }
         if (a == nullptr || (one_str && split < 0)) {
-            std::string got = PyUnicode_Check(item.ptr()) ? py::repr(item).cast<std::string>().substr(0, 80)
-                                                           : std::string(Py_TYPE(item.ptr())->tp_name);
+            // Shown as it is when it is text (a str, or a list of two str with an empty one);
+            // anything else by its type, as its repr may be huge or nested past any depth.
+            const bool text_pair = PyList_Check(item.ptr()) && PyList_GET_SIZE(item.ptr()) == 2 &&
+                                   PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 0)) &&
+                                   PyUnicode_Check(PyList_GET_ITEM(item.ptr(), 1));
+            std::string got = PyUnicode_Check(item.ptr()) || text_pair ? py::repr(item).cast<std::string>().substr(0, 80)
+                                                                       : std::string(Py_TYPE(item.ptr())->tp_name);
             throw py::value_error(at(k) + "expected two tokens, got " + got);
         }
         Py_ssize_t bad;

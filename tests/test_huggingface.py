@@ -159,6 +159,10 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     ("nosuchtoken \u0120", "merge 0: nosuchtoken \u0120 uses 'nosuchtoken', which is not in the vocabulary"),
     ("\u0120 x y", "merge 0: expected two tokens, got '\u0120 x y'"),
     (["\u0120"], "merge 0: expected two tokens, got list"),
+    # An empty side names no token, even where the vocabulary has "" (JSON allows it).
+    (" \u0120", "merge 0: expected two tokens, got ' \u0120'"),
+    ("\u0120 ", "merge 0: expected two tokens, got '\u0120 '"),
+    (["", "\u0120"], "merge 0: expected two tokens, got ['', '\u0120']"),
     (["\u0120", "\u4e2d"], "merge 0: \u0120 \u4e2d has '\u4e2d', which is not in the byte alphabet"),
     (["x", "q"], "merge 0: x q makes 'xq', which is not in the vocabulary")])
 def test_a_bad_merge_is_a_value_error_that_names_it(small, tmp_path, merge, message):
