@@ -44,7 +44,9 @@ namespace bpe {
 
 // A chunk as the table knows it: `lo` and `hi` are its 16-byte key, `hash` picks its
 // bucket. For a chunk of at most kShortKey bytes the key is the chunk, zero-padded, with
-// its length in the top byte of `hi`; a longer chunk's top byte is kLongMark.
+// its length plus one in the top byte of `hi` (plus one: so that no key, not even an
+// empty chunk's, is all zeros, which marks an empty entry); a longer chunk's top byte is
+// kLongMark.
 struct ChunkId {
     uint64_t lo, hi, hash;
 };
@@ -80,7 +82,7 @@ BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* te
         if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
         else std::memcpy(word, chunk.data(), n);
         uint64_t lo = word[0] & kKeyMasks.lo[n];
-        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n) << 56);
+        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
         return {lo, hi, bucket_hash(lo, hi)};
     }
     std::memcpy(word, chunk.data(), 16);
