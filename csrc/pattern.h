@@ -187,7 +187,7 @@ struct Node {
     // (seconds[branch * 128 + c]), so that a branch bound to fail at the second
     // character is not called.
     std::vector<FirstChars> seconds;
-    std::vector<char> second_known;  // kAlt: whether a branch's seconds ever rule anything out
+    std::vector<char> second_known;  // kAlt: whether a branch's seconds ever rule anything out (else not made)
     // kSetRepeat: the match ends after it (next is kMatch); it never gives back (possessive,
     // or the rest matches wherever it starts: Regex::always_succeeds). Read once a chunk,
     // so flags here rather than a look at the next node.
@@ -682,6 +682,9 @@ private:
 
 class Regex {
 public:
+    // Alternations of up to this many branches get the second-character table (Node::seconds).
+    static constexpr size_t kSecondsUpTo = 256;
+
     explicit Regex(std::string_view pattern) : text_(pattern) {
         Parser parser(pattern, sets_);
         auto ast = parser.parse();
@@ -691,9 +694,18 @@ public:
         start_ = compiler.compile(*ast, match);
         std::vector<char> seen(nodes_.size(), 0);
         for (Node& node : nodes_)
+            if (node.op == Op::kAlt && node.alts.size() > UINT16_MAX)
+                throw std::invalid_argument("split pattern: over 65535 alternatives");
+        for (Node& node : nodes_)
             if (node.op == Op::kAlt)
                 for (int branch : node.alts) {
                     node.firsts.push_back(first_chars(branch, seen));
+                    // The second-character table costs 128 entries a branch: an alternation
+                    // of a word list (thousands of branches) goes without it.
+                    if (node.alts.size() > kSecondsUpTo) {
+                        node.second_known.push_back(false);
+                        continue;
+                    }
                     bool known = false;
                     for (uint32_t c = 0; c < 128; ++c) {
                         node.seconds.push_back(after_first(branch, c, seen, 0));
@@ -704,7 +716,6 @@ public:
                 }
         for (Node& node : nodes_)
             if (node.op == Op::kAlt) {
-                if (node.alts.size() > UINT16_MAX) throw std::invalid_argument("split pattern: over 65535 alternatives");
                 for (uint32_t key = 0; key < 130; ++key) {
                     node.by_first[key] = uint32_t(node.branches.size());
                     for (size_t k = 0; k < node.alts.size(); ++k)

@@ -158,6 +158,15 @@ def test_a_branch_that_ends_the_match_before_the_next_character(pattern):
         assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, text)
 
 
+def test_a_word_list_alternation_compiles_small_and_splits_as_regex():
+    # Thousands of branches go without the second-character table (128 entries a branch):
+    # with it, a word list of 5,000 words would make 640,000 entries of 24 bytes (15 MB).
+    words = [f"w{i}x" for i in range(5000)]
+    pattern = "|".join(words) + r"|\s+|\S"
+    text = "w12x w4999x w5000x abc w0x"
+    assert engine_chunks(text, pattern) == oracle_chunks(text, pattern)
+
+
 def test_whole_texts_and_edges():
     for pattern in [QWEN2, o200k_pattern(), forced(QWEN2), forced(o200k_pattern()), r"\s+$|\s|\S", r" ?\p{L}+"]:
         for text in ["", " ", "\n", "a", " \n", "x \n", "ab  ", "'s", "12345", "\u0301"]:
