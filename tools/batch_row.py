@@ -26,6 +26,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.peers import documents  # noqa: E402  (the bench's batch row splits the same way)
+
 DATA = Path(os.environ.get("BPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 SIZE = 1_500_000
 
@@ -75,13 +79,6 @@ for line in sys.stdin:
         call(docs)
         print(json.dumps(time.perf_counter() - start), flush=True)
 """
-
-
-def documents(text: str) -> list[str]:
-    sys.path.insert(0, str(ROOT))
-    from bench.peers import documents as split
-
-    return split(text)
 
 
 class Worker:
