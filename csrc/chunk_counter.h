@@ -273,33 +273,99 @@ private:
     void count_pieces(const std::vector<std::string_view>& texts, const std::vector<Piece>& pieces, size_t first,
                       size_t last, unsigned threads, Interrupt* interrupt) {
         size_t workers = std::clamp<size_t>(last - first, 1, threads);
-        std::vector<std::vector<ChunkTable<int64_t>>> counted(workers);  // by thread, then by shard
+        // By thread, then by shard: the long chunks' tables, and the short chunks' counts.
+        std::vector<std::vector<ChunkTable<int64_t>>> long_counted(workers);
+        std::vector<std::vector<std::vector<ShortCount>>> short_counted(workers);
         std::atomic<size_t> next_piece{first};
         run_threads(workers, [&](size_t k) {
-            std::vector<ChunkTable<int64_t>> tables(kShards, ChunkTable<int64_t>(16));
+            std::vector<ChunkTable<int64_t>> long_chunks(kShards, ChunkTable<int64_t>(16));
+            ShortChunkCounts short_chunks;
             for (size_t i = next_piece++; i < last; i = next_piece++) {
                 std::string_view text = texts[pieces[i].text];
                 const Segment& s = pieces[i].segment;
                 report(interrupt, s.end - s.begin);
-                const char* text_end = text.data() + text.size();
-                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_, [&](std::string_view chunk) {
-                    ChunkKey key(chunk, text_end);
-                    ++tables[shard_of(key.hash)][key];
-                });
+                count_chunks(text.substr(s.begin, s.end - s.begin), text.data() + text.size(), short_chunks, long_chunks);
             }
-            counted[k] = std::move(tables);  // only now side by side with the other threads'
+            // The short chunks, sorted into the shards that the rest of the counter knows
+            // them by (shard_of their ChunkKey), their keys made here, on all threads.
+            std::vector<std::vector<ShortCount>> by_shard(kShards);
+            for (std::vector<ShortCount>& shard : by_shard) shard.reserve(short_chunks.size() / kShards * 5 / 4);
+            short_chunks.for_each([&](std::string_view chunk, int64_t n) {
+                ChunkKey key(chunk, chunk.data() + 16);  // the chunk lies in a 32-byte entry
+                by_shard[shard_of(key.hash)].push_back({{key.head[0], key.head[1]}, key.hash, uint32_t(chunk.size()), n});
+            });
+            // Only now side by side with the other threads'.
+            long_counted[k] = std::move(long_chunks);
+            short_counted[k] = std::move(by_shard);
         });
 
         std::atomic<size_t> next_shard{0};
         run_threads(std::min(workers, kShards), [&](size_t) {
             for (size_t s = next_shard++; s < kShards; s = next_shard++) {
                 CountedChunks& shard = shards_[s];
-                for (std::vector<ChunkTable<int64_t>>& tables : counted) {
+                for (std::vector<ChunkTable<int64_t>>& tables : long_counted) {
                     shard.counts.add(std::move(tables[s]), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
                     tables[s] = ChunkTable<int64_t>(16);  // free it on this thread, now
                 }
+                size_t incoming = 0;
+                for (const auto& by_shard : short_counted) incoming += by_shard[s].size();
+                shard.counts.reserve(shard.counts.size() + incoming);
+                for (auto& by_shard : short_counted) {
+                    for (const ShortCount& c : by_shard[s]) shard.counts[c.key()] += c.count;
+                    std::vector<ShortCount>().swap(by_shard[s]);  // free it on this thread, now
+                }
             }
         });
+    }
+
+    // A short chunk's count on its way from a counting thread's table to its shard,
+    // with its ChunkKey's head and hash: the key made again from these holds the
+    // chunk's bytes in the head, which is all a ChunkTable reads of a short key.
+    struct ShortCount {
+        uint64_t head[2];
+        uint64_t hash;
+        uint32_t size;
+        int64_t count;
+
+        ChunkKey key() const {
+            ChunkKey key;
+            key.bytes = std::string_view(reinterpret_cast<const char*>(head), size);
+            key.head[0] = head[0], key.head[1] = head[1], key.hash = hash;
+            return key;
+        }
+    };
+
+    // Counts the chunks of `piece`, which lies in a text that ends at `text_end`: those
+    // of at most ShortChunkCounts::kShortChunk bytes (98% of a corpus's chunks) in
+    // `short_chunks`, and the longer ones in `long_chunks`, a table a shard. The
+    // splitter's chunks are taken in blocks of kBlock: first each chunk's key and a
+    // request for its entry's line, then the counts, by which time most lines have come.
+    void count_chunks(std::string_view piece, const char* text_end, ShortChunkCounts& short_chunks,
+                      std::vector<ChunkTable<int64_t>>& long_chunks) const {
+        static constexpr size_t kBlock = 256;
+        std::string_view chunks[kBlock];
+        size_t pending = 0;
+        auto count_block = [&]() {
+            ShortChunkCounts::Key keys[kBlock];
+            size_t shorts = 0;
+            for (size_t k = 0; k < pending; ++k) {
+                std::string_view chunk = chunks[k];
+                if (chunk.size() > ShortChunkCounts::kShortChunk) {
+                    ChunkKey key(chunk, text_end);
+                    ++long_chunks[shard_of(key.hash)][key];
+                    continue;
+                }
+                keys[shorts] = ShortChunkCounts::key(chunk, text_end);
+                prefetch(short_chunks.line_of(keys[shorts++]));
+            }
+            for (size_t k = 0; k < shorts; ++k) short_chunks.add(keys[k], 1);
+            pending = 0;
+        };
+        for_each_chunk(piece, pattern_, [&](std::string_view chunk) {
+            chunks[pending] = chunk;
+            if (++pending == kBlock) count_block();
+        });
+        count_block();
     }
 
     // For each count, what its chunks add to the estimate's three terms: each chunk's
