@@ -104,6 +104,7 @@ public:
         refuse_if_used_up();
         std::vector<CountedChunks> out(kShards);
         out.swap(shards_);
+        std::vector<ShortChunkCounts>().swap(short_tables_);  // memory the trainer needs
         used_up_ = true;
         return out;
     }
@@ -276,10 +277,11 @@ private:
         // By thread, then by shard: the long chunks' tables, and the short chunks' counts.
         std::vector<std::vector<ChunkTable<int64_t>>> long_counted(workers);
         std::vector<std::vector<std::vector<ShortCount>>> short_counted(workers);
+        if (short_tables_.size() < workers) short_tables_.resize(workers);
         std::atomic<size_t> next_piece{first};
-        run_threads(workers, [&](size_t k) {
+        auto count = [&](size_t k) {
             std::vector<ChunkTable<int64_t>> long_chunks(kShards, ChunkTable<int64_t>(16));
-            ShortChunkCounts short_chunks;
+            ShortChunkCounts& short_chunks = short_tables_[k];
             for (size_t i = next_piece++; i < last; i = next_piece++) {
                 std::string_view text = texts[pieces[i].text];
                 const Segment& s = pieces[i].segment;
@@ -290,14 +292,22 @@ private:
             // them by (shard_of their ChunkKey), their keys made here, on all threads.
             std::vector<std::vector<ShortCount>> by_shard(kShards);
             for (std::vector<ShortCount>& shard : by_shard) shard.reserve(short_chunks.size() / kShards * 5 / 4);
-            short_chunks.for_each([&](std::string_view chunk, int64_t n) {
+            short_chunks.drain([&](std::string_view chunk, int64_t n) {
                 ChunkKey key(chunk, chunk.data() + 16);  // the chunk lies in a 32-byte entry
                 by_shard[shard_of(key.hash)].push_back({{key.head[0], key.head[1]}, key.hash, uint32_t(chunk.size()), n});
             });
+            // Under a budget, no memory is kept that the estimate does not see.
+            if (max_memory_) short_chunks = ShortChunkCounts(0);
             // Only now side by side with the other threads'.
             long_counted[k] = std::move(long_chunks);
             short_counted[k] = std::move(by_shard);
-        });
+        };
+        try {
+            run_threads(workers, count);
+        } catch (...) {
+            short_tables_.clear();  // a thread stopped may have left counts in its table
+            throw;
+        }
 
         std::atomic<size_t> next_shard{0};
         run_threads(std::min(workers, kShards), [&](size_t) {
@@ -460,6 +470,9 @@ private:
     Pruned pruned_;
     uint64_t prunings_ = 0;
     bool used_up_ = false;  // take() has handed the counts to a trainer
+    // The counting threads' tables of short chunks, empty between calls, kept (without a
+    // budget) for the next call: a str is counted a piece at a time, a call a piece.
+    std::vector<ShortChunkCounts> short_tables_;
 };
 
 // Performance notes

@@ -275,17 +275,23 @@ public:
 
     size_t size() const { return size_; }
 
-    // Calls f(chunk, count) for each chunk counted, in no set order; the chunk's view
-    // lies in the table, valid until the table changes.
+    // Calls f(chunk, count) for each chunk counted, in no set order, and empties the
+    // table as it goes, keeping its size for the next round of counting, which then
+    // neither grows it again nor has its pages zeroed by the system (the pass clears
+    // lines it reads anyway). The chunk's view lies in the table, valid during the call.
     template <class F>
-    void for_each(F&& f) const {
-        for (const Entry& e : entries_)
-            if (e.hi != 0) f(std::string_view(reinterpret_cast<const char*>(&e.lo), size_t(e.hi >> 56) - 1), e.count);
+    void drain(F&& f) {
+        for (Entry& e : entries_) {
+            if (e.hi == 0) continue;
+            f(std::string_view(reinterpret_cast<const char*>(&e.lo), size_t(e.hi >> 56) - 1), e.count);
+            e = Entry();
+        }
+        size_ = 0;
     }
 
 private:
     // 32 bytes, so that an entry never straddles two lines; lo and hi side by side are
-    // the chunk's bytes, which for_each hands out.
+    // the chunk's bytes, which drain hands out.
     struct alignas(32) Entry {
         uint64_t lo = 0, hi = 0;  // hi == 0: empty
         int64_t count = 0;
