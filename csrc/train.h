@@ -470,7 +470,7 @@ inline std::vector<Pair> train(ChunkCounter& counter, int64_t num_merges,
 //     through 7 doublings (to 262,144 slots, 98,304 pairs): 0.049 -> 0.044 s (setup +
 //     merges), the rehashing and page faults of the doublings saved. But slots/16 is
 //     far past what text with few distinct pairs needs (15 MB of long words of letters
-//     would take 48 MB more), which the memory budget's estimate does not allow for.
+//     would take about 50 MB more), which the memory budget's estimate does not allow for.
 //   - Asking for the table slots of the pairs whose counts fall (lose), 8 ahead, before
 //     updating them: no change (0.042-0.045 s of merges either way).
 //   - Asking for the slots of positions 16 or 64 ahead instead of 32: within noise.
