@@ -65,8 +65,9 @@ public:
         for (std::string_view text : texts) total += text.size();
         // Several pieces a thread, so that one slow piece does not hold up the rest.
         // Under a budget, the texts are counted in rounds of at most round_bytes, each
-        // kept to the budget before the next: a round's own tables (up to ~9 bytes a
-        // byte of text, when every word is new) come on top of the counts.
+        // kept to the budget before the next: a round's own tables (the threads' tables
+        // of short chunks, then their counts sorted into shards: up to ~20 bytes a byte
+        // of text, when every word is new) come on top of the counts.
         size_t round_bytes = max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX;
         size_t share = std::max<size_t>(std::min(total / (size_t(threads) * 8), round_bytes / threads), 1 << 16);
         if (interrupt) share = std::min(share, Interrupt::kPollBytes);
@@ -104,6 +105,7 @@ public:
         refuse_if_used_up();
         std::vector<CountedChunks> out(kShards);
         out.swap(shards_);
+        std::vector<ShortChunkCounts>().swap(short_tables_);  // memory the trainer needs
         used_up_ = true;
         return out;
     }
@@ -259,8 +261,9 @@ private:
     static size_t shard_of(uint64_t hash) { return hash >> 58; }  // ChunkTable picks slots by the low bits
     static_assert(kShards == 64, "shard_of takes 6 bits");
 
-    // A round of at most this share of the budget (see add).
-    static constexpr uint64_t kRoundFraction = 64;
+    // A round of at most this share of the budget (see add). At 64, with the tables of
+    // short chunks, tests/test_memory.py's run under a budget of 60 MB peaked at 60-62 MB.
+    static constexpr uint64_t kRoundFraction = 128;
 
     struct Piece {
         size_t text;
@@ -273,33 +276,108 @@ private:
     void count_pieces(const std::vector<std::string_view>& texts, const std::vector<Piece>& pieces, size_t first,
                       size_t last, unsigned threads, Interrupt* interrupt) {
         size_t workers = std::clamp<size_t>(last - first, 1, threads);
-        std::vector<std::vector<ChunkTable<int64_t>>> counted(workers);  // by thread, then by shard
+        // By thread, then by shard: the long chunks' tables, and the short chunks' counts.
+        std::vector<std::vector<ChunkTable<int64_t>>> long_counted(workers);
+        std::vector<std::vector<std::vector<ShortCount>>> short_counted(workers);
+        if (short_tables_.size() < workers) short_tables_.resize(workers);
         std::atomic<size_t> next_piece{first};
-        run_threads(workers, [&](size_t k) {
-            std::vector<ChunkTable<int64_t>> tables(kShards, ChunkTable<int64_t>(16));
+        auto count = [&](size_t k) {
+            std::vector<ChunkTable<int64_t>> long_chunks(kShards, ChunkTable<int64_t>(16));
+            ShortChunkCounts& short_chunks = short_tables_[k];
             for (size_t i = next_piece++; i < last; i = next_piece++) {
                 std::string_view text = texts[pieces[i].text];
                 const Segment& s = pieces[i].segment;
                 report(interrupt, s.end - s.begin);
-                const char* text_end = text.data() + text.size();
-                for_each_chunk(text.substr(s.begin, s.end - s.begin), pattern_, [&](std::string_view chunk) {
-                    ChunkKey key(chunk, text_end);
-                    ++tables[shard_of(key.hash)][key];
-                });
+                count_chunks(text.substr(s.begin, s.end - s.begin), text.data() + text.size(), short_chunks, long_chunks);
             }
-            counted[k] = std::move(tables);  // only now side by side with the other threads'
-        });
+            // The short chunks, sorted into the shards that the rest of the counter knows
+            // them by (shard_of their ChunkKey), their keys made here, on all threads.
+            std::vector<std::vector<ShortCount>> by_shard(kShards);
+            for (std::vector<ShortCount>& shard : by_shard) shard.reserve(short_chunks.size() / kShards * 5 / 4);
+            short_chunks.drain([&](std::string_view chunk, int64_t n) {
+                ChunkKey key(chunk, chunk.data() + 16);  // the chunk lies in a 32-byte entry
+                by_shard[shard_of(key.hash)].push_back({{key.head[0], key.head[1]}, key.hash, uint32_t(chunk.size()), n});
+            });
+            // Under a budget, no memory is kept that the estimate does not see.
+            if (max_memory_) short_chunks = ShortChunkCounts(0);
+            // Only now side by side with the other threads'.
+            long_counted[k] = std::move(long_chunks);
+            short_counted[k] = std::move(by_shard);
+        };
+        try {
+            run_threads(workers, count);
+        } catch (...) {
+            short_tables_.clear();  // a thread stopped may have left counts in its table
+            throw;
+        }
 
         std::atomic<size_t> next_shard{0};
         run_threads(std::min(workers, kShards), [&](size_t) {
             for (size_t s = next_shard++; s < kShards; s = next_shard++) {
                 CountedChunks& shard = shards_[s];
-                for (std::vector<ChunkTable<int64_t>>& tables : counted) {
+                for (std::vector<ChunkTable<int64_t>>& tables : long_counted) {
                     shard.counts.add(std::move(tables[s]), [&](std::string_view bytes) { return shard.bytes.keep(bytes); });
                     tables[s] = ChunkTable<int64_t>(16);  // free it on this thread, now
                 }
+                size_t incoming = 0;
+                for (const auto& by_shard : short_counted) incoming += by_shard[s].size();
+                shard.counts.reserve(shard.counts.size() + incoming);
+                for (auto& by_shard : short_counted) {
+                    for (const ShortCount& c : by_shard[s]) shard.counts[c.key()] += c.count;
+                    std::vector<ShortCount>().swap(by_shard[s]);  // free it on this thread, now
+                }
             }
         });
+    }
+
+    // A short chunk's count on its way from a counting thread's table to its shard,
+    // with its ChunkKey's head and hash: the key made again from these holds the
+    // chunk's bytes in the head, which is all a ChunkTable reads of a short key.
+    struct ShortCount {
+        uint64_t head[2];
+        uint64_t hash;
+        uint32_t size;
+        int64_t count;
+
+        ChunkKey key() const {
+            ChunkKey key;
+            key.bytes = std::string_view(reinterpret_cast<const char*>(head), size);
+            key.head[0] = head[0], key.head[1] = head[1], key.hash = hash;
+            return key;
+        }
+    };
+
+    // Counts the chunks of `piece`, which lies in a text that ends at `text_end`: those
+    // of at most ShortChunkCounts::kShortChunk bytes (98% of a corpus's chunks) in
+    // `short_chunks`, and the longer ones in `long_chunks`, a table a shard. The
+    // splitter's chunks are taken in blocks of kBlock: first each chunk's key and a
+    // request for its entry's line, then the counts, by which time most lines have come.
+    void count_chunks(std::string_view piece, const char* text_end, ShortChunkCounts& short_chunks,
+                      std::vector<ChunkTable<int64_t>>& long_chunks) const {
+        static constexpr size_t kBlock = 256;
+        std::string_view chunks[kBlock];
+        size_t pending = 0;
+        auto count_block = [&]() {
+            ShortChunkCounts::Key keys[kBlock];
+            size_t shorts = 0;
+            for (size_t k = 0; k < pending; ++k) {
+                std::string_view chunk = chunks[k];
+                if (chunk.size() > ShortChunkCounts::kShortChunk) {
+                    ChunkKey key(chunk, text_end);
+                    ++long_chunks[shard_of(key.hash)][key];
+                    continue;
+                }
+                keys[shorts] = ShortChunkCounts::key(chunk, text_end);
+                prefetch(short_chunks.line_of(keys[shorts++]));
+            }
+            for (size_t k = 0; k < shorts; ++k) short_chunks.add(keys[k], 1);
+            pending = 0;
+        };
+        for_each_chunk(piece, pattern_, [&](std::string_view chunk) {
+            chunks[pending] = chunk;
+            if (++pending == kBlock) count_block();
+        });
+        count_block();
     }
 
     // For each count, what its chunks add to the estimate's three terms: each chunk's
@@ -394,22 +472,46 @@ private:
     Pruned pruned_;
     uint64_t prunings_ = 0;
     bool used_up_ = false;  // take() has handed the counts to a trainer
+    // The counting threads' tables of short chunks, empty between calls, kept (without a
+    // budget) for the next call: a str is counted a piece at a time, a call a piece.
+    std::vector<ShortChunkCounts> short_tables_;
 };
 
 // Performance notes
 //
-// Threads. Each thread counts into kShards tables of its own, split by the top bits of
-// the chunk's hash, and the shards are then added up on all threads at once, one shard
-// to a thread at a time: one table that every thread added to would need a lock, and
-// adding the threads' tables up on one thread kept two threads from being faster than
-// one. A thread's tables are its own until it has finished, because tables side by side
-// in one vector would share cache lines between threads.
+// Threads. Each thread counts into tables of its own (the short chunks in one
+// ShortChunkCounts, the long ones in kShards ChunkTables, split by the top bits of the
+// chunk's hash), sorts its short chunks into the same shards when it has finished, and
+// the shards are then added up on all threads at once, one shard to a thread at a
+// time: one table that every thread added to would need a lock, and adding the
+// threads' tables up on one thread kept two threads from being faster than one. A
+// thread's tables are its own until it has finished, because tables side by side in
+// one vector would share cache lines between threads.
 //
-// Prefetching, tried and dropped: counting each chunk 16 chunks after the splitter gave
-// it, its index slot asked for when it came and its entry half way, took 1.11x the time
-// on the 40 MB row of `bpe_bench.py train` (stories + source, bytes, 2 threads, medians
-// of 7 interleaved rounds); 8 chunks after, the slot alone, 1.07x. The chunks met most
-// are few and stay cached; the keys' copies cost more than the misses left to hide.
+// The short chunks' table (chunk_table.h's ShortChunkCounts: the chunk is the key, in
+// the entry, one line a count) and its blocks of keys and prefetches took counting 40
+// MB of stories + source (the 40 MB row of `bpe_bench.py train`, as bytes, a C++
+// harness, process CPU time, best of 5, 3 interleaved runs) from 0.099-0.101 s to
+// 0.076-0.077 s on 1 thread, 0.101-0.108 s to 0.084-0.087 s on 2; in five calls of 8 MB
+// (a str's pieces), on 2, 0.103-0.107 s to 0.080-0.085 s. Where the 0.077 s goes, on 1
+// thread: the splitter 0.025 s, the keys and prefetches 0.016 s, the counts 0.024 s,
+// the long chunks, the sorting into shards and the shards' tables the rest.
+//
+// Prefetching. With ChunkTable (an index slot, then the entry it names), counting each
+// chunk 16 chunks after the splitter gave it, its index slot asked for when it came and
+// its entry half way, took 1.11x the time (2 threads, medians of 7 interleaved rounds);
+// 8 chunks after, the slot alone, 1.07x: the keys' copies cost more than the misses
+// left to hide. With one line a count, a block of 256 keys made and their lines asked
+// for, then counted, pays a little: without the prefetches 1.00-1.08x the time (blocks
+// of 64 to 256 were within noise of each other, 32 a little slower; 256 kept).
+//
+// Tried and dropped for the short chunks: counting the chunks of one byte (a quarter of
+// them) in a plain array by their byte, after sorting each block's chunks without a
+// branch, 1.04-1.06x the time; buckets of two entries a line, both compared without a
+// branch (the encoder's table), 1.13x; filling the table to three quarters instead of
+// half (4 MB instead of 8 on this text), 1.02-1.07x; its entries on huge pages, no
+// change. Emptying it for the next call instead of making it anew (a str's pieces come
+// a call each) saved the 6 doublings it grew through each time: 0.92x on five calls.
 //
 // Memory. A chunk of at most 16 bytes is held in its table entry (chunk_table.h), so
 // only longer ones are copied, into an arena per shard, when the text they came from

@@ -103,6 +103,12 @@ public:
 
     size_t size() const { return entries_.size(); }
 
+    // Room for `expected` entries in all, so that adding up to that many grows nothing.
+    void reserve(size_t expected) {
+        entries_.reserve(expected);
+        if (table_capacity(expected) > index_.size()) grow_to(table_capacity(expected));
+    }
+
     // The bytes of all keys together, and the bytes the table itself takes (its index
     // and its entries as allocated, not the long keys' bytes): the counter's memory
     // budget is reckoned from them.
@@ -171,12 +177,12 @@ private:
         entries_.push_back({{key.head[0], key.head[1]}, bytes.data(), bytes.size(), value});
         key_bytes_ += bytes.size();
         index_[slot] = tag(key.hash) | entries_.size();
-        if (entries_.size() * 2 > index_.size()) grow();  // at most half full: probes stay short
+        if (entries_.size() * 2 > index_.size()) grow_to(index_.size() * 2);  // at most half full: probes stay short
         return entries_.back().value;
     }
 
-    void grow() {
-        std::vector<uint64_t> index(index_.size() * 2, 0);
+    void grow_to(size_t slots) {
+        std::vector<uint64_t> index(slots, 0);
         size_t mask = index.size() - 1;
         for (size_t k = 0; k < entries_.size(); ++k) {
             uint64_t hash = chunk_hash(entries_[k].head, entries_[k].bytes());
@@ -192,6 +198,123 @@ private:
     size_t mask_;                  // index_.size() - 1
     std::vector<Entry> entries_;
     size_t key_bytes_ = 0;
+};
+
+// The bytes of each word of a short key (ShortChunkCounts, below) that a chunk of n
+// bytes keeps, looked up, so that the key is made without a branch on the length.
+struct ShortKeyMasks {
+    uint64_t lo[16], hi[16];
+    constexpr ShortKeyMasks() : lo(), hi() {
+        for (int n = 0; n < 16; ++n) {
+            lo[n] = n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
+            hi[n] = n <= 8 ? 0 : (uint64_t(1) << (8 * (n - 8))) - 1;
+        }
+    }
+};
+inline constexpr ShortKeyMasks kShortKeyMasks{};
+
+// The counting threads' table of short chunks (ChunkCounter::count_pieces): a chunk
+// of at most kShortChunk bytes is its own key, and the key sits in the entry with its
+// count, so that a count costs one line of memory where ChunkTable reads two (its index
+// slot, then the entry it names). The counting loop works out a block of chunks' keys
+// first and asks for their lines, then counts them (chunk_counter.h). Longer chunks,
+// few, are counted in a ChunkTable, and so are all chunks once counted (the counter's
+// shards), since that is what the rest of the counter and the trainer read.
+//
+// The key is the chunk's bytes, zero-padded to 16, with its length plus one in the top
+// byte (which a chunk of 15 bytes or fewer leaves free): no key is all zeros, which
+// marks an empty entry. (encode_cache.h's short keys have the same form.) Byte k of
+// the chunk is bits 8k.. of the key: the engine runs on little-endian machines only.
+class ShortChunkCounts {
+public:
+    static constexpr size_t kShortChunk = 15;
+
+    struct Key {
+        uint64_t lo, hi, hash;
+    };
+
+    // The key of `chunk` (at most kShortChunk bytes), which lies in a text that ends at
+    // `text_end`: two loads and two masks when 16 bytes can be read from its start.
+    BPE_ALWAYS_INLINE static Key key(std::string_view chunk, const char* text_end) {
+        const size_t n = chunk.size();
+        uint64_t word[2] = {0, 0};
+        if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
+        else std::memcpy(word, chunk.data(), n);
+        uint64_t lo = word[0] & kShortKeyMasks.lo[n];
+        uint64_t hi = (word[1] & kShortKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
+        return {lo, hi, hash_of(lo, hi)};
+    }
+
+    // Every bit of the key reaches the top bits of the product, and the fold brings
+    // them down to the low ones, which pick the slot: cheaper than chunk_hash, which
+    // takes chunks of any length.
+    BPE_ALWAYS_INLINE static uint64_t hash_of(uint64_t lo, uint64_t hi) {
+        uint64_t h = (lo ^ (hi * 0xc2b2ae3d27d4eb4fULL) ^ (hi >> 29)) * 0x9e3779b97f4a7c15ULL;
+        return h ^ (h >> 32);
+    }
+
+    explicit ShortChunkCounts(size_t expected = 1 << 12) : entries_(table_capacity(expected)), mask_(entries_.size() - 1) {}
+
+    // Where the key's probe starts: the counting loop asks for it ahead.
+    const void* line_of(const Key& key) const { return &entries_[key.hash & mask_]; }
+
+    void add(const Key& key, int64_t n) {
+        for (size_t i = key.hash & mask_;; i = (i + 1) & mask_) {
+            Entry& e = entries_[i];
+            if (e.hi == key.hi && e.lo == key.lo) {
+                e.count += n;
+                return;
+            }
+            if (e.hi == 0) {
+                e.lo = key.lo, e.hi = key.hi, e.count = n;
+                if (++size_ * 2 > entries_.size()) grow();  // at most half full: probes stay short
+                return;
+            }
+        }
+    }
+
+    size_t size() const { return size_; }
+
+    // Calls f(chunk, count) for each chunk counted, in no set order, and empties the
+    // table as it goes, keeping its size for the next round of counting, which then
+    // neither grows it again nor has its pages zeroed by the system (the pass clears
+    // lines it reads anyway). The chunk's view lies in the table, valid during the call.
+    template <class F>
+    void drain(F&& f) {
+        for (Entry& e : entries_) {
+            if (e.hi == 0) continue;
+            f(std::string_view(reinterpret_cast<const char*>(&e.lo), size_t(e.hi >> 56) - 1), e.count);
+            e = Entry();
+        }
+        size_ = 0;
+    }
+
+private:
+    // 32 bytes, so that an entry never straddles two lines; lo and hi side by side are
+    // the chunk's bytes, which drain hands out.
+    struct alignas(32) Entry {
+        uint64_t lo = 0, hi = 0;  // hi == 0: empty
+        int64_t count = 0;
+        uint64_t unused = 0;
+    };
+    static_assert(sizeof(Entry) == 32, "two entries a line");
+
+    void grow() {
+        std::vector<Entry> entries(entries_.size() * 2);
+        size_t mask = entries.size() - 1;
+        for (const Entry& e : entries_) {
+            if (e.hi == 0) continue;
+            size_t i = hash_of(e.lo, e.hi) & mask;
+            while (entries[i].hi != 0) i = (i + 1) & mask;
+            entries[i] = e;
+        }
+        entries_.swap(entries);
+        mask_ = mask;
+    }
+
+    std::vector<Entry> entries_;
+    size_t mask_;
+    size_t size_ = 0;
 };
 
 // Bytes kept for as long as their owner lives, in blocks that never move, so that
@@ -229,5 +352,7 @@ private:
 //   hash that was two MurmurHash finalisers (mix) in a row. With this one, and the
 //   recent chunks of encode_cache.h that came with it, the minimum of 7 runs on 40 MB,
 //   one thread: encoding 0.28 s -> 0.23 s, training 0.25 s -> 0.22 s.
+// - ShortChunkCounts: what it took off counting, and what was tried around it, is in
+//   chunk_counter.h's notes, beside the loop that uses it.
 
 }  // namespace bpe
