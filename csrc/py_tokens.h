@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -258,34 +259,48 @@ inline std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::h
 // whichever vocabulary gave it): a list of ids then costs a reference count per id,
 // not an int allocated and, later, freed per id, which was most of the time encode
 // spent past the C++ work with GPT-2's and GPT-4's ids (CPython keeps ints up to 256
-// only). Grown, with the GIL held, when an encoder is made; kept for the life of the
-// process. Ids past kMaxShared (a vocabulary numbered sparsely) get a new int each.
+// only). Each int is made the first time an id is given out, so the ints a text uses
+// lie together, in the order they were first met, not spread over every id of the
+// vocabulary (o200k's 200,000); the table of their addresses lies in huge pages
+// (performance notes). Kept for the life of the process. Ids past kMaxShared (a
+// vocabulary numbered sparsely) get a new int each.
 class SharedInts {
 public:
-    static constexpr size_t kMaxShared = size_t(1) << 20;  // at most 32 MB of ints
+    static constexpr size_t kMaxShared = size_t(1) << 20;  // 8 MB of addresses, taken as used
 
-    // Makes the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
+    // Makes room for the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
     void reserve(size_t n) {
-        n = std::min(n, kMaxShared);
-        ints_.reserve(n);
-        while (ints_.size() < n) {
-            PyObject* value = PyLong_FromSize_t(ints_.size());
-            if (value == nullptr) throw py::error_already_set();
-            ints_.push_back(value);
-        }
+        if (!table_) table_ = std::make_unique<bpe::Region>(kMaxShared * sizeof(PyObject*), true);
+        size_ = std::max(size_, std::min(n, kMaxShared));
     }
 
     // A new reference to the int `id`, or nullptr with a Python error set; needs the GIL.
-    PyObject* get(uint32_t id) const {
-        if (id < ints_.size()) {
-            Py_INCREF(ints_[id]);
-            return ints_[id];
+    PyObject* get(uint32_t id) {
+        if (id < size_) {
+            PyObject* value = ints()[id];
+            if (value != nullptr) {
+                Py_INCREF(value);
+                return value;
+            }
+            return make(id);
         }
         return PyLong_FromUnsignedLong(id);
     }
 
 private:
-    std::vector<PyObject*> ints_;
+    PyObject** ints() const { return reinterpret_cast<PyObject**>(table_->data()); }
+
+    // The int `id`, made and kept (the table's reference), and a new reference to it.
+    BPE_RARE PyObject* make(uint32_t id) {
+        PyObject* value = PyLong_FromUnsignedLong(id);
+        if (value == nullptr) return nullptr;
+        ints()[id] = value;
+        Py_INCREF(value);
+        return value;
+    }
+
+    std::unique_ptr<bpe::Region> table_;  // zeroed: no int made yet
+    size_t size_ = 0;
 };
 inline SharedInts shared_ints;
 
