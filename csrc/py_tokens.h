@@ -403,8 +403,8 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   kHz, only the timed call recorded, 40 calls each, one process per vocabulary):
 //   the list loop took 1,265 samples for o200k against 857 for cl100k, the largest
 //   gap; the merges of the chunks new to the tokenizer (encode_short) 604 against 409,
-//   nearly all on the rank table's probe (pair_table.h); the chunk loop with the split
-//   1,791 against 1,674. In the list loop the samples sat on the load of the int's
+//   most on the rank table's probe (72% in a later profile: pair_table.h); the chunk
+//   loop with the split 1,791 against 1,674. In the list loop the samples sat on the load of the int's
 //   address from the table of 200,000 (or 100,000) pointers and on Py_INCREF of the
 //   int, 28% and 64% (skid puts a load's stall on the next instruction): two lines
 //   from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
