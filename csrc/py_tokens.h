@@ -404,9 +404,9 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   the list loop took 1,265 samples for o200k against 857 for cl100k, the largest
 //   gap; the merges of the chunks new to the tokenizer (encode_short) 604 against 409,
 //   most on the rank table's probe (72% in a later profile: pair_table.h); the chunk
-//   loop with the split 1,791 against 1,674. In the list loop the samples sat on the load of the int's
-//   address from the table of 200,000 (or 100,000) pointers and on Py_INCREF of the
-//   int, 28% and 64% (skid puts a load's stall on the next instruction): two lines
+//   loop with the split 1,791 against 1,674. In the list loop the samples sat on the
+//   load of the int's address from the table of 200,000 (or 100,000) pointers and on
+//   Py_INCREF of the int, 28% and 64% (skid puts a load's stall on the next instruction): two lines
 //   from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
 //   for o200k (3.2 MB for cl100k). With the ints made when first given out and the
 //   table in huge pages (below), 45% and 38%, and still 523 samples against 421 (5 kHz,
