@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -258,34 +259,63 @@ inline std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::h
 // whichever vocabulary gave it): a list of ids then costs a reference count per id,
 // not an int allocated and, later, freed per id, which was most of the time encode
 // spent past the C++ work with GPT-2's and GPT-4's ids (CPython keeps ints up to 256
-// only). Grown, with the GIL held, when an encoder is made; kept for the life of the
-// process. Ids past kMaxShared (a vocabulary numbered sparsely) get a new int each.
+// only).
+//
+// The int of id i lies at i * kStride in one region of huge pages, made the first
+// time the id is given out: its address is computed, not loaded from a table of
+// pointers, so a list costs one cache line per id, not two, and a vocabulary whose
+// ids spread over 200,000 (o200k) reads no more memory than one of 100,000 (cl100k:
+// performance notes). Each is a copy of an int CPython made, byte for byte, that
+// the region keeps a reference to for the life of the process, so it is never freed
+// (and the region is never unmapped). Where an int does not fit kStride bytes (a
+// build of CPython with a larger object header), each id gets a new int, correct
+// and slower. Ids up to 256 are CPython's own ints; ids past kMaxShared (a vocabulary
+// numbered sparsely) get a new int each.
 class SharedInts {
 public:
-    static constexpr size_t kMaxShared = size_t(1) << 20;  // at most 32 MB of ints
+    static constexpr size_t kMaxShared = size_t(1) << 20;  // 32 MB of address space, taken as used
+    static constexpr size_t kStride = 32;                   // an int below 2^30: 28 bytes in CPython 3.11
 
-    // Makes the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
+    // Makes room for the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
     void reserve(size_t n) {
-        n = std::min(n, kMaxShared);
-        ints_.reserve(n);
-        while (ints_.size() < n) {
-            PyObject* value = PyLong_FromSize_t(ints_.size());
-            if (value == nullptr) throw py::error_already_set();
-            ints_.push_back(value);
-        }
+        if (region_ == nullptr) region_ = new bpe::Region(kMaxShared * kStride, true);  // never freed: see above
+        size_ = std::max(size_, std::min(n, kMaxShared));
     }
 
     // A new reference to the int `id`, or nullptr with a Python error set; needs the GIL.
-    PyObject* get(uint32_t id) const {
-        if (id < ints_.size()) {
-            Py_INCREF(ints_[id]);
-            return ints_[id];
+    PyObject* get(uint32_t id) {
+        if (id > kLastCached && id < size_) {
+            PyObject* value = at(id);
+            if (Py_TYPE(value) != nullptr) {
+                Py_INCREF(value);
+                return value;
+            }
+            return make(id);
         }
         return PyLong_FromUnsignedLong(id);
     }
 
 private:
-    std::vector<PyObject*> ints_;
+    static constexpr uint32_t kLastCached = 256;  // CPython's small ints
+
+    PyObject* at(uint32_t id) const { return reinterpret_cast<PyObject*>(region_->data() + size_t(id) * kStride); }
+
+    // The int `id` copied into its place (the region's reference, and the one returned),
+    // or a new int where a copy would not fit.
+    BPE_RARE PyObject* make(uint32_t id) {
+        PyObject* value = PyLong_FromUnsignedLong(id);
+        if (value == nullptr) return nullptr;
+        const size_t bytes = size_t(Py_TYPE(value)->tp_basicsize + Py_TYPE(value)->tp_itemsize);  // one digit
+        if (bytes > kStride) return value;
+        PyObject* copy = at(id);
+        std::memcpy(static_cast<void*>(copy), value, bytes);
+        Py_SET_REFCNT(copy, 2);
+        Py_DECREF(value);
+        return copy;
+    }
+
+    bpe::Region* region_ = nullptr;  // zeroed: no int made yet
+    size_t size_ = 0;
 };
 inline SharedInts shared_ints;
 
@@ -367,5 +397,33 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   cl100k, 0.4 MB of stories and 1.5 MB of source, medians of 7).
 // - What lists cost beyond an array is elsewhere: making thousands of lists set off
 //   Python's cycle collector (batch_to_lists in _core.cpp).
+// - The shared ints, for issue 30's o200k floor (o200k's encode_ordinary at least 0.8x
+//   cl100k's, a new tokenizer warmed on 0.5 MB of other stories, then the 0.79 MB of
+//   held-out ones, as bench/split.py times it). Placed first with perf (cpu-clock, 20
+//   kHz, only the timed call recorded, 40 calls each, one process per vocabulary):
+//   the list loop took 1,265 samples for o200k against 857 for cl100k, the largest
+//   gap; the merges of the chunks new to the tokenizer (encode_short) 604 against 409,
+//   most on the rank table's probe (72% in a later profile: pair_table.h); the chunk
+//   loop with the split 1,791 against 1,674. In the list loop the samples sat on the
+//   load of the int's address from the table of 200,000 (or 100,000) pointers and on
+//   Py_INCREF of the int, 28% and 64% (skid puts a load's stall on the next instruction): two lines
+//   from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
+//   for o200k (3.2 MB for cl100k). With the ints made when first given out and the
+//   table in huge pages (below), 45% and 38%, and still 523 samples against 421 (5 kHz,
+//   150 calls each).
+//   Ints made when first given out, their addresses in huge pages: encode_ordinary
+//   minus encode_array on a warm tokenizer (the list's own cost; one core, medians of
+//   15 interleaved rounds, three processes per build taking turns, ms) cl100k
+//   0.44 / 0.45 / 0.28 -> 0.23 / 0.16 / 0.15, o200k 0.56 / 0.43 / 0.34 -> 0.27 / 0.34 /
+//   0.25; `python bpe_bench.py split --repeats 9 --clock cpu`, o200k on the stories
+//   209 MB/s -> 254, cl100k 223 -> 281 (three runs of each build taking turns; the
+//   ratio o200k / cl100k 0.94, 0.96, 0.90 -> 0.95, 0.89, 0.87: both gained alike).
+//   Then each int in place at id * kStride, its address computed (no table of
+//   pointers): the list's cost in the same measure, cl100k / o200k, 0.41 / 0.42, 0.46 /
+//   0.38, 0.59 / 0.61 against 0.32 / 0.45, 0.51 / 0.64, 0.39 / 0.50 for the build
+//   before (the machine was busier than in the runs above), so o200k's list no longer
+//   costs more than cl100k's; the bench's ratio on the stories 0.88, 0.97, 0.93
+//   against 0.89, 0.90, 0.89 (three runs each, taking turns), and on source 0.91,
+//   0.91, 0.93 against 0.89, 0.92, 0.92.
 
 }  // namespace bindings
