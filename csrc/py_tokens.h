@@ -259,34 +259,26 @@ inline std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::h
 // whichever vocabulary gave it): a list of ids then costs a reference count per id,
 // not an int allocated and, later, freed per id, which was most of the time encode
 // spent past the C++ work with GPT-2's and GPT-4's ids (CPython keeps ints up to 256
-// only).
-//
-// The int of id i lies at i * kStride in one region of huge pages, made the first
-// time the id is given out: its address is computed, not loaded from a table of
-// pointers, so a list costs one cache line per id, not two, and a vocabulary whose
-// ids spread over 200,000 (o200k) reads no more memory than one of 100,000 (cl100k:
-// performance notes). Each is a copy of an int CPython made, byte for byte, that
-// the region keeps a reference to for the life of the process, so it is never freed
-// (and the region is never unmapped). Where an int does not fit kStride bytes (a
-// build of CPython with a larger object header), each id gets a new int, correct
-// and slower. Ids up to 256 are CPython's own ints; ids past kMaxShared (a vocabulary
-// numbered sparsely) get a new int each.
+// only). Each int is made the first time an id is given out, so the ints a text uses
+// lie together, in the order they were first met, not spread over every id of the
+// vocabulary (o200k's 200,000); the table of their addresses lies in huge pages
+// (performance notes). Kept for the life of the process. Ids past kMaxShared (a
+// vocabulary numbered sparsely) get a new int each.
 class SharedInts {
 public:
-    static constexpr size_t kMaxShared = size_t(1) << 20;  // 32 MB of address space, taken as used
-    static constexpr size_t kStride = 32;                   // an int below 2^30: 28 bytes in CPython 3.11
+    static constexpr size_t kMaxShared = size_t(1) << 20;  // 8 MB of addresses, taken as used
 
     // Makes room for the ints 0 .. n-1 (up to kMaxShared); needs the GIL.
     void reserve(size_t n) {
-        if (region_ == nullptr) region_ = new bpe::Region(kMaxShared * kStride, true);  // never freed: see above
+        if (!table_) table_ = std::make_unique<bpe::Region>(kMaxShared * sizeof(PyObject*), true);
         size_ = std::max(size_, std::min(n, kMaxShared));
     }
 
     // A new reference to the int `id`, or nullptr with a Python error set; needs the GIL.
     PyObject* get(uint32_t id) {
-        if (id > kLastCached && id < size_) {
-            PyObject* value = at(id);
-            if (Py_TYPE(value) != nullptr) {
+        if (id < size_) {
+            PyObject* value = ints()[id];
+            if (value != nullptr) {
                 Py_INCREF(value);
                 return value;
             }
@@ -296,25 +288,18 @@ public:
     }
 
 private:
-    static constexpr uint32_t kLastCached = 256;  // CPython's small ints
+    PyObject** ints() const { return reinterpret_cast<PyObject**>(table_->data()); }
 
-    PyObject* at(uint32_t id) const { return reinterpret_cast<PyObject*>(region_->data() + size_t(id) * kStride); }
-
-    // The int `id` copied into its place (the region's reference, and the one returned),
-    // or a new int where a copy would not fit.
+    // The int `id`, made and kept (the table's reference), and a new reference to it.
     BPE_RARE PyObject* make(uint32_t id) {
         PyObject* value = PyLong_FromUnsignedLong(id);
         if (value == nullptr) return nullptr;
-        const size_t bytes = size_t(Py_TYPE(value)->tp_basicsize + Py_TYPE(value)->tp_itemsize);  // one digit
-        if (bytes > kStride) return value;
-        PyObject* copy = at(id);
-        std::memcpy(static_cast<void*>(copy), value, bytes);
-        Py_SET_REFCNT(copy, 2);
-        Py_DECREF(value);
-        return copy;
+        ints()[id] = value;
+        Py_INCREF(value);
+        return value;
     }
 
-    bpe::Region* region_ = nullptr;  // zeroed: no int made yet
+    std::unique_ptr<bpe::Region> table_;  // zeroed: no int made yet
     size_t size_ = 0;
 };
 inline SharedInts shared_ints;
@@ -406,8 +391,8 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   most on the rank table's probe (72% in a later profile: pair_table.h); the chunk
 //   loop with the split 1,791 against 1,674. In the list loop the samples sat on the
 //   load of the int's address from the table of 200,000 (or 100,000) pointers and on
-//   Py_INCREF of the int, 28% and 64% (skid puts a load's stall on the next instruction): two lines
-//   from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
+//   Py_INCREF of the int, 28% and 64% (skid puts a load's stall on the next
+//   instruction): two lines from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
 //   for o200k (3.2 MB for cl100k). With the ints made when first given out and the
 //   table in huge pages (below), 45% and 38%, and still 523 samples against 421 (5 kHz,
 //   150 calls each).
@@ -418,12 +403,13 @@ inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, s
 //   0.25; `python bpe_bench.py split --repeats 9 --clock cpu`, o200k on the stories
 //   209 MB/s -> 254, cl100k 223 -> 281 (three runs of each build taking turns; the
 //   ratio o200k / cl100k 0.94, 0.96, 0.90 -> 0.95, 0.89, 0.87: both gained alike).
-//   Then each int in place at id * kStride, its address computed (no table of
-//   pointers): the list's cost in the same measure, cl100k / o200k, 0.41 / 0.42, 0.46 /
-//   0.38, 0.59 / 0.61 against 0.32 / 0.45, 0.51 / 0.64, 0.39 / 0.50 for the build
-//   before (the machine was busier than in the runs above), so o200k's list no longer
-//   costs more than cl100k's; the bench's ratio on the stories 0.88, 0.97, 0.93
-//   against 0.89, 0.90, 0.89 (three runs each, taking turns), and on source 0.91,
-//   0.91, 0.93 against 0.89, 0.92, 0.92.
+//   Tried and not kept: each int a byte copy of one CPython made, placed at id * 32 in
+//   the region so that its address is computed, not loaded (no table of pointers). The
+//   list's cost in the same measure, cl100k / o200k, 0.41 / 0.42, 0.46 / 0.38, 0.59 /
+//   0.61 against 0.32 / 0.45, 0.51 / 0.64, 0.39 / 0.50 for the build above (a busier
+//   machine); the bench's ratio on the stories 0.88, 0.97, 0.93 against 0.89, 0.90,
+//   0.89, on source 0.91, 0.91, 0.93 against 0.89, 0.92, 0.92: no clear gain, for a
+//   copy that depends on CPython's object layout (ints of other builds, immortal
+//   objects in 3.12 and later).
 
 }  // namespace bindings
