@@ -245,16 +245,18 @@ public:
     }
 
 private:
-    // The chunk loop, in blocks of kBlock chunks and two stages, so that the table's
-    // lines for a block are on their way while the block before is emitted:
-    //   1. as the splitter gives each chunk: its key, its bucket, a prefetch of that;
-    //   2. for the block: probe, and on a hit store the entry's three inline ids and
-    //      move on by its count. Anything else (more ids, a long chunk, a chunk not in
-    //      the table) goes out of line to `rare`, which merges and inserts.
+    // The chunk loop, in blocks and two stages, so that the table's lines for a block
+    // are on their way while the block before is emitted. The splitter hands over a
+    // block at a time, the ends of its chunks (split.h's for_each_chunk_run), and:
+    //   1. for the block, in a loop of its own: each chunk's key and bucket, and a
+    //      prefetch of that;
+    //   2. for the block before: probe, and on a hit store the entry's three inline ids
+    //      and move on by its count. Anything else (more ids, a long chunk, a chunk not
+    //      in the table) goes out of line to `rare`, which merges and inserts.
     // The ids are written through a pointer into `out`, which is kept at least kRoom
     // ids longer than what is written (the stores of three ids write four), and cut to
     // length at the end.
-    static constexpr size_t kBlock = 64;
+    static constexpr size_t kBlock = simd::kEndsRoom;  // the most chunks a block has
     static constexpr size_t kRoom = 4 * kBlock + 4;
 
     struct Pending {
@@ -276,13 +278,13 @@ private:
         // clear a few hundred bytes a call, not its whole capacity.
         const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
         make_room(out, pos, step);
-        // Two blocks: one filled with the splitter's chunks while the one before waits,
-        // its lines on their way, to be probed once this one is full. So every chunk's
-        // line has a block's time to come, not only the chunks early in their block.
+        // Two blocks: one keyed as the splitter hands it over while the one before waits,
+        // its lines on their way, to be probed after. So every chunk's line has a block's
+        // time to come, not only the chunks early in their block.
         Pending blocks[2][kBlock];
         Pending* filling = blocks[0];
-        Pending* waiting = nullptr;  // a full block not yet probed
-        size_t pending = 0;          // chunks in `filling`
+        Pending* waiting = nullptr;  // a block keyed, not yet probed
+        size_t waiting_count = 0;
         std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
         SharedCache::Reader reader = table_.reader();
         auto probe = [&](const Pending* block, size_t chunks) {
@@ -300,7 +302,7 @@ private:
                     }
                     // A short chunk of more ids (a run of spaces that indents source code):
                     // copied from the pool when they fit in the room there is.
-                    if (!(count & SharedCache::kLong) && at + count + 4 * (kBlock - k) <= limit) {
+                    if (!(count & SharedCache::kLong) && at + count + 4 * (chunks - k) <= limit) {
                         table_.copy_rest(*e, at);
                         at += count;
                         continue;
@@ -315,12 +317,9 @@ private:
             make_room(out, pos, step);
             reader = table_.reader();  // a table published meanwhile
         };
-        // Every chunk met so far, in order: the waiting block, then the one filling.
         auto flush = [&] {
-            if (waiting) probe(waiting, kBlock);
+            if (waiting) probe(waiting, waiting_count);
             waiting = nullptr;
-            probe(filling, pending);
-            pending = 0;
         };
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
@@ -332,16 +331,32 @@ private:
                     out[pos++] = segment.special;
                     continue;
                 }
-                for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                    Pending& p = filling[pending];
-                    p.chunk = chunk;
-                    p.key = chunk_id(chunk, text_end);
-                    prefetch(reader.bucket(p.key.hash));
-                    if (++pending < kBlock) return;
-                    if (waiting) probe(waiting, kBlock);
+                const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
+                for_each_chunk_run(piece, pattern_, [&](size_t first, const size_t* ends, size_t count) {
+                    const char* base = piece.data();
+                    // 16 bytes can be read at each chunk's start, but maybe not at the
+                    // last chunk or two of the text.
+                    if (base + ends[count - 1] + 16 <= text_end) {
+                        for (size_t k = 0; k < count; ++k) {
+                            Pending& p = filling[k];
+                            p.chunk = std::string_view(base + first, ends[k] - first);
+                            p.key = probe_key(base + first, ends[k] - first);
+                            prefetch(reader.bucket(p.key.hash));
+                            first = ends[k];
+                        }
+                    } else {
+                        for (size_t k = 0; k < count; ++k) {
+                            Pending& p = filling[k];
+                            p.chunk = std::string_view(base + first, ends[k] - first);
+                            p.key = probe_key_near_end(p.chunk, text_end);
+                            prefetch(reader.bucket(p.key.hash));
+                            first = ends[k];
+                        }
+                    }
+                    if (waiting) probe(waiting, waiting_count);
                     waiting = filling;
+                    waiting_count = count;
                     filling = filling == blocks[0] ? blocks[1] : blocks[0];
-                    pending = 0;
                 });
             }
             flush();
@@ -366,11 +381,18 @@ private:
             make_room(out, pos, step);
             return;
         }
+        // A chunk longer than a short key was probed with kNoChunk's key: its own key (a
+        // hash of all its bytes) is made here, out of the loop.
+        ChunkId key = p.key;
+        if (p.chunk.size() > kShortKey) {
+            key = chunk_id(p.chunk, p.chunk.data() + p.chunk.size());
+            e = table_.reader().find(key);
+        }
         scratch.clear();
         if (e == nullptr || !table_.append_rest(*e, p.chunk, scratch)) {
             encode_chunk(vocabulary_, p.chunk, scratch);
             vocabulary_.renumber(scratch, 0);
-            table_.insert(p.key, p.chunk, scratch.data(), scratch.size());
+            table_.insert(key, p.chunk, scratch.data(), scratch.size());
         }
         make_room(out, pos + scratch.size(), step);
         std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
