@@ -332,7 +332,9 @@ private:
                     continue;
                 }
                 const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
-                for_each_chunk_run(piece, pattern_, [&](size_t first, const size_t* ends, size_t count) {
+                // (__restrict: the stores to the block do not change `ends`, so each end is
+                // read once.)
+                for_each_chunk_run(piece, pattern_, [&](size_t first, const size_t* __restrict ends, size_t count) {
                     const char* base = piece.data();
                     // 16 bytes can be read at each chunk's start, but maybe not at the
                     // last chunk or two of the text.
@@ -381,8 +383,8 @@ private:
             make_room(out, pos, step);
             return;
         }
-        // A chunk longer than a short key was probed with kNoChunk's key: its own key (a
-        // hash of all its bytes) is made here, out of the loop.
+        // A chunk longer than a short key was probed with a key no entry has (probe_key):
+        // its own key, a hash of all its bytes, is made here, out of the loop.
         ChunkId key = p.key;
         if (p.chunk.size() > kShortKey) {
             key = chunk_id(p.chunk, p.chunk.data() + p.chunk.size());

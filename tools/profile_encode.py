@@ -15,8 +15,9 @@ timed calls alone, so loading and warming are not in the samples:
   - perf record -e cpu-clock, summed by symbol. gigatoken's module is stripped, so its
     samples are summed by hot address range instead (a gap of 256 bytes between sampled
     addresses starts a new range); its source names what each range does.
-ns per chunk is the wall time of a call over the chunks of the text (the split is the
-same for both, as the ids are). Without perf, it prints the timings alone. Nothing in
+ns per chunk is the CPU time of a call (the process's: on a shared machine the clock
+also counts time spent waiting for the CPU) over the chunks of the text (the split is
+the same for both, as the ids are); the clock's is printed beside it. Without perf, it prints the timings alone. Nothing in
 the tests needs it.
 """
 import argparse
@@ -75,11 +76,12 @@ for line in open("/proc/self/maps"):
 print("ready", hashlib.sha256(ids.tobytes()).hexdigest()[:16], len(ids), json.dumps(maps), flush=True)
 for line in sys.stdin:
     what, amount = line.split()
-    if what == "time":  # one timed sample of `amount` calls: seconds a call
-        start = time.perf_counter()
+    if what == "time":  # one timed sample of `amount` calls: seconds a call, of the clock and of the CPU
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(int(amount)):
             call()
-        print(json.dumps((time.perf_counter() - start) / int(amount)), flush=True)
+        print(json.dumps([(time.perf_counter() - start) / int(amount), (time.process_time() - cpu_start) / int(amount)]),
+              flush=True)
     elif what == "run":  # calls for `amount` seconds, for perf to watch: how many
         calls, start = 0, time.perf_counter()
         while time.perf_counter() - start < float(amount):
@@ -253,7 +255,7 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
             same = workers[0].digest == workers[1].digest
             # Timed without perf: interleaved rounds, each a sample of about 0.3 s.
             per_call = {w.lib: [] for w in workers}
-            calls = {w.lib: max(1, round(0.3 / w.ask("time", 1))) for w in workers}
+            calls = {w.lib: max(1, round(0.3 / w.ask("time", 1)[0])) for w in workers}
             for r in range(args.rounds):
                 for w in (workers if r % 2 == 0 else workers[::-1]):
                     per_call[w.lib].append(w.ask("time", calls[w.lib]))
@@ -270,11 +272,15 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
                 w.close()
     lines = ["", f"{vocab}, {kind}: {size / 1e6:.2f} MB, {chunks:,} chunks, {workers[0].ids:,} ids; "
                  f"ids equal: {'yes' if same else 'NO'}",
-             f"  {'library':<10} {'ns/chunk':>9} {'MB/s':>6}   (medians of {args.rounds} interleaved rounds, no perf)"]
-    median = {lib: statistics.median(v) for lib, v in per_call.items()}
+             f"  {'library':<10} {'ns/chunk':>9} {'MB/s':>6} {'wall ns/chunk':>14}   (CPU time of the process, and the "
+             f"clock's; medians of {args.rounds} interleaved rounds, no perf)"]
+    median = {lib: statistics.median(cpu for _, cpu in v) for lib, v in per_call.items()}
+    wall = {lib: statistics.median(w for w, _ in v) for lib, v in per_call.items()}
     for lib, seconds in median.items():
-        lines.append(f"  {lib:<10} {seconds / chunks * 1e9:>9.2f} {size / seconds / 1e6:>6.0f}")
-    lines.append(f"  ours / gigatoken, time: {median['ours'] / median['gigatoken']:.2f}x")
+        lines.append(f"  {lib:<10} {seconds / chunks * 1e9:>9.2f} {size / seconds / 1e6:>6.0f} "
+                     f"{wall[lib] / chunks * 1e9:>14.2f}")
+    ratios = [o[1] / g[1] for o, g in zip(per_call["ours"], per_call["gigatoken"])]
+    lines.append(f"  ours / gigatoken, CPU time: {statistics.median(ratios):.2f}x (the median of the rounds' ratios)")
     for lib, (stat, n) in stats.items():
         parts = []
         for event, value in stat.items():
@@ -287,7 +293,7 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
         lines.append(f"  perf stat, {lib} ({n} calls): " + "; ".join(parts))
     for lib, found in places.items():
         ns = median[lib] / chunks * 1e9
-        lines.append(f"  {lib}: where the cpu-clock samples fell (% of samples; ns a chunk of the untimed median)")
+        lines.append(f"  {lib}: where the cpu-clock samples fell (% of samples; ns a chunk of the CPU time above)")
         for percent, place in found[:args.top]:
             lines.append(f"    {percent:5.1f}%  {percent * ns / 100:5.2f} ns  {place}")
     return lines
