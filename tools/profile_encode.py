@@ -186,6 +186,56 @@ def instruction_marks(path: str, start: int, stop: int) -> str:
     return ", ".join(f"{name} x{n}" for name, n in marks.most_common())
 
 
+def short_symbol(sym: str) -> str:
+    """A C++ symbol without its template and function arguments, which make it hundreds
+    of characters long; a lambda keeps its parameter list, which tells lambdas apart."""
+    out, depth, i = [], 0, 0
+    while i < len(sym):
+        c = sym[i]
+        if sym.startswith("{lambda(", i):
+            end = sym.index("}", i)
+            out.append(sym[i:end + 1] if depth == 0 else "")
+            i = end + 1
+            continue
+        if c in "<(":
+            depth += 1
+        elif c in ">)" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+        i += 1
+    text = "".join(out).replace("std::", "").replace("unsigned long", "size_t")
+    return text if len(text) <= 110 else text[:107] + "..."
+
+
+# The step of the chunk loop each place is, for the places that have one: ours by
+# symbol (encoder.h, split_simd.h, the bindings), gigatoken's by what its code does
+# (its src/bpe/tiktoken.rs and src/pretokenize/fast/mask.rs say which loop that is).
+# The first mark a place's symbol (or code) holds names its step.
+STEPS = [
+    ("for_each_chunk_run", "split: chunk starts, ends handed over"),
+    ("for_each_chunk_blocks", "split: chunk starts, keys, probe and emit (one loop)"),
+    ("{lambda(bpe::Encoder::Pending const*", "probe and emit"),
+    ("{lambda(unsigned long, unsigned long const*", "keys, buckets, prefetch"),
+    ("classify_", "split: classify"),
+    ("transcode_utf8", "the str to UTF-8"),
+    ("parts_to_array", "ids into numpy"),
+    ("memset", "out's room cleared (make_room)"),
+    ("encode_long", "merges of chunks new to the table"),
+    ("encode_short", "merges of chunks new to the table"),
+    ("prefetcht0", "probe and emit (probe_emit_chunk)"),
+    ("crc32", "keys, hash, prefetch (phase B of fill_spans_two_phase)"),
+    ("vector compare", "split: classify, chunk starts (phase A)"),
+]
+
+
+def step_of(place: str) -> str:
+    for mark, step in STEPS:
+        if mark in place:
+            return f"  <- {step}"
+    return ""
+
+
 def load_shift(path: str, offset: int) -> int:
     """How far the code at `offset` in the file `path` sits from that offset in its
     addresses (a segment's virtual address less its file offset), as objdump numbers it."""
@@ -216,7 +266,8 @@ def perf_places(data: Path, maps: dict) -> list[tuple[float, str]]:
         if sym in ("[unknown]", "") and dso in maps:
             stripped.setdefault(dso, []).append(ip)
         else:
-            places[f"{Path(dso).name}: {sym.split('+0x')[0][:90]}"] += 1
+            sym = sym.split("+0x")[0]
+            places[f"{Path(dso).name}: {short_symbol(sym)}{step_of(sym)}"] += 1
     for dso, ips in stripped.items():
         base, offset = maps[dso]
         shift = load_shift(dso, ips[0] - base + offset)
@@ -232,7 +283,7 @@ def perf_places(data: Path, maps: dict) -> list[tuple[float, str]]:
             count += 1
         for lo, hi, count in groups:
             marks = instruction_marks(dso, lo, hi) if count * 200 >= total else ""
-            places[f"{Path(dso).name}: code {lo:#x}-{hi:#x}" + (f" [{marks}]" if marks else "")] += count
+            places[f"{Path(dso).name}: code {lo:#x}-{hi:#x}" + (f" [{marks}]{step_of(marks)}" if marks else "")] += count
     return [(100.0 * n / total, place) for place, n in places.most_common()]
 
 
