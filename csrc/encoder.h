@@ -618,6 +618,38 @@ private:
 //   for the chunks of three ids or fewer): GPT-2 on source 0.92x the time of the build
 //   before the two blocks, against 0.95x without it, but stories 0.99x against 0.94x
 //   and cl100k 1.02x against 0.97x, so not kept.
+// - Round three: the loop in gigatoken 0.10's shape (its src/bpe/tiktoken.rs and
+//   src/pretokenize/fast/mask.rs: the splitter's chunk boundaries gathered first, then
+//   keys in a loop of their own, then probe and emit). Measured as encode_array, warm,
+//   threads=1, ids checked equal, one CPU, by the CPU time of the process (on this
+//   shared 2-core VM the clock ran 2-4x the CPU time, so wall-clock ratios moved by
+//   5-10% between runs of one build; the CPU time's ratio of a build to itself was
+//   0.999-1.010x), the median of 11 interleaved rounds of two builds, GPT-2 stories /
+//   GPT-2 source / cl100k stories / cl100k source:
+//   - the splitter hands over runs of chunk ends (for_each_chunk_run) and each run is
+//     keyed in a loop of its own, a short chunk's key without a branch on its length,
+//     instead of a key, a prefetch and the block's bookkeeping in the middle of popping
+//     the splitter's bits: 0.966 / 0.991 / 0.936 / 0.990x the time;
+//   - a long chunk probed with its first 15 bytes and a length byte no key has, rather
+//     than a key masked to a marker, and each end read once (__restrict): 0.973 /
+//     0.986 / 0.977 / 0.989x. Both together, 15 rounds: 0.932 / 0.959 / 0.917 / 0.953x.
+//   Tried and not kept: the home bucket's ids chosen as values, both entries loaded
+//   (gigatoken's probe_pair), with one branch for hit-and-inline: 1.040 / 0.971 / 1.041 /
+//   1.009x; the keys' prefetch to L2 and a prefetch to L1 16 chunks ahead in the probe
+//   (gigatoken's two levels): 1.054 / 1.042 / 1.054 / 1.055x; runs of 128 ends, not 64:
+//   0.999 / 0.990 / 1.003 / 1.003x; Pending in 32 bytes (the length taken from the key):
+//   0.989 / 1.031 / 0.995 / 1.009x; the splitter's bits popped four a turn, for fewer
+//   mispredicted loop exits: 0.990 / 0.997 / 0.986 / 0.999x. make_room's zero fill
+//   (memset, 1.8% of a profile) is std::vector's resize, kept.
+// - Where a warm chunk's time goes now, beside gigatoken (tools/profile_encode.py,
+//   docs/results/profile-encode.txt: cpu-clock samples, ns a chunk of the CPU time, GPT-2
+//   stories, one CPU): ours 7.4, of which probe and emit 2.5, keys 1.9, the split 1.5
+//   (its bits popped into ends 1.2, classify 0.3), the str to UTF-8 0.7, numpy 0.2,
+//   memset 0.1; gigatoken 4.8, of which probe and emit 2.3, keys (crc32 hash) 1.4, the
+//   split 0.7 (its bits spread by a table, no loop per bit), a memmove 0.2, and nothing
+//   for the str: CPython keeps a str's UTF-8 once asked for, and gigatoken reads that
+//   copy free from its second call on the same str. On a new str each call (as a
+//   pipeline hands texts over) it pays CPython's encoder, and ours ran 0.88x its time.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).

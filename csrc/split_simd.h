@@ -621,7 +621,10 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
 // hand-over for non-ASCII, reads general categories and is slower than gpt4's.
 //
 // About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
-// bits and emitting the chunks is now as much of the time as classifying. AVX-512
+// bits and emitting the chunks is now as much of the time as classifying. The encoder
+// takes the chunks as runs of ends (for_each_chunk_run), so that popping stays a loop
+// of a few instructions a chunk and the encoder's keys a loop of their own: encoder.h's
+// notes (round three) have what that gave. AVX-512
 // helps everywhere measured, so it is the default where the CPU has it. Encoding
 // gains less than the split does: a warm encode spends the rest of its time looking
 // chunks up, a cold one merging the chunks new to it.
