@@ -494,33 +494,23 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
     return true;
 }
 
-// The chunks of the text, as for_each_chunk_plain finds them, handed over in runs: the
-// ends of some kEndsRun chunks or more at a time, as offsets into the text, the first
-// chunk of a run starting where the run before ended (at 0 for the first). So a
-// consumer works on a run in loops of its own (the encoder: keys, then lookups), not
-// in a call per chunk in the middle of popping bits.
-inline constexpr size_t kEndsRun = 64;
-inline constexpr size_t kEndsRoom = kEndsRun + 64;  // a block adds at most 64
-
-template <Pattern P, class Ends>
-inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&& on_ends) {
+// The block loop: the chunk starts of the text, as for_each_chunk_plain finds them,
+// given to `sink` a block at a time, sink.starts(blk, bits) (bit k: a chunk starts at
+// blk + k and ends the one before it), which returns the last of them; the starts the
+// scalar loop finds one at a time, sink.end(p); then the end of the text, and
+// sink.done(). Two sinks: one chunk at a time (for_each_chunk_blocks) and runs of ends
+// for the encoder (for_each_chunk_run).
+template <Pattern P, class Sink>
+inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink) {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
     constexpr size_t kBatch = 16;
     Masks m[kBatch + 1];
     Masks blank{};  // past the end of the text: spaces, which end nothing before them
     blank.whitespace = blank.space = ~uint64_t(0);
-    size_t ends[kEndsRoom];
-    size_t count = 0;  // ends in the run
-    size_t first = 0;  // where the run's first chunk starts
     size_t start = 0;  // where the chunk not yet ended starts
     size_t b = 0;      // the next block: a chunk starts here, with a fresh carry
     Carry carry{};
-    auto hand_over = [&] {
-        on_ends(first, static_cast<const size_t*>(ends), count);
-        first = start;
-        count = 0;
-    };
     while (b < n) {
         // Classify up to kBatch blocks and the one after them: whole blocks in place,
         // the last part-block through a buffer padded with spaces.
@@ -545,15 +535,10 @@ inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&
             uint64_t starts = block_starts<P>(m[j], m[j + 1], blk + 64 >= n, carry, s, n, blk, hard);
             if (hard) break;
             if (n - blk < 64) starts &= (uint64_t(1) << (n - blk)) - 1;
-            // A start here ends the chunk before it; the chunk the block path started at
-            // (at b, its first byte) has nothing before it to end.
+            // The chunk the block path started at (at b, its first byte) has nothing
+            // before it to end.
             starts &= ~uint64_t(start == blk);
-            if (starts == 0) continue;
-            size_t* at = ends + count;
-            for (; starts; starts &= starts - 1) *at++ = blk + unsigned(bpe::count_trailing_zeros(uint64_t(starts)));
-            count = size_t(at - ends);
-            start = at[-1];
-            if (count >= kEndsRun) hand_over();
+            if (starts) start = sink.starts(blk, starts);
         }
         b = blk;
         if (!hard) continue;
@@ -562,9 +547,8 @@ inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&
         size_t i = start, target = blk + 64 + 3, last = 0;
         while (i < n) {
             i = plain_chunk_end<P>(text, i);
-            ends[count++] = i;
+            sink.end(i);
             start = i;
-            if (count >= kEndsRun) hand_over();
             if (i >= target) {
                 if (ascii_window(s, n, i, &last)) break;
                 target = last + 1;
@@ -573,22 +557,68 @@ inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&
         b = i;
         carry = Carry{};
     }
-    if (start < n) {
-        ends[count++] = n;
-        start = n;
-    }
-    if (count) hand_over();
+    if (start < n) sink.end(n);
+    sink.done();
 }
 
 // Calls emit(chunk) for each chunk of the text, as for_each_chunk_plain does.
 template <Pattern P, class Emit>
 inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Emit&& emit) {
-    for_each_chunk_run<P>(text, classify, [&](size_t first, const size_t* ends, size_t count) {
-        for (size_t k = 0; k < count; ++k) {
-            emit(text.substr(first, ends[k] - first));
-            first = ends[k];
+    struct Chunks {
+        std::string_view text;
+        Emit& emit;
+        size_t start = 0;
+        size_t starts(size_t blk, uint64_t bits) {
+            for (; bits; bits &= bits - 1) end(blk + unsigned(bpe::count_trailing_zeros(uint64_t(bits))));
+            return start;
         }
-    });
+        void end(size_t p) {
+            emit(text.substr(start, p - start));
+            start = p;
+        }
+        void done() {}
+    } sink{text, emit};
+    split_blocks<P>(text, classify, sink);
+}
+
+// The chunks of the text handed over in runs: the ends of some kEndsRun chunks or more
+// at a time, as offsets into the text, on_ends(first, ends, count), the first chunk of
+// a run starting where the run before ended (at 0 for the first). So a consumer works
+// on a run in loops of its own (the encoder: keys, then lookups), not in a call per
+// chunk in the middle of popping bits.
+inline constexpr size_t kEndsRun = 64;
+inline constexpr size_t kEndsRoom = kEndsRun + 64;  // a block adds at most 64
+
+template <Pattern P, class Ends>
+inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&& on_ends) {
+    struct Runs {
+        explicit Runs(Ends& e) : on_ends(e) {}  // (not an aggregate: `ends` is not cleared)
+        Ends& on_ends;
+        size_t ends[kEndsRoom];
+        size_t count = 0;  // ends in the run
+        size_t first = 0;  // where the run's first chunk starts
+        size_t starts(size_t blk, uint64_t bits) {
+            size_t* at = ends + count;
+            for (; bits; bits &= bits - 1) *at++ = blk + unsigned(bpe::count_trailing_zeros(uint64_t(bits)));
+            count = size_t(at - ends);
+            const size_t last = at[-1];
+            if (count >= kEndsRun) hand_over();
+            return last;
+        }
+        void end(size_t p) {
+            ends[count++] = p;
+            if (count >= kEndsRun) hand_over();
+        }
+        void done() {
+            if (count) hand_over();
+        }
+        void hand_over() {
+            on_ends(first, static_cast<const size_t*>(ends), count);
+            first = ends[count - 1];
+            count = 0;
+        }
+    } sink(on_ends);
+    split_blocks<P>(text, classify, sink);
 }
 
 // Performance notes
