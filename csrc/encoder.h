@@ -632,7 +632,11 @@ private:
 //     the splitter's bits: 0.966 / 0.991 / 0.936 / 0.990x the time;
 //   - a long chunk probed with its first 15 bytes and a length byte no key has, rather
 //     than a key masked to a marker, and each end read once (__restrict): 0.973 /
-//     0.986 / 0.977 / 0.989x. Both together, 15 rounds: 0.932 / 0.959 / 0.917 / 0.953x.
+//     0.986 / 0.977 / 0.989x. Both together, 15 rounds: 0.932 / 0.959 / 0.917 / 0.953x;
+//     as committed (split_blocks' two sinks), 11 rounds: 0.919 / 0.963 / 0.907 / 0.957x,
+//     and count_chunks 0.92x (GPT-2) and 0.98x (cl100k) on the stories. (Runs of ends
+//     as the only way out of the block loop, with a chunk at a time a wrapper over them,
+//     had cost count_chunks 1.13x and 1.10x.)
 //   Tried and not kept: the home bucket's ids chosen as values, both entries loaded
 //   (gigatoken's probe_pair), with one branch for hit-and-inline: 1.040 / 0.971 / 1.041 /
 //   1.009x; the keys' prefetch to L2 and a prefetch to L1 16 chunks ahead in the probe
@@ -643,13 +647,16 @@ private:
 //   (memset, 1.8% of a profile) is std::vector's resize, kept.
 // - Where a warm chunk's time goes now, beside gigatoken (tools/profile_encode.py,
 //   docs/results/profile-encode.txt: cpu-clock samples, ns a chunk of the CPU time, GPT-2
-//   stories, one CPU): ours 7.4, of which probe and emit 2.5, keys 1.9, the split 1.5
-//   (its bits popped into ends 1.2, classify 0.3), the str to UTF-8 0.7, numpy 0.2,
-//   memset 0.1; gigatoken 4.8, of which probe and emit 2.3, keys (crc32 hash) 1.4, the
-//   split 0.7 (its bits spread by a table, no loop per bit), a memmove 0.2, and nothing
-//   for the str: CPython keeps a str's UTF-8 once asked for, and gigatoken reads that
-//   copy free from its second call on the same str. On a new str each call (as a
-//   pipeline hands texts over) it pays CPython's encoder, and ours ran 0.88x its time.
+//   stories, one CPU): ours 6.9-7.1 (7.6 before round three), of which probe and emit
+//   2.4, keys 1.8, the split 1.5 (its bits popped into ends 1.2, classify 0.3), the str
+//   to UTF-8 0.6, numpy 0.15, memset 0.13; gigatoken 4.7-4.8, of which probe and emit
+//   2.3, keys (a crc32 hash) 1.4, the split 0.7 (its bits spread through a table, no
+//   loop per bit), a memmove 0.2, and nothing for the str: CPython keeps a str's UTF-8
+//   once asked for, and gigatoken reads that copy free from its second call on the same
+//   str. On a new str each call (as a pipeline hands texts over) with non-ASCII in it
+//   (the stories, which CPython keeps at 2 bytes a character), gigatoken pays CPython's
+//   encoder, 8.0 ns a chunk, and ours ran 0.88x its time; an ASCII str (Python source)
+//   is its own UTF-8, and there nothing changes.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).

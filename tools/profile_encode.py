@@ -1,7 +1,7 @@
 """Where a warm encode's time goes, per chunk: ours (encode_array) beside gigatoken 0.10's.
 
-    python tools/profile_encode.py [--rows gpt2:stories,cl100k:stories] [--seconds 4]
-                                   [--out docs/results/profile-encode.txt]
+    python tools/profile_encode.py [--rows gpt2:stories,cl100k:stories] [--seconds 3]
+                                   [--before OLD_BUILD] [--out docs/results/profile-encode.txt]
 
 Issue 32 asks, for a floor still missed, the profile of each nanosecond per chunk set
 beside gigatoken's on the same text. Each library runs in a process of its own, pinned
@@ -132,9 +132,9 @@ def vocabulary_files(vocab: str, folder: Path) -> dict:
 class Worker:
     """One library's process, loaded, warmed and waiting for commands."""
 
-    def __init__(self, lib: str, files_path: Path, cpu: int):
-        self.lib = lib
-        self.process = subprocess.Popen([sys.executable, "-c", WORKER, str(ROOT), lib, str(files_path), str(cpu)],
+    def __init__(self, lib: str, files_path: Path, cpu: int, root: Path = ROOT, label: str = ""):
+        self.lib = label or lib  # how the report names it
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER, str(root), lib, str(files_path), str(cpu)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         ready = self.process.stdout.readline().split(None, 3)
         if not ready or ready[0] != "ready":
@@ -312,8 +312,10 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
         size = len(text.encode())
         chunks = bpe._core.count_chunks(text.encode(), files["split"])
         workers = [Worker(lib, files_path, args.cpu) for lib in ("ours", "gigatoken")]
+        if args.before:  # another build of ours (built in place), as "ours before"
+            workers.append(Worker("ours", files_path, args.cpu, args.before.resolve(), "ours before"))
         try:
-            same = workers[0].digest == workers[1].digest
+            same = all(w.digest == workers[0].digest for w in workers)
             # Timed without perf: interleaved rounds, each a sample of about 0.3 s.
             per_call = {w.lib: [] for w in workers}
             calls = {w.lib: max(1, round(0.3 / w.ask("time", 1)[0])) for w in workers}
@@ -335,15 +337,19 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
                 w.close()
     lines = ["", f"{vocab}, {kind}: {size / 1e6:.2f} MB, {chunks:,} chunks, {workers[0].ids:,} ids; "
                  f"ids equal: {'yes' if same else 'NO'}",
-             f"  {'library':<10} {'ns/chunk':>9} {'MB/s':>6} {'wall ns/chunk':>14}   (CPU time of the process, and the "
+             f"  {'library':<11} {'ns/chunk':>9} {'MB/s':>6} {'wall ns/chunk':>14}   (CPU time of the process, and the "
              f"clock's; medians of {args.rounds} interleaved rounds, no perf)"]
     median = {lib: statistics.median(cpu for _, cpu in v) for lib, v in per_call.items()}
     wall = {lib: statistics.median(w for w, _ in v) for lib, v in per_call.items()}
     for lib, seconds in median.items():
-        lines.append(f"  {lib:<10} {seconds / chunks * 1e9:>9.2f} {size / seconds / 1e6:>6.0f} "
+        lines.append(f"  {lib:<11} {seconds / chunks * 1e9:>9.2f} {size / seconds / 1e6:>6.0f} "
                      f"{wall[lib] / chunks * 1e9:>14.2f}")
-    ratios = [o[1] / g[1] for o, g in zip(per_call["ours"], per_call["gigatoken"])]
-    lines.append(f"  ours / gigatoken, CPU time: {statistics.median(ratios):.2f}x (the median of the rounds' ratios)")
+    for name in [lib for lib in per_call if lib != "gigatoken"]:
+        ratios = [o[1] / g[1] for o, g in zip(per_call[name], per_call["gigatoken"])]
+        lines.append(f"  {name} / gigatoken, CPU time: {statistics.median(ratios):.2f}x (the median of the rounds' ratios)")
+    if "ours before" in per_call:
+        ratios = [o[1] / b[1] for o, b in zip(per_call["ours"], per_call["ours before"])]
+        lines.append(f"  ours / ours before, CPU time: {statistics.median(ratios):.3f}x")
     # A str's UTF-8, once asked for, stays on it (CPython caches it): gigatoken asks,
     # and then reads it free on every later call with the same str; ours transcodes into
     # a buffer of its own (issue 17: no copy left on the str). A pipeline hands each
@@ -380,13 +386,16 @@ def main(argv=None):
     parser.add_argument("--cpu", type=int, default=0)
     parser.add_argument("--top", type=int, default=10, help="places listed per library")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
+    parser.add_argument("--before", type=Path, help="the folder of another build of ours, profiled beside as 'ours before'")
     args = parser.parse_args(argv)
 
     use_perf = shutil.which("perf") is not None
     lines = [f"Warm encode, one CPU ({args.cpu}): ours encode_array(threads=1), gigatoken 0.10 encode; "
              + (f"perf stat and perf record -e cpu-clock -F 10000 over {args.seconds:g} s of calls each"
                 if use_perf else "perf not found: timings only")]
-    print(lines[0], flush=True)
+    if args.before:
+        lines.append(f"ours before: the build in {args.before}")
+    print("\n".join(lines), flush=True)
     for row in args.rows.split(","):
         vocab, kind = row.split(":")
         row_lines = profile_row(vocab, kind, args, use_perf)
