@@ -91,6 +91,28 @@ BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* te
     return {lo, hi, bucket_hash(lo, hi)};
 }
 
+// The key the chunk loop probes with, for a chunk of n bytes at p with 16 bytes
+// readable there: chunk_id's for a chunk of at most kShortKey bytes, made without a
+// branch on the length. A longer chunk gets its first 15 bytes and a length byte of 17,
+// which no entry has (a short key's is 1 to 16, a long key's kLongMark), so its probe
+// misses and the rare path makes its real key (a hash of all its bytes) out of the
+// loop: a long chunk's hit went out of line anyway, for its bytes to be compared.
+BPE_ALWAYS_INLINE inline ChunkId probe_key(const char* p, size_t n) {
+    uint64_t word[2];
+    std::memcpy(word, p, 16);
+    const size_t m = n < kShortKey ? n : kShortKey;
+    const uint64_t length_byte = (n < kShortKey + 1 ? n : kShortKey + 1) + 1;
+    const uint64_t lo = word[0] & kKeyMasks.lo[m];
+    const uint64_t hi = (word[1] & kKeyMasks.hi[m]) | (length_byte << 56);
+    return {lo, hi, bucket_hash(lo, hi)};
+}
+
+// The same, for a chunk near the end of its text, where 16 bytes may not be readable.
+inline ChunkId probe_key_near_end(std::string_view chunk, const char* text_end) {
+    if (chunk.size() <= kShortKey) return chunk_id(chunk, text_end);
+    return probe_key(chunk.data(), chunk.size());  // 16 bytes or more: all readable
+}
+
 // --- memory --------------------------------------------------------------------------
 
 // Zeroed memory from mmap: a region of 2 MB or more starts on a 2 MB boundary and asks

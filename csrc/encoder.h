@@ -245,16 +245,18 @@ public:
     }
 
 private:
-    // The chunk loop, in blocks of kBlock chunks and two stages, so that the table's
-    // lines for a block are on their way while the block before is emitted:
-    //   1. as the splitter gives each chunk: its key, its bucket, a prefetch of that;
-    //   2. for the block: probe, and on a hit store the entry's three inline ids and
-    //      move on by its count. Anything else (more ids, a long chunk, a chunk not in
-    //      the table) goes out of line to `rare`, which merges and inserts.
+    // The chunk loop, in blocks and two stages, so that the table's lines for a block
+    // are on their way while the block before is emitted. The splitter hands over a
+    // block at a time, the ends of its chunks (split.h's for_each_chunk_run), and:
+    //   1. for the block, in a loop of its own: each chunk's key and bucket, and a
+    //      prefetch of that;
+    //   2. for the block before: probe, and on a hit store the entry's three inline ids
+    //      and move on by its count. Anything else (more ids, a long chunk, a chunk not
+    //      in the table) goes out of line to `rare`, which merges and inserts.
     // The ids are written through a pointer into `out`, which is kept at least kRoom
     // ids longer than what is written (the stores of three ids write four), and cut to
     // length at the end.
-    static constexpr size_t kBlock = 64;
+    static constexpr size_t kBlock = simd::kEndsRoom;  // the most chunks a block has
     static constexpr size_t kRoom = 4 * kBlock + 4;
 
     struct Pending {
@@ -276,13 +278,13 @@ private:
         // clear a few hundred bytes a call, not its whole capacity.
         const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
         make_room(out, pos, step);
-        // Two blocks: one filled with the splitter's chunks while the one before waits,
-        // its lines on their way, to be probed once this one is full. So every chunk's
-        // line has a block's time to come, not only the chunks early in their block.
+        // Two blocks: one keyed as the splitter hands it over while the one before waits,
+        // its lines on their way, to be probed after. So every chunk's line has a block's
+        // time to come, not only the chunks early in their block.
         Pending blocks[2][kBlock];
         Pending* filling = blocks[0];
-        Pending* waiting = nullptr;  // a full block not yet probed
-        size_t pending = 0;          // chunks in `filling`
+        Pending* waiting = nullptr;  // a block keyed, not yet probed
+        size_t waiting_count = 0;
         std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
         SharedCache::Reader reader = table_.reader();
         auto probe = [&](const Pending* block, size_t chunks) {
@@ -300,7 +302,7 @@ private:
                     }
                     // A short chunk of more ids (a run of spaces that indents source code):
                     // copied from the pool when they fit in the room there is.
-                    if (!(count & SharedCache::kLong) && at + count + 4 * (kBlock - k) <= limit) {
+                    if (!(count & SharedCache::kLong) && at + count + 4 * (chunks - k) <= limit) {
                         table_.copy_rest(*e, at);
                         at += count;
                         continue;
@@ -315,12 +317,9 @@ private:
             make_room(out, pos, step);
             reader = table_.reader();  // a table published meanwhile
         };
-        // Every chunk met so far, in order: the waiting block, then the one filling.
         auto flush = [&] {
-            if (waiting) probe(waiting, kBlock);
+            if (waiting) probe(waiting, waiting_count);
             waiting = nullptr;
-            probe(filling, pending);
-            pending = 0;
         };
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
@@ -332,16 +331,34 @@ private:
                     out[pos++] = segment.special;
                     continue;
                 }
-                for_each_chunk(text.substr(segment.begin, segment.end - segment.begin), pattern_, [&](std::string_view chunk) {
-                    Pending& p = filling[pending];
-                    p.chunk = chunk;
-                    p.key = chunk_id(chunk, text_end);
-                    prefetch(reader.bucket(p.key.hash));
-                    if (++pending < kBlock) return;
-                    if (waiting) probe(waiting, kBlock);
+                const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
+                // (__restrict: the stores to the block do not change `ends`, so each end is
+                // read once.)
+                for_each_chunk_run(piece, pattern_, [&](size_t first, const size_t* __restrict ends, size_t count) {
+                    const char* base = piece.data();
+                    // 16 bytes can be read at each chunk's start, but maybe not at the
+                    // last chunk or two of the text.
+                    if (base + ends[count - 1] + 16 <= text_end) {
+                        for (size_t k = 0; k < count; ++k) {
+                            Pending& p = filling[k];
+                            p.chunk = std::string_view(base + first, ends[k] - first);
+                            p.key = probe_key(base + first, ends[k] - first);
+                            prefetch(reader.bucket(p.key.hash));
+                            first = ends[k];
+                        }
+                    } else {
+                        for (size_t k = 0; k < count; ++k) {
+                            Pending& p = filling[k];
+                            p.chunk = std::string_view(base + first, ends[k] - first);
+                            p.key = probe_key_near_end(p.chunk, text_end);
+                            prefetch(reader.bucket(p.key.hash));
+                            first = ends[k];
+                        }
+                    }
+                    if (waiting) probe(waiting, waiting_count);
                     waiting = filling;
+                    waiting_count = count;
                     filling = filling == blocks[0] ? blocks[1] : blocks[0];
-                    pending = 0;
                 });
             }
             flush();
@@ -366,11 +383,18 @@ private:
             make_room(out, pos, step);
             return;
         }
+        // A chunk longer than a short key was probed with a key no entry has (probe_key):
+        // its own key, a hash of all its bytes, is made here, out of the loop.
+        ChunkId key = p.key;
+        if (p.chunk.size() > kShortKey) {
+            key = chunk_id(p.chunk, p.chunk.data() + p.chunk.size());
+            e = table_.reader().find(key);
+        }
         scratch.clear();
         if (e == nullptr || !table_.append_rest(*e, p.chunk, scratch)) {
             encode_chunk(vocabulary_, p.chunk, scratch);
             vocabulary_.renumber(scratch, 0);
-            table_.insert(p.key, p.chunk, scratch.data(), scratch.size());
+            table_.insert(key, p.chunk, scratch.data(), scratch.size());
         }
         make_room(out, pos + scratch.size(), step);
         std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
@@ -594,6 +618,45 @@ private:
 //   for the chunks of three ids or fewer): GPT-2 on source 0.92x the time of the build
 //   before the two blocks, against 0.95x without it, but stories 0.99x against 0.94x
 //   and cl100k 1.02x against 0.97x, so not kept.
+// - Round three: the loop in gigatoken 0.10's shape (its src/bpe/tiktoken.rs and
+//   src/pretokenize/fast/mask.rs: the splitter's chunk boundaries gathered first, then
+//   keys in a loop of their own, then probe and emit). Measured as encode_array, warm,
+//   threads=1, ids checked equal, one CPU, by the CPU time of the process (on this
+//   shared 2-core VM the clock ran 2-4x the CPU time, so wall-clock ratios moved by
+//   5-10% between runs of one build; the CPU time's ratio of a build to itself was
+//   0.999-1.010x), the median of 11 interleaved rounds of two builds, GPT-2 stories /
+//   GPT-2 source / cl100k stories / cl100k source:
+//   - the splitter hands over runs of chunk ends (for_each_chunk_run) and each run is
+//     keyed in a loop of its own, a short chunk's key without a branch on its length,
+//     instead of a key, a prefetch and the block's bookkeeping in the middle of popping
+//     the splitter's bits: 0.966 / 0.991 / 0.936 / 0.990x the time;
+//   - a long chunk probed with its first 15 bytes and a length byte no key has, rather
+//     than a key masked to a marker, and each end read once (__restrict): 0.973 /
+//     0.986 / 0.977 / 0.989x. Both together, 15 rounds: 0.932 / 0.959 / 0.917 / 0.953x;
+//     as committed (split_blocks' two sinks), 11 rounds: 0.919 / 0.963 / 0.907 / 0.957x,
+//     and count_chunks 0.92x (GPT-2) and 0.98x (cl100k) on the stories. (Runs of ends
+//     as the only way out of the block loop, with a chunk at a time a wrapper over them,
+//     had cost count_chunks 1.13x and 1.10x.)
+//   Tried and not kept: the home bucket's ids chosen as values, both entries loaded
+//   (gigatoken's probe_pair), with one branch for hit-and-inline: 1.040 / 0.971 / 1.041 /
+//   1.009x; the keys' prefetch to L2 and a prefetch to L1 16 chunks ahead in the probe
+//   (gigatoken's two levels): 1.054 / 1.042 / 1.054 / 1.055x; runs of 128 ends, not 64:
+//   0.999 / 0.990 / 1.003 / 1.003x; Pending in 32 bytes (the length taken from the key):
+//   0.989 / 1.031 / 0.995 / 1.009x; the splitter's bits popped four a turn, for fewer
+//   mispredicted loop exits: 0.990 / 0.997 / 0.986 / 0.999x. make_room's zero fill
+//   (memset, 1.8% of a profile) is std::vector's resize, kept.
+// - Where a warm chunk's time goes now, beside gigatoken (tools/profile_encode.py,
+//   docs/results/profile-encode.txt: cpu-clock samples, ns a chunk of the CPU time, GPT-2
+//   stories, one CPU): ours 6.9-7.1 (7.6 before round three), of which probe and emit
+//   2.4, keys 1.8, the split 1.5 (its bits popped into ends 1.2, classify 0.3), the str
+//   to UTF-8 0.6, numpy 0.15, memset 0.13; gigatoken 4.7-4.8, of which probe and emit
+//   2.3, keys (a crc32 hash) 1.4, the split 0.7 (its bits spread through a table, no
+//   loop per bit), a memmove 0.2, and nothing for the str: CPython keeps a str's UTF-8
+//   once asked for, and gigatoken reads that copy free from its second call on the same
+//   str. On a new str each call (as a pipeline hands texts over) with non-ASCII in it
+//   (the stories, which CPython keeps at 2 bytes a character), gigatoken pays CPython's
+//   encoder, 8.0 ns a chunk, and ours ran 0.88x its time; an ASCII str (Python source)
+//   is its own UTF-8, and there nothing changes.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).

@@ -265,6 +265,35 @@ inline void for_each_chunk(std::string_view text, const SplitRule& rule, Emit&& 
     }
 }
 
+// The chunks of the text under a split pattern, handed over in runs of their ends
+// (split_simd.h's for_each_chunk_run says how): on_ends(first, ends, count). The
+// portable tier and compiled patterns find a chunk at a time, gathered into runs here.
+template <class Ends>
+inline void for_each_chunk_run(std::string_view text, const SplitRule& rule, Ends&& on_ends) {
+    const simd::Tier tier = simd::tier_in_use();
+    if (tier == simd::Tier::kPortable || rule.pattern() == Pattern::kRegex) {
+        size_t ends[simd::kEndsRun];
+        size_t count = 0, first = 0;
+        for_each_chunk_plain(text, rule, [&](std::string_view chunk) {
+            ends[count++] = size_t(chunk.data() - text.data()) + chunk.size();
+            if (count < simd::kEndsRun) return;
+            on_ends(first, static_cast<const size_t*>(ends), count);
+            first = ends[count - 1];
+            count = 0;
+        });
+        if (count) on_ends(first, static_cast<const size_t*>(ends), count);
+        return;
+    }
+    const simd::ClassifyFn classify = simd::classifier(tier);
+    switch (rule.pattern()) {
+        case Pattern::kGpt2: return simd::for_each_chunk_run<Pattern::kGpt2>(text, classify, on_ends);
+        case Pattern::kGpt4: return simd::for_each_chunk_run<Pattern::kGpt4>(text, classify, on_ends);
+        case Pattern::kQwen2: return simd::for_each_chunk_run<Pattern::kQwen2>(text, classify, on_ends);
+        case Pattern::kO200k: return simd::for_each_chunk_run<Pattern::kO200k>(text, classify, on_ends);
+        default: return simd::for_each_chunk_run<Pattern::kDefault>(text, classify, on_ends);
+    }
+}
+
 // How many chunks the text splits into, and nothing else: the splitter's own speed.
 inline size_t count_chunks(std::string_view text, const SplitRule& rule) {
     size_t count = 0;

@@ -494,22 +494,23 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
     return true;
 }
 
-// Calls emit(chunk) for each chunk of the text, as for_each_chunk_plain does.
-template <Pattern P, class Emit>
-inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Emit&& emit) {
+// The block loop: the chunk starts of the text, as for_each_chunk_plain finds them,
+// given to `sink` a block at a time, sink.starts(blk, bits) (bit k: a chunk starts at
+// blk + k and ends the one before it), which returns the last of them; the starts the
+// scalar loop finds one at a time, sink.end(p); then the end of the text, and
+// sink.done(). Two sinks: one chunk at a time (for_each_chunk_blocks) and runs of ends
+// for the encoder (for_each_chunk_run).
+template <Pattern P, class Sink>
+inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink) {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
     constexpr size_t kBatch = 16;
     Masks m[kBatch + 1];
     Masks blank{};  // past the end of the text: spaces, which end nothing before them
     blank.whitespace = blank.space = ~uint64_t(0);
-    size_t start = 0;  // where the chunk not yet emitted starts
+    size_t start = 0;  // where the chunk not yet ended starts
     size_t b = 0;      // the next block: a chunk starts here, with a fresh carry
     Carry carry{};
-    auto emit_to = [&](size_t end) {
-        emit(text.substr(start, end - start));
-        start = end;
-    };
     while (b < n) {
         // Classify up to kBatch blocks and the one after them: whole blocks in place,
         // the last part-block through a buffer padded with spaces.
@@ -534,10 +535,10 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
             uint64_t starts = block_starts<P>(m[j], m[j + 1], blk + 64 >= n, carry, s, n, blk, hard);
             if (hard) break;
             if (n - blk < 64) starts &= (uint64_t(1) << (n - blk)) - 1;
-            for (; starts; starts &= starts - 1) {
-                const size_t p = blk + unsigned(bpe::count_trailing_zeros(uint64_t(starts)));
-                if (p != start) emit_to(p);
-            }
+            // The chunk the block path started at (at b, its first byte) has nothing
+            // before it to end.
+            starts &= ~uint64_t(start == blk);
+            if (starts) start = sink.starts(blk, starts);
         }
         b = blk;
         if (!hard) continue;
@@ -545,8 +546,9 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
         // the block path can start afresh.
         size_t i = start, target = blk + 64 + 3, last = 0;
         while (i < n) {
-            emit_to(plain_chunk_end<P>(text, i));
-            i = start;
+            i = plain_chunk_end<P>(text, i);
+            sink.end(i);
+            start = i;
             if (i >= target) {
                 if (ascii_window(s, n, i, &last)) break;
                 target = last + 1;
@@ -555,7 +557,68 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
         b = i;
         carry = Carry{};
     }
-    if (start < n) emit_to(n);
+    if (start < n) sink.end(n);
+    sink.done();
+}
+
+// Calls emit(chunk) for each chunk of the text, as for_each_chunk_plain does.
+template <Pattern P, class Emit>
+inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Emit&& emit) {
+    struct Chunks {
+        std::string_view text;
+        Emit& emit;
+        size_t start = 0;
+        size_t starts(size_t blk, uint64_t bits) {
+            for (; bits; bits &= bits - 1) end(blk + unsigned(bpe::count_trailing_zeros(uint64_t(bits))));
+            return start;
+        }
+        void end(size_t p) {
+            emit(text.substr(start, p - start));
+            start = p;
+        }
+        void done() {}
+    } sink{text, emit};
+    split_blocks<P>(text, classify, sink);
+}
+
+// The chunks of the text handed over in runs: the ends of some kEndsRun chunks or more
+// at a time, as offsets into the text, on_ends(first, ends, count), the first chunk of
+// a run starting where the run before ended (at 0 for the first). So a consumer works
+// on a run in loops of its own (the encoder: keys, then lookups), not in a call per
+// chunk in the middle of popping bits.
+inline constexpr size_t kEndsRun = 64;
+inline constexpr size_t kEndsRoom = kEndsRun + 64;  // a block adds at most 64
+
+template <Pattern P, class Ends>
+inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Ends&& on_ends) {
+    struct Runs {
+        explicit Runs(Ends& e) : on_ends(e) {}  // (not an aggregate: `ends` is not cleared)
+        Ends& on_ends;
+        size_t ends[kEndsRoom];
+        size_t count = 0;  // ends in the run
+        size_t first = 0;  // where the run's first chunk starts
+        size_t starts(size_t blk, uint64_t bits) {
+            size_t* at = ends + count;
+            for (; bits; bits &= bits - 1) *at++ = blk + unsigned(bpe::count_trailing_zeros(uint64_t(bits)));
+            count = size_t(at - ends);
+            const size_t last = at[-1];
+            if (count >= kEndsRun) hand_over();
+            return last;
+        }
+        void end(size_t p) {
+            ends[count++] = p;
+            if (count >= kEndsRun) hand_over();
+        }
+        void done() {
+            if (count) hand_over();
+        }
+        void hand_over() {
+            on_ends(first, static_cast<const size_t*>(ends), count);
+            first = ends[count - 1];
+            count = 0;
+        }
+    } sink(on_ends);
+    split_blocks<P>(text, classify, sink);
 }
 
 // Performance notes
@@ -597,7 +660,10 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
 // -> 0.888 / 0.890 of gpt4's speed, no change; not kept.
 //
 // About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
-// bits and emitting the chunks is now as much of the time as classifying. AVX-512
+// bits and emitting the chunks is now as much of the time as classifying. The encoder
+// takes the chunks as runs of ends (for_each_chunk_run), so that popping stays a loop
+// of a few instructions a chunk and the encoder's keys a loop of their own: encoder.h's
+// notes (round three) have what that gave. AVX-512
 // helps everywhere measured, so it is the default where the CPU has it. Encoding
 // gains less than the split does: a warm encode spends the rest of its time looking
 // chunks up, a cold one merging the chunks new to it.
