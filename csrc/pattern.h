@@ -134,6 +134,29 @@ struct CharSet {
     }
 #endif
     bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
+
+    // Whether no code point is in both sets: the ASCII tables, and past ASCII the
+    // properties bytes each set can hold there. Conservative (false where unsure): a
+    // case-insensitive set, or one with a range past ASCII that is not negated.
+    static bool surely_disjoint(const CharSet& a, const CharSet& b) {
+        if ((a.ascii[0] & b.ascii[0]) || (a.ascii[1] & b.ascii[1])) return false;
+        std::array<uint64_t, 2> pa, pb;
+        if (!props_past_ascii(a, pa) || !props_past_ascii(b, pb)) return false;
+        return !(pa[0] & pb[0]) && !(pa[1] & pb[1]);
+    }
+
+private:
+    // The properties bytes that a code point >= 128 of the set can have (a superset);
+    // false where that is not known.
+    static bool props_past_ascii(const CharSet& set, std::array<uint64_t, 2>& out) {
+        if (set.icase) return false;  // a case variant may bring in any other character
+        bool ranges_past_ascii = false;
+        for (const auto& range : set.ranges) ranges_past_ascii |= range.second >= 128;
+        if (ranges_past_ascii && !set.negated) return false;
+        // Negated, a range only takes characters out: the complement of props holds them.
+        out = set.negated ? std::array<uint64_t, 2>{~set.props[0], ~set.props[1]} : set.props;
+        return true;
+    }
 };
 
 // --- the compiled program ------------------------------------------------------------
@@ -166,6 +189,23 @@ struct FirstChars {
     bool may_start_byte(uint8_t b) const { return may_start(b); }
 };
 
+// A branch that is a straight line of classes (\s+, ' ?\p{L}+', [^\s\p{L}]+[\r\n]*),
+// each taken as far as it goes and never given back, as giving back could not help:
+// what follows a class repeat cannot start with a character of it. Such a branch
+// matches in one loop over its items (Regex::Matcher::run_straight), with none of the
+// interpreter's steps. It may end on a one-class negative lookahead (\s+(?!\S)) that
+// the last class's characters all pass: where the character after the run fails it,
+// the run gives back its last character, where the lookahead then holds.
+struct StraightItem {
+    int set;
+    uint32_t min, max;
+};
+struct Straight {
+    uint32_t first = 0, count = 0;  // its items: Regex::straight_items_[first, first + count)
+    int tail = -1;                  // the set of the negative lookahead it ends with, or -1
+    bool last_gives_back = false;   // the last item may give back a character for the tail
+};
+
 struct Node {
     explicit Node(Op op_) : op(op_) {}
     Op op;
@@ -192,6 +232,8 @@ struct Node {
     // or the rest matches wherever it starts: Regex::always_succeeds). Read once a chunk,
     // so flags here rather than a look at the next node.
     bool ends_match = false, keeps_all = false;
+    // kAlt: for each branch, its straight line of classes if it is one (Straight::count > 0).
+    std::vector<Straight> straights;
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -731,6 +773,12 @@ public:
                 node.ends_match = nodes_[size_t(node.next)].op == Op::kMatch;
                 node.keeps_all = node.mode == Mode::kPossessive || succeeds_[size_t(node.next)];
             }
+        // The pattern's own alternation (the one a chunk starts in) runs its straight
+        // branches without the interpreter.
+        if (nodes_[size_t(start_)].op == Op::kAlt) {
+            Node& top = nodes_[size_t(start_)];
+            for (int branch : top.alts) top.straights.push_back(straight_line(branch));
+        }
     }
 
     const std::string& text() const { return text_; }
@@ -837,6 +885,75 @@ private:
         }
     }
 
+    // The branch from node id as a straight line of classes (count 0 where it is not
+    // one): its items in straight_items_, each checked to be one that never needs to
+    // give back.
+    Straight straight_line(int id) {
+        static constexpr size_t kMaxItems = 8;
+        struct Item { StraightItem item; bool possessive; };
+        std::vector<Item> items;
+        int tail = -1;
+        auto is_set_then = [&](int node, int next) {
+            return nodes_[size_t(node)].op == Op::kSet && nodes_[size_t(node)].next == next;
+        };
+        while (nodes_[size_t(id)].op != Op::kMatch) {
+            const Node& node = nodes_[size_t(id)];
+            if (items.size() == kMaxItems) return {};
+            if (node.op == Op::kSet) {
+                items.push_back({{node.arg, 1, 1}, false});
+            } else if (node.op == Op::kSetRepeat && node.mode != Mode::kLazy) {
+                items.push_back({{node.arg, node.min, node.max}, node.mode == Mode::kPossessive});
+            } else if (node.op == Op::kAlt && node.alts.size() == 2 && is_set_then(node.alts[0], node.alts[1])) {
+                items.push_back({{nodes_[size_t(node.alts[0])].arg, 0, 1}, false});  // X?
+                id = node.alts[1];
+                continue;
+            } else if (node.op == Op::kPossessive && nodes_[size_t(node.body)].op == Op::kAlt) {  // X?+
+                const Node& choice = nodes_[size_t(node.body)];
+                if (!(choice.alts.size() == 2 && nodes_[size_t(choice.alts[1])].op == Op::kSubEnd &&
+                      is_set_then(choice.alts[0], choice.alts[1])))
+                    return {};
+                items.push_back({{nodes_[size_t(choice.alts[0])].arg, 0, 1}, true});
+            } else if (node.op == Op::kLookahead && node.negative && nodes_[size_t(node.body)].op == Op::kSet &&
+                       nodes_[size_t(nodes_[size_t(node.body)].next)].op == Op::kSubEnd &&
+                       nodes_[size_t(node.next)].op == Op::kMatch) {
+                tail = nodes_[size_t(node.body)].arg;
+                break;
+            } else {
+                return {};
+            }
+            id = node.next;
+        }
+        if (items.empty()) return {};
+        // Giving back never helps where what follows a repeat cannot start with a
+        // character of it: the items after it up to the first that must take one.
+        for (size_t j = 0; j < items.size(); ++j) {
+            const Item& it = items[j];
+            if (it.possessive || it.item.min == it.item.max) continue;
+            const CharSet& set = sets_[size_t(it.item.set)];
+            // (Nothing after it that must take a character: the rest matches wherever
+            // it starts. The lookahead's, after the last item, is the tail's case below.)
+            for (size_t k = j + 1; k < items.size(); ++k) {
+                if (!CharSet::surely_disjoint(set, sets_[size_t(items[k].item.set)])) return {};
+                if (items[k].item.min > 0) break;
+            }
+        }
+        Straight st;
+        if (tail >= 0) {
+            const Item& last = items.back();
+            // The last item must take a character (so that it is what comes before the
+            // lookahead, after any other item's giving back), and gives back one, which
+            // the lookahead passes.
+            if (last.item.min == 0 || !CharSet::surely_disjoint(sets_[size_t(last.item.set)], sets_[size_t(tail)]))
+                return {};
+            st.tail = tail;
+            st.last_gives_back = !last.possessive && last.item.max > last.item.min;
+        }
+        st.first = uint32_t(straight_items_.size());
+        st.count = uint32_t(items.size());
+        for (const Item& it : items) straight_items_.push_back(it.item);
+        return st;
+    }
+
     struct Counter {
         uint32_t count = 0;
         size_t start = SIZE_MAX;  // where the current time through began
@@ -857,6 +974,7 @@ private:
     std::vector<Node> nodes_;
     std::vector<FirstChars> starts_;  // what a match from each node can start with
     std::vector<char> succeeds_;      // always_succeeds, for each node
+    std::vector<StraightItem> straight_items_;  // the items of the straight branches (Straight)
     int counters_ = 0;
     int start_ = 0;
 
@@ -879,8 +997,16 @@ public:
             // a chunk costs one call less.
             const uint16_t *k = top.branches.data() + top.by_first[first_key(at)],
                            *last = top.branches.data() + top.by_first[first_key(at) + 1];
-            for (; k < last; ++k)
-                if (second_allows(top, *k, at) && step(top.alts[*k], at)) return end;
+            for (; k < last; ++k) {
+                if (!second_allows(top, *k, at)) continue;
+                const Straight& straight = top.straights[*k];
+                if (straight.count) {
+                    const size_t e = run_straight(straight, at);
+                    if (e > at) return e;
+                } else if (step(top.alts[*k], at)) {
+                    return end;
+                }
+            }
             return at;
         }
 
@@ -1019,18 +1145,39 @@ public:
             }
         }
 
+        // The end of a straight branch's match at i (Straight), or i where it has none.
+        size_t run_straight(const Straight& straight, size_t i) const {
+            const size_t at = i;
+            size_t last_from = i;
+            uint32_t last_count = 0;
+            const StraightItem* item = re.straight_items_.data() + straight.first;
+            for (const StraightItem* end_item = item + straight.count; item < end_item; ++item) {
+                last_from = i;
+                last_count = take_set(re.sets_[size_t(item->set)], item->max, i);
+                if (last_count < item->min) return at;
+            }
+            if (straight.tail >= 0 && i < n) {
+                uint32_t len;
+                if (re.sets_[size_t(straight.tail)].contains(char_at(i, len))) {
+                    if (!straight.last_gives_back || last_count == item[-1].min) return at;
+                    i = back_one(i, last_from);
+                }
+            }
+            return i;
+        }
+
         // Takes as many characters of the set as the repeat allows from i: how many.
-        uint32_t take_set(const Node& node, size_t& i) const {
-            const CharSet& set = re.sets_[size_t(node.arg)];
+        uint32_t take_set(const Node& node, size_t& i) const { return take_set(re.sets_[size_t(node.arg)], node.max, i); }
+        uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) const {
             uint32_t count = 0;
-            while (count < node.max && i < n) {
+            while (count < max && i < n) {
 #if defined(BPE_PATTERN_SSE2)
                 // An ASCII byte outside the set ends it at once (a word's capitals, none
                 // in most words, or the letter after a space), without 16 bytes' work.
                 if (s[i] < 0x80 && !CharSet::bit(set.ascii, s[i])) break;
-                if (s[i] < 0x80 && set.num_runs > 0 && node.max > 1 && i + 16 <= n) {  // (X? is one byte's test)
+                if (s[i] < 0x80 && set.num_runs > 0 && max > 1 && i + 16 <= n) {  // (X? is one byte's test)
                     bool high_next;
-                    const uint32_t all = set.ascii_run(s + i, high_next), run = std::min(all, node.max - count);
+                    const uint32_t all = set.ascii_run(s + i, high_next), run = std::min(all, max - count);
                     i += run, count += run;
                     if (run == 16 || (run == all && high_next)) continue;  // more, or a character to decode
                     break;  // an ASCII byte outside the set, or the repeat's max
