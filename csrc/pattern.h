@@ -232,8 +232,6 @@ struct Node {
     // or the rest matches wherever it starts: Regex::always_succeeds). Read once a chunk,
     // so flags here rather than a look at the next node.
     bool ends_match = false, keeps_all = false;
-    // kAlt: for each branch, its straight line of classes if it is one (Straight::count > 0).
-    std::vector<Straight> straights;
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -775,10 +773,8 @@ public:
             }
         // The pattern's own alternation (the one a chunk starts in) runs its straight
         // branches without the interpreter.
-        if (nodes_[size_t(start_)].op == Op::kAlt) {
-            Node& top = nodes_[size_t(start_)];
-            for (int branch : top.alts) top.straights.push_back(straight_line(branch));
-        }
+        if (nodes_[size_t(start_)].op == Op::kAlt)
+            for (int branch : nodes_[size_t(start_)].alts) straights_.push_back(straight_line(branch));
     }
 
     const std::string& text() const { return text_; }
@@ -974,7 +970,8 @@ private:
     std::vector<Node> nodes_;
     std::vector<FirstChars> starts_;  // what a match from each node can start with
     std::vector<char> succeeds_;      // always_succeeds, for each node
-    std::vector<StraightItem> straight_items_;  // the items of the straight branches (Straight)
+    std::vector<Straight> straights_;  // for each branch of the pattern's alternation (Straight)
+    std::vector<StraightItem> straight_items_;  // their items
     int counters_ = 0;
     int start_ = 0;
 
@@ -999,7 +996,7 @@ public:
                            *last = top.branches.data() + top.by_first[first_key(at) + 1];
             for (; k < last; ++k) {
                 if (!second_allows(top, *k, at)) continue;
-                const Straight& straight = top.straights[*k];
+                const Straight& straight = re.straights_[*k];
                 if (straight.count) {
                     const size_t e = run_straight(straight, at);
                     if (e > at) return e;
@@ -1146,7 +1143,7 @@ public:
         }
 
         // The end of a straight branch's match at i (Straight), or i where it has none.
-        size_t run_straight(const Straight& straight, size_t i) const {
+        [[gnu::noinline]] size_t run_straight(const Straight& straight, size_t i) const {
             const size_t at = i;
             size_t last_from = i;
             uint32_t last_count = 0;
@@ -1168,7 +1165,7 @@ public:
 
         // Takes as many characters of the set as the repeat allows from i: how many.
         uint32_t take_set(const Node& node, size_t& i) const { return take_set(re.sets_[size_t(node.arg)], node.max, i); }
-        uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) const {
+        BPE_ALWAYS_INLINE uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) const {
             uint32_t count = 0;
             while (count < max && i < n) {
 #if defined(BPE_PATTERN_SSE2)
