@@ -145,14 +145,26 @@ struct CharSet {
         return !(pa[0] & pb[0]) && !(pa[1] & pb[1]);
     }
 
+    // Whether every code point of `inner` is in `outer`. Conservative likewise; `outer`
+    // must be exact past ASCII (no range there).
+    static bool surely_within(const CharSet& inner, const CharSet& outer) {
+        if ((inner.ascii[0] & ~outer.ascii[0]) || (inner.ascii[1] & ~outer.ascii[1])) return false;
+        std::array<uint64_t, 2> pi, po;
+        if (!props_past_ascii(inner, pi) || !props_past_ascii(outer, po) || ranges_past_ascii(outer)) return false;
+        return !(pi[0] & ~po[0]) && !(pi[1] & ~po[1]);
+    }
+
 private:
-    // The properties bytes that a code point >= 128 of the set can have (a superset);
-    // false where that is not known.
+    static bool ranges_past_ascii(const CharSet& set) {
+        for (const auto& range : set.ranges)
+            if (range.second >= 128) return true;
+        return false;
+    }
+    // The properties bytes that a code point >= 128 of the set can have (a superset,
+    // exact where no range reaches past ASCII); false where that is not known.
     static bool props_past_ascii(const CharSet& set, std::array<uint64_t, 2>& out) {
         if (set.icase) return false;  // a case variant may bring in any other character
-        bool ranges_past_ascii = false;
-        for (const auto& range : set.ranges) ranges_past_ascii |= range.second >= 128;
-        if (ranges_past_ascii && !set.negated) return false;
+        if (ranges_past_ascii(set) && !set.negated) return false;
         // Negated, a range only takes characters out: the complement of props holds them.
         out = set.negated ? std::array<uint64_t, 2>{~set.props[0], ~set.props[1]} : set.props;
         return true;
@@ -204,6 +216,10 @@ struct Straight {
     uint32_t first = 0, count = 0;  // its items: Regex::straight_items_[first, first + count)
     int tail = -1;                  // the set of the negative lookahead it ends with, or -1
     bool last_gives_back = false;   // the last item may give back a character for the tail
+    // It ends in S* T+ with T within S (\s*[\r\n]+): S takes its run, gives back to the
+    // last character of T in it, and T takes that one (the one after it is not of T, or
+    // the run would have gone on): the match ends after the run's last character of T.
+    bool ends_on_last_of = false;
 };
 
 struct Node {
@@ -920,11 +936,19 @@ private:
             id = node.next;
         }
         if (items.empty()) return {};
+        Straight st;
+        if (items.size() >= 2 && tail < 0) {
+            const Item &run = items[items.size() - 2], &last = items.back();
+            st.ends_on_last_of = !run.possessive && run.item.min == 0 && run.item.max == kUnbounded &&
+                                 last.item.min == 1 &&
+                                 CharSet::surely_within(sets_[size_t(last.item.set)], sets_[size_t(run.item.set)]);
+        }
         // Giving back never helps where what follows a repeat cannot start with a
         // character of it: the items after it up to the first that must take one.
         for (size_t j = 0; j < items.size(); ++j) {
             const Item& it = items[j];
             if (it.possessive || it.item.min == it.item.max) continue;
+            if (st.ends_on_last_of && j == items.size() - 2) continue;  // gives back by its own rule
             const CharSet& set = sets_[size_t(it.item.set)];
             // (Nothing after it that must take a character: the rest matches wherever
             // it starts. The lookahead's, after the last item, is the tail's case below.)
@@ -933,7 +957,6 @@ private:
                 if (items[k].item.min > 0) break;
             }
         }
-        Straight st;
         if (tail >= 0) {
             const Item& last = items.back();
             // The last item must take a character (so that it is what comes before the
@@ -1148,11 +1171,12 @@ public:
             size_t last_from = i;
             uint32_t last_count = 0;
             const StraightItem* item = re.straight_items_.data() + straight.first;
-            for (const StraightItem* end_item = item + straight.count; item < end_item; ++item) {
+            for (const StraightItem* end_item = item + straight.count - straight.ends_on_last_of; item < end_item; ++item) {
                 last_from = i;
                 last_count = take_set(re.sets_[size_t(item->set)], item->max, i);
                 if (last_count < item->min) return at;
             }
+            if (straight.ends_on_last_of) return after_last_of(re.sets_[size_t(item->set)], last_from, i, at);
             if (straight.tail >= 0 && i < n) {
                 uint32_t len;
                 if (re.sets_[size_t(straight.tail)].contains(char_at(i, len))) {
@@ -1161,6 +1185,18 @@ public:
                 }
             }
             return i;
+        }
+
+        // The end of the last character of `set` in from..i (Straight::ends_on_last_of), or
+        // `fail` where there is none.
+        size_t after_last_of(const CharSet& set, size_t from, size_t i, size_t fail) const {
+            while (i > from) {
+                const size_t end = i;
+                i = back_one(i, from);
+                uint32_t len;
+                if (set.contains(char_at(i, len))) return end;
+            }
+            return fail;
         }
 
         // Takes as many characters of the set as the repeat allows from i: how many.
