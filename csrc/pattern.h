@@ -117,6 +117,14 @@ struct CharSet {
     // the byte after them (of the 16) is >= 0x80, from the same load, so that the caller
     // does not wait on reading it again.
     uint32_t ascii_run(const unsigned char* p, bool& high_next) const {
+        uint32_t high;
+        const uint32_t run = uint32_t(__builtin_ctz(~ascii_members(p, high)));
+        high_next = high >> run & 1;
+        return run;
+    }
+    // Which of the 16 bytes at p are ASCII characters of the set (num_runs > 0), a bit
+    // each, and in `high` which are >= 0x80.
+    uint32_t ascii_members(const unsigned char* p, uint32_t& high) const {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         // v - first <= span, unsigned: a byte >= 0x80 is past every ASCII range.
         auto in_run = [&](int r) {
@@ -128,9 +136,8 @@ struct CharSet {
         if (num_runs > 2) in = _mm_or_si128(in, _mm_or_si128(in_run(2), in_run(3)));
         if (num_runs > 4)
             in = _mm_or_si128(in, _mm_or_si128(_mm_or_si128(in_run(4), in_run(5)), _mm_or_si128(in_run(6), in_run(7))));
-        const uint32_t run = uint32_t(__builtin_ctz(~uint32_t(_mm_movemask_epi8(in))));
-        high_next = uint32_t(_mm_movemask_epi8(v)) >> run & 1;
-        return run;
+        high = uint32_t(_mm_movemask_epi8(v));
+        return uint32_t(_mm_movemask_epi8(in));
     }
 #endif
     bool contains(uint32_t cp) const { return cp < 128 ? bit(ascii, cp) : contains_slow(cp); }
@@ -1190,6 +1197,20 @@ public:
         // The end of the last character of `set` in from..i (Straight::ends_on_last_of), or
         // `fail` where there is none.
         size_t after_last_of(const CharSet& set, size_t from, size_t i, size_t fail) const {
+#if defined(BPE_PATTERN_SSE2)
+            // 16 bytes at a time back from i, while they are ASCII (an indentation's
+            // spaces, looked at for a new line that is not there, at every line).
+            while (set.num_runs > 0 && i > from && i >= 16) {
+                uint32_t high;
+                const uint32_t members = set.ascii_members(s + i - 16, high);
+                // Byte k is at i - 16 + k: those from `from` on.
+                const uint32_t lanes = i - from >= 16 ? 0xFFFF : (0xFFFFu << (16 - (i - from))) & 0xFFFF;
+                if (high & lanes) break;  // a character to decode: a byte at a time, below
+                if (members & lanes) return i - 16 + (32 - uint32_t(__builtin_clz(members & lanes)));
+                if (i - from <= 16) return fail;
+                i -= 16;
+            }
+#endif
             while (i > from) {
                 const size_t end = i;
                 i = back_one(i, from);

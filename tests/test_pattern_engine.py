@@ -187,6 +187,28 @@ def test_straight_branches_split_as_regex_does(pattern):
         assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, seed)
 
 
+@pytest.mark.parametrize("pattern", [r"\s*[\r\n]+|\s+(?!\S)|\s+|\S+", r"\s*[\r\n]|\s+(?!\S)|\s|\S+",
+                                     r"\n\s*[\r\n]+|\s+|\S+"])
+def test_the_last_new_line_of_a_whitespace_run(pattern):
+    # S* T+ with T within S ends after the run's last T, found 16 bytes at a time back
+    # from the run's end where they are ASCII (pattern.h, after_last_of): runs of every
+    # length to past two blocks, with the new line, or a non-ASCII space, at each place
+    # in them, or none, near the text's start and not, after new lines of other chunks.
+    texts = []
+    for length in range(0, 40):
+        for at in range(-1, length):
+            run = [" "] * length
+            if at >= 0:
+                run[at] = "\n"
+            texts.append("".join(run) + "x")
+            if length:
+                run[(at + 7) % length] = "\u00a0"
+                texts.append("".join(run) + "x")
+    for text in texts:
+        for prefix in ("", "y" * 20, "\nz", "\n" * 9 + "z"):  # a new line just before the run is not in it
+            assert engine_chunks(prefix + text, pattern) == oracle_chunks(prefix + text, pattern), (pattern, prefix + text)
+
+
 def test_a_word_list_alternation_compiles_small_and_splits_as_regex():
     # Thousands of branches go without the second-character table (128 entries a branch):
     # with it, a word list of 5,000 words would make 640,000 entries of 24 bytes (15 MB).
