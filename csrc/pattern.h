@@ -1354,6 +1354,37 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //   on o200k. Answering whether the run stops at a non-ASCII byte from the same load,
 //   and a repeat's questions about what follows it as flags made at compile time, took
 //   1-4% and 5-9% more (A/B runs of two builds, one process each, interleaved).
+// - Then the branches that need no backtracking at all (Straight): most chunks of the
+//   tiktoken-style patterns match one (' word', '.', '    '), and run_straight takes
+//   them in one loop over their items, with none of the interpreter's dispatch, calls
+//   and bookkeeping. The compile-time checks (CharSet::surely_disjoint, surely_within)
+//   are what make giving back provably useless there. Measured against regex.findall
+//   (count_chunks on the qwen2 + "|(?!)" text, CPU time, medians of 5, in three
+//   processes a build, the builds' processes alternating; stories 0.8 MB, source 2 MB
+//   as bench/split.py cuts them): qwen2 9.6x -> 11.4x on stories and 9.8x -> 10.8x on
+//   source (184 -> 219 and 157 -> 176 MB/s), cl100k +11-17%, made-up +10-14%, o200k
+//   level. Two builds cannot be compared in one process: the second module loaded ran
+//   at the first one's speed. An earlier try (below) found such a path slower; a cause
+//   may be the one met here: the first version kept each branch's Straight in Node,
+//   24 bytes more a Node, and o200k (few straight branches) went 5-9% slower until the
+//   table moved to Regex.
+// - S* T+ with T within S (Qwen2's \s*[\r\n]+, cl100k's \s*[\r\n]) is straight too: the
+//   match ends after the run's last T (Straight::ends_on_last_of). On Python source this
+//   branch is tried at every indentation and fails there (57,332 tries, 12,569 matches
+//   in 425,852 chunks), so the look back for a new line matters: a byte at a time it
+//   gave qwen2 +3-7% on source (11.3x); 16 bytes at a time (after_last_of, through
+//   CharSet::ascii_members) +7-8% more for qwen2, cl100k and o200k on source (qwen2
+//   183 -> 198 MB/s, 12.3x), stories unchanged (in a C++ driver over the same texts,
+//   22.6 against 24.4 ns a chunk).
+// - Tried with the straight branches and dropped (the driver, A/B): the branches by the
+//   first two bytes from one table (16 KB of list numbers; 3-11% slower on every
+//   pattern), or from a bit mask for each two classes of bytes (0-6% slower); X and X?
+//   tested without take_set's loop (1-3% slower); nested alternations spliced into the
+//   top one, so that Qwen2's contractions are straight (no change); run_straight
+//   inlined into match_at (no change). Each of the first three took work away and added
+//   a branch that differs from chunk to chunk, so what is left a chunk (18 ns on
+//   stories, 23 on source) is likely the branches mispredicted where the chunk's kind
+//   changes (word, punctuation, space); this VM has no hardware counters to show it.
 // - Tried and dropped, as they did not pay: a branch that is a straight line of sets run
 //   in match_at without a call (0-4% slower); Node::by_first on the heap for a smaller
 //   Node (7% slower, every row); match_at inlined into the chunk loop, and skipping the
