@@ -216,7 +216,7 @@ struct FirstChars {
 // the last class's characters all pass: where the character after the run fails it,
 // the run gives back its last character, where the lookahead then holds.
 struct StraightItem {
-    int set;
+    const CharSet* set;  // in Regex::sets_, which no longer changes once they are made
     uint32_t min, max;
 };
 struct Straight {
@@ -800,6 +800,10 @@ public:
             for (int branch : nodes_[size_t(start_)].alts) straights_.push_back(straight_line(branch));
     }
 
+    // Not copied or moved: the straight branches point into sets_.
+    Regex(const Regex&) = delete;
+    Regex& operator=(const Regex&) = delete;
+
     const std::string& text() const { return text_; }
 
     class Matcher;
@@ -909,7 +913,7 @@ private:
     // give back.
     Straight straight_line(int id) {
         static constexpr size_t kMaxItems = 8;
-        struct Item { StraightItem item; bool possessive; };
+        struct Item { StraightItem item; int set; bool possessive; };
         std::vector<Item> items;
         int tail = -1;
         auto is_set_then = [&](int node, int next) {
@@ -919,11 +923,12 @@ private:
             const Node& node = nodes_[size_t(id)];
             if (items.size() == kMaxItems) return {};
             if (node.op == Op::kSet) {
-                items.push_back({{node.arg, 1, 1}, false});
+                items.push_back({{&sets_[size_t(node.arg)], 1, 1}, node.arg, false});
             } else if (node.op == Op::kSetRepeat && node.mode != Mode::kLazy) {
-                items.push_back({{node.arg, node.min, node.max}, node.mode == Mode::kPossessive});
+                items.push_back({{&sets_[size_t(node.arg)], node.min, node.max}, node.arg, node.mode == Mode::kPossessive});
             } else if (node.op == Op::kAlt && node.alts.size() == 2 && is_set_then(node.alts[0], node.alts[1])) {
-                items.push_back({{nodes_[size_t(node.alts[0])].arg, 0, 1}, false});  // X?
+                const int x = nodes_[size_t(node.alts[0])].arg;
+                items.push_back({{&sets_[size_t(x)], 0, 1}, x, false});  // X?
                 id = node.alts[1];
                 continue;
             } else if (node.op == Op::kPossessive && nodes_[size_t(node.body)].op == Op::kAlt) {  // X?+
@@ -931,7 +936,8 @@ private:
                 if (!(choice.alts.size() == 2 && nodes_[size_t(choice.alts[1])].op == Op::kSubEnd &&
                       is_set_then(choice.alts[0], choice.alts[1])))
                     return {};
-                items.push_back({{nodes_[size_t(choice.alts[0])].arg, 0, 1}, true});
+                const int x = nodes_[size_t(choice.alts[0])].arg;
+                items.push_back({{&sets_[size_t(x)], 0, 1}, x, true});
             } else if (node.op == Op::kLookahead && node.negative && nodes_[size_t(node.body)].op == Op::kSet &&
                        nodes_[size_t(nodes_[size_t(node.body)].next)].op == Op::kSubEnd &&
                        nodes_[size_t(node.next)].op == Op::kMatch) {
@@ -948,7 +954,7 @@ private:
             const Item &run = items[items.size() - 2], &last = items.back();
             st.ends_on_last_of = !run.possessive && run.item.min == 0 && run.item.max == kUnbounded &&
                                  last.item.min == 1 &&
-                                 CharSet::surely_within(sets_[size_t(last.item.set)], sets_[size_t(run.item.set)]);
+                                 CharSet::surely_within(sets_[size_t(last.set)], sets_[size_t(run.set)]);
         }
         // Giving back never helps where what follows a repeat cannot start with a
         // character of it: the items after it up to the first that must take one.
@@ -956,11 +962,11 @@ private:
             const Item& it = items[j];
             if (it.possessive || it.item.min == it.item.max) continue;
             if (st.ends_on_last_of && j == items.size() - 2) continue;  // gives back by its own rule
-            const CharSet& set = sets_[size_t(it.item.set)];
+            const CharSet& set = sets_[size_t(it.set)];
             // (Nothing after it that must take a character: the rest matches wherever
             // it starts. The lookahead's, after the last item, is the tail's case below.)
             for (size_t k = j + 1; k < items.size(); ++k) {
-                if (!CharSet::surely_disjoint(set, sets_[size_t(items[k].item.set)])) return {};
+                if (!CharSet::surely_disjoint(set, sets_[size_t(items[k].set)])) return {};
                 if (items[k].item.min > 0) break;
             }
         }
@@ -969,7 +975,7 @@ private:
             // The last item must take a character (so that it is what comes before the
             // lookahead, after any other item's giving back), and gives back one, which
             // the lookahead passes.
-            if (last.item.min == 0 || !CharSet::surely_disjoint(sets_[size_t(last.item.set)], sets_[size_t(tail)]))
+            if (last.item.min == 0 || !CharSet::surely_disjoint(sets_[size_t(last.set)], sets_[size_t(tail)]))
                 return {};
             st.tail = tail;
             st.last_gives_back = !last.possessive && last.item.max > last.item.min;
@@ -1180,10 +1186,10 @@ public:
             const StraightItem* item = re.straight_items_.data() + straight.first;
             for (const StraightItem* end_item = item + straight.count - straight.ends_on_last_of; item < end_item; ++item) {
                 last_from = i;
-                last_count = take_set(re.sets_[size_t(item->set)], item->max, i);
+                last_count = take_set(*item->set, item->max, i);
                 if (last_count < item->min) return at;
             }
-            if (straight.ends_on_last_of) return after_last_of(re.sets_[size_t(item->set)], last_from, i, at);
+            if (straight.ends_on_last_of) return after_last_of(*item->set, last_from, i, at);
             if (straight.tail >= 0 && i < n) {
                 uint32_t len;
                 if (re.sets_[size_t(straight.tail)].contains(char_at(i, len))) {
