@@ -221,7 +221,7 @@ struct StraightItem {
 };
 struct Straight {
     uint32_t first = 0, count = 0;  // its items: Regex::straight_items_[first, first + count)
-    int tail = -1;                  // the set of the negative lookahead it ends with, or -1
+    const CharSet* tail = nullptr;  // the set of the negative lookahead it ends with, if any
     bool last_gives_back = false;   // the last item may give back a character for the tail
     // It ends in S* T+ with T within S (\s*[\r\n]+): S takes its run, gives back to the
     // last character of T in it, and T takes that one (the one after it is not of T, or
@@ -235,6 +235,7 @@ struct Node {
     Mode mode = Mode::kGreedy;
     bool negative = false;
     int arg = -1;   // set or counter number
+    const CharSet* set = nullptr;  // kSet, kSetRepeat: set `arg` (filled in once the sets are made)
     int next = -1;  // the node that follows
     int body = -1;  // the first node of a group's body
     uint32_t min = 1, max = 1;
@@ -755,6 +756,8 @@ public:
         const int match = int(nodes_.size());
         nodes_.push_back(Node{Op::kMatch});
         start_ = compiler.compile(*ast, match);
+        for (Node& node : nodes_)
+            if (node.op == Op::kSet || node.op == Op::kSetRepeat) node.set = &sets_[size_t(node.arg)];
         std::vector<char> seen(nodes_.size(), 0);
         for (Node& node : nodes_)
             if (node.op == Op::kAlt && node.alts.size() > UINT16_MAX)
@@ -977,7 +980,7 @@ private:
             // the lookahead passes.
             if (last.item.min == 0 || !CharSet::surely_disjoint(sets_[size_t(last.set)], sets_[size_t(tail)]))
                 return {};
-            st.tail = tail;
+            st.tail = &sets_[size_t(tail)];
             st.last_gives_back = !last.possessive && last.item.max > last.item.min;
         }
         st.first = uint32_t(straight_items_.size());
@@ -1102,7 +1105,7 @@ public:
                     case Op::kSet: {
                         if (i >= n) return false;
                         uint32_t len;
-                        if (!re.sets_[size_t(node.arg)].contains(char_at(i, len))) return false;
+                        if (!node.set->contains(char_at(i, len))) return false;
                         i += len;
                         id = node.next;
                         continue;
@@ -1162,7 +1165,7 @@ public:
                         const Node& body = re.nodes_[size_t(node.body)];
                         if (body.op == Op::kSet && re.nodes_[size_t(body.next)].op == Op::kSubEnd) {
                             uint32_t len;
-                            const bool found = i < n && re.sets_[size_t(body.arg)].contains(char_at(i, len));
+                            const bool found = i < n && body.set->contains(char_at(i, len));
                             if (found == node.negative) return false;
                             id = node.next;
                             continue;
@@ -1190,9 +1193,9 @@ public:
                 if (last_count < item->min) return at;
             }
             if (straight.ends_on_last_of) return after_last_of(*item->set, last_from, i, at);
-            if (straight.tail >= 0 && i < n) {
+            if (straight.tail && i < n) {
                 uint32_t len;
-                if (re.sets_[size_t(straight.tail)].contains(char_at(i, len))) {
+                if (straight.tail->contains(char_at(i, len))) {
                     if (!straight.last_gives_back || last_count == item[-1].min) return at;
                     i = back_one(i, last_from);
                 }
@@ -1227,7 +1230,7 @@ public:
         }
 
         // Takes as many characters of the set as the repeat allows from i: how many.
-        uint32_t take_set(const Node& node, size_t& i) const { return take_set(re.sets_[size_t(node.arg)], node.max, i); }
+        uint32_t take_set(const Node& node, size_t& i) const { return take_set(*node.set, node.max, i); }
         BPE_ALWAYS_INLINE uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) const {
             uint32_t count = 0;
             while (count < max && i < n) {
@@ -1287,7 +1290,7 @@ public:
         }
 
         [[gnu::noinline]] bool lazy_set_repeat(const Node& node, size_t i) {
-            const CharSet& set = re.sets_[size_t(node.arg)];
+            const CharSet& set = *node.set;
             for (uint32_t count = 0;; ++count) {
                 if (count >= node.min && step(node.next, i)) return true;
                 if (count == node.max || i >= n) return false;
