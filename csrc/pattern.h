@@ -1390,10 +1390,17 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //   pattern), or from a bit mask for each two classes of bytes (0-6% slower); X and X?
 //   tested without take_set's loop (1-3% slower); nested alternations spliced into the
 //   top one, so that Qwen2's contractions are straight (no change); run_straight
-//   inlined into match_at (no change). Each of the first three took work away and added
-//   a branch that differs from chunk to chunk, so what is left a chunk (18 ns on
-//   stories, 23 on source) is likely the branches mispredicted where the chunk's kind
-//   changes (word, punctuation, space); this VM has no hardware counters to show it.
+//   inlined into match_at (no change).
+// - Then where a chunk's time goes, with nothing to mispredict: " hello" 150,000 times
+//   took 15.7 ns a chunk against 18.4 on the stories, and valgrind --tool=callgrind
+//   counted about 200 instructions a chunk on it (run_straight 140 of them, its take_set
+//   loops most), so the work itself, not mispredicted branches, was the cost. Part of it
+//   was reaching each set: re.sets_[arg], a load and a multiply by a CharSet's size
+//   before every class test. A straight item, a set node and a lookahead's set now
+//   point at their CharSet (Regex is neither copied nor moved). The module, A/B as
+//   above: qwen2 223 -> 243 MB/s on stories and 197 -> 212 on source (12.5x and 13.0x
+//   regex), cl100k +6-12%, made-up +9-10%; o200k, which the interpreter runs, +5-8%
+//   from the nodes' pointers (driver: qwen2 18.4 -> 16.4 ns a chunk on stories).
 // - Tried and dropped, as they did not pay: a branch that is a straight line of sets run
 //   in match_at without a call (0-4% slower); Node::by_first on the heap for a smaller
 //   Node (7% slower, every row); match_at inlined into the chunk loop, and skipping the
