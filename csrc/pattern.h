@@ -1182,6 +1182,7 @@ public:
         }
 
         // The end of a straight branch's match at i (Straight), or i where it has none.
+        // (Out of line: inlined into match_at it measured no faster.)
         [[gnu::noinline]] size_t run_straight(const Straight& straight, size_t i) const {
             const size_t at = i;
             size_t last_from = i;
@@ -1414,10 +1415,12 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
 //   runs fastest of the four, 7.9x and 9.1x, short of the 10x asked. Runs a few minutes
 //   apart on this shared VM moved these by up to a tenth (Qwen2's stories row: 7.9x to
 //   8.8x). The named rules run on their splitters instead, at 1.3-2.5 GB/s.
-//   With the straight branches and the 16-byte look back (the same command, --out to a
-//   scratch folder, load average about 3 on the VM's 2 cores): stories 14.8x cl100k,
-//   11.1x o200k, 10.7x qwen2 (218 MB/s against regex's 20.3), 14.6x made-up; source
-//   15.6x, 13.7x, 11.6x (195 against 16.9) and 12.6x. Before the look back, one run
-//   had qwen2 at 10.7x and 10.0x.
+//   With the straight branches, the 16-byte look back and the sets by pointer (the same
+//   command, --out to a scratch folder; load average 1.6-3.3 on the VM's 2 cores):
+//   stories 15.6x cl100k, 12.1x o200k, 11.3x qwen2 (235 MB/s against regex's 20.7),
+//   13.2x made-up; source 15.4x, 14.1x, 11.5x (196 against 17.1) and 12.6x. Before the
+//   pointers, a run had qwen2 at 10.7x and 11.6x; before the look back, 10.7x and 10.0x.
+//   The bench moves a row by up to a tenth from run to run (made-up on stories: 14.6x,
+//   then 13.2x with code the A/B above found faster on it).
 
 }  // namespace bpe
