@@ -158,6 +158,57 @@ def test_a_branch_that_ends_the_match_before_the_next_character(pattern):
         assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, text)
 
 
+# Branches the engine matches as a straight line of classes, without backtracking
+# (pattern.h, Straight): an optional class before a run, possessive forms, a run that
+# gives back one character for a closing negative lookahead (or fails at its minimum),
+# S* T+ with T within S (ends after the run's last T); and look-alikes that do need
+# backtracking, or whose classes it cannot compare (case-insensitive, ranges past
+# ASCII), which stay on the general path.
+STRAIGHT = [
+    r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|\s+(?!\S)|\s+|.",
+    r"[^\p{L}]?+\p{L}++|\s*[\r\n]+|\s+|.",
+    r"[a-c]{2,3}(?![x-z])|.",
+    r"\d*[a-z]+(?!\d)|\w|\s",
+    r"[ \t]*\t+|[ ]+(?![ ])|.",
+    r" ?[^\s\w]+[\r\n]*|\s*\n+x?|.",
+    r"\p{L}*\p{Ll}+|\s+(?!\s)|.",
+    r"\s+(?![\s\p{L}])|é?\p{Ll}+|(?i:k)?\p{Ll}+|.",
+]
+STRAIGHT_TEXTS = ["abc", "abcx", "abx", "ab x", "12ab3", "1a", "  \t\t x", "\t \t", " \t ", "\n\n  \n  x", " \r\n",
+                  "ab  ", "  \n", "\n", "éab", "Kab", "Éa", "!!\n\nx", " ...\r\n\r\n", "  ", "a", "aB", "\u00a0\u00a0x"]
+
+
+@pytest.mark.parametrize("pattern", STRAIGHT)
+def test_straight_branches_split_as_regex_does(pattern):
+    for text in STRAIGHT_TEXTS + [" ".join(STRAIGHT_TEXTS), "".join(STRAIGHT_TEXTS)]:
+        assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, text)
+    for seed in range(4):
+        text = hostile_text(700 + seed)
+        assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (pattern, seed)
+
+
+@pytest.mark.parametrize("pattern", [r"\s*[\r\n]+|\s+(?!\S)|\s+|\S+", r"\s*[\r\n]|\s+(?!\S)|\s|\S+",
+                                     r"\n\s*[\r\n]+|\s+|\S+"])
+def test_the_last_new_line_of_a_whitespace_run(pattern):
+    # S* T+ with T within S ends after the run's last T, found 16 bytes at a time back
+    # from the run's end where they are ASCII (pattern.h, after_last_of): runs of every
+    # length to past two blocks, with the new line, or a non-ASCII space, at each place
+    # in them, or none, near the text's start and not, after new lines of other chunks.
+    texts = []
+    for length in range(0, 40):
+        for at in range(-1, length):
+            run = [" "] * length
+            if at >= 0:
+                run[at] = "\n"
+            texts.append("".join(run) + "x")
+            if length:
+                run[(at + 7) % length] = "\u00a0"
+                texts.append("".join(run) + "x")
+    for text in texts:
+        for prefix in ("", "y" * 20, "\nz", "\n" * 9 + "z"):  # a new line just before the run is not in it
+            assert engine_chunks(prefix + text, pattern) == oracle_chunks(prefix + text, pattern), (pattern, prefix + text)
+
+
 def test_a_word_list_alternation_compiles_small_and_splits_as_regex():
     # Thousands of branches go without the second-character table (128 entries a branch):
     # with it, a word list of 5,000 words would make 640,000 entries of 24 bytes (15 MB).
