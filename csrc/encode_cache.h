@@ -32,11 +32,10 @@
 #include <string_view>
 #include <vector>
 
-#include <sys/mman.h>
-
 #include "chunk_table.h"
 #include "compiler.h"
 #include "hash.h"
+#include "region.h"
 
 namespace bpe {
 
@@ -112,48 +111,6 @@ inline ChunkId probe_key_near_end(std::string_view chunk, const char* text_end) 
     if (chunk.size() <= kShortKey) return chunk_id(chunk, text_end);
     return probe_key(chunk.data(), chunk.size());  // 16 bytes or more: all readable
 }
-
-// --- memory --------------------------------------------------------------------------
-
-// Zeroed memory from mmap: a region of 2 MB or more starts on a 2 MB boundary and asks
-// for huge pages, so that a table of megabytes takes a few TLB entries, not thousands.
-// `reserve_only`: address space that takes memory only where it is written (the pool).
-class Region {
-public:
-    Region() = default;
-    explicit Region(size_t bytes, bool huge) {
-        constexpr size_t kHuge = size_t(2) << 20;
-        size_ = bytes;
-        size_t extra = huge && bytes >= kHuge ? kHuge : 0;
-        void* p = mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        char* start = static_cast<char*>(p);
-        if (extra) {  // keep the 2 MB-aligned part, give back the rest
-            char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(start) + kHuge - 1) & ~(kHuge - 1));
-            if (aligned > start) munmap(start, size_t(aligned - start));
-            size_t tail = size_t(start + bytes + extra - (aligned + bytes));
-            if (tail) munmap(aligned + bytes, tail);
-            start = aligned;
-#if defined(MADV_HUGEPAGE)
-            madvise(start, bytes, MADV_HUGEPAGE);
-#endif
-        }
-        data_ = start;
-    }
-    ~Region() {
-        if (data_) munmap(data_, size_);
-    }
-    Region(const Region&) = delete;
-    Region& operator=(const Region&) = delete;
-
-    char* data() const { return data_; }
-    size_t size() const { return size_; }
-
-private:
-    char* data_ = nullptr;
-    size_t size_ = 0;
-};
 
 // --- the table -----------------------------------------------------------------------
 

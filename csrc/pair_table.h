@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "encode_cache.h"  // Region: memory in huge pages
 #include "hash.h"
+#include "region.h"
 
 namespace bpe {
 
@@ -168,7 +168,7 @@ public:
 // miss, for its rank; and GPT-4's 100,000 ranks are far larger than the caches. The
 // table is kept at most half full, so that probes stay short.
 //
-// The slots lie in a Region (encode_cache.h), so cl100k's 4 MB and o200k's 8 MB of
+// The slots lie in a Region (region.h), so cl100k's 4 MB and o200k's 8 MB of
 // ranks take two and four huge pages. A chunk new to an encoder probes the table after
 // each merge, at random: perf put 72% of encode_short's samples on the probe, on a new
 // o200k tokenizer encoding the held-out stories. With 4 KB pages o200k's table spans

@@ -1,0 +1,57 @@
+// Memory for the engine's large tables that are read at random (the encoder's table of
+// chunks and its pool, the ranks of the pairs, the shared ints of the bindings): zeroed
+// pages from mmap, in 2 MB pages where the system gives them. With 4 KB pages a table of
+// megabytes spans thousands of TLB entries, and a random probe misses the TLB as often as
+// the cache (encode_cache.h's and pair_table.h's performance notes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include <sys/mman.h>
+
+namespace bpe {
+
+// Zeroed memory from mmap: with `huge`, a region of 2 MB or more starts on a 2 MB
+// boundary and asks for huge pages, so that a table of megabytes takes a few TLB entries,
+// not thousands. Pages take memory only where they are written (MAP_NORESERVE), so a
+// region may be address space reserved for what may come (the pool, the shared ints).
+class Region {
+public:
+    Region() = default;
+    explicit Region(size_t bytes, bool huge) {
+        constexpr size_t kHuge = size_t(2) << 20;
+        size_ = bytes;
+        size_t extra = huge && bytes >= kHuge ? kHuge : 0;
+        void* p = mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        char* start = static_cast<char*>(p);
+        if (extra) {  // keep the 2 MB-aligned part, give back the rest
+            char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(start) + kHuge - 1) & ~(kHuge - 1));
+            if (aligned > start) munmap(start, size_t(aligned - start));
+            size_t tail = size_t(start + bytes + extra - (aligned + bytes));
+            if (tail) munmap(aligned + bytes, tail);
+            start = aligned;
+#if defined(MADV_HUGEPAGE)
+            madvise(start, bytes, MADV_HUGEPAGE);
+#endif
+        }
+        data_ = start;
+    }
+    ~Region() {
+        if (data_) munmap(data_, size_);
+    }
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+
+    char* data() const { return data_; }
+    size_t size() const { return size_; }
+
+private:
+    char* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace bpe
