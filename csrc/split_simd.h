@@ -722,7 +722,9 @@ inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Sprea
 // against a copy of itself read 0.989-1.001x.) Tried and not kept, under 3% on every
 // row: always widening the first 16 offsets, so that the loop's exit is rarely
 // mispredicted (most blocks of English have 10-20 chunks): 0.982 / 0.991 / 0.977 /
-// 0.982x (15 rounds of 20 calls). The SSE2 and AVX2 tiers keep the loop (spread_loop).
+// 0.982x (15 rounds of 20 calls); runs of 128 ends, not 64, now that a block's ends
+// cost less: 0.991 / 0.989 / 1.000 / 0.986x. The SSE2 and AVX2 tiers keep the loop
+// (spread_loop).
 
 }  // namespace simd
 }  // namespace bpe
