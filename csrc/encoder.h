@@ -657,6 +657,17 @@ private:
 //   (the stories, which CPython keeps at 2 bytes a character), gigatoken pays CPython's
 //   encoder, 8.0 ns a chunk, and ours ran 0.88x its time; an ASCII str (Python source)
 //   is its own UTF-8, and there nothing changes.
+// - Round four (issue 32): the splitter's ends handed off by VPCOMPRESSB where the CPU
+//   has AVX-512 VBMI2 (split_simd.h's notes: 0.934-0.987x the time). Tried and not
+//   kept, measured as there (encode_array warm, CPU time of two builds in alternating
+//   processes, medians of 9 rounds, GPT-2 stories / cl100k stories / GPT-2 source /
+//   cl100k source): bucket_hash as crc32 (SSE4.2) of the key's two words, the bucket
+//   from the crc's 32 bits (gigatoken's hash; a build with -msse4.2 throughout, to see
+//   whether it could pay before dispatching it): 0.989 / 0.979 / 1.024 / 0.983x, so
+//   two dependent crc32s cost what the two multiplies do, and source got worse.
+//   make_room's zero fill (std::vector's resize, 1.8% of a profile) is kept: a buffer
+//   that grows without clearing would change the type of every caller's ids (encode,
+//   encode_parts, encode_many and the bindings), more than the 2% it could save.
 // - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
 //   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
 //   1.67-1.93x (40 MB, fresh processes, the median of 5 each).

@@ -285,12 +285,13 @@ inline void for_each_chunk_run(std::string_view text, const SplitRule& rule, End
         return;
     }
     const simd::ClassifyFn classify = simd::classifier(tier);
+    const simd::SpreadFn spread = simd::spreader(tier);
     switch (rule.pattern()) {
-        case Pattern::kGpt2: return simd::for_each_chunk_run<Pattern::kGpt2>(text, classify, on_ends);
-        case Pattern::kGpt4: return simd::for_each_chunk_run<Pattern::kGpt4>(text, classify, on_ends);
-        case Pattern::kQwen2: return simd::for_each_chunk_run<Pattern::kQwen2>(text, classify, on_ends);
-        case Pattern::kO200k: return simd::for_each_chunk_run<Pattern::kO200k>(text, classify, on_ends);
-        default: return simd::for_each_chunk_run<Pattern::kDefault>(text, classify, on_ends);
+        case Pattern::kGpt2: return simd::for_each_chunk_run<Pattern::kGpt2>(text, classify, spread, on_ends);
+        case Pattern::kGpt4: return simd::for_each_chunk_run<Pattern::kGpt4>(text, classify, spread, on_ends);
+        case Pattern::kQwen2: return simd::for_each_chunk_run<Pattern::kQwen2>(text, classify, spread, on_ends);
+        case Pattern::kO200k: return simd::for_each_chunk_run<Pattern::kO200k>(text, classify, spread, on_ends);
+        default: return simd::for_each_chunk_run<Pattern::kDefault>(text, classify, spread, on_ends);
     }
 }
 

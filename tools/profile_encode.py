@@ -223,6 +223,7 @@ def short_symbol(sym: str) -> str:
 # (its src/bpe/tiktoken.rs and src/pretokenize/fast/mask.rs say which loop that is).
 # The first mark a place's symbol (or code) holds names its step.
 STEPS = [
+    ("spread_", "split: ends handed over (spread_compress, or spread_loop)"),
     ("for_each_chunk_run", "split: chunk starts, ends handed over"),
     ("for_each_chunk_blocks", "split: chunk starts, keys, probe and emit (one loop)"),
     ("{lambda(bpe::Encoder::Pending const*", "probe and emit"),
