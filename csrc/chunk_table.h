@@ -200,18 +200,19 @@ private:
     size_t key_bytes_ = 0;
 };
 
-// The bytes of each word of a short key (ShortChunkCounts, below) that a chunk of n
-// bytes keeps, looked up, so that the key is made without a branch on the length.
-struct ShortKeyMasks {
+// The bytes of each word of a short key that a chunk of n bytes (n <= 15) keeps, looked
+// up, so that the key is made without a branch on the length: ShortChunkCounts's keys
+// (below) and the encoder's table's (encode_cache.h) have this one form.
+struct KeyMasks {
     uint64_t lo[16], hi[16];
-    constexpr ShortKeyMasks() : lo(), hi() {
+    constexpr KeyMasks() : lo(), hi() {
         for (int n = 0; n < 16; ++n) {
             lo[n] = n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
             hi[n] = n <= 8 ? 0 : (uint64_t(1) << (8 * (n - 8))) - 1;
         }
     }
 };
-inline constexpr ShortKeyMasks kShortKeyMasks{};
+inline constexpr KeyMasks kKeyMasks{};
 
 // The counting threads' table of short chunks (ChunkCounter::count_pieces): a chunk
 // of at most kShortChunk bytes is its own key, and the key sits in the entry with its
@@ -240,8 +241,8 @@ public:
         uint64_t word[2] = {0, 0};
         if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
         else std::memcpy(word, chunk.data(), n);
-        uint64_t lo = word[0] & kShortKeyMasks.lo[n];
-        uint64_t hi = (word[1] & kShortKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
+        uint64_t lo = word[0] & kKeyMasks.lo[n];
+        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
         return {lo, hi, hash_of(lo, hi)};
     }
 

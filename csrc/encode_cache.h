@@ -53,19 +53,6 @@ struct ChunkId {
 inline constexpr size_t kShortKey = 15;
 inline constexpr uint64_t kLongMark = 0xff;
 
-// The bytes of a word of the key that a chunk of n bytes (n <= 15) keeps: the
-// masks are looked up, so the key is made without a branch on the length.
-struct KeyMasks {
-    uint64_t lo[16], hi[16];
-    constexpr KeyMasks() : lo(), hi() {
-        for (int n = 0; n < 16; ++n) {
-            lo[n] = n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
-            hi[n] = n <= 8 ? 0 : (uint64_t(1) << (8 * (n - 8))) - 1;
-        }
-    }
-};
-inline constexpr KeyMasks kKeyMasks{};
-
 // A key's bucket is the top bits of this, which every bit of the key reaches: two
 // multiplies, the fewest that spread the length byte (at the top of `hi`) too.
 BPE_ALWAYS_INLINE inline uint64_t bucket_hash(uint64_t lo, uint64_t hi) {
