@@ -328,6 +328,7 @@ private:
                 report(interrupt, segment.end - segment.begin);
                 if (segment.special != Segment::kText) {
                     flush();
+                    make_room(out, pos, step);  // flush made none when no block waited
                     out[pos++] = segment.special;
                     continue;
                 }

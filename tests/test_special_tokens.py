@@ -77,6 +77,20 @@ def test_ids_equal_the_plain_rule_on_overlapping_specials(merges):
             assert repr(expected) in str(caught.value), (str(caught.value), expected, text)
 
 
+def test_specials_back_to_back_each_give_their_id(merges):
+    """Thousands of specials with no text between them: each special's id is written
+    where no chunk came before it to make room (a fault there wrote past the output,
+    or gave 0s), on one thread and on two."""
+    for special, n in (("<|endoftext|>", 100_000), ("|", 5_000)):
+        tok = BPETokenizer(merges, special_tokens=[special])
+        sid = tok.special_ids[special]
+        assert tok.encode(special * n, allowed_special="all") == [sid] * n
+        for threads in (1, 2):
+            assert tok.encode_array(special * n, allowed_special="all", threads=threads).tolist() == [sid] * n
+        mixed = ("a" + special * 3) * 2_000
+        assert tok.encode(mixed, allowed_special="all") == plain_ids(tok, mixed, [special])
+
+
 def test_a_repeated_special_among_many_is_refused_by_name(merges):
     with pytest.raises(ValueError, match=r"<\|s4321\|>.*twice|twice.*<\|s4321\|>"):
         BPETokenizer(merges, special_tokens=specials(100_000) + ["<|s4321|>"])
