@@ -264,6 +264,8 @@ private:
     // A round of at most this share of the budget (see add). At 64, with the tables of
     // short chunks, tests/test_memory.py's run under a budget of 60 MB peaked at 60-62 MB.
     static constexpr uint64_t kRoundFraction = 128;
+    // The most a thread's emptied table of short chunks keeps for the next call.
+    static constexpr size_t kKeptTableBytes = size_t(32) << 20;
 
     struct Piece {
         size_t text;
@@ -298,8 +300,11 @@ private:
                 ChunkKey key(chunk, chunk.data() + 16);  // the chunk lies in a 32-byte entry
                 by_shard[shard_of(key.hash)].push_back({{key.head[0], key.head[1]}, key.hash, uint32_t(chunk.size()), n});
             });
-            // Under a budget, no memory is kept that the estimate does not see.
-            if (max_memory_) short_chunks = ShortChunkCounts(0);
+            // Under a budget, no memory is kept that the estimate does not see; without
+            // one, a table is kept up to kKeptTableBytes (a str's pieces of 8 M characters
+            // need about 8 MB each), so that text of millions of distinct chunks does not
+            // leave hundreds of MB held by a counter between its calls.
+            if (max_memory_ || short_chunks.memory() > kKeptTableBytes) short_chunks = ShortChunkCounts(0);
             // Only now side by side with the other threads'.
             long_counted[k] = std::move(long_chunks);
             short_counted[k] = std::move(by_shard);

@@ -256,6 +256,9 @@ public:
 
     explicit ShortChunkCounts(size_t expected = 1 << 12) : entries_(table_capacity(expected)), mask_(entries_.size() - 1) {}
 
+    // The bytes its entries take, counted or not.
+    size_t memory() const { return entries_.size() * sizeof(Entry); }
+
     // Where the key's probe starts: the counting loop asks for it ahead.
     const void* line_of(const Key& key) const { return &entries_[key.hash & mask_]; }
 
