@@ -272,16 +272,10 @@ template <class Ends>
 inline void for_each_chunk_run(std::string_view text, const SplitRule& rule, Ends&& on_ends) {
     const simd::Tier tier = simd::tier_in_use();
     if (tier == simd::Tier::kPortable || rule.pattern() == Pattern::kRegex) {
-        size_t ends[simd::kEndsRun];
-        size_t count = 0, first = 0;
-        for_each_chunk_plain(text, rule, [&](std::string_view chunk) {
-            ends[count++] = size_t(chunk.data() - text.data()) + chunk.size();
-            if (count < simd::kEndsRun) return;
-            on_ends(first, static_cast<const size_t*>(ends), count);
-            first = ends[count - 1];
-            count = 0;
-        });
-        if (count) on_ends(first, static_cast<const size_t*>(ends), count);
+        simd::EndRuns<Ends> runs(on_ends, simd::spread_loop);
+        for_each_chunk_plain(text, rule,
+                             [&](std::string_view chunk) { runs.end(size_t(chunk.data() - text.data()) + chunk.size()); });
+        runs.done();
         return;
     }
     const simd::ClassifyFn classify = simd::classifier(tier);

@@ -634,36 +634,42 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
 inline constexpr size_t kEndsRun = 64;
 inline constexpr size_t kEndsRoom = kEndsRun + 64;  // a block adds at most 64
 
+// A run of ends being gathered, handed over to on_ends when it holds kEndsRun or more:
+// the sink of split_blocks for for_each_chunk_run, and what split.h gathers the chunks
+// of the portable tier and of compiled patterns in, a chunk at a time.
+template <class Ends>
+struct EndRuns {
+    // (not an aggregate: `ends` is not cleared)
+    EndRuns(Ends& e, SpreadFn s) : on_ends(e), spread(s) {}
+    Ends& on_ends;
+    SpreadFn spread;
+    size_t ends[kEndsRoom];
+    size_t count = 0;  // ends in the run
+    size_t first = 0;  // where the run's first chunk starts
+    size_t starts(size_t blk, uint64_t bits) {
+        size_t* at = spread(ends + count, blk, bits);
+        count = size_t(at - ends);
+        const size_t last = at[-1];
+        if (count >= kEndsRun) hand_over();
+        return last;
+    }
+    void end(size_t p) {
+        ends[count++] = p;
+        if (count >= kEndsRun) hand_over();
+    }
+    void done() {
+        if (count) hand_over();
+    }
+    void hand_over() {
+        on_ends(first, static_cast<const size_t*>(ends), count);
+        first = ends[count - 1];
+        count = 0;
+    }
+};
+
 template <Pattern P, class Ends>
 inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, SpreadFn spread, Ends&& on_ends) {
-    struct Runs {
-        // (not an aggregate: `ends` is not cleared)
-        Runs(Ends& e, SpreadFn s) : on_ends(e), spread(s) {}
-        Ends& on_ends;
-        SpreadFn spread;
-        size_t ends[kEndsRoom];
-        size_t count = 0;  // ends in the run
-        size_t first = 0;  // where the run's first chunk starts
-        size_t starts(size_t blk, uint64_t bits) {
-            size_t* at = spread(ends + count, blk, bits);
-            count = size_t(at - ends);
-            const size_t last = at[-1];
-            if (count >= kEndsRun) hand_over();
-            return last;
-        }
-        void end(size_t p) {
-            ends[count++] = p;
-            if (count >= kEndsRun) hand_over();
-        }
-        void done() {
-            if (count) hand_over();
-        }
-        void hand_over() {
-            on_ends(first, static_cast<const size_t*>(ends), count);
-            first = ends[count - 1];
-            count = 0;
-        }
-    } sink(on_ends, spread);
+    EndRuns<Ends> sink(on_ends, spread);
     split_blocks<P>(text, classify, sink);
 }
 
