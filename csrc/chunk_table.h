@@ -214,6 +214,20 @@ struct KeyMasks {
 };
 inline constexpr KeyMasks kKeyMasks{};
 
+// The short key of `chunk` (at most 15 bytes), which lies in a text that ends at
+// `text_end`: its bytes zero-padded to 16, its length plus one in the top byte; two
+// loads and two masks when 16 bytes can be read from its start.
+struct ShortKey {
+    uint64_t lo, hi;
+};
+BPE_ALWAYS_INLINE inline ShortKey short_key(std::string_view chunk, const char* text_end) {
+    const size_t n = chunk.size();
+    uint64_t word[2] = {0, 0};
+    if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
+    else std::memcpy(word, chunk.data(), n);
+    return {word[0] & kKeyMasks.lo[n], (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56)};
+}
+
 // The counting threads' table of short chunks (ChunkCounter::count_pieces): a chunk
 // of at most kShortChunk bytes is its own key, and the key sits in the entry with its
 // count, so that a count costs one line of memory where ChunkTable reads two (its index
@@ -235,15 +249,10 @@ public:
     };
 
     // The key of `chunk` (at most kShortChunk bytes), which lies in a text that ends at
-    // `text_end`: two loads and two masks when 16 bytes can be read from its start.
+    // `text_end` (short_key), with its hash.
     BPE_ALWAYS_INLINE static Key key(std::string_view chunk, const char* text_end) {
-        const size_t n = chunk.size();
-        uint64_t word[2] = {0, 0};
-        if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
-        else std::memcpy(word, chunk.data(), n);
-        uint64_t lo = word[0] & kKeyMasks.lo[n];
-        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
-        return {lo, hi, hash_of(lo, hi)};
+        const ShortKey k = short_key(chunk, text_end);
+        return {k.lo, k.hi, hash_of(k.lo, k.hi)};
     }
 
     // Every bit of the key reaches the top bits of the product, and the fold brings

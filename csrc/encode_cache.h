@@ -63,14 +63,11 @@ BPE_ALWAYS_INLINE inline uint64_t bucket_hash(uint64_t lo, uint64_t hi) {
 // read from the chunk's start (all but the last chunk or two of a text), two loads.
 BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* text_end) {
     const size_t n = chunk.size();
-    uint64_t word[2] = {0, 0};
     if (n <= kShortKey) {
-        if (chunk.data() + 16 <= text_end) std::memcpy(word, chunk.data(), 16);
-        else std::memcpy(word, chunk.data(), n);
-        uint64_t lo = word[0] & kKeyMasks.lo[n];
-        uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
-        return {lo, hi, bucket_hash(lo, hi)};
+        const ShortKey k = short_key(chunk, text_end);
+        return {k.lo, k.hi, bucket_hash(k.lo, k.hi)};
     }
+    uint64_t word[2];
     std::memcpy(word, chunk.data(), 16);
     uint64_t h = chunk_hash(word, chunk);
     uint64_t lo = h, hi = (mix(h ^ n) >> 8) | (kLongMark << 56);
