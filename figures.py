@@ -187,7 +187,7 @@ ENCODE_MODES = {"warm": "warm", "cold": "cold"}  # drawn side by side; "first" i
 
 
 def speeds(row: dict) -> dict:
-    """{mode: MB/s} of a row: warm and cold (bench-encode.json since issue 18), or the
+    """{mode: MB/s} of a row: warm and cold (bench-encode.json), or the
     one speed of an older file, under its table's "caches"."""
     if any(f"{mode}_mb_per_s" in row for mode in ENCODE_MODES):
         return {mode: row[f"{mode}_mb_per_s"] for mode in ENCODE_MODES if f"{mode}_mb_per_s" in row}

@@ -21,4 +21,4 @@ VOCAB_SIZE = 8192  # the episode's vocabulary: 256 bytes + 7,934 merges + 2 spec
 SPECIAL_TOKENS = ("<|pad|>", "<|endoftext|>")
 NUM_MERGES = VOCAB_SIZE - 256 - len(SPECIAL_TOKENS)
 REFERENCE_MERGES = 500  # the episode's reference table
-THREADS_FLOOR = 1.8  # issue 12: encode_array on 2 threads against 1
+THREADS_FLOOR = 1.8  # the floor: encode_array on 2 threads against 1

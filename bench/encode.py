@@ -21,7 +21,7 @@ from bench.peers import PEERS, REGISTRY
 from bench.texts import held_out_texts, shared_file, stories
 from bench.worker import MODES, Worker, WorkerError, as_uint32
 
-# The floors of issue 32, on GPT-2's and cl100k's vocabularies: warm, ours at least as
+# The floors, on GPT-2's and cl100k's vocabularies: warm, ours at least as
 # fast as the fastest peer of a kind (fastokens for lists, gigatoken 0.10 for arrays);
 # cold, at least this share of every peer's speed. The batch table: ours at least
 # gigatoken's encode_batch, and at least this share of ours on the same text whole.
@@ -34,7 +34,7 @@ BATCH_WHOLE_FLOOR = 0.8
 # Splitting alone, at its limit: the figure gigatok publishes for its own GPT-2/cl100k
 # pretokenizer (not measured here: its Python entry points make an object per chunk).
 PUBLISHED_SPLIT = ("gigatok's own pretokenizer: 2.1-2.6 GB/s, its published figure "
-                   "(pretokenizer_optimization_log.md, as quoted in issue 18; not measured here)")
+                   "(pretokenizer_optimization_log.md; not measured here)")
 PATTERNS = ("default", "gpt2", "gpt4", "qwen2", "o200k")
 
 
@@ -231,7 +231,7 @@ def with_floors(table, floors: list[dict]):
 
 
 def floor_verdicts(table: dict) -> list[dict]:
-    """Issue 32's floors for one table (GPT-2's and cl100k's vocabularies only)."""
+    """The floors for one table (GPT-2's and cl100k's vocabularies only)."""
     if table["vocabulary"] not in FLOOR_VOCABULARIES:
         return []
     rows = {r["library"]: r for r in table["rows"] if "warm" in r}
@@ -318,7 +318,7 @@ def batch_table(report, vocab: Vocabulary, text_name: str, texts: dict, workers:
 
 
 def batch_floor_verdicts(table: dict) -> list[dict]:
-    """Issue 32's batch floors, warm: our flat batch call (or, without one, our batch call)
+    """The batch floors, warm: our flat batch call (or, without one, our batch call)
     at least gigatoken's batch call, and at least BATCH_WHOLE_FLOOR of ours on the same
     text whole."""
     rows = {(r["library"], r["call"]): r for r in table["rows"] if "warm" in r}
@@ -365,7 +365,7 @@ def split_table(report, worker: Worker, text_name: str, texts: dict, repeats: in
                                ": a bytes object per chunk (this core has no count_chunks)"))
     table.line(f"the limit: {PUBLISHED_SPLIT}")
     table.data["published_limit"] = {"library": "gigatok", "gb_per_s": [2.1, 2.6],
-                                     "source": "pretokenizer_optimization_log.md (gigatok), as quoted in issue 18"}
+                                     "source": "pretokenizer_optimization_log.md (gigatok)"}
     return table.done()
 
 

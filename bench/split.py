@@ -1,4 +1,4 @@
-"""The split rules (issue 30): each named rule splitting alone; the general engine
+"""The split rules: each named rule splitting alone; the general engine
 (csrc/pattern.h) against Python's `regex` on the same patterns; and whole encodes with
 o200k and qwen2 against cl100k, and with a made-up pattern against `regex`'s split alone.
 

@@ -139,8 +139,7 @@ py::list batch_to_lists(const BatchIds& batch) {
 
 // A batch's ids flat, as (ids, offsets): one numpy array of every document's ids end to
 // end (ids_to_array's type), and n + 1 int64 offsets, document i's ids being
-// ids[offsets[i]:offsets[i + 1]]: what a token file or a training loader wants, and
-// what fastokens' encode_batch_flat gives.
+// ids[offsets[i]:offsets[i + 1]]: what a token file or a training loader wants.
 py::tuple batch_to_flat(const BatchIds& batch, size_t n_vocab) {
     py::array_t<int64_t> offsets(py::ssize_t(batch.documents() + 1));
     int64_t* offset = offsets.mutable_data();
@@ -200,9 +199,7 @@ Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t en
 // (StrCuts), is made UTF-8 and counted, so the pieces count exactly as the whole
 // would. Each piece is cut again at safe cuts into one part a thread, and the threads
 // write the parts' UTF-8 side by side, each into a buffer of its own kept for the next
-// piece: made on one thread, the UTF-8 had taken as long as counting on two. (Each
-// counting thread making the UTF-8 of small pieces as it took them, to count them while
-// in its cache, gained nothing more on 40 MB of stories + source: 1.00x, dropped.)
+// piece: made on one thread, the UTF-8 had taken as long as counting on two.
 // Returns the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     constexpr Py_ssize_t kStrPiece = 8 << 20;

@@ -203,7 +203,7 @@ public:
     //   - merging, once the counts are freed: the slots, the lists of positions (4
     //     bytes a pair, grown to twice that as new pairs are listed) and the table of
     //     pairs with their queue, which follow the positions: 20 B + 4 C.
-    // The performance notes at the end say how it compares with the peaks measured.
+    // docs/design-notes.md says how it compares with the peaks measured.
     static constexpr uint64_t kSlotBytes = 4;
     static constexpr uint64_t kTrainBytesPerByte = 20;
     static constexpr double kPruneTo = 0.5;
@@ -481,50 +481,5 @@ private:
     // budget) for the next call: a str is counted a piece at a time, a call a piece.
     std::vector<ShortChunkCounts> short_tables_;
 };
-
-// Performance notes
-//
-// Threads. Each thread counts into tables of its own (the short chunks in one
-// ShortChunkCounts, the long ones in kShards ChunkTables, split by the top bits of the
-// chunk's hash), sorts its short chunks into the same shards when it has finished, and
-// the shards are then added up on all threads at once, one shard to a thread at a
-// time: one table that every thread added to would need a lock, and adding the
-// threads' tables up on one thread kept two threads from being faster than one. A
-// thread's tables are its own until it has finished, because tables side by side in
-// one vector would share cache lines between threads.
-//
-// The short chunks' table (chunk_table.h's ShortChunkCounts: the chunk is the key, in
-// the entry, one line a count) and its blocks of keys and prefetches took counting 40
-// MB of stories + source (the 40 MB row of `bpe_bench.py train`, as bytes, a C++
-// harness, process CPU time, best of 5, 3 interleaved runs) from 0.099-0.101 s to
-// 0.076-0.077 s on 1 thread, 0.101-0.108 s to 0.084-0.087 s on 2; in five calls of 8 MB
-// (a str's pieces), on 2, 0.103-0.107 s to 0.080-0.085 s. Where the 0.077 s goes, on 1
-// thread: the splitter 0.025 s, the keys and prefetches 0.016 s, the counts 0.024 s,
-// the long chunks, the sorting into shards and the shards' tables the rest.
-//
-// Prefetching. With ChunkTable (an index slot, then the entry it names), counting each
-// chunk 16 chunks after the splitter gave it, its index slot asked for when it came and
-// its entry half way, took 1.11x the time (2 threads, medians of 7 interleaved rounds);
-// 8 chunks after, the slot alone, 1.07x: the keys' copies cost more than the misses
-// left to hide. With one line a count, a block of 256 keys made and their lines asked
-// for, then counted, pays a little: without the prefetches 1.00-1.08x the time (blocks
-// of 64 to 256 were within noise of each other, 32 a little slower; 256 kept).
-//
-// Tried and dropped for the short chunks: counting the chunks of one byte (a quarter of
-// them) in a plain array by their byte, after sorting each block's chunks without a
-// branch, 1.04-1.06x the time; buckets of two entries a line, both compared without a
-// branch (the encoder's table), 1.13x; filling the table to three quarters instead of
-// half (4 MB instead of 8 on this text), 1.02-1.07x; its entries on huge pages, no
-// change. Emptying it for the next call instead of making it anew (a str's pieces come
-// a call each) saved the 6 doublings it grew through each time: 0.92x on five calls.
-//
-// Memory. A chunk of at most 16 bytes is held in its table entry (chunk_table.h), so
-// only longer ones are copied, into an arena per shard, when the text they came from
-// goes away. The budget's estimate (see "A memory budget") was checked against the
-// peak a process reaches, above the interpreter's size, by tools/memory_check.py: on 30
-// MB of distinct words of 4-12 letters it estimated 601 MB for a peak of 452 MB (141
-// bytes a chunk); on 15 MB of words of 100-300 letters, 303 MB for 291 MB (19 bytes a
-// byte). The merging term's 20 bytes a byte is what a few sizes of the latter needed
-// for the estimate to stay above the peak (14 did at 50 MB, not at 20 MB).
 
 }  // namespace bpe

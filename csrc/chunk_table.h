@@ -27,7 +27,7 @@ namespace bpe {
 
 // The hash of a chunk whose first 16 bytes, zero-padded, are `head`. Two independent
 // multiplies, then one more to spread every byte over the low bits (which pick the
-// slot) and the high ones (the tag): cheaper than mix() twice (performance notes).
+// slot) and the high ones (the tag): cheaper than mix() twice (docs/design-notes.md).
 BPE_ALWAYS_INLINE inline uint64_t chunk_hash(const uint64_t head[2], std::string_view chunk) {
     size_t n = chunk.size();
     uint64_t h = (head[0] ^ (uint64_t(n) << 56)) * 0x9e3779b97f4a7c15ULL + head[1] * 0xc2b2ae3d27d4eb4fULL;
@@ -358,14 +358,5 @@ private:
     std::vector<std::unique_ptr<char[]>> blocks_;
     size_t used_ = 0, block_size_ = 2048, allocated_ = 0;
 };
-
-// Performance notes (the chunk-keyed tables above)
-//
-// - chunk_hash: a profile of a C++ harness encoding showed a third of the time in the
-//   hash that was two MurmurHash finalisers (mix) in a row. With this one, and the
-//   recent chunks of encode_cache.h that came with it, the minimum of 7 runs on 40 MB,
-//   one thread: encoding 0.28 s -> 0.23 s, training 0.25 s -> 0.22 s.
-// - ShortChunkCounts: what it took off counting, and what was tried around it, is in
-//   chunk_counter.h's notes, beside the loop that uses it.
 
 }  // namespace bpe

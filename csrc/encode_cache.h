@@ -322,39 +322,4 @@ private:
     }
 };
 
-// Performance notes
-//
-// ns a chunk below: GPT-2's vocabulary, the held-out stories (0.79 MB, 190,325 chunks),
-// warm, bytes in, the count of ids out (no Python objects), one core, the median of 9
-// interleaved rounds, on a loaded 2-core VM (its hardware counters are not available, so
-// no cache or TLB misses are given); gigatoken 0.10 took 4.8-5.2, the splitter alone 2.0.
-// - This table in place of the per-call caches (RecentChunks, a per-call table, the whole
-//   tokens, then a shared cache under a shared_mutex): 8.3 -> 8.3 warm on the stories,
-//   whose chunks the per-call caches held well; on source compare_builds gave 0.74-0.79x
-//   the time (GPT-2, warm and cold), and two threads no longer meet at a lock.
-// - bucket_hash from two multiplies, the bucket from the top bits: 8.3 -> 7.7 (it was
-//   chunk_hash's three multiplies and shifts, then the low bits). Top bits of a single
-//   multiply (the length byte then reached no bucket bit) made it 30.
-// - Both entries of a bucket compared and the match picked without a branch: no change
-//   measured (kept: the branch it removes goes either way at random).
-// - Seeded in this one table, not a small table of the chunks met in front of a table of
-//   the vocabulary's tokens: 7.7 against 8.7, although the small one stays in L2.
-// - The first table at 38% full (4 MB for GPT-2) or 19% (8 MB): no change measured.
-// - Huge pages: the 4 MB of GPT-2's table sit in 2 MB pages (AnonHugePages in smaps),
-//   where the system's transparent huge pages are `madvise` (as here) or `always`.
-// - The size is not why o200k_base encodes the held-out stories slower than cl100k_base
-//   (its table is 16 MB for 200k seeds, cl100k's 8 MB, both 38% full). A new tokenizer
-//   warmed on 1 MB of other stories, then timed on the held-out ones (as bench/split.py
-//   does), medians of 11 interleaved rounds, two runs of each build taking turns, ms,
-//   cl100k / o200k: tables twice the size (expected * 2.5: 16 and 32 MB), 3.03 / 3.57
-//   and 3.06 / 3.61 against 2.93 / 3.56 and 3.14 / 3.51 as built; half the size
-//   (kMaxLoad 0.8, no headroom: 4 and 8 MB), 2.82 / 3.41 and 3.27 / 3.66 against
-//   2.87 / 3.43 and 2.84 / 3.56: within the noise. Where the gap is: on a warm
-//   tokenizer count() (no list) ran at parity (1.61 / 1.60) while encode_ordinary did
-//   not (2.04 / 2.14), so part is the Python ints of the ids, which spread over twice
-//   the range (py_tokens.h); on a new tokenizer count() still trailed (2.35 / 2.81), of
-//   which the split is some 0.06 (count_chunks, gpt4 / o200k: 0.45 / 0.51); the rest
-//   is not placed yet (a new tokenizer merges the chunks new to it, with o200k's larger
-//   vocabulary's tables).
-
 }  // namespace bpe

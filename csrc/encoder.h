@@ -57,7 +57,7 @@ inline constexpr size_t kShortChunk = 32;
 // table), and after a merge only the two pairs the new token is part of are looked up
 // again. The lowest is found as the minimum of (rank << 5 | position), the leftmost of
 // equal ranks being the smaller: a loop without a branch, which the compiler
-// vectorises (performance notes). Ranks are below 2^24, so a real pair's packed value
+// vectorises (docs/design-notes.md). Ranks are below 2^24, so a real pair's packed value
 // is below 2^29 and kNoRank's is above.
 inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
     static_assert(kShortChunk <= 32, "positions are packed in 5 bits");
@@ -79,7 +79,7 @@ inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, s
         if (at > 0) ranks[at - 1] = vocabulary.rank(ids[at - 1], ids[at]);
         if (at + 1 < n) ranks[at] = vocabulary.rank(ids[at], ids[at + 1]);
     }
-    for (size_t i = 0; i < n; ++i) out.push_back(ids[i]);  // a loop, not insert (performance notes)
+    for (size_t i = 0; i < n; ++i) out.push_back(ids[i]);  // a loop, not insert (docs/design-notes.md)
 }
 
 // The same merges in O(n log n): symbols in a linked list, and a heap of
@@ -449,7 +449,7 @@ public:
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side
             // by side, and a thread that moves its end pointer at every id would pull the
-            // other's cache line away from under it (false sharing; performance notes).
+            // other's cache line away from under it (false sharing; docs/design-notes.md).
             std::vector<uint32_t> ids = std::move(parts[k]);
             encode_segments(text, runs[k], ids, interrupt);
             parts[k] = std::move(ids);
@@ -507,9 +507,8 @@ public:
             if (ids.capacity() < most) ids.reserve(std::max(2 * ids.capacity(), most));
             size_t at = ids.size();
             encode_segments(text, segments, ids, interrupt);
-            // The marks taken out: each document's ids moved down at once. (Moved an id at a
-            // time, a flat batch ran at 0.78-0.80x the speed of its bytes as one text; so,
-            // 0.80-0.81x: three processes, each the median of 25 interleaved rounds.)
+            // The marks taken out: each document's ids moved down at once, not an id at a
+            // time (docs/design-notes.md).
             for (size_t from = at; from < ids.size();) {
                 size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
                 std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
@@ -559,118 +558,5 @@ private:
     SplitRule pattern_;
     mutable SharedCache table_;  // encode_cache.h
 };
-
-// Performance notes
-//
-// MB/s below: a C++ harness calling the encoder with cold caches, the best of 8 to 20
-// calls, on a noisy machine (ns a chunk: as in encode_cache.h's notes).
-// - encode_short: looking every pair up again after each merge cost a hash lookup per
-//   pair per merge, quadratic in a chunk's length, on every chunk new to the caches
-//   (source code has many long identifiers). With each rank looked up once: our
-//   vocabulary on Python source 92 -> 102-111 MB/s, cl100k on source 85 -> 90, the
-//   stories the same. The dense table of byte pairs and the packed minimum came with
-//   the table of encode_cache.h; misses are 1-3% of a warm profile of source, so they
-//   were not timed apart.
-// - The ids of a chunk merged out of line are appended with a loop, not vector::insert:
-//   insert's call to memmove cost more than copying the handful of ids.
-// - The chunk loop (round one): probing in blocks of 16 after a first pass of keys and
-//   prefetches, against probing each chunk as the splitter gives it: 8.3 against 9.3-12
-//   ns a chunk.
-//   Taking the keys in a pass of their own over a block (16 or 32), after the splitter,
-//   instead of as it gives each chunk: no change. Without the prefetch: no change warm
-//   on the stories (their chunks' lines are cached), and the prefetch alone cost 0.7 ns
-//   a chunk when nothing was looked up.
-// - rare: a miss used to cut `out` back and grow its room again, clearing 64 KB each
-//   time: 4x slower on source. Merged in a scratch vector, then copied: 0.74-0.79x the
-//   old build's time. Short chunks of more than three ids (runs of spaces that indent
-//   source, a tenth of its chunks under GPT-2) are copied in the loop, not out of line.
-// - Where a warm chunk's time goes (issue 32, round two; cpu-clock samples of the chunk
-//   loop of a -g build, each source line given to the step it belongs to, one core,
-//   GPT-2, count() on bytes; skid moves a stall's samples onto the next instructions,
-//   so the steps are approximate). Stories, 7.9 ns a chunk in all: the loop 88% (the
-//   splitter's hand-off of starts 26%, key and bucket hash 19%, emit 17%, probe 14%,
-//   the block's bookkeeping 11%, a long chunk's hash 3%, prefetch 2%), classify 4%.
-//   Python source, 11.4 ns: the loop 87% (emit 23%, probe 21%, hand-off 19%, key 16%,
-//   bookkeeping 9%, a long chunk's hash 5%), classify 3%, memmove 2.4% (pool copies,
-//   rare), memset 2.2% (make_room's resize). The emit and probe lines carry the stalls
-//   on the table's lines and the mispredicted count <= kInline (7.7% of source chunks
-//   under GPT-2 have more ids: indents).
-// - Two blocks, one filling while the one before waits to be probed (each chunk's line
-//   then has a block's time to come, where the last chunks of a block had none): 0.94-
-//   0.95x the time of encode_array on GPT-2 (stories, source), 0.97x on cl100k (ids
-//   checked equal, one CPU, medians of 41 interleaved rounds of two builds, two runs).
-//   Then blocks of 32 chunks, not 16: cl100k 0.96-0.97x the time (its table is twice
-//   GPT-2's, so more of its lines come from further away), GPT-2 0.98-1.0x; and 64,
-//   not 32: 0.96-1.0x on every row (two runs; 5 KB of stack for the two blocks).
-//   All three against the build before them (as tools/compare_builds.py does, a process
-//   per build, but encode_array alone, threads=1, warm, GPT-2 and cl100k, ids checked
-//   equal, one CPU, medians of 41 interleaved rounds, two runs): 0.905-0.935x the time
-//   on both vocabularies and both texts with the machine's other core idle; 0.98-1.01x
-//   while it compiled (a sanitizer build). ns a chunk after (encode_array, one core,
-//   warm): GPT-2 stories 8.35 -> 7.71, source 12.3 -> 11.5; cl100k stories 8.93 ->
-//   8.30, source 10.9 -> 10.1; gigatoken 0.10 still 1.3-1.5x as fast (0.68-0.87x).
-// - Tried in round two and not kept, as compare_builds (9 rounds, GPT-2) saw no change
-//   beyond its noise of about 5%: a long chunk's (16 to 64 bytes, 1.7% of source's
-//   chunks) hit copied in the block loop instead of out of line in rare (arrays on
-//   source 1.004x the time); the pool's ids copied as a fixed 64 bytes, not memcpy of
-//   count * 4 (11.4 -> 11.6 ns a chunk, runs one after the other). And with the two
-//   blocks, every short chunk emitted without a branch on its count (the first three
-//   ids from the entry, the next 12 from a 64-byte block in the pool, a block of zeros
-//   for the chunks of three ids or fewer): GPT-2 on source 0.92x the time of the build
-//   before the two blocks, against 0.95x without it, but stories 0.99x against 0.94x
-//   and cl100k 1.02x against 0.97x, so not kept.
-// - Round three: the loop in gigatoken 0.10's shape (its src/bpe/tiktoken.rs and
-//   src/pretokenize/fast/mask.rs: the splitter's chunk boundaries gathered first, then
-//   keys in a loop of their own, then probe and emit). Measured as encode_array, warm,
-//   threads=1, ids checked equal, one CPU, by the CPU time of the process (on this
-//   shared 2-core VM the clock ran 2-4x the CPU time, so wall-clock ratios moved by
-//   5-10% between runs of one build; the CPU time's ratio of a build to itself was
-//   0.999-1.010x), the median of 11 interleaved rounds of two builds, GPT-2 stories /
-//   GPT-2 source / cl100k stories / cl100k source:
-//   - the splitter hands over runs of chunk ends (for_each_chunk_run) and each run is
-//     keyed in a loop of its own, a short chunk's key without a branch on its length,
-//     instead of a key, a prefetch and the block's bookkeeping in the middle of popping
-//     the splitter's bits: 0.966 / 0.991 / 0.936 / 0.990x the time;
-//   - a long chunk probed with its first 15 bytes and a length byte no key has, rather
-//     than a key masked to a marker, and each end read once (__restrict): 0.973 /
-//     0.986 / 0.977 / 0.989x. Both together, 15 rounds: 0.932 / 0.959 / 0.917 / 0.953x;
-//     as committed (split_blocks' two sinks), 11 rounds: 0.919 / 0.963 / 0.907 / 0.957x,
-//     and count_chunks 0.92x (GPT-2) and 0.98x (cl100k) on the stories. (Runs of ends
-//     as the only way out of the block loop, with a chunk at a time a wrapper over them,
-//     had cost count_chunks 1.13x and 1.10x.)
-//   Tried and not kept: the home bucket's ids chosen as values, both entries loaded
-//   (gigatoken's probe_pair), with one branch for hit-and-inline: 1.040 / 0.971 / 1.041 /
-//   1.009x; the keys' prefetch to L2 and a prefetch to L1 16 chunks ahead in the probe
-//   (gigatoken's two levels): 1.054 / 1.042 / 1.054 / 1.055x; runs of 128 ends, not 64:
-//   0.999 / 0.990 / 1.003 / 1.003x; Pending in 32 bytes (the length taken from the key):
-//   0.989 / 1.031 / 0.995 / 1.009x; the splitter's bits popped four a turn, for fewer
-//   mispredicted loop exits: 0.990 / 0.997 / 0.986 / 0.999x. make_room's zero fill
-//   (memset, 1.8% of a profile) is std::vector's resize, kept.
-// - Where a warm chunk's time goes now, beside gigatoken (tools/profile_encode.py,
-//   docs/results/profile-encode.txt: cpu-clock samples, ns a chunk of the CPU time, GPT-2
-//   stories, one CPU): ours 6.9-7.1 (7.6 before round three), of which probe and emit
-//   2.4, keys 1.8, the split 1.5 (its bits popped into ends 1.2, classify 0.3), the str
-//   to UTF-8 0.6, numpy 0.15, memset 0.13; gigatoken 4.7-4.8, of which probe and emit
-//   2.3, keys (a crc32 hash) 1.4, the split 0.7 (its bits spread through a table, no
-//   loop per bit), a memmove 0.2, and nothing for the str: CPython keeps a str's UTF-8
-//   once asked for, and gigatoken reads that copy free from its second call on the same
-//   str. On a new str each call (as a pipeline hands texts over) with non-ASCII in it
-//   (the stories, which CPython keeps at 2 bytes a character), gigatoken pays CPython's
-//   encoder, 8.0 ns a chunk, and ours ran 0.88x its time; an ASCII str (Python source)
-//   is its own UTF-8, and there nothing changes.
-// - Round four (issue 32): the splitter's ends handed off by VPCOMPRESSB where the CPU
-//   has AVX-512 VBMI2 (split_simd.h's notes: 0.934-0.987x the time). Tried and not
-//   kept, measured as there (encode_array warm, CPU time of two builds in alternating
-//   processes, medians of 9 rounds, GPT-2 stories / cl100k stories / GPT-2 source /
-//   cl100k source): bucket_hash as crc32 (SSE4.2) of the key's two words, the bucket
-//   from the crc's 32 bits (gigatoken's hash; a build with -msse4.2 throughout, to see
-//   whether it could pay before dispatching it): 0.989 / 0.979 / 1.024 / 0.983x, so
-//   two dependent crc32s cost what the two multiplies do, and source got worse.
-//   make_room's zero fill (std::vector's resize, 1.8% of a profile) is kept: a buffer
-//   that grows without clearing would change the type of every caller's ids (encode,
-//   encode_parts, encode_many and the bindings), more than the 2% it could save.
-// - encode_parts: with the threads' vectors side by side in `parts` (false sharing),
-//   two threads ran 0.85-1.02x as fast as one; with a vector on each thread's stack,
-//   1.67-1.93x (40 MB, fresh processes, the median of 5 each).
 
 }  // namespace bpe

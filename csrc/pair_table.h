@@ -100,7 +100,7 @@ private:
     size_t size_ = 0;
 };
 
-// Each slot holds its key and its value side by side (see the performance notes), in
+// Each slot holds its key and its value side by side (see docs/design-notes.md), in
 // a Region: a table of 2 MB or more (the ranks of cl100k and o200k) lies in huge pages.
 template <class Value>
 class KeyValueSlots {
@@ -129,7 +129,7 @@ private:
     size_t capacity_;
 };
 
-// The keys in one array and the values in another (see the performance notes).
+// The keys in one array and the values in another (see docs/design-notes.md).
 template <class Value>
 class KeysApart {
 public:
@@ -159,28 +159,5 @@ public:
         return rank ? *rank : kMissing;
     }
 };
-
-// Performance notes
-//
-// KeyValueSlots puts a pair and its value side by side in 16 bytes, four to a cache
-// line, so a look-up that finds its pair costs one load from memory. With the keys and
-// the values in arrays of their own, every pair that is a merge cost a second cache
-// miss, for its rank; and GPT-4's 100,000 ranks are far larger than the caches. The
-// table is kept at most half full, so that probes stay short.
-//
-// The slots lie in a Region (region.h), so cl100k's 4 MB and o200k's 8 MB of
-// ranks take two and four huge pages. A chunk new to an encoder probes the table after
-// each merge, at random: perf put 72% of encode_short's samples on the probe, on a new
-// o200k tokenizer encoding the held-out stories. With 4 KB pages o200k's table spans
-// 2,048 of them, past what the TLB holds (the likely reason; this machine shows no
-// hardware counters). A new tokenizer's merges (count() of the stories' distinct
-// chunks of two or more tokens, joined, about 10 KB, first call minus second; medians
-// of 11 interleaved rounds, three processes per build taking turns, ms): cl100k 0.85 /
-// 0.91 / 0.76 -> 0.73 / 0.65 / 0.58, o200k 1.21 / 1.28 / 1.06 -> 1.02 / 0.82 / 0.92.
-//
-// KeysApart probes over keys alone, eight to a cache line, so it is let fill to three
-// quarters: the trainer holds millions of pairs at once, and their memory counts. Its
-// pairs come and go as merges are made, and erasing leaves no tombstone, so the table
-// stays as short as the pairs alive.
 
 }  // namespace bpe

@@ -6,8 +6,8 @@
 // core's merges and the file's id of each core token.
 //
 // Why C++: a 150,000-token file holds 150,000 merges, each two strings to look up and
-// a third to make and look up; in Python that loop was most of a load (0.3 s of 0.4 s,
-// twice Hugging Face's own loader). Here the token strings are turned into their bytes
+// a third to make and look up; in Python that loop was most of a load. Here the token
+// strings are turned into their bytes
 // (through the alphabet, read straight from Python's str) and looked up in one table
 // keyed by those bytes, with no Python object made per merge.
 //

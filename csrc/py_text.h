@@ -260,9 +260,7 @@ inline std::string_view str_utf8(py::handle obj, std::optional<Utf8Buffer>& buff
 
 // The UTF-8 of a str that is not ASCII, made on `workers` threads into `out` without
 // the GIL: each thread measures its share of the characters, then writes it at its
-// place. Encoding on several threads while one thread made the UTF-8 of the whole str
-// first: that one thread's part was a quarter of the time of two threads' call, and
-// two threads ran 1.2 times as fast as one, not 1.8.
+// place: made on one thread first, the UTF-8 held back every thread that encodes it.
 inline std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char[]>& out, unsigned workers) {
     const StrChars chars(obj);
     std::vector<Py_ssize_t> bounds(workers + 1);
@@ -484,20 +482,5 @@ inline std::string utf8_of(py::handle str, const std::string& what) {
     std::optional<Utf8Buffer> buffer;
     return std::string(str_utf8(str, buffer, what));
 }
-
-// Performance notes
-//
-// - transcode_utf8 on the last 1.5 MB of the training stories (a str of 2 bytes a
-//   character: a few curly quotes and euro signs among ASCII): 0.16 ms, 9.3 G
-//   characters/s, in a C++ harness, one core; CPython's encoder (str.encode) 0.56 ms
-//   on the same str, and it made a new bytes object each call besides.
-// - tools/compare_builds.py against the build before (GPT-2, one CPU, 7 interleaved
-//   rounds, new/old time): arrays on the held-out stories 0.80x, on Python source
-//   0.89x; lists 0.88x and 0.92x; cold lists on the stories 1.01x.
-// - TextBatch, tried: every text under 64 KB copied end to end with the GIL held (no
-//   tuple, and encode_many reading its groups in place, with no copy of its own): a flat
-//   batch of the stories split at blank lines ran at 0.809-0.812x the speed of its bytes
-//   as one text, against 0.800-0.807x so (three processes each, medians of 25
-//   interleaved rounds): within the noise, and the copy would run on one thread. Not kept.
 
 }  // namespace bindings

@@ -262,7 +262,7 @@ inline std::vector<uint32_t> ids_for_decoding(const bpe::Encoder& encoder, py::h
 // only). Each int is made the first time an id is given out, so the ints a text uses
 // lie together, in the order they were first met, not spread over every id of the
 // vocabulary (o200k's 200,000); the table of their addresses lies in huge pages
-// (performance notes). Kept for the life of the process. Ids past kMaxShared (a
+// (docs/design-notes.md). Kept for the life of the process. Ids past kMaxShared (a
 // vocabulary numbered sparsely) get a new int each.
 class SharedInts {
 public:
@@ -306,7 +306,7 @@ inline SharedInts shared_ints;
 
 // n ids as a list of ints: one shared int, a Py_INCREF and a store in place per id.
 // A plain store per id, with each int's references added once by its count in a
-// second pass, ran slower (tools/list_output.py: performance notes at the end).
+// second pass, ran slower (docs/design-notes.md).
 inline py::list ids_to_list(const uint32_t* ids, size_t n) {
     py::list out(n);
     PyObject* list = out.ptr();
@@ -364,52 +364,5 @@ inline py::array parts_to_array(const std::vector<std::vector<uint32_t>>& parts)
 inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, size_t n_vocab) {
     return fits_uint16(n_vocab) ? parts_to_array<uint16_t>(parts) : parts_to_array<uint32_t>(parts);
 }
-
-// Performance notes
-//
-// - ids_to_list alone, on fixed ids (tools/list_output.py, cl100k, 1.5 MB of stories and
-//   of Python source, one core, medians of 15): 2.18 and 2.35 ns per id; the plain store
-//   per id that issue 32 asked to try (pointers stored, then each int's references
-//   added once by its count) 2.17 and 2.32, so no gain for a second pass and a table of
-//   counts; numpy's tolist, a new int per id, 7.5 and 7.2. The ints that a text uses
-//   most are few and stay in the caches, so Py_INCREF's write is no miss.
-// - The ids of encode and encode_array written into vectors the thread keeps for its
-//   next call (issue 32's "a buffer reused per thread"): no change (compare_builds,
-//   arrays on source 0.95x, on stories 0.99x, within its noise; glibc's malloc hands a
-//   call the memory the last one freed, once a first large free has raised its mmap
-//   threshold, which may be why). Not kept. The copy into numpy costs as little:
-//   encode_array took count's time (no output) on the same str within 4% (GPT-2 and
-//   cl100k, 0.4 MB of stories and 1.5 MB of source, medians of 7).
-// - What lists cost beyond an array is elsewhere: making thousands of lists set off
-//   Python's cycle collector (batch_to_lists in _core.cpp).
-// - The shared ints, for issue 30's o200k floor (o200k's encode_ordinary at least 0.8x
-//   cl100k's, a new tokenizer warmed on 0.5 MB of other stories, then the 0.79 MB of
-//   held-out ones, as bench/split.py times it). Placed first with perf (cpu-clock, 20
-//   kHz, only the timed call recorded, 40 calls each, one process per vocabulary):
-//   the list loop took 1,265 samples for o200k against 857 for cl100k, the largest
-//   gap; the merges of the chunks new to the tokenizer (encode_short) 604 against 409,
-//   most on the rank table's probe (72% in a later profile: pair_table.h); the chunk
-//   loop with the split 1,791 against 1,674. In the list loop the samples sat on the
-//   load of the int's address from the table of 200,000 (or 100,000) pointers and on
-//   Py_INCREF of the int, 28% and 64% (skid puts a load's stall on the next
-//   instruction): two lines from memory per id, the ints made up front in id order over 6.4 MB of 4 KB pages
-//   for o200k (3.2 MB for cl100k). With the ints made when first given out and the
-//   table in huge pages (below), 45% and 38%, and still 523 samples against 421 (5 kHz,
-//   150 calls each).
-//   Ints made when first given out, their addresses in huge pages: encode_ordinary
-//   minus encode_array on a warm tokenizer (the list's own cost; one core, medians of
-//   15 interleaved rounds, three processes per build taking turns, ms) cl100k
-//   0.44 / 0.45 / 0.28 -> 0.23 / 0.16 / 0.15, o200k 0.56 / 0.43 / 0.34 -> 0.27 / 0.34 /
-//   0.25; `python bpe_bench.py split --repeats 9 --clock cpu`, o200k on the stories
-//   209 MB/s -> 254, cl100k 223 -> 281 (three runs of each build taking turns; the
-//   ratio o200k / cl100k 0.94, 0.96, 0.90 -> 0.95, 0.89, 0.87: both gained alike).
-//   Tried and not kept: each int a byte copy of one CPython made, placed at id * 32 in
-//   the region so that its address is computed, not loaded (no table of pointers). The
-//   list's cost in the same measure, cl100k / o200k, 0.41 / 0.42, 0.46 / 0.38, 0.59 /
-//   0.61 against 0.32 / 0.45, 0.51 / 0.64, 0.39 / 0.50 for the build above (a busier
-//   machine); the bench's ratio on the stories 0.88, 0.97, 0.93 against 0.89, 0.90,
-//   0.89, on source 0.91, 0.91, 0.93 against 0.89, 0.92, 0.92: no clear gain, for a
-//   copy that depends on CPython's object layout (ints of other builds, immortal
-//   objects in 3.12 and later).
 
 }  // namespace bindings

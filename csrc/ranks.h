@@ -7,7 +7,7 @@
 //
 // tiktoken's own encoder rescans every adjacent pair after each merge: O(n^2) for n
 // bytes, fine for the short chunks it meets, but a token is as long as a file makes
-// it (performance notes). Here a heap of candidate pairs and a linked list of parts
+// it (docs/design-notes.md). Here a heap of candidate pairs and a linked list of parts
 // make it O(n log n), in C++.
 #pragma once
 
@@ -70,12 +70,5 @@ inline size_t lower_rank_split(std::string_view data, const RankMap& ranks, int6
     }
     return parts == 2 ? after[0] : 0;
 }
-
-// Performance notes
-//
-// - A file of ranks for b"a" * k, k = 2 to 1,001, took 20 s to load with the merges
-//   found by rescanning every pair in Python, O(N^3) in all; tools/import_speed.py
-//   times loading such files (the median of --rounds loads, taking turns with
-//   tiktoken's own loader), and cl100k_base.
 
 }  // namespace bpe

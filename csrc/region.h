@@ -2,7 +2,7 @@
 // chunks and its pool, the ranks of the pairs, the shared ints of the bindings): zeroed
 // pages from mmap, in 2 MB pages where the system gives them. With 4 KB pages a table of
 // megabytes spans thousands of TLB entries, and a random probe misses the TLB as often as
-// the cache (encode_cache.h's and pair_table.h's performance notes).
+// the cache (docs/design-notes.md).
 #pragma once
 
 #include <cstddef>

@@ -19,8 +19,7 @@
 // a table of 1,000,000 costs what one of 10 does (checking every special at every
 // place, as this did before, cost the text's length times their number).
 //
-// Performance notes: 1,000,000 specials build in about a second (the sort), 12 bytes
-// a trie node. A walk reads a node's children in a run of bytes: a scan for a few,
+// Cost: building is a sort of the specials, and a trie node is 12 bytes. A walk reads a node's children in a run of bytes: a scan for a few,
 // a binary search past kScanChildren. A text that repeats a long prefix of a special
 // without ever completing it ("<|s<|s<|s...") costs that prefix's length a place.
 #pragma once

@@ -338,12 +338,4 @@ inline bool is_safe_cut(std::string_view text, size_t p) {
     return is_safe_cut_between(static_cast<unsigned char>(text[p - 1]), static_cast<unsigned char>(text[p]));
 }
 
-// Performance notes
-//
-// - chunk_end's 16 bytes at a time: a branch per byte is what suffers when the other
-//   vCPU of a core is busy (a busy neighbour halved a one-thread encode on the shared
-//   VM this was written on, a memory-streaming one did not). Under cachegrind, on
-//   2.4 MB: branch mispredicts 1.69 M -> 0.95 M, instructions +4%.
-// - The SIMD tiers, split_simd.h, have notes of their own.
-
 }  // namespace bpe

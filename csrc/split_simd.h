@@ -58,7 +58,7 @@
 // Included by split.h only, after its byte classes and classify_16 (Lanes16), which
 // the sse2 tier uses.
 //
-// Measurements: the performance notes at the end.
+// Measurements: docs/design-notes.md.
 #pragma once
 
 #include <cstdint>
@@ -223,7 +223,7 @@ inline bool tier_available(Tier tier) {
 
 // The fastest tier here. AVX-512 classifies (one compare per class for 64 bytes
 // instead of two or four) and, with VBMI2, hands off the chunk ends (spreader); the
-// performance notes below say what each gives.
+// design notes (docs/design-notes.md) say what each gives.
 inline Tier best_tier() {
     for (Tier tier : {Tier::kAvx512, Tier::kAvx2, Tier::kSse2})
         if (tier_available(tier)) return tier;
@@ -672,65 +672,6 @@ inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, Sprea
     EndRuns<Ends> sink(on_ends, spread);
     split_blocks<P>(text, classify, sink);
 }
-
-// Performance notes
-//
-// The tiers (count_chunks, one core, taskset -c 0; a shared, loaded machine with
-// AVX-512: the sum over 64 KiB stretches of the text of the fastest of 7 calls, median
-// of 5 interleaved rounds, in GB/s; portable is what the split ran at before these
-// blocks):
-//
-//                          portable  sse2  avx2  avx512
-//   stories (valid), gpt2    0.40    1.72  2.03   2.27
-//   stories (valid), gpt4    0.38    1.54  1.76   1.84
-//   stories, default         0.51    2.07  2.22   2.55
-//   Python stdlib, gpt2      0.38    1.81  2.07   2.37
-//   Python stdlib, gpt4      0.35    1.53  1.71   2.09
-//
-// qwen2 and o200k, in the same run as the others (python tools/split_tiers.py,
-// docs/results/split-tiers.txt; a loaded machine, so lower all round):
-//
-//                          portable  sse2  avx2  avx512
-//   stories, gpt4            0.13    1.36  1.62   1.76
-//   stories, qwen2           0.13    1.37  1.65   1.79
-//   stories, o200k           0.09    1.20  1.39   1.48
-//   Python source, gpt4      0.16    0.62  0.66   0.70
-//   Python source, qwen2     0.16    0.62  0.66   0.71
-//   Python source, o200k     0.09    0.59  0.62   0.67
-//
-// o200k's blocks do a little more than gpt4's (the upper-case and slash masks, the
-// [\r\n/]* fill where a block needs it); its scalar loop, the portable tier and the
-// hand-over for non-ASCII, reads general categories and is slower than gpt4's.
-//
-// Issue 30's o200k floor (o200k's encode at least 0.8x cl100k's): the split is a small
-// part of the gap. count_chunks on the held-out stories (0.79 MB, one core, medians of
-// 21 interleaved rounds of 5 calls): gpt4 0.464 ms, o200k 0.530; with every byte
-// >= 0x80 made '?', 0.421 and 0.478, so the hand-over for non-ASCII costs the two
-// alike (+0.043 and +0.052 ms) and the rest is the block path, spread over its formula
-// (perf shows no one line). The [\r\n/]* fill done by one addition instead of the
-// doubling loop (each run's bytes before its first seed carried away): 0.886 / 0.876
-// -> 0.888 / 0.890 of gpt4's speed, no change; not kept.
-//
-// About 4 bytes a chunk, so 2 GB/s is some 500 million chunks a second: popping the
-// bits and emitting the chunks is now as much of the time as classifying. The encoder
-// takes the chunks as runs of ends (for_each_chunk_run), so that popping stays a loop
-// of a few instructions a chunk and the encoder's keys a loop of their own: encoder.h's
-// notes (round three) have what that gave. AVX-512
-// helps everywhere measured, so it is the default where the CPU has it. Encoding
-// gains less than the split does: a warm encode spends the rest of its time looking
-// chunks up, a cold one merging the chunks new to it.
-//
-// The hand-off without a loop per bit (issue 32, round two; spread_compress: VPCOMPRESSB
-// of the offsets 0..63 by the block's mask, widened eight at a time), against the loop,
-// encode_array warm, threads=1, one CPU, CPU time of two builds in alternating
-// processes, ids checked equal, medians of 9 rounds, GPT-2 stories / cl100k stories /
-// GPT-2 source / cl100k source: 0.957 / 0.934 / 0.987 / 0.947x the time. (A build
-// against a copy of itself read 0.989-1.001x.) Tried and not kept, under 3% on every
-// row: always widening the first 16 offsets, so that the loop's exit is rarely
-// mispredicted (most blocks of English have 10-20 chunks): 0.982 / 0.991 / 0.977 /
-// 0.982x (15 rounds of 20 calls); runs of 128 ends, not 64, now that a block's ends
-// cost less: 0.991 / 0.989 / 1.000 / 0.986x. The SSE2 and AVX2 tiers keep the loop
-// (spread_loop).
 
 }  // namespace simd
 }  // namespace bpe

@@ -524,9 +524,4 @@ inline bool is_valid_utf8(std::string_view text) {
     return true;
 }
 
-// Performance notes
-//
-// - These loops are the portable tier of split_simd.h, whose notes time them (its
-//   "portable" column), and the blocks hand non-ASCII text over to them.
-
 }  // namespace bpe

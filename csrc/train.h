@@ -358,7 +358,7 @@ private:
     // The pairs waiting to be merged, the first on top. Counts only ever fall, so the
     // top does too: pairs queued with a count below a floor wait aside, unsorted, and go
     // into the heap only once every pair there has been taken, so that the heap stays
-    // small and quick (see the performance notes).
+    // small and quick (see docs/design-notes.md).
     class CandidateQueue {
     public:
         void push(const Candidate& c) {
@@ -403,7 +403,7 @@ private:
     // ---- Memory ---------------------------------------------------------------------
 
     // Starts loading the slot of a position some way ahead in a list being merged (see
-    // the performance notes).
+    // docs/design-notes.md).
     static constexpr uint64_t kPrefetchAhead = 32;
     void prefetch_slot(uint64_t i, uint64_t end) const {
         bpe::prefetch(slots_.data() + positions_[std::min(i, end - 1)]);
@@ -444,35 +444,5 @@ inline std::vector<Pair> train(ChunkCounter& counter, int64_t num_merges,
     Trainer trainer(counter.take());
     return trainer.train(num_merges, progress);
 }
-
-// Performance notes
-//
-// The queue. Most new pairs are rare (a new token and a neighbour seen once or twice),
-// so pairs queued below a floor wait aside, unsorted, and the heap holds only the
-// likely ones. On text with many distinct pairs (source code), one heap of all pairs
-// had been a large share of the time after counting.
-//
-// Reading the lists. Each pair's list of positions is written once, whole and in order,
-// so a merge reads it front to back with no sorting; but the slots that it names are
-// scattered over an array of hundreds of megabytes. Asking for the slot of a position
-// some way ahead (prefetch_slot) lets the memory work on several at once, which took
-// much of the time off training on text with millions of distinct chunks.
-//
-// Memory. The slots take 4 bytes a byte of the distinct chunks, the lists 4 bytes an
-// occurrence of a pair (chunk_counter.h estimates the whole). Lists of pairs that are
-// gone are dropped as they pile up (drop_garbage), and the memory the counting threads
-// freed is handed back to the system before the lists are made: glibc would keep it for
-// those threads, and the trainer, on one thread, could not reuse it.
-//
-// Tried and not kept (the 40 MB row of `bpe_bench.py train`, stories + source, 123,146
-// distinct chunks; a C++ harness, CPU time, best of 5, 3 interleaved runs):
-//   - The table of pairs made with room for slots/16 pairs, instead of grown from 4,096
-//     through 7 doublings (to 262,144 slots, 98,304 pairs): 0.049 -> 0.044 s (setup +
-//     merges), the rehashing and page faults of the doublings saved. But slots/16 is
-//     far past what text with few distinct pairs needs (15 MB of long words of letters
-//     would take about 50 MB more), which the memory budget's estimate does not allow for.
-//   - Asking for the table slots of the pairs whose counts fall (lose), 8 ahead, before
-//     updating them: no change (0.042-0.045 s of merges either way).
-//   - Asking for the slots of positions 16 or 64 ahead instead of 32: within noise.
 
 }  // namespace bpe

@@ -100,7 +100,7 @@ public:
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
     // The rank of the merge of two bytes, or kNoRank: every chunk new to the encoder's
     // table starts with a round of these, from a dense table (256 KB) rather than the
-    // hash table of all merges (performance notes).
+    // hash table of all merges (docs/design-notes.md).
     uint32_t byte_pair_rank(unsigned char a, unsigned char b) const { return byte_ranks_[a << 8 | b]; }
     // How many bytes the token (in our numbering) holds.
     uint64_t token_size(uint32_t token) const { return offsets_[token + 1] - offsets_[token]; }
@@ -257,7 +257,7 @@ private:
     }
 
     // How many characters begin in text[at, end): the bytes that are not 10xxxxxx,
-    // eight at a time while eight can be read (performance notes). Little-endian: byte
+    // eight at a time while eight can be read (docs/design-notes.md). Little-endian: byte
     // k of the text is bits 8k to 8k + 7.
     static size_t characters_begun(std::string_view text, size_t at, size_t end) {
         constexpr uint64_t kLowBits = 0x0101010101010101ull;
@@ -290,17 +290,5 @@ private:
     std::string bytes_;  // every token's bytes, back to back
     std::vector<uint64_t> offsets_;  // token t's bytes are bytes_[offsets_[t], offsets_[t + 1])
 };
-
-// Performance notes
-//
-// - The whole tokens: under GPT-2's and GPT-4's vocabularies 84% of the distinct chunks
-//   of the stories are one token, found in the encoder's table from its start instead
-//   of merged. Finding them merges every token's bytes once: about +10 ms (GPT-2) and
-//   +30 ms (cl100k) to making an Encoder, in process time on a noisy machine.
-// - byte_pair_rank: a chunk new to the encoder's table is mostly bytes at first, and a
-//   dense table answers the first round from 256 KB that stay cached, where the hash
-//   table of all merges (megabytes under cl100k) is a probe each.
-// - characters_begun goes eight bytes at a time: a token is a few bytes, and a loop
-//   over them byte by byte mispredicted its end at every token.
 
 }  // namespace bpe

@@ -1,4 +1,4 @@
-"""Issue 32's batch row, alone and quick: small documents encoded with cl100k on one core,
+"""The bench's batch row, alone and quick: small documents encoded with cl100k on one core,
 by our batch calls (this build, and another build to compare with), gigatoken 0.10's
 encode_batch and fastokens' encode_batch and encode_batch_flat, with our encode_array on
 the same bytes as one text as the yardstick.

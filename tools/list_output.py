@@ -1,5 +1,5 @@
 """Ids to a Python list alone, on fixed ids: csrc/py_tokens.h's ids_to_list (a shared int, a
-Py_INCREF and a store per id) against what issue 32 suggested trying (a plain store per
+Py_INCREF and a store per id) against what was suggested trying (a plain store per
 id, then each int's reference count raised once by its count), and numpy's tolist (a
 new int per id) as a yardstick.
 

@@ -3,7 +3,7 @@
     python tools/profile_encode.py [--rows gpt2:stories,cl100k:stories] [--seconds 3]
                                    [--before OLD_BUILD] [--out docs/results/profile-encode.txt]
 
-Issue 32 asks, for a floor still missed, the profile of each nanosecond per chunk set
+For a floor still missed: the profile of each nanosecond per chunk set
 beside gigatoken's on the same text. Each library runs in a process of its own, pinned
 to one CPU, loaded as bench/peers.py loads it (ours from the GPT-2 files or
 cl100k_base.tiktoken; gigatoken with Tokenizer.from_tiktoken(path, pretokenizer="gpt2"
@@ -353,7 +353,7 @@ def profile_row(vocab: str, kind: str, args, use_perf: bool) -> list[str]:
         lines.append(f"  ours / ours before, CPU time: {statistics.median(ratios):.3f}x")
     # A str's UTF-8, once asked for, stays on it (CPython caches it): gigatoken asks,
     # and then reads it free on every later call with the same str; ours transcodes into
-    # a buffer of its own (issue 17: no copy left on the str). A pipeline hands each
+    # a buffer of its own (no copy left on the str). A pipeline hands each
     # text over once, so a new str each call is the case it meets.
     fresh_median = {lib: statistics.median(v) for lib, v in fresh.items()}
     fresh_ratios = [o / g for o, g in zip(fresh["ours"], fresh["gigatoken"])]

@@ -1,8 +1,8 @@
 """Scale-out measured: BPE training and token files in one process, and on Ray with 1 and
-2 workers, on the same Parquet shards of made-up stories (issue 23; docs/scale-out.md).
+2 workers, on the same Parquet shards of made-up stories (docs/scale-out.md).
 
     pip install -r requirements-ray.txt
-    python tools/scale_out_measure.py --corpus /tmp/scale-corpus --gigabytes 2.5   # the issue's run
+    python tools/scale_out_measure.py --corpus /tmp/scale-corpus --gigabytes 2.5   # the run docs/scale-out.md cites
     python tools/scale_out_measure.py --corpus /tmp/scale-small --gigabytes 0.05 \
         --results /tmp/scale-small/results                                        # a quick try
 
@@ -32,7 +32,7 @@ beside it.
 
 Checked: the merges of every run equal the one-process merges, and the shards of each
 token folder, read in the manifest's order, equal the one-process token file id for id.
-The floors (issue 23): Ray with 2 workers within 1.5x of the one-process wall time; each
+The floors: Ray with 2 workers within 1.5x of the one-process wall time; each
 worker's peak under the one-process peak; the driver's peak under the one-process peak
 plus the merged counts. Writes RESULTS.txt and RESULTS.json (--results; by default
 docs/results/scale-out). This is a measuring script, not a test.
