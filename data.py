@@ -41,7 +41,7 @@ appends their ids to the token file. Peak memory is, whatever the input's size:
     counts, the encoder's cache (at most 2^20 chunks of up to 64 bytes each).
 On 3 GB of made-up TinyStories-like stories, under a 1 GiB cap on its address space, data.py
 peaked at 102 to 105 MB resident with --bpe and at 86 to 88 MB without, in two runs of
-`python tools/data_memory.py`.
+`python bpe_bench.py data-memory`.
 
 Downloads come from the Hugging Face hub (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0), into
 data/downloads/ as NAME.part, resumed with an HTTP Range request when interrupted, and renamed

@@ -9,6 +9,13 @@ subcommand measures).
   threads.py    bpe_bench.py threads
   train.py      bpe_bench.py train
   reference.py  bpe_bench.py reference
+  split.py      bpe_bench.py split
+
+The measurements of one question each, bpe_bench.py's other subcommands (bpe_bench.py
+NAME runs NAME.py's main, hyphens for underscores): compare_builds.py, profile_encode.py,
+split_tiers.py, memory_check.py, train_memory.py, import_speed.py, hf_encode_speed.py,
+hf_load_time.py, data_memory.py, scale_out_measure.py, scale_out_reduce.py,
+scale_out_demo.py, pipeline_run.py.
 """
 import os
 from pathlib import Path

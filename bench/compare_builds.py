@@ -1,7 +1,7 @@
 """Two builds of the library timed side by side, in interleaved rounds, on the bench's rows.
 
     git worktree add /tmp/old OLD_COMMIT && (cd /tmp/old && python setup.py build_ext --inplace)
-    python tools/compare_builds.py /tmp/old . [--rounds 7] [--out docs/results/compare-builds.txt]
+    python bpe_bench.py compare-builds /tmp/old . [--rounds 7] [--out docs/results/compare-builds.txt]
 
 A refactoring that must not slow anything down is checked with this: each build is
 imported by a process of its own (the two cannot share one, as both are `bpe`), pinned to

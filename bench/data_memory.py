@@ -1,7 +1,7 @@
 """data.py's peak memory on an input larger than the memory it may use.
 
-    python tools/data_memory.py                      # 3 GB of made-up stories, under a 1 GB cap
-    python tools/data_memory.py --gb 6 --cap-gb 1 --runs bpe
+    python bpe_bench.py data-memory                      # 3 GB of made-up stories, under a 1 GB cap
+    python bpe_bench.py data-memory --gb 6 --cap-gb 1 --runs bpe
 
 It writes a folder of made-up TinyStories-like files (the training file --gb GB, the
 held-out one --valid-mb MB; stories separated by <|endoftext|> lines, paragraphs by blank
@@ -80,7 +80,7 @@ def sentence_pool(rng):
 
 def story_batches(rng, pool):
     """Made-up stories, 10,000 at a time, without end: each 4 to 14 sentences of the pool,
-    2 to 4 a paragraph, paragraphs separated by a blank line. tools/scale_out_measure.py
+    2 to 4 a paragraph, paragraphs separated by a blank line. bpe_bench.py scale-out-measure
     makes its Parquet shards of them too."""
     while True:
         lengths = rng.integers(4, 15, size=10_000)

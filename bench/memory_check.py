@@ -1,8 +1,8 @@
 """Peak memory of training and encoding on inputs made to be hard on memory, each case in
 a fresh process, as a table.
 
-    python tools/memory_check.py            # about 3 minutes on two cores
-    python tools/memory_check.py --encode-mb 20 --train-mb 10   # a quick look
+    python bpe_bench.py memory-check            # about 3 minutes on two cores
+    python bpe_bench.py memory-check --encode-mb 20 --train-mb 10   # a quick look
 
 The cases:
 
@@ -131,7 +131,7 @@ def mb(n: float) -> str:
     return f"{n / 1e6:,.0f} MB"
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description="Peak memory of training and encoding, case by case.")
     parser.add_argument("--train-mb", type=float, default=30, help="MB of short distinct words (default: %(default)s)")
     parser.add_argument("--budget-mb", type=float, default=150, help="max_memory for the budget case (default: %(default)s)")
@@ -139,7 +139,7 @@ def main():
     parser.add_argument("--cjk-mb", type=float, default=57, help="MB (as UTF-8) of the CJK text (default: %(default)s)")
     parser.add_argument("--before", type=Path, help="another checkout (built) to run the CJK case with too, "
                         "for a before-and-after")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     print("| case | peak above start | distinct chunks | per chunk | per byte of chunk | estimate | time |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

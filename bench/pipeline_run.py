@@ -1,6 +1,6 @@
 """The main run of the README, on a folder of stories, with every output kept for the docs.
 
-    python tools/pipeline_run.py --source ../shared/data/tinystories
+    python bpe_bench.py pipeline-run --source ../shared/data/tinystories
 
 Runs, from the repository's root, what the README's main run does, on the small model
 that trains in minutes on a CPU:
@@ -50,10 +50,10 @@ def run(command: list, transcript: list) -> str:
     return result.stdout
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, required=True, help="the folder of stories, as data.py's --source")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     source = os.path.relpath(args.source.resolve(), ROOT)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     transcript = [f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "

@@ -1,6 +1,6 @@
 """Where a warm encode's time goes, per chunk: ours (encode_array) beside gigatoken 0.10's.
 
-    python tools/profile_encode.py [--rows gpt2:stories,cl100k:stories] [--seconds 3]
+    python bpe_bench.py profile-encode [--rows gpt2:stories,cl100k:stories] [--seconds 3]
                                    [--before OLD_BUILD] [--out docs/results/profile-encode.txt]
 
 For a floor still missed: the profile of each nanosecond per chunk set

@@ -1,27 +1,34 @@
 """bpe.ray_data against one process, on a local Ray: the same merges, the same ids.
 
     pip install -r requirements-ray.txt
-    python tools/scale_out_demo.py ../shared/data/tinystories/train-sample-lowercase.txt
+    python bpe_bench.py scale-out-demo ../shared/data/tinystories/train-sample-lowercase.txt
 
 The file is cut at its blank lines into stories, each a text of its own in both runs.
 The times show Ray's fixed costs (start-up, scheduling) more than its speed: on a few
 megabytes, one process is far quicker (docs/scale-out.md).
 """
+import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import ray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bpe import BPETokenizer, ray_data  # noqa: E402
+from bpe import BPETokenizer  # noqa: E402
 
 VOCAB_SIZE, BLOCKS, CPUS = 8192, 16, 2
 
 
-def main(path):
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", help="a text file of stories, cut at its blank lines")
+    path = parser.parse_args(argv).path
+    import ray
+
+    from bpe import ray_data
+
     ray.init(num_cpus=CPUS, include_dashboard=False, log_to_driver=False)
     text = Path(path).read_text(encoding="utf-8")
     stories = text.split("\n\n")
@@ -45,4 +52,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

@@ -2,11 +2,11 @@
 2 workers, on the same Parquet shards of made-up stories (docs/scale-out.md).
 
     pip install -r requirements-ray.txt
-    python tools/scale_out_measure.py --corpus /tmp/scale-corpus --gigabytes 2.5   # the run docs/scale-out.md cites
-    python tools/scale_out_measure.py --corpus /tmp/scale-small --gigabytes 0.05 \
+    python bpe_bench.py scale-out-measure --corpus /tmp/scale-corpus --gigabytes 2.5   # the run docs/scale-out.md cites
+    python bpe_bench.py scale-out-measure --corpus /tmp/scale-small --gigabytes 0.05 \
         --results /tmp/scale-small/results                                        # a quick try
 
-The corpus: --gigabytes of stories as tools/data_memory.py makes them (sentences of made-up
+The corpus: --gigabytes of stories as bpe_bench.py data-memory makes them (sentences of made-up
 words, distinct stories, few distinct chunks, as in TinyStories), one story a row of the
 column "text", in --shards Parquet files. It is written once into --corpus and used again
 while its made-by.json says the same sizes and seed.
@@ -74,7 +74,7 @@ def make_corpus(corpus: Path, gigabytes: float, shards: int, seed: int) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import data_memory
+    from bench import data_memory
 
     stamp = corpus / "made-by.json"
     wanted = {"gigabytes": gigabytes, "shards": shards, "seed": seed, "column": "text"}
@@ -121,7 +121,7 @@ def make_corpus(corpus: Path, gigabytes: float, shards: int, seed: int) -> dict:
 
 def memory_of(pid) -> dict:
     """VmHWM, VmRSS and RssAnon of a process, in bytes (empty once it has ended)."""
-    import data_memory
+    from bench import data_memory
 
     return data_memory.proc_status(pid, ("VmHWM", "VmRSS", "RssAnon"))
 
@@ -314,10 +314,10 @@ def start_child(kind: str, workers: int, corpus: Path, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     result = work / "result.json"
     result.unlink(missing_ok=True)
-    command = [sys.executable, __file__, "--child", kind, "--child-workers", str(workers), "--corpus", str(corpus),
-               "--work", str(work)]
+    command = [sys.executable, "-m", "bench.scale_out_measure", "--child", kind, "--child-workers", str(workers),
+               "--corpus", str(corpus), "--work", str(work)]
     print(f"run: {kind}{f' {workers}' if kind == 'ray' else ''} ...", flush=True)
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, cwd=ROOT)
     return json.loads(result.read_text())
 
 

@@ -1,8 +1,8 @@
 """What the reduce of bpe.ray_data costs per distinct chunk: the numbers behind the model
 on docs/scale-out.md, for corpora far more varied than the made-up stories.
 
-    python tools/scale_out_reduce.py                  # 250 k, 1 M and 4 M distinct chunks
-    python tools/scale_out_reduce.py --chunks 1e6 --results docs/results/scale-out-reduce
+    python bpe_bench.py scale-out-reduce                  # 250 k, 1 M and 4 M distinct chunks
+    python bpe_bench.py scale-out-reduce --chunks 1e6 --results docs/results/scale-out-reduce
 
 For D distinct chunks (made-up words, 3 to 12 letters after a space, counts from a
 Zipf-like law) it times, in this process, on one thread, each step that the reduce does
@@ -15,7 +15,7 @@ with a counter of that many chunks:
   train     BPETokenizer.train_from_counts to 8,192 tokens (the driver's step), with the
             counter's estimate of its peak memory (estimated_memory).
 Counting is not here: it is linear in the bytes, and spread over the workers
-(tools/scale_out_measure.py measures it).
+(bpe_bench.py scale-out-measure measures it).
 """
 import argparse
 import json

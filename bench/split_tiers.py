@@ -1,6 +1,6 @@
 """Splitting alone, in each SIMD tier this CPU runs: GB/s of bpe._core.count_chunks.
 
-    python tools/split_tiers.py [--repeats 7] [--out docs/results/split-tiers.txt]
+    python bpe_bench.py split-tiers [--repeats 7] [--out docs/results/split-tiers.txt]
 
 The bench's split-only rows (python bpe_bench.py encode) are of the tier the core picks
 at import; this runs the same call in a process per tier (BPE_SIMD=portable, sse2, avx2,

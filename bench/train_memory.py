@@ -1,6 +1,6 @@
 """Peak memory of training a tokenizer on a large corpus file: streamed, and in one call.
 
-    python tools/train_memory.py --text ../shared/data/tinystories/train-sample-lowercase.txt --mb 500
+    python bpe_bench.py train-memory --text ../shared/data/tinystories/train-sample-lowercase.txt --mb 500
 
 The corpus is a file of one story per line: the stories of --text over and over, until
 it holds --mb megabytes (written to a temporary folder first). Each way of training then
@@ -68,12 +68,12 @@ def run(mode: str, corpus: Path, vocab_size: int) -> dict:
     return json.loads(result.stdout)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description="Peak memory of training, streamed against one call.")
     parser.add_argument("--text", type=Path, required=True, help="a text of stories to repeat")
     parser.add_argument("--mb", type=float, default=500, help="the corpus's size in MB (default: %(default)s)")
     parser.add_argument("--vocab-size", type=int, default=8192, help="default: %(default)s")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     size = int(args.mb * 1e6)
     with tempfile.TemporaryDirectory() as folder:
         corpus = Path(folder) / "corpus.txt"
