@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 #include "encoder.h"
@@ -361,6 +362,20 @@ void check_same_rule(const bpe::ChunkCounter& self, const bpe::ChunkCounter& oth
 
 // --- the module's functions ---------------------------------------------------------------
 
+// The named split rules, from split_rules.h's table, for the Python package and the docs:
+// (name, regex, the regex in Oniguruma's syntax, the texts that pattern= takes as the rule).
+std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>> split_rules() {
+    std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>> out;
+    for (const bpe::NamedRule& rule : bpe::kNamedRules) {
+        std::vector<std::string> texts;
+        if (rule.text_names_rule) texts.emplace_back(rule.regex);
+        if (rule.text_names_rule && !rule.same_split.empty()) texts.emplace_back(rule.same_split);
+        out.emplace_back(std::string(rule.name), std::string(rule.regex),
+                         std::string(rule.oniguruma.empty() ? rule.regex : rule.oniguruma), std::move(texts));
+    }
+    return out;
+}
+
 size_t count_chunks(py::handle text, const std::string& pattern_name) {
     BytesArg arg(text, "text");
     bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
@@ -460,6 +475,10 @@ void bind_functions(py::module_& m) {
         "simd_tier", [] { return std::string(bpe::simd::tier_name(bpe::simd::tier_in_use())); },
         "The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes "
         "at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.");
+    m.def("split_rules", &split_rules,
+          "The named split rules, as (name, regex, oniguruma, texts): the rule's published regex (tiktoken's "
+          "dialect, which Python's regex module reads), the same in Oniguruma's syntax (Hugging Face tokenizers), "
+          "and the regex texts that pattern= takes as this rule (it then runs on the rule's splitter).");
     m.def("count_chunks", &count_chunks, py::arg("text"), py::arg("pattern") = "default",
           "How many chunks pretokenize(text, pattern) would give, without making them: the split alone.");
     m.def("pretokenize", &pretokenize, py::arg("text"), py::arg("pattern") = "default",

@@ -1,4 +1,4 @@
-// The split rules again, 64 bytes at a time: the same chunks as split.h's loops,
+// The split rules again, 64 bytes at a time: the same chunks as the rules' own loops,
 // found with bit arithmetic instead of a branch per chunk.
 //
 // A block of 64 bytes becomes a few 64-bit masks, one bit per byte: letters, digits,
@@ -41,7 +41,7 @@
 //     run of CR, LF and / the bytes are taken, a slash among them is no other byte, and
 //     the byte after them starts a chunk.
 //
-// Where the formulas cannot see far enough, the block is "hard" and split.h's loop
+// Where the formulas cannot see far enough, the block is "hard" and the rule's own loop
 // takes over from the last chunk start found, up to a place where the block path can
 // start afresh: for all but the default rule any byte >= 0x80 (the character must be
 // decoded: its class, and for gpt4 the long s that folds to s), and for gpt4, qwen2 and
@@ -49,14 +49,14 @@
 // that goes on past the next block or into non-ASCII. The default rule needs no
 // decoding and never hands over.
 //
-// Tiers: "portable" is split.h's chunk-at-a-time loops; "sse2", "avx2" and "avx512"
+// Tiers: "portable" is the rules' chunk-at-a-time loops; "sse2", "avx2" and "avx512"
 // are these blocks, classified 16, 32 or 64 bytes per compare. All are compiled into
 // one build (AVX2 and AVX-512 as functions with their own target attribute) and the
 // best the CPU has is picked at import, so a wheel runs on any x86-64; ARM and
 // BPE_PORTABLE=1 builds have the portable tier alone.
 //
-// Included by split.h only, after its byte classes and classify_16 (Lanes16), which
-// the sse2 tier uses.
+// The sse2 tier uses split_bytes.h's class test (classify_16); non-ASCII text goes to
+// the rules' own loops (split_rules.h's rule_chunk_end).
 //
 // Measurements: docs/design-notes.md.
 #pragma once
@@ -68,6 +68,8 @@
 #include <string_view>
 
 #include "compiler.h"
+#include "split_bytes.h"
+#include "split_rules.h"
 
 #if defined(BPE_SSE2)
 #if defined(__GNUC__) || defined(__clang__)
@@ -118,7 +120,7 @@ inline Masks classify_plain(const unsigned char* p) {
 using ClassifyFn = void (*)(const unsigned char* p, size_t blocks, Masks* out);
 
 #if defined(BPE_SSE2)
-// A block is four of split.h's 16-byte class tests, and the classes that only the
+// A block is four of split_bytes.h's 16-byte class tests, and the classes that only the
 // blocks use: upper-case letters, new lines, apostrophes and slashes.
 inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
     for (size_t k = 0; k < blocks; ++k, p += 64) {
@@ -510,16 +512,6 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
     return starts;
 }
 
-// The end of the chunk at i, by split.h's loops.
-template <Pattern P>
-inline size_t plain_chunk_end(std::string_view text, size_t i) {
-    if constexpr (P == Pattern::kGpt2) return gpt2_chunk_end(text, i);
-    if constexpr (P == Pattern::kGpt4) return gpt4_chunk_end(text, i);
-    if constexpr (P == Pattern::kQwen2) return qwen2_chunk_end(text, i);
-    if constexpr (P == Pattern::kO200k) return o200k_chunk_end(text, i);
-    return chunk_end(text, i);
-}
-
 // Whether bytes [i, i + 67) (or to the end of the text) are all ASCII, else where the
 // last byte >= 0x80 among them is (through `last`). Read backwards, eight bytes at a
 // time: in text that is mostly non-ASCII the first word read answers.
@@ -587,11 +579,11 @@ inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink)
         }
         b = blk;
         if (!hard) continue;
-        // The loop of split.h from the last start found, past the hard block, to where
+        // The rule's own loop from the last start found, past the hard block, to where
         // the block path can start afresh.
         size_t i = start, target = blk + 64 + 3, last = 0;
         while (i < n) {
-            i = plain_chunk_end<P>(text, i);
+            i = rule_chunk_end<P>(text, i);
             sink.end(i);
             start = i;
             if (i >= target) {

@@ -11,8 +11,7 @@
 // character's class (letter, number, space, other) picks the only alternative that
 // can win, so a chunk costs one pass over its bytes. The classes come from
 // unicode_tables.h; ASCII bytes are classed through a table and only bytes >= 0x80
-// are decoded. split.h includes this file, after the SSE2 class test that runs of ASCII
-// share with it (classify_16).
+// are decoded. Runs of ASCII use split_bytes.h's SSE2 class test (classify_16).
 //
 // Whose classes: tiktoken's. The promise is tiktoken's ids, and tiktoken runs the
 // patterns with Rust's regex crate, whose tables are Unicode 16.0 (tiktoken 0.14), so
@@ -41,6 +40,7 @@
 #include <string_view>
 
 #include "compiler.h"
+#include "split_bytes.h"
 #include "unicode_tables.h"
 
 namespace bpe {
@@ -97,7 +97,7 @@ inline Char char_at(const unsigned char* s, size_t n, size_t i) {
 
 #if defined(BPE_SSE2)
 // Bit k set when byte k of the 16 at p is an ASCII character of class `cls` (a byte
-// >= 0x80 never is: its character must be decoded), by split.h's class test, whose
+// >= 0x80 never is: its character must be decoded), by split_bytes.h's class test, whose
 // classes are kAsciiClass's: letters A-Z a-z, numbers 0-9, whitespace \t \n \v \f \r
 // and space.
 inline uint32_t ascii_class_mask_16(const unsigned char* p, CharClass cls) {
@@ -463,7 +463,7 @@ inline size_t o200k_chunk_end(std::string_view text, size_t i) {
 }  // namespace unicode
 
 // The splitters live beside their helpers in bpe::unicode, where kSpace and the other
-// classes do not clash with split.h's byte classes; callers know them as bpe::.
+// classes do not clash with split_bytes.h's byte classes; callers know them as bpe::.
 using unicode::gpt2_chunk_end;
 using unicode::gpt4_chunk_end;
 using unicode::o200k_chunk_end;
