@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'train']
+__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -159,6 +159,10 @@ def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = N
 def simd_tier() -> str:
     """
     The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.
+    """
+def split_rules() -> list[tuple[str, str, str, list[str]]]:
+    """
+    The named split rules, as (name, regex, oniguruma, texts): the rule's published regex (tiktoken's dialect, which Python's regex module reads), the same in Oniguruma's syntax (Hugging Face tokenizers), and the regex texts that pattern= takes as this rule (it then runs on the rule's splitter).
     """
 def train(text: bytes | bytearray | memoryview, num_merges: typing.SupportsIndex, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, threads: typing.SupportsIndex = 0) -> list[tuple[int, int]]:
     """

@@ -36,32 +36,40 @@ from .files import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
-# The engine splits text by hand-written rules (csrc/split.h, csrc/split_unicode.h);
-# these regexes say the same to libraries that split with a regex. bpe_reference.py
-# keeps its own copies on purpose: an oracle must not share code with what it checks.
+# The engine splits text by hand-written rules; the regexes that say the same to
+# libraries that split with a regex stand in one table, the core's (csrc/split_rules.h),
+# read from it here when first asked for:
+#   TIKTOKEN_PATTERNS   {name: regex} in tiktoken's dialect (Rust's fancy-regex), which
+#                       Python's `regex` module reads too
+#   ONIGURUMA_PATTERNS  {name: regex} for Hugging Face tokenizers (Oniguruma): the same
+#                       but the default rule's, whose \u escapes it writes \x{...}
+#   DEFAULT_PATTERN, DEFAULT_PATTERN_ONIGURUMA, GPT2_PATTERN, GPT4_PATTERN,
+#   QWEN2_PATTERN, O200K_PATTERN   one rule's regex each
+# bpe_reference.py keeps its own copies on purpose: an oracle must not share code with
+# what it checks.
+_PATTERN_NAMES = {"DEFAULT_PATTERN": ("default", 0), "DEFAULT_PATTERN_ONIGURUMA": ("default", 1),
+                  "GPT2_PATTERN": ("gpt2", 0), "GPT4_PATTERN": ("gpt4", 0), "QWEN2_PATTERN": ("qwen2", 0),
+                  "O200K_PATTERN": ("o200k", 0)}
+_split_rules: dict[str, tuple[str, str]] = {}
 
-# Our default rule, over str: a run of word characters (ASCII letters and digits, and
-# every non-ASCII character, whose UTF-8 bytes are all >= 0x80), or a run of
-# punctuation, each with an optional leading space; or a run of whitespace.
-DEFAULT_PATTERN = r" ?[A-Za-z0-9\u0080-\U0010FFFF]+| ?[^A-Za-z0-9\u0080-\U0010FFFF \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
-# The same in the syntax of Oniguruma, the regex engine of Hugging Face tokenizers.
-DEFAULT_PATTERN_ONIGURUMA = r" ?[A-Za-z0-9\x{80}-\x{10FFFF}]+| ?[^A-Za-z0-9\x{80}-\x{10FFFF} \t\n\x0b\x0c\r]+|[ \t\n\x0b\x0c\r]+"
-# GPT-2's and GPT-4's (cl100k_base) patterns as published; they read the same in both.
-GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 
-# GPT-4o's o200k_base (its pat_str, as tiktoken's registry has it: bpe.registry's table).
-O200K_PATTERN = registry.O200K_PAT_STR
-# Qwen2's, as its tokenizer.json publishes it: cl100k's chunks but digits one by one
-# (Qwen 2 to 3, MiniMax and others).
-QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+def split_rules() -> dict[str, tuple[str, str]]:
+    """{name: (regex, Oniguruma's regex)} of the named split rules, from the core."""
+    if not _split_rules:
+        _split_rules.update({name: (regex, oniguruma) for name, regex, oniguruma, _ in load_core().split_rules()})
+    return dict(_split_rules)
 
-# Each split pattern as a regex for tiktoken (Rust's fancy-regex) and for Hugging Face
-# tokenizers (Oniguruma).
-TIKTOKEN_PATTERNS = {"default": DEFAULT_PATTERN, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "qwen2": QWEN2_PATTERN,
-                     "o200k": O200K_PATTERN}
-ONIGURUMA_PATTERNS = {"default": DEFAULT_PATTERN_ONIGURUMA, "gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN,
-                      "qwen2": QWEN2_PATTERN, "o200k": O200K_PATTERN}
+
+def __getattr__(name: str) -> Any:
+    if name == "TIKTOKEN_PATTERNS":
+        return {rule: texts[0] for rule, texts in split_rules().items()}
+    if name == "ONIGURUMA_PATTERNS":
+        return {rule: texts[1] for rule, texts in split_rules().items()}
+    if name in _PATTERN_NAMES:
+        rule, k = _PATTERN_NAMES[name]
+        return split_rules()[rule][k]
+    raise AttributeError(f"module 'bpe.formats' has no attribute {name!r}")
+
 
 # GPT-2's one special token, which its vocab.json holds but does not mark as special.
 GPT2_END_OF_TEXT = "<|endoftext|>"

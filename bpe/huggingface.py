@@ -16,8 +16,8 @@ from typing import Any
 
 from .core import Merges, PathArg, load_core
 from .files import write_text, write_texts
-from .formats import (ONIGURUMA_PATTERNS, _alphabet_vocabulary, _as_alphabet, _numbering, byte_alphabet, is_huggingface,
-                      pattern_regex)
+from . import formats
+from .formats import _alphabet_vocabulary, _as_alphabet, _numbering, byte_alphabet, is_huggingface, pattern_regex
 
 
 def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: Sequence[str] = (),
@@ -50,7 +50,7 @@ def huggingface_json(merges: Merges, pattern: str = "default", special_tokens: S
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern_regex(ONIGURUMA_PATTERNS, pattern)},
+                {"type": "Split", "pattern": {"Regex": pattern_regex(formats.ONIGURUMA_PATTERNS, pattern)},
                  "behavior": "Isolated", "invert": False},
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
             ],
@@ -435,7 +435,7 @@ class HuggingFaceRules:
         if len(self.steps) == 2 and self.steps[1][0] == "bytelevel" and not self.steps[1][1] \
                 and not self.steps[1][2] and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" \
                 and not self.steps[0][3]:
-            for name, ours in ONIGURUMA_PATTERNS.items():
+            for name, ours in formats.ONIGURUMA_PATTERNS.items():
                 if self.steps[0][4] == ours:
                     return name
         return None

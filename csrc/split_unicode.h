@@ -1,11 +1,7 @@
-// The gpt2 and gpt4 split rules, written out by hand over UTF-8 bytes.
+// The gpt2, gpt4, qwen2 and o200k split rules, written out by hand over UTF-8 bytes.
 //
 // Each function below returns the end of the chunk that starts at byte i, exactly as
-// tiktoken cuts the text with the published patterns:
-//
-//   GPT2: '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//   GPT4: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}
-//         | ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
+// tiktoken cuts the text with the rule's published pattern (split_rules.h has them).
 //
 // A regex engine tries the alternatives in order at each position; here the first
 // character's class (letter, number, space, other) picks the only alternative that
