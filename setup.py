@@ -6,7 +6,7 @@
 The package's name, version and dependencies are in pyproject.toml. Switches, through
 the environment:
   BPE_SANITIZE=address   AddressSanitizer and UBSan, without NDEBUG so pybind11's
-                         checks that the GIL is held are on (see .ci/sanitize)
+                         checks that the GIL is held are on (see .ci/variant)
   BPE_SANITIZE=thread    ThreadSanitizer, likewise
   BPE_PORTABLE=1         the portable C++ path only, as an ARM machine builds it: no
                          SSE2 block in the split rule and no SIMD tiers, so the split

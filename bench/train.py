@@ -11,11 +11,11 @@ from bench.peers import same_merges
 from bench.texts import cut_to, distinct_text, generated_words, pieces, python_source, stories
 
 
-def corpora(story_texts, args) -> dict:
+def corpora(story_texts, stories_text, args) -> dict:
     """The texts to learn from: {name: (text, what it is)}; a row given 0 MB is left out
-    (--stories-mb 0 --many-mb 0: the 40 MB row alone)."""
+    (--stories-mb 0 --many-mb 0: the 40 MB row alone). stories_text: every story, the
+    training ones then the held-out ones."""
     out = {}
-    stories_text = story_texts["train"] + "\n" + story_texts["valid"]
     if args.stories_mb > 0:
         out["stories"] = (cut_to(stories_text, int(args.stories_mb * 1e6)), "the stories")
     if args.distinct_mb > 0:
@@ -54,12 +54,13 @@ def bench_train(args):
     bpe = import_bpe()
     rustbpe, tokenizers = optional_import("rustbpe", report), optional_import("tokenizers", report)
     story_texts = stories(args.data)
-    texts = corpora(story_texts, args)
+    stories_text = story_texts["train"] + "\n" + story_texts["valid"]
+    texts = corpora(story_texts, stories_text, args)
     report.say(f"Learning {NUM_MERGES:,} merges (vocabulary {VOCAB_SIZE:,}: 256 bytes, the merges, "
                f"{len(SPECIAL_TOKENS)} special tokens), on all cores ({os.cpu_count()}); medians of {args.repeats}.")
     report.say("ours: BPETokenizer.train(text). rustbpe: given our split rule and the text in pieces cut where no "
                "chunk crosses. tokenizers: its ByteLevel pre-tokenizer (GPT-2's split), so its merges differ.\n")
-    check_against_reference(report, bpe, story_texts, args)
+    check_against_reference(report, bpe, stories_text, args)
     report.data["tables"] = [training_table(report, bpe, rustbpe, tokenizers if name in args.hf_on else None,
                                             name, text, what, args.repeats)
                              for name, (text, what) in texts.items()]
@@ -70,12 +71,12 @@ def bench_train(args):
     report.save(args.out)
 
 
-def check_against_reference(report, bpe, story_texts, args):
+def check_against_reference(report, bpe, stories_text, args):
     """Our merges against the reference's, on a prefix of the stories (the reference is
     slow); exits on a difference."""
     import bpe_reference
 
-    prefix = cut_to(story_texts["train"] + "\n" + story_texts["valid"], int(args.reference_mb * 1e6))
+    prefix = cut_to(stories_text, int(args.reference_mb * 1e6))
     start = time.perf_counter()
     reference = bpe_reference.train(prefix.encode("utf-8"), NUM_MERGES, special_tokens=[s.encode() for s in
                                                                                           SPECIAL_TOKENS])

@@ -150,7 +150,7 @@ def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.
     """
 def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') -> list[bytes]:
     """
-    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).
+    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; valid UTF-8 only), or a regex (split_rules() has the rules' own).
     """
 def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True, pattern: str = 'default') -> int:
     """

@@ -9,9 +9,9 @@
 A tokenizer is four things, and its file and its state() hold exactly these:
 - merges: pairs of ids; merge k turns the pair into token 256 + k (ids 0-255 are the
   bytes);
-- pattern: the split rule, "default", "gpt2" or "gpt4", or a regex in the dialect of
-  tiktoken's and Hugging Face's patterns (csrc/pattern.h lists it): text is cut into
-  chunks that merges never cross;
+- pattern: the split rule, "default", "gpt2", "gpt4", "qwen2" or "o200k", or a regex
+  in the dialect of tiktoken's and Hugging Face's patterns (csrc/pattern.h lists it):
+  text is cut into chunks that merges never cross;
 - special_tokens: strings such as "<|endoftext|>" that are one token each and never go
   through the merges; they are numbered after the merges, in order (or as given, when
   they come as tiktoken gives them, {token: id});
@@ -198,7 +198,8 @@ class BPETokenizer:
 
     @property
     def pattern(self) -> str:
-        """The split rule's name: "default", "gpt2" or "gpt4"."""
+        """The split rule: its name ("default", "gpt2", "gpt4", "qwen2" or "o200k"), or the
+        regex it was given, when that is not a named rule's text."""
         return self._pattern
 
     @property
@@ -311,18 +312,24 @@ class BPETokenizer:
         ids[offsets[i]:offsets[i + 1]]. No Python object per token: for a token file or a
         training loader. On `threads` threads (0: one per core), each a run of
         consecutive texts; the ids are one thread's."""
-        if type(self).encode_batch is not BPETokenizer.encode_batch:  # a subclass's own rules
-            return _flat(self.encode_batch(texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
-                                           threads=threads, num_threads=num_threads), self.n_vocab)
-        return self._encoder.encode_batch_flat(_strs(texts), allowed_special, disallowed_special,
-                                               _threads(threads, num_threads))
+        return self._batch_flat("encode_batch", texts, threads, num_threads, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special)
 
     def encode_ordinary_batch_flat(self, texts: Sequence[str], *, threads: int = 0,
                                    num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """encode_ordinary for each text of a list, flat, as encode_batch_flat gives it."""
-        if type(self).encode_ordinary_batch is not BPETokenizer.encode_ordinary_batch:  # a subclass's own rules
-            return _flat(self.encode_ordinary_batch(texts, threads=threads, num_threads=num_threads), self.n_vocab)
-        return self._encoder.encode_batch_flat(_strs(texts), (), (), _threads(threads, num_threads))
+        return self._batch_flat("encode_ordinary_batch", texts, threads, num_threads)
+
+    def _batch_flat(self, method: str, texts: Sequence[str], threads: int, num_threads: int | None,
+                    **specials: AllowedSpecial) -> tuple[np.ndarray, np.ndarray]:
+        """The flat form of batch method `method` (encode_batch or encode_ordinary_batch):
+        the core's one call, or, where a subclass gives that method rules of its own
+        (Hugging Face's tokenizer), that method's lists made flat."""
+        if getattr(type(self), method) is not getattr(BPETokenizer, method):
+            lists = getattr(self, method)(texts, threads=threads, num_threads=num_threads, **specials)
+            return _flat(lists, self.n_vocab)
+        return self._encoder.encode_batch_flat(_strs(texts), specials.get("allowed_special", ()),
+                                               specials.get("disallowed_special", ()), _threads(threads, num_threads))
 
     def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:

@@ -483,7 +483,8 @@ void bind_functions(py::module_& m) {
           "How many chunks pretokenize(text, pattern) would give, without making them: the split alone.");
     m.def("pretokenize", &pretokenize, py::arg("text"), py::arg("pattern") = "default",
           "Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's "
-          "rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).");
+          "rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; "
+          "valid UTF-8 only), or a regex (split_rules() has the rules' own).");
     m.def("lower_rank_splits", &lower_rank_splits, py::arg("ranks"), py::arg("tokens"),
           "For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks "
           "below its own: the length of the first part when that ends as two parts (the pair that made the "
