@@ -23,6 +23,7 @@
 #endif
 
 #include "chunk_table.h"
+#include "interrupt.h"
 #include "parallel.h"
 #include "special.h"
 #include "split.h"

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "encode_cache.h"
+#include "interrupt.h"
 #include "pair.h"
 #include "parallel.h"
 #include "special.h"

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "parallel.h"
+#include "interrupt.h"
 
 #if !defined(_WIN32)
 #include <unistd.h>  // pause
