@@ -841,9 +841,9 @@ PYBIND11_MODULE(_core, m) {
 
 #if !defined(_WIN32)
     // A child forked while another thread held a cache's lock would wait for it forever
-    // (encode_cache.h): after a fork, the child's caches start again.
-    pthread_atfork(bpe::SharedCache::before_fork, bpe::SharedCache::after_fork_in_parent,
-                   bpe::SharedCache::after_fork_in_child);
+    // (encoder_table.h): after a fork, the child's caches start again.
+    pthread_atfork(bpe::EncoderTable::before_fork, bpe::EncoderTable::after_fork_in_parent,
+                   bpe::EncoderTable::after_fork_in_child);
 #endif
 
     // A thread that the system cannot start (out of memory or address space): a Python

@@ -9,7 +9,7 @@
 // a cache miss.
 //   - ChunkTable: use it for a table of chunks that grows as it is used (counting),
 //     and for chunks of any length.
-// The encoder's table, read by many threads without a lock, is encode_cache.h.
+// The encoder's table, read by many threads without a lock, is encoder_table.h.
 // The table keyed by pairs of ids is in pair_table.h.
 #pragma once
 
@@ -202,7 +202,7 @@ private:
 
 // The bytes of each word of a short key that a chunk of n bytes (n <= 15) keeps, looked
 // up, so that the key is made without a branch on the length: ShortChunkCounts's keys
-// (below) and the encoder's table's (encode_cache.h) have this one form.
+// (below) and the encoder's table's (encoder_table.h) have this one form.
 struct KeyMasks {
     uint64_t lo[16], hi[16];
     constexpr KeyMasks() : lo(), hi() {
@@ -238,7 +238,7 @@ BPE_ALWAYS_INLINE inline ShortKey short_key(std::string_view chunk, const char* 
 //
 // The key is the chunk's bytes, zero-padded to 16, with its length plus one in the top
 // byte (which a chunk of 15 bytes or fewer leaves free): no key is all zeros, which
-// marks an empty entry. (encode_cache.h's short keys have the same form.) Byte k of
+// marks an empty entry. (encoder_table.h's short keys have the same form.) Byte k of
 // the chunk is bits 8k.. of the key: the engine runs on little-endian machines only.
 class ShortChunkCounts {
 public:

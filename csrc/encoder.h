@@ -9,7 +9,7 @@
 // A text is encoded a segment at a time (special tokens, and the text between them:
 // special.h), and a segment a chunk at a time (split.h). Chunks repeat (" the", " a",
 // "."), so a chunk is merged only when the Encoder's table lacks it: one table, kept
-// across calls and shared by threads (encode_cache.h). This file is the algorithm: the
+// across calls and shared by threads (encoder_table.h). This file is the algorithm: the
 // merge of one chunk, then the chunk loop. What it merges with, the
 // vocabulary (ranks, numbering, token bytes, decoding), is vocabulary.h.
 #pragma once
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "encode_cache.h"
+#include "encoder_table.h"
 #include "interrupt.h"
 #include "pair.h"
 #include "parallel.h"
@@ -238,7 +238,7 @@ public:
         : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
         vocabulary_.find_whole_tokens(
-            SharedCache::kLongestChunk,
+            EncoderTable::kLongestChunk,
             [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
             [this](std::string_view bytes, uint32_t id) {
                 table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);
@@ -287,23 +287,23 @@ private:
         Pending* waiting = nullptr;  // a block keyed, not yet probed
         size_t waiting_count = 0;
         std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
-        SharedCache::Reader reader = table_.reader();
+        EncoderTable::Reader reader = table_.reader();
         auto probe = [&](const Pending* block, size_t chunks) {
-            const SharedCache::Reader r = reader;
+            const EncoderTable::Reader r = reader;
             uint32_t* at = out.data() + pos;
             const uint32_t* limit = out.data() + out.size();  // at least kRoom past `at`
             for (size_t k = 0; k < chunks; ++k) {
-                const SharedCache::Entry* e = r.find(block[k].key);
+                const EncoderTable::Entry* e = r.find(block[k].key);
                 if (e != nullptr) {
                     const uint32_t count = e->count;
-                    if (count <= SharedCache::kInline) {
+                    if (count <= EncoderTable::kInline) {
                         std::memcpy(at, e->ids, 16);  // three ids and the count, which the next overwrites
                         at += count;
                         continue;
                     }
                     // A short chunk of more ids (a run of spaces that indents source code):
                     // copied from the pool when they fit in the room there is.
-                    if (!(count & SharedCache::kLong) && at + count + 4 * (chunks - k) <= limit) {
+                    if (!(count & EncoderTable::kLong) && at + count + 4 * (chunks - k) <= limit) {
                         table_.copy_rest(*e, at);
                         at += count;
                         continue;
@@ -375,9 +375,9 @@ private:
     // they go to out[pos...), and pos moves past them. A chunk the table may keep is
     // merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
     // may be 200 MB) is merged straight into `out`, whose room is then made anew.
-    BPE_RARE void rare(const Pending& p, const SharedCache::Entry* e, std::vector<uint32_t>& out, size_t& pos,
+    BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, std::vector<uint32_t>& out, size_t& pos,
                        std::vector<uint32_t>& scratch, size_t step) const {
-        if (p.chunk.size() > SharedCache::kLongestChunk) {
+        if (p.chunk.size() > EncoderTable::kLongestChunk) {
             out.resize(pos);
             encode_chunk(vocabulary_, p.chunk, out);
             vocabulary_.renumber(out, pos);
@@ -557,7 +557,7 @@ public:
 private:
     Vocabulary vocabulary_;
     SplitRule pattern_;
-    mutable SharedCache table_;  // encode_cache.h
+    mutable EncoderTable table_;  // encoder_table.h
 };
 
 }  // namespace bpe

@@ -1,4 +1,4 @@
-"""The encoder's table (csrc/encode_cache.h): one per tokenizer, kept across calls, shared
+"""The encoder's table (csrc/encoder_table.h): one per tokenizer, kept across calls, shared
 by threads that read it without a lock and add to it as they go, and bounded in memory.
 Whatever it holds, the ids are the reference's: on chunks met for the first time and
 again, of every length around the table's limits (15 bytes inline keys, 3 ids inline,

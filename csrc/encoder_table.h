@@ -98,7 +98,7 @@ inline ChunkId probe_key_near_end(std::string_view chunk, const char* text_end) 
 
 // --- the table -----------------------------------------------------------------------
 
-class SharedCache {
+class EncoderTable {
 public:
     // An entry: the key, then the ids. count <= kInline: the ids are ids[0..count);
     // otherwise ids[0] is where the ids are in the pool (see rest()).
@@ -119,7 +119,7 @@ public:
     static constexpr size_t kLongestChunk = 64;
 
     // A table sized for `expected` entries (the seeds, typically).
-    explicit SharedCache(size_t expected = 0) : pool_(kMaxPoolBytes, false) {
+    explicit EncoderTable(size_t expected = 0) : pool_(kMaxPoolBytes, false) {
         size_t buckets = 1024;
         while (buckets * 2 * kMaxLoad < expected * 1.25 && buckets * 2 * sizeof(Entry) < kMaxTableBytes) buckets *= 2;
         live_.store(publish(buckets), std::memory_order_release);
@@ -128,7 +128,7 @@ public:
         if (next_) next_->prev_ = this;
         all() = this;
     }
-    ~SharedCache() {
+    ~EncoderTable() {
         {
             std::lock_guard<std::mutex> lock(all_mutex());
             (prev_ ? prev_->next_ : all()) = next_;
@@ -136,8 +136,8 @@ public:
         }
         for (Table*& t : tables_) delete t;
     }
-    SharedCache(const SharedCache&) = delete;
-    SharedCache& operator=(const SharedCache&) = delete;
+    EncoderTable(const EncoderTable&) = delete;
+    EncoderTable& operator=(const EncoderTable&) = delete;
 
     // A view of the live table for a run of lookups: the chunk loop takes one per block.
     struct Reader {
@@ -236,7 +236,7 @@ public:
     static void after_fork_in_parent() { all_mutex().unlock(); }
     static void after_fork_in_child() {
         new (&all_mutex()) std::mutex;  // the lock the forking thread held; no other thread is left
-        for (SharedCache* cache = all(); cache; cache = cache->next_) new (&cache->mutex_) std::mutex;
+        for (EncoderTable* cache = all(); cache; cache = cache->next_) new (&cache->mutex_) std::mutex;
     }
 
 private:
@@ -310,10 +310,10 @@ private:
     size_t size_ = 0;  // entries; under mutex_
     bool full_ = false;
     mutable std::mutex mutex_;  // writers only
-    SharedCache *prev_ = nullptr, *next_ = nullptr;  // on the list of every table, for fork
+    EncoderTable *prev_ = nullptr, *next_ = nullptr;  // on the list of every table, for fork
 
-    static SharedCache*& all() {
-        static SharedCache* head = nullptr;
+    static EncoderTable*& all() {
+        static EncoderTable* head = nullptr;
         return head;
     }
     static std::mutex& all_mutex() {
