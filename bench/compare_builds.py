@@ -40,6 +40,9 @@ sys.path.insert(0, build)
 import numpy
 import bpe
 os.sched_setaffinity(0, {int(sys.argv[4])})
+# The process's CPU time on a machine others load (it leaves out the time spent waiting
+# for the CPU), else the wall clock.
+clock = time.process_time if sys.argv[5] == "cpu" else time.perf_counter
 texts = json.load(open(texts_path, encoding="utf-8"))
 gpt2 = bpe.BPETokenizer.from_gpt2(data + "/cs336/gpt2_vocab.json", data + "/cs336/gpt2_merges.txt")
 for name in ("stories_warm_up", "source_warm_up"):
@@ -71,9 +74,9 @@ for line in sys.stdin:
     seconds = 0.0
     for _ in range(int(calls)):
         made = make()
-        start = time.perf_counter()
+        start = clock()
         result = run(made)
-        seconds += time.perf_counter() - start
+        seconds += clock() - start
     print(json.dumps([seconds / int(calls), digest(result)]), flush=True)
 """
 
@@ -86,9 +89,10 @@ SAMPLE_SECONDS = 0.3
 
 
 class Build:
-    def __init__(self, path: Path, texts_path: Path, cpu: int):
+    def __init__(self, path: Path, texts_path: Path, cpu: int, clock: str):
         self.path = path
-        self.process = subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(DATA), str(texts_path), str(cpu)],
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(DATA), str(texts_path), str(cpu),
+                                         clock],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         if self.process.stdout.readline().strip() != "ready":
             sys.exit(f"the build in {path} did not start (is it built? python setup.py build_ext --inplace)")
@@ -108,6 +112,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per row (default 7)")
     parser.add_argument("--cpu", type=int, default=0, help="the CPU both processes are pinned to (default 0)")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="what a call's time is: wall-clock "
+                        "seconds (default), or the process's CPU seconds (for a machine others load)")
     args = parser.parse_args(argv)
 
     story_texts = stories(DATA)
@@ -117,10 +123,11 @@ def main(argv=None):
     texts_path = Path("/tmp") / f"compare-builds-{os.getpid()}.json"
     texts_path.write_text(json.dumps(texts), encoding="utf-8")
     try:
-        builds = [Build(args.old.resolve(), texts_path, args.cpu), Build(args.new.resolve(), texts_path, args.cpu)]
+        builds = [Build(args.old.resolve(), texts_path, args.cpu, args.clock),
+                  Build(args.new.resolve(), texts_path, args.cpu, args.clock)]
     finally:
         texts_path.unlink()
-    lines = [f"{args.old} (old) against {args.new} (new): one CPU each ({args.cpu}), GPT-2's vocabulary, "
+    lines = [f"{args.old} (old) against {args.new} (new): one CPU each ({args.cpu}), {args.clock} clock, GPT-2's vocabulary, "
              f"samples of about {SAMPLE_SECONDS} s, medians of {args.rounds} interleaved rounds; ratio: new/old per round (above 1: new is slower)",
              f"{'row':<24} {'old s':>9} {'new s':>9} {'new/old':>8}"]
     print("\n".join(lines), flush=True)
