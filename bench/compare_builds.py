@@ -112,9 +112,13 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per row (default 7)")
     parser.add_argument("--cpu", type=int, default=0, help="the CPU both processes are pinned to (default 0)")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
+    parser.add_argument("--rows", type=lambda s: s.split(";"), default=ROWS, metavar="ROW;ROW",
+                        help=f"the rows to time, separated by semicolons (default: all of {'; '.join(ROWS)})")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="what a call's time is: wall-clock "
                         "seconds (default), or the process's CPU seconds (for a machine others load)")
     args = parser.parse_args(argv)
+    if set(args.rows) - set(ROWS):
+        parser.error(f"no such row: {', '.join(sorted(set(args.rows) - set(ROWS)))}")
 
     story_texts = stories(DATA)
     source, source_warm_up, _ = held_out_and_warm_up_source(5_000_000, 5_000_000)
@@ -132,7 +136,7 @@ def main(argv=None):
              f"{'row':<24} {'old s':>9} {'new s':>9} {'new/old':>8}"]
     print("\n".join(lines), flush=True)
     worst = 0.0
-    for row in ROWS:
+    for row in args.rows:
         first = [build.call(row) for build in builds]  # also each build's warm-up of the row
         if first[0][1] != first[1][1]:
             sys.exit(f"{row}: the two builds give different results")
