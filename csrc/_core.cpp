@@ -116,9 +116,9 @@ BatchIds encode_batch_ids(const bpe::Encoder& self, const TextBatch& batch, py::
 
 // A batch's ids as a list of lists of ints, one a document. Python's cycle collector is
 // paused meanwhile (unless it was off already): every 700 new lists set off a
-// collection that visited every int in them, about a fifth of the call on the stories
-// split at blank lines, though lists of ints can hold no cycle. The lists are counted all the
-// same, so the next collection, after the call, sees them once.
+// collection that visited every int in them, though lists of ints can hold no cycle
+// (docs/design-notes.md). The lists are counted all the same, so the next collection,
+// after the call, sees them once.
 py::list batch_to_lists(const BatchIds& batch) {
     struct CollectorPaused {
         int was_on = PyGC_Disable();
