@@ -153,8 +153,7 @@ def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
 def without_cycle_collector():
     """The cycle collector off while a tokenizer.json is read and its tokenizer built: the
     file's hundreds of thousands of lists and strings hold no cycles, and each collection
-    that the load's own objects would start walks them all again (a third of a load's
-    time, more for a file with twice as many merges as tokens)."""
+    that the load's own objects would start walks them all again."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -165,9 +164,9 @@ def without_cycle_collector():
 
 
 def _parse_json(data: bytes):
-    """JSON, by orjson when it is installed: a tokenizer.json of 200,000 tokens parses in
-    a third of json's time, most of the load's budget. orjson refuses nesting past 1,024
-    levels itself (a ValueError)."""
+    """JSON, by orjson when it is installed: it parses a large tokenizer.json much faster
+    than json, and parsing is most of a load. orjson refuses nesting past 1,024 levels
+    itself (a ValueError)."""
     try:
         import orjson
     except ImportError:

@@ -716,8 +716,7 @@ py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::han
         return self.encode(arg.view, choice.allowed, 1, interrupt);
     });
     // Spans as a numpy array of shape (n, 2), start and end in each row: no Python
-    // object per token. (A list of (start, end) tuples cost three objects a token, and
-    // made this a fifth of encode's speed on stories.)
+    // object per token (a list of (start, end) tuples cost three objects a token).
     py::array_t<int64_t> spans({py::ssize_t(ids.size()), py::ssize_t(2)});
     int64_t* data = spans.mutable_data();
     {
