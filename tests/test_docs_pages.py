@@ -71,3 +71,23 @@ def test_the_paper_example_table_is_in_the_order_the_code_merges():
     want = [(f"{vocab[a].decode('latin-1')} {vocab[b].decode('latin-1')}", vocab[256 + k].decode("latin-1"))
             for k, (a, b) in enumerate(merges)]
     assert [(pair, token) for _, pair, token in rows] == want
+
+
+def test_check_examples_reports_every_failure_and_a_summary(tmp_path):
+    """One example that raises does not hide the others: each failure is named by its line,
+    and the last line counts them."""
+    import subprocess
+    import sys
+    mark = "<!-- example: checked by tools/check_examples.py -->"
+    example = lambda code, out: f"{mark}\n```python\n{code}\n```\n\n```text\n{out}```\n\n"  # noqa: E731
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\n" + example("raise SystemExit('first broken')", "")
+                    + example("print(1 + 1)", "2\n") + example("print('other')", "what the page says\n")
+                    + example("import no_such_module_here", ""), encoding="utf-8")
+    run = subprocess.run([sys.executable, str(ROOT / "tools/check_examples.py"), str(page)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1
+    assert "page.md:3:" in run.stdout and "first broken" in run.stdout
+    assert "page.md:29:" in run.stdout and "no_such_module_here" in run.stdout
+    assert "page.md:20:" in run.stdout and "+other" in run.stdout
+    assert run.stdout.strip().splitlines()[-1] == "4 examples: 1 as its page says, 2 failed to run, 1 printing something else"
