@@ -91,3 +91,15 @@ def test_check_examples_reports_every_failure_and_a_summary(tmp_path):
     assert "page.md:29:" in run.stdout and "no_such_module_here" in run.stdout
     assert "page.md:20:" in run.stdout and "+other" in run.stdout
     assert run.stdout.strip().splitlines()[-1] == "4 examples: 1 as its page says, 2 failed to run, 1 printing something else"
+
+
+def test_from_huggingface_given_a_hub_id_says_it_takes_a_local_file_and_how_to_get_one(tmp_path, monkeypatch):
+    """The library page's promise: a hub id is not fetched, and the error says what to do."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError) as caught:
+        BPETokenizer.from_huggingface("Qwen/Qwen2.5-7B")
+    message = str(caught.value)
+    assert "'Qwen/Qwen2.5-7B'" in message and "local" in message
+    assert 'hf_hub_download("Qwen/Qwen2.5-7B", "tokenizer.json")' in message
+    with pytest.raises(FileNotFoundError, match=r"no such file or folder: .*missing\.json"):
+        BPETokenizer.from_huggingface(tmp_path / "missing.json")
