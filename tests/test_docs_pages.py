@@ -103,3 +103,101 @@ def test_from_huggingface_given_a_hub_id_says_it_takes_a_local_file_and_how_to_g
     assert 'hf_hub_download("Qwen/Qwen2.5-7B", "tokenizer.json")' in message
     with pytest.raises(FileNotFoundError, match=r"no such file or folder: .*missing\.json"):
         BPETokenizer.from_huggingface(tmp_path / "missing.json")
+
+
+# --- every figure a page quotes from a results file is that file's ------------------------
+
+import json  # noqa: E402
+
+RESULTS = DOCS / "results"
+
+
+def flat(text: str) -> str:
+    """Text with every run of whitespace one space, so that a quote may break across lines."""
+    return " ".join(text.split())
+
+
+def split_tier(pattern: str, tier: str, text: str = "held-out stories") -> str:
+    lines = (RESULTS / "split-tiers.txt").read_text().splitlines()
+    header = lines[1].split()
+    for line in lines[2:]:
+        if line.startswith(text) and line[len(text):].split()[0] == pattern:
+            return line[len(text):].split()[header.index(tier) - 1]
+    raise KeyError((pattern, tier, text))
+
+
+def floor(vocabulary: str, name: str) -> str:
+    rows = json.loads((RESULTS / "bench-encode.json").read_text())["floors"]
+    return f"{next(r['ratio'] for r in rows if r['vocabulary'] == vocabulary and r['floor'] == name):.2f}x"
+
+
+def new_str(section: str) -> str:
+    text = (RESULTS / "profile-encode.txt").read_text().split(section, 1)[1]
+    return re.search(r"a new str each call .*?ours / gigatoken (\S+)", text)[1]
+
+
+def threads() -> dict:
+    data = json.loads((RESULTS / "bench-threads.json").read_text())
+    fresh = sorted(p["ratio"] for p in data["fresh_processes"])
+    return {"ratio": f"{data['ratio']:.2f}", "low": f"{fresh[0]:.2f}", "high": f"{fresh[-1]:.2f}",
+            "ceiling": f"{data['ceiling']['ratio']:.2f}", "n": ["one", "two", "three", "four"][len(fresh) - 1]}
+
+
+def hf(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text())
+
+
+def import_speed() -> list:
+    line = next(x for x in (RESULTS / "import-speed.txt").read_text().splitlines() if x.startswith("cl100k_base"))
+    return line.split()[-2:]
+
+
+def pipeline_load() -> str:
+    return re.search(r"load before: (\S+)", (RESULTS / "pipeline-run.txt").read_text().splitlines()[0])[1]
+
+
+# (page, the quote as the page writes it, built from the file it cites)
+QUOTES = [
+    ("docs/engine.md", lambda: f"the gpt2 rule, {split_tier('gpt2', 'sse2')} GB/s in SSE2, {split_tier('gpt2', 'avx2')} "
+                               f"in AVX2 and {split_tier('gpt2', 'avx512')} in AVX-512, against "
+                               f"{split_tier('gpt2', 'portable')} GB/s a chunk at a time"),
+    ("docs/engine.md", lambda: "In the saved run 2 threads did {ratio}x the work of one ({low}-{high}x in {n} fresh "
+                               "processes) while the ceiling was {ceiling}x".format(**threads())),
+    ("README.md", lambda: f"gigatoken's `encode_batch`: {floor('gpt2', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} "
+                          f"on GPT-2, {floor('cl100k', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} on cl100k"),
+    ("README.md", lambda: f"ours takes {new_str('gpt2, stories')} gigatoken's time on GPT-2's stories and "
+                          f"{new_str('cl100k, stories')} on cl100k's"),
+    ("docs/library.md", lambda: "on Qwen 2.5's shape, {0:.0f} MB/s, {1:.0f} times the Python pipeline's {2:.1f} MB/s".format(
+        hf("hf-encode-speed.json")["mb_per_s"]["core split"], hf("hf-encode-speed.json")["speedup"],
+        hf("hf-encode-speed.json")["mb_per_s"]["python pipeline"])),
+    ("docs/library.md", lambda: "a 150,000-token file loads in {0:.1f} to {1:.1f} times Hugging Face's".format(
+        *sorted(hf(f)["ratio_ours_to_hf"] for f in ("hf-load-time.json", "hf-load-time-pairs.json",
+                                                     "hf-load-time-llama.json"))[::2])),
+    ("docs/library.md", lambda: "({0} s against tiktoken's {1} s in".format(*import_speed())),
+    ("docs/index.md", lambda: f"gives a load of {pipeline_load()} at its start"),
+]
+
+
+@pytest.mark.parametrize("page, quote", QUOTES, ids=[f"{p}-{k}" for k, (p, _) in enumerate(QUOTES)])
+def test_a_figure_the_page_quotes_is_its_results_files(page, quote):
+    expected = quote()
+    assert flat(expected) in flat((ROOT / page).read_text(encoding="utf-8")), \
+        f"{page} should say, from its results file: {expected}"
+
+
+# (page, where the section starts, where it ends, the files it quotes, numbers it may hold that they do not)
+SECTIONS = [
+    ("README.md", "What each step prints", "For the episode's full-size run",
+     ["pipeline-run.txt", "samples.txt"], {"13.8"}),  # the default model's size, from model.py
+    ("docs/library.md", "$ python tools/train_memory.py", "- `threads=0` counts", ["train-memory.txt"], set()),
+]
+
+
+@pytest.mark.parametrize("page, start, end, files, allowed", SECTIONS, ids=[s[0] for s in SECTIONS])
+def test_every_number_of_a_quoting_section_is_in_its_results_files(page, start, end, files, allowed):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    section = text[text.index(start):text.index(end, text.index(start))]
+    source = "".join((RESULTS / f).read_text(encoding="utf-8") for f in files)
+    numbers = set(re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", section)) - allowed
+    missing = sorted(n for n in numbers if len(n.strip(",")) > 1 and n.strip(",") not in source)
+    assert not missing, f"{page}: {missing} are in no file of {files}"
