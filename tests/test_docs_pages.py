@@ -201,3 +201,84 @@ def test_every_number_of_a_quoting_section_is_in_its_results_files(page, start, 
     numbers = set(re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", section)) - allowed
     missing = sorted(n for n in numbers if len(n.strip(",")) > 1 and n.strip(",") not in source)
     assert not missing, f"{page}: {missing} are in no file of {files}"
+
+
+def test_the_package_readme_reads_on_a_package_index():
+    """pyproject's readme is shown by a package index, where a relative link goes nowhere."""
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    name = re.search(r'^readme = "([^"]+)"', config, re.M)[1]
+    text = (ROOT / name).read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)]+)\)|<img [^>]*src=\"([^\"]+)\"", text)
+    relative = [a or b for a, b in links if not re.match(r"https?://", a or b)]
+    assert not relative, f"{name} has links that break on a package index: {relative}"
+    assert name in (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    # it installs as the README does
+    assert "pip install ." in text and "pip install heapbpe" in text and "once wheels are published" in text
+
+
+def test_the_readmes_first_install_line_is_one_that_works_today():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"^```\n(pip install[^\n]*)", readme, re.M)[1]
+    assert first.strip() == "pip install .", first
+
+
+def test_what_the_pages_say_a_models_tokenizer_json_gives_is_what_it_does(tmp_path):
+    """The library page's table for HuggingFaceTokenizer and the front pages' rows, against
+    the class on a tokenizer.json of Qwen's shape (as tests/test_huggingface_models.py builds it)."""
+    pytest.importorskip("tokenizers")
+    models = pytest.importorskip("test_huggingface_models")
+    path = tmp_path / "tokenizer.json"
+    models.shape("qwen2").save(str(path))
+    tok = BPETokenizer.from_huggingface(path)
+    assert type(tok).__name__ == "HuggingFaceTokenizer" and isinstance(tok, BPETokenizer)
+    library = flat((DOCS / "library.md").read_text(encoding="utf-8"))
+    front = [flat((ROOT / p).read_text(encoding="utf-8")) for p in ("README.md", "docs/index.md")]
+
+    with pytest.raises(ValueError):
+        tok.encode_with_offsets("a cat")
+    assert tok.decode_with_offsets(tok.encode("a cat"))[0] == "a cat"
+    assert "| `encode_with_offsets` | raises `ValueError`" in library
+    assert all("(a model's `tokenizer.json`: `decode_with_offsets` only)" in page for page in front)
+
+    for save in (lambda: tok.save(tmp_path / "x.bpe"), lambda: tok.save_tiktoken(tmp_path / "x.tiktoken"),
+                 lambda: tok.save_gpt2(tmp_path / "v.json", tmp_path / "m.txt")):
+        with pytest.raises(ValueError):
+            save()
+    assert BPETokenizer.from_huggingface(tok.save_huggingface(tmp_path / "back.json")) == tok
+    assert "| `save`, `save_tiktoken`, `save_gpt2` | raise `ValueError`" in library
+    assert all("(a model's `tokenizer.json`: `save_huggingface` only)" in page for page in front)
+
+    # a thread count the core refuses goes through: the batches do not use it
+    too_many = bpe.MAX_THREADS + 1
+    unused = []
+    for name, call in [("encode_batch", lambda: tok.encode_batch(["a cat"], threads=too_many)),
+                       ("encode_array", lambda: tok.encode_array("a cat", threads=too_many)),
+                       ("count", lambda: tok.count("a cat", threads=too_many))]:
+        try:
+            call()
+            unused.append(name)
+        except ValueError:
+            pass
+    says_one_thread = "taken and not used: each runs on one thread" in library
+    assert says_one_thread == bool(unused), unused
+    assert all(("(a model's `tokenizer.json`: one thread)" in page) == bool(unused) for page in front)
+
+    dtype = tok.encode_to_numpy("a cat").dtype
+    assert ("| `encode_to_numpy` | `encode_array`'s compact dtype" in library) == (dtype != "uint32")
+
+
+def test_the_differences_from_tiktoken_are_what_the_code_does():
+    import inspect
+    import numpy as np
+    section = flat((DOCS / "library.md").read_text(encoding="utf-8").split("### Differences from tiktoken", 1)[1]
+                   .split("\n#", 1)[0])
+    tok = BPETokenizer.train(["the cat sat on the mat"] * 20, vocab_size=270)
+    for name in ("encode_batch", "encode_ordinary_batch", "encode_array", "count"):
+        assert inspect.signature(getattr(BPETokenizer, name)).parameters["threads"].default == 0, name
+    assert "`threads=0` (and `num_threads=0`) means one thread per core" in section
+    assert tok.encode_to_numpy("the cat").dtype == np.uint32 and tok.encode_array("the cat").dtype == np.uint16
+    assert "`encode_to_numpy` returns uint32" in section and "returns uint16 when `n_vocab` is 65,536 or less" in section
+    assert tok.eot_token is None and "`eot_token`** is `None`" in section
+    assert isinstance(tok.special_tokens, tuple) and tok.count("the cat") == len(tok.encode("the cat"))
+    from bpe import registry
+    assert "tiktoken" not in str(registry.cache_dir()) and "`~/.cache/bpe` (`$BPE_CACHE_DIR`)" in section
