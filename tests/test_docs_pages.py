@@ -38,6 +38,8 @@ def test_the_api_reference_names_every_public_name_of_bpe():
     missing = [n for n in bpe.__all__ if not re.search(rf"(::: bpe(\._core|\.encoding)?\.|`bpe\.){re.escape(n)}\b", page)]
     assert not missing, f"docs/api.md does not document {', '.join(missing)}"
     assert "::: bpe.encoding.StreamDecoder" in page
+    # the class a model's tokenizer.json loads as, which users get without naming it
+    assert "::: bpe.huggingface_tokenizer.HuggingFaceTokenizer" in page
 
 
 def test_the_api_reference_is_built_by_mkdocstrings_pinned_for_the_docs():
