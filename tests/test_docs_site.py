@@ -38,6 +38,8 @@ def test_each_table_names_every_peer_and_its_call_and_who_leads(tmp_path):
     out = bench_tables.encode_tables(fake)["encode-lists"]
     assert "| ours (8,192), t | fast 1.5x / ours | 100 / 100 | 150 / 90 | 900 / 900* |" in out
     assert "faster than ours in 1 of 1 rows (1 of 2 warm or cold cells): fast." in out
+    fake["tables"][0]["rows"][1]["cold_mb_per_s"] = 120
+    assert "| ours (8,192), t | fast 1.5x / 1.2x | 100 / 100 | 150 / 120 |" in bench_tables.encode_tables(fake)["encode-lists"]
     page = "a\n<!-- bench-tables:encode-lists -->\nold\n<!-- /bench-tables:encode-lists -->\nb"
     assert bench_tables.fill(page, {"encode-lists": "new\nrows"}) == \
         "a\n<!-- bench-tables:encode-lists -->\nnew\nrows\n<!-- /bench-tables:encode-lists -->\nb"
