@@ -177,6 +177,8 @@ QUOTES = [
                                                      "hf-load-time-llama.json"))[::2])),
     ("docs/library.md", lambda: "({0} s against tiktoken's {1} s in".format(*import_speed())),
     ("docs/index.md", lambda: f"gives a load of {pipeline_load()} at its start"),
+    ("README.md", lambda: "without a GPU** at {0} UTC (the transcript's first line".format(
+        (RESULTS / "pipeline-run.txt").read_text().split(" UTC", 1)[0].lstrip("# "))),
 ]
 
 
