@@ -26,6 +26,9 @@ and the figures go to docs/images/:
     training-paper.gif       training merge by merge on Algorithm 1's words (`figures.py training-steps`:
     training-story.gif       drawn from bpe.train run there and then, not from a saved file)
 
+Each PNG carries the stamp of the files it was drawn from in its metadata (Source,
+Stamp, Command: tools/stamps.py); tests/test_docs_site.py fails when a figure's stamp is
+not its files' as they are now, so a rerun of a benchmark must be followed by this.
 A figure whose input is missing is skipped, with the command that makes the input.
 Needs matplotlib (pip install -r requirements-docs.txt).
 """
@@ -40,6 +43,7 @@ from pathlib import Path
 # One colour per library, the same in every figure (keys: the benchmark's "library"):
 # the benchmark's registry of peers holds them.
 from bench.peers import COLOURS
+from tools.stamps import relative, stamp
 
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "docs" / "results"
@@ -81,9 +85,12 @@ def read_bench(results: Path, section: str) -> dict:
 
 
 def machine_label(data: dict) -> str:
-    """"2-core AMD EPYC": the machine a benchmark ran on, for a figure's title."""
+    """"2-core AMD EPYC, 2026-12-01, commit 7f5700d": the machine and the run a benchmark's
+    figures come from, for their titles."""
     m = data.get("machine", {})
-    return f"{m.get('cores', '?')}-core {m.get('cpu_model') or 'machine'}"
+    commit = data.get("versions", {}).get("bpe_commit")
+    return (f"{m.get('cores', '?')}-core {m.get('cpu_model') or 'machine'}" + (f", {data['started'][:10]}" if
+            data.get("started") else "") + (f", commit {commit}" if commit else ""))
 
 
 def parse_bits(text: str) -> list[dict]:
@@ -134,10 +141,14 @@ def plt():
     return pyplot
 
 
-def save(fig, name: str, out: Path, dpi: int = DPI):
+def save(fig, name: str, out: Path, sources: list, dpi: int = DPI):
+    """Write the figure, stamped with the files it was drawn from (tools/stamps.py): a test
+    compares the stamp with those files, so a figure older than its data fails it."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    stamped = {"Source": " ".join(relative(p) for p in sources), "Stamp": stamp(*sources),
+               "Command": f"python figures.py {Path(name).stem}"}
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None, **stamped})
     plt().close(fig)
     print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {path.stat().st_size / 1e3:.0f} KB")
 
@@ -177,7 +188,7 @@ def figure_speed_reference(results: Path, out: Path):
     fig.suptitle(f"The C++ module against the Python reference, one thread each\n(bpe_bench.py reference, "
                  f"{machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-reference.png", out, dpi=COLUMN_DPI)
+    save(fig, "speed-reference.png", out, [results / "bench-reference.json"], dpi=COLUMN_DPI)
 
 
 VOCABULARY_LABELS = {"ours": "our 8,192 tokens", "gpt2": "GPT-2's", "cl100k": "GPT-4's cl100k_base"}
@@ -238,10 +249,10 @@ def figure_encode(kind: str, results: Path, out: Path):
            if "modes" in tables[0] else f"{tables[0].get('caches', '')} caches")
     clock = "; CPU time" if tables[0].get("clock") == "cpu" else ""
     fig.suptitle(f"Encoding, {kind} against {kind} ({what}): 1 thread, 1 core ({pinned}),\n{how}, median of "
-                 f"{tables[0]['repeats']}{clock} (bpe_bench.py encode, {machine_label(data)});\nevery library's ids "
+                 f"{tables[0]['repeats']}{clock};\nbpe_bench.py encode, {machine_label(data)};\nevery library's ids "
                  "checked against ours, hatched where they differ", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))  # room for the three-line title
-    save(fig, f"speed-encode-{kind}.png", out, dpi=COLUMN_DPI)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.7 / fig.get_figheight()))  # room for the four-line title
+    save(fig, f"speed-encode-{kind}.png", out, [results / "bench-encode.json"], dpi=COLUMN_DPI)
 
 
 def figure_encode_lists(results: Path, out: Path):
@@ -283,7 +294,7 @@ def figure_threads(results: Path, out: Path):
     fig.suptitle(f"Our encoder on {data['threads']} threads against 1: arrays, not pinned\n"
                  f"(bpe_bench.py threads, {machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-threads.png", out, dpi=COLUMN_DPI)
+    save(fig, "speed-threads.png", out, [results / "bench-threads.json"], dpi=COLUMN_DPI)
 
 
 def figure_train(results: Path, out: Path):
@@ -330,7 +341,7 @@ def figure_train(results: Path, out: Path):
                  f"now: {counting['ceiling']['ratio']:.2f}x)", fontsize=8)
     fig.suptitle(f"Training (bpe_bench.py train, {machine_label(data)})", fontsize=10)
     fig.tight_layout()
-    save(fig, "speed-train.png", out, dpi=COLUMN_DPI)
+    save(fig, "speed-train.png", out, [results / "bench-train.json"], dpi=COLUMN_DPI)
 
 
 def take_runs(runs, results: Path):
@@ -375,7 +386,7 @@ def figure_loss_curves(results: Path, out: Path):
     fig.suptitle("Loss during pretraining (runs/NAME/log.jsonl). Per token: not comparable\n"
                  "between tokenizers; see bits per character", fontsize=10)
     fig.tight_layout()
-    save(fig, "loss-curves.png", out, dpi=100)
+    save(fig, "loss-curves.png", out, logs, dpi=100)
 
 
 def figure_bits(results: Path, out: Path):
@@ -412,7 +423,7 @@ def figure_bits(results: Path, out: Path):
     fig.suptitle("Word-level and BPE models: bits per character and round trips\nof held-out stories "
                  "(bits.py, docs/results/bits.txt)", fontsize=11)
     fig.tight_layout()
-    save(fig, "bits-per-char.png", out, dpi=100)
+    save(fig, "bits-per-char.png", out, [results / "bits.txt"], dpi=100)
 
 
 # ---------------------------------------------------------------------------------------

@@ -475,7 +475,14 @@ class BPETokenizer:
         tokens (GPT-2's, or what save_huggingface wrote) is a BPETokenizer; any other (a
         Sequence of Split and Digits, NFC, non-special added tokens, ignore_merges, a
         template) a bpe.huggingface_tokenizer.HuggingFaceTokenizer, which applies them."""
-        path = Path(path)
+        given, path = path, Path(path)
+        if not path.exists():
+            # "Qwen/Qwen2.5-7B" reads like a path; say what is taken, and how to get the file
+            hub = isinstance(given, str) and given.count("/") == 1 and not given.endswith(".json")
+            raise FileNotFoundError(
+                f"{given!r} is not a local file or folder: from_huggingface takes a local tokenizer.json or the "
+                f'folder that holds it, and downloads nothing; huggingface_hub.hf_hub_download("{given}", '
+                '"tokenizer.json") fetches a model\'s file' if hub else f"no such file or folder: {path}")
         if path.is_dir():
             if not (path / "tokenizer.json").is_file():
                 raise ValueError(f"{path} is a folder with no tokenizer.json in it: give the folder that "

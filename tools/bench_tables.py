@@ -4,9 +4,13 @@
     python tools/bench_tables.py --check    # exit 1 if a page's tables differ from the results
 
 Each table sits between `<!-- bench-tables:NAME -->` and `<!-- /bench-tables:NAME -->`
-in a page; what is between them is replaced, the rest of the page is untouched. The
+in a page; what is between them is replaced, the rest of the page is untouched (a part
+with no line break, the front page's speed row, is written inside its line). The
 numbers come only from docs/results/bench-encode.json and bench-train.json, which
-`python bpe_bench.py encode` and `train` save: after a rerun, run this again.
+`python bpe_bench.py encode` and `train` save: after a rerun, run this again. Each
+table ends with its run (command, time, commit, machine, load) and a comment with the
+stamp of the file it was drawn from (tools/stamps.py), which tests/test_docs_site.py
+compares with the file.
 
 Encoding: one table for Python lists and one for numpy arrays; a row per vocabulary and
 text, a column naming whoever is fastest in each mode where it is not ours, then a
@@ -18,9 +22,13 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stamps import marker, run_line  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
-PAGES = [ROOT / "docs" / "engine.md", ROOT / "README.md"]
+PAGES = [ROOT / "docs" / "engine.md", ROOT / "README.md", ROOT / "docs" / "index.md"]
+COMMAND = "python tools/bench_tables.py"
 OURS = "bpe"
 
 # bench-train.json does not record each peer's call; bench/train.py makes these ones.
@@ -106,6 +114,10 @@ def encode_tables(data: dict) -> dict[str, str]:
                     leads.append((label, mode, best["library"]))
                 else:
                     verdict.append("ours")
+            # "gigatoken 1.4x / 1.3x", not the name twice: the column fits a narrower screen
+            lead = verdict[0].split()[0]
+            if lead != "ours" and verdict[1].split()[0] == lead:
+                verdict[1] = verdict[1].split()[1]
             lines.append("| " + " | ".join([label, " / ".join(verdict), *cells]) + " |")
         peers = sorted({lib for _, _, lib in leads})
         rows_led = {label for label, _, _ in leads}
@@ -136,9 +148,12 @@ def encode_peers(data: dict) -> str:
                      + "; loaded with " + "; ".join(f"`{x}`" for x in entry["loaders"]) + ".")
     modes = data.get("modes", {})
     lines.append("")
-    lines.append("MB/s, medians of {0} interleaved rounds, one core; warm: {1}; cold: {2}. "
-                 "\\* ids differ from ours (its own split), so it is not counted as leading."
-                 .format(data.get("repeats", "?"), modes.get("warm", "?"), modes.get("cold", "?")))
+    # the legend of encode_tables' mark, only where a cell carries it
+    marked = any(r.get("ids_match") is False for t in data["tables"] if t.get("kind") in ("lists", "arrays")
+                 for r in t["rows"])
+    lines.append("MB/s, medians of {0} interleaved rounds, one core; warm: {1}; cold: {2}.".format(
+        data.get("repeats", "?"), modes.get("warm", "?"), modes.get("cold", "?"))
+        + (" \\* ids differ from ours (its own split), so it is not counted as leading." if marked else ""))
     return "\n".join(lines)
 
 
@@ -149,8 +164,8 @@ def train_table(data: dict) -> str:
             if r["library"] not in libraries:
                 libraries.append(r["library"])
     libraries.sort(key=lambda lib: lib != OURS)
-    header = ["corpus"] + [f"{'ours' if lib == OURS else lib} `{TRAIN_CALLS.get(lib, lib)}`" for lib in libraries] \
-        + ["peak memory, ours"]
+    # the calls go under the table: in the headers they squeezed the numbers off a phone's screen
+    header = ["corpus"] + ["ours" if lib == OURS else lib for lib in libraries] + ["peak memory, ours"]
     lines = table_head(header)
     leads = []
     for t in data["tables"]:
@@ -170,16 +185,69 @@ def train_table(data: dict) -> str:
         lines.append("| " + " | ".join([label, *cells, f"{t.get('ours_peak_rss_mb', 0):,.0f} MB"]) + " |")
     summary = ("A peer is faster than ours on: " + ", ".join(f"{c} ({lib})" for c, lib in leads) + "."
                if leads else "Ours is the fastest on every corpus.")
+    calls = "\n".join(f"- {'ours' if lib == OURS else lib}: `{TRAIN_CALLS.get(lib, lib)}`" for lib in libraries)
     return ("\n".join(lines) + "\n\n" + summary +
             f" Medians of {data.get('repeats', '?')} rounds on all cores ({data['machine']['cores']}); "
             "rustbpe is given our split rule and its merges are checked equal to ours; Hugging Face "
-            "tokenizers uses its own (GPT-2's) split, so its merges differ.")
+            "tokenizers uses its own (GPT-2's) split, so its merges differ. The calls timed:\n\n" + calls)
+
+
+def ratios(data: dict, kind: str, peer=None) -> dict:
+    """{library: [(vocabulary, mode, its MB/s over ours)]} for every peer that gives our
+    ids (or only `peer`), over the kind's tables and both modes."""
+    out: dict = {}
+    for t in data["tables"]:
+        if t.get("kind") != kind:
+            continue
+        rows = {r["library"]: r for r in t["rows"]}
+        for lib, r in rows.items():
+            if lib == OURS or (peer and lib != peer) or r.get("ids_match", True) is False:
+                continue
+            for mode in ("warm", "cold"):
+                ours, theirs = mb_per_s(rows[OURS], mode), mb_per_s(r, mode)
+                if ours and theirs:
+                    out.setdefault(lib, []).append((t["vocabulary"], mode, theirs / ours))
+    return out
+
+
+def front_speed(data: dict) -> str:
+    """The speed row of the library table on the front pages, one line: against tiktoken,
+    and every peer faster than ours somewhere, from the same results as the tables."""
+    parts = []
+    for kind, call in (("lists", "encode_ordinary"), ("arrays", "encode_to_numpy")):
+        against = [1 / x for _, mode, x in ratios(data, kind, "tiktoken").get("tiktoken", []) if mode == "warm"]
+        faster = {lib: [c for c in cells if c[2] > 1] for lib, cells in ratios(data, kind).items()}
+        faster = {lib: cells for lib, cells in faster.items() if cells}
+        text = f"**{kind}**: ours {min(against):.0f}-{max(against):.0f}x tiktoken's `{call}` (warm); "
+        if not faster:
+            nearest = max(((lib, max(x for *_, x in cells)) for lib, cells in ratios(data, kind).items()),
+                          key=lambda kv: kv[1])
+            text += f"no peer faster in any row, warm or cold (the nearest, {nearest[0]}, {times(nearest[1])} ours)"
+        else:
+            named = sorted(faster.items(), key=lambda kv: -max(x for *_, x in kv[1]))
+            text += "faster than ours: " + ", ".join(
+                f"**{lib}** up to {times(max(x for *_, x in cells))} ours ({len(cells)} of "
+                f"{len(ratios(data, kind, lib)[lib])} warm or cold cells, "
+                + " and ".join(dict.fromkeys(short_vocabulary(data['vocabularies'][v]['title']) for v, *_ in cells))
+                + ")" for lib, cells in named)
+        parts.append(text)
+    run = data.get("started", "")[:10]
+    commit = data.get("versions", {}).get("bpe_commit")
+    return "; ".join(parts) + f" (run of {run}, commit {commit})"
 
 
 def all_tables(results: Path = RESULTS) -> dict[str, str]:
-    encode = json.loads((results / "bench-encode.json").read_text())
-    train = json.loads((results / "bench-train.json").read_text())
-    return {**encode_tables(encode), "encode-peers": encode_peers(encode), "train": train_table(train)}
+    encode_path, train_path = results / "bench-encode.json", results / "bench-train.json"
+    encode = json.loads(encode_path.read_text())
+    train = json.loads(train_path.read_text())
+
+    def signed(table: str, path: Path) -> str:
+        return f"{table}\n\n{run_line(path)}\n{marker([path], COMMAND)}"
+
+    tables = {name: signed(table, encode_path) for name, table in encode_tables(encode).items()}
+    # the inline row carries its stamp as a comment in its own cell
+    return {**tables, "encode-peers": encode_peers(encode), "train": signed(train_table(train), train_path),
+            "front-speed": front_speed(encode) + " " + marker([encode_path], COMMAND)}
 
 
 def fill(page: str, tables: dict[str, str]) -> str:
@@ -191,7 +259,9 @@ def fill(page: str, tables: dict[str, str]) -> str:
         before, rest = page.split(start, 1)
         if end not in rest:
             raise ValueError(f"{start} has no {end} after it")
-        page = before + start + "\n" + table + "\n" + end + rest.split(end, 1)[1]
+        # a part of one line (a table's cell) stays in its line
+        around = "" if "\n" not in table else "\n"
+        page = before + start + around + table + around + end + rest.split(end, 1)[1]
     return page
 
 

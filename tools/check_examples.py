@@ -27,28 +27,38 @@ MARK = "<!-- example: checked by tools/check_examples.py -->"
 EXAMPLE = re.compile(re.escape(MARK) + r"\n```python\n(?P<code>.*?)\n```\n\n```text\n(?P<output>.*?)```\n", re.DOTALL)
 
 
-def run(code: str) -> str:
+def run(code: str) -> tuple[bool, str]:
+    """(whether it ran to the end, what it printed, or its stderr where it failed)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     with tempfile.TemporaryDirectory() as folder:
-        result = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, capture_output=True, text=True,
-                                timeout=600)
+        try:
+            result = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, capture_output=True,
+                                    text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return False, "it ran for more than 600 s"
     if result.returncode != 0:
-        raise RuntimeError(f"the example failed:\n{code}\n{result.stderr}")
-    return result.stdout
+        return False, result.stderr
+    return True, result.stdout
 
 
-def check(path: Path, update: bool) -> int:
-    """The number of examples in path whose output differs (0 after an update)."""
+def check(path: Path, update: bool) -> tuple[int, int, int]:
+    """(examples, how many failed to run, how many printed something else) in path; each
+    is reported as it is found, so one broken example does not hide the next."""
     text = path.read_text(encoding="utf-8")
     if text.count(MARK) != len(EXAMPLE.findall(text)):
-        sys.exit(f"{path}: a {MARK} line is not followed by a ```python block and a ```text block")
-    wrong = 0
+        print(f"{path}: a {MARK} line is not followed by a ```python block and a ```text block")
+        return text.count(MARK), text.count(MARK) - len(EXAMPLE.findall(text)), 0
+    failed = wrong = 0
     pieces, end = [], 0
     for match in EXAMPLE.finditer(text):
-        printed = run(match["code"])
-        if printed != match["output"]:
+        line = text.count("\n", 0, match.start()) + 1
+        ok, printed = run(match["code"])
+        if not ok:
+            failed += 1
+            print(f"{path}:{line}: the example failed:\n{match['code']}\n{printed}")
+            printed = match["output"]  # an update keeps what the page says
+        elif printed != match["output"]:
             wrong += 1
-            line = text.count("\n", 0, match.start()) + 1
             if not update:
                 diff = difflib.unified_diff(match["output"].splitlines(), printed.splitlines(), "the page", "printed",
                                             lineterm="")
@@ -58,7 +68,7 @@ def check(path: Path, update: bool) -> int:
     if update and wrong:
         path.write_text("".join(pieces) + text[end:], encoding="utf-8")
         print(f"{path}: wrote the output of {wrong} example(s)")
-    return 0 if update else wrong
+    return len(EXAMPLE.findall(text)), failed, 0 if update else wrong
 
 
 def main():
@@ -66,10 +76,13 @@ def main():
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--update", action="store_true", help="write each example's output into the page")
     args = parser.parse_args()
-    wrong = sum(check(path, args.update) for path in args.files)
-    counted = sum(path.read_text(encoding="utf-8").count(MARK) for path in args.files)
-    print(f"{counted} examples, {wrong} printing something else than their page says")
-    sys.exit(1 if wrong else 0)
+    counted = failed = wrong = 0
+    for path in args.files:
+        n, f, w = check(path, args.update)
+        counted, failed, wrong = counted + n, failed + f, wrong + w
+    print(f"{counted} examples: {counted - failed - wrong} as its page says, {failed} failed to run, "
+          f"{wrong} printing something else")
+    sys.exit(1 if failed or wrong else 0)
 
 
 if __name__ == "__main__":
