@@ -114,7 +114,7 @@ def encode_tables(data: dict) -> dict[str, str]:
                     leads.append((label, mode, best["library"]))
                 else:
                     verdict.append("ours")
-            # "gigatoken 1.4x / 1.3x", not the name twice: the column fits a narrower screen
+            # One name before both figures ("NAME a / b"): the column fits a narrower screen
             lead = verdict[0].split()[0]
             if lead != "ours" and verdict[1].split()[0] == lead:
                 verdict[1] = verdict[1].split()[1]
