@@ -22,7 +22,7 @@ __version__ = "0.2.0"
 import sys as _sys
 
 from . import encoding, huggingface_tokenizer  # noqa: F401 (it gives from_huggingface its class for rules)
-from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, load_core
+from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, PruningWarning, ShortVocabularyWarning, load_core
 from .encoding import BPETokenizer
 from .encoding import encoding_for_model, get_encoding
 from .registry import list_encoding_names
@@ -43,6 +43,6 @@ except ImportError:
 
 # Spelled out, not built from _LOW_LEVEL: the API page's reader (griffe) takes strings only.
 __all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", "encoding_for_model", "get_encoding",
-           "list_encoding_names", "pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter",
-           "Encoder", "MAX_THREADS", "MAX_ID"]
+           "list_encoding_names", "PruningWarning", "ShortVocabularyWarning", "pretokenize", "count_chunks",
+           "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID"]
 assert set(__all__) >= set(_LOW_LEVEL)

@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,25 @@ def test_past_the_budget_the_rarest_chunks_go_with_a_warning():
     # the frequent words still lead: their merges come first
     tok = BPETokenizer(merges)
     assert len(tok.encode(" the cat sat on the mat")) <= 6
+
+
+def test_the_pruning_warning_carries_its_numbers():
+    # The warning is a type of its own, whose numbers a caller (the command) reads as
+    # fields rather than out of its text.
+    texts = distinct_words(200_000)
+    counter = bpe.ChunkCounter(max_memory=4_000_000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(0, len(texts), 20):
+            counter.add(texts[k:k + 20])
+    pruning = [w.message for w in caught if issubclass(w.category, bpe.PruningWarning)]
+    assert pruning and len(pruning) == len(caught)
+    assert issubclass(bpe.PruningWarning, RuntimeWarning)  # what filters written before it still catch
+    last = pruning[-1]
+    assert (last.total_dropped, last.threshold) == counter.pruned
+    assert last.max_memory == 4_000_000
+    assert sum(w.dropped for w in pruning) == counter.pruned[0]
+    assert f"dropped {last.dropped} distinct chunks counted {last.threshold} times or fewer" in str(last)
 
 
 def test_max_memory_is_bytes_or_a_size():

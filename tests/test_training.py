@@ -122,3 +122,16 @@ def test_property_streamed_training_matches_reference(texts, num_merges, threads
     for text in texts:
         counter.add(text, threads=threads)
     assert counter.train(num_merges) == ref.train_on_texts(texts, num_merges)
+
+
+def test_training_that_runs_out_of_pairs_warns_with_its_numbers():
+    # A type of its own, with the numbers as fields, so that a caller (the command) can
+    # say it in its own words without reading the text.
+    with pytest.warns(bpe.ShortVocabularyWarning) as caught:
+        tok = bpe.BPETokenizer.train("abcabc abd", vocab_size=300, special_tokens=["<|endoftext|>"])
+    warning = caught[0].message
+    assert issubclass(bpe.ShortVocabularyWarning, UserWarning)
+    assert (warning.n_vocab, warning.vocab_size) == (tok.n_vocab, 300)
+    assert (warning.merges, warning.num_merges) == (len(tok.merges), 300 - 256 - 1)
+    assert warning.pruned == 0
+    assert str(warning).startswith(f"n_vocab is {tok.n_vocab}, not the 300 asked for")
