@@ -4,6 +4,7 @@ traceback; a reader that goes away (| head -c1) ends it quietly.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,13 @@ def test_train_with_max_memory_says_pruning_removed_the_pairs(tmp_path):
     assert result.returncode == 0, err
     assert "Warning" not in err and ".py" not in err, err
     assert "--max-memory" in err and "prun" in err, err
+
+
+def test_train_with_max_memory_gives_the_pruning_numbers(tmp_path):
+    (tmp_path / "stories.txt").write_text(made_up_stories(200_000, seed=9), encoding="utf-8")
+    result = bpe_command("train", tmp_path / "stories.txt", "--vocab-size", 30_000, "--max-memory", "300KB",
+                         "-o", tmp_path / "t.bpe")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    found = re.search(r"pruning removed ([\d,]+) distinct chunks counted ([\d,]+) times or fewer", err)
+    assert found and int(found[1].replace(",", "")) > 0 and int(found[2].replace(",", "")) > 0, err
