@@ -11,7 +11,7 @@ import pytest
 
 from vocabularies import SHARED_DATA
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_split_bench_records_every_row_and_floor(tmp_path):

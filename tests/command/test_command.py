@@ -23,7 +23,7 @@ from bpe.explain import explain
 from sample_text import made_up_stories
 from vocabularies import cl100k_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["train", "encode", "decode", "count", "show", "explain", "info", "convert"]
 STORIES = made_up_stories(120_000, seed=3)
 # Text where splitting, UTF-8 and the specials have their corners.

@@ -14,7 +14,7 @@ import pytest
 from bpe import BPETokenizer
 from sample_text import made_up_stories
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORIES = made_up_stories(40_000, seed=5)
 
 

@@ -18,7 +18,7 @@ import bpe_reference
 from bpe import BPETokenizer
 from vocabularies import gpt2_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 PEAK = """

@@ -1,11 +1,12 @@
-"""Special tokens in linear time (issue 34, item 4): a table of n specials is built in
+"""Special tokens in linear time: a table of n specials is built in
 O(n log n), and a text is matched against them in one pass whose cost does not grow with
 their number; the ids are those of the plain rule (at each place, the longest allowed
 special; left to right, so of two overlapping the first wins).
 
 Floors: 1,000,000 specials load in under 5 s; with 10,000 specials, encoding costs at
-most 2x what it costs with 10, on the same text. `python tests/test_special_tokens.py`
-prints the timings for 10, 10,000 and 1,000,000 specials.
+most 2x what it costs with 10, on the same text. `PYTHONPATH=.:tests python
+tests/engine/test_special_tokens.py` prints the timings for 10, 10,000 and 1,000,000
+specials.
 """
 import random
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from bpe import BPETokenizer
 from sample_text import made_up_stories
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORIES = made_up_stories(30_000, seed=17)
 
 

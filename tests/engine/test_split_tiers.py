@@ -17,7 +17,7 @@ import pytest
 
 import bpe_reference as ref
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TIERS = ("portable", "sse2", "avx2", "avx512")
 PATTERNS = ("default", "gpt2", "gpt4", "qwen2", "o200k")
 # The regex that defines each rule, for the reference (a name it knows, or the text).

@@ -19,7 +19,7 @@ import pytest
 from bpe import BPETokenizer, token_files
 from sample_text import made_up_stories
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORIES = made_up_stories(60_000, seed=11)
 
 

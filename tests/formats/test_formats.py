@@ -27,7 +27,7 @@ from sample_text import SPLIT_CORNERS, TRICKY_TEXT, sample_bytes
 from vocabularies import (END_OF_TEXT, SMALL_TEXT, alphabet_string, cl100k_path, gpt2_files,
                           merges_for, shuffled_numbering, small_gpt2_vocabulary, trained_with_two_specials)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- the library's own file: one file, the same ids back -------------------------------------

@@ -23,7 +23,7 @@ import sample
 from model import CHECKPOINT_NAME, load_checkpoint
 from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "16", "--batch-size", "2",
         "--eval-batches", "1", "--log-interval", "1", "--warmup-steps", "1", "--eval-interval", "1"]
 WORDS = ["the", "cat", "dog", "sun", "ran", "saw", "a", "big", "little", "tree", "park", "happy", "and", "Lily", "Tom"]

@@ -16,7 +16,7 @@ import sample
 from model import GPT, CHECKPOINT_NAME, GPTConfig, KVCache, load_checkpoint, pick_device, save_checkpoint
 from tokenizer import END_OF_TEXT, WordTokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORY = 'Once upon a time, there was a cat named Tom. Tom saw a dog. "Hello!" said Tom. The dog was happy.'
 TEXT = (STORY + END_OF_TEXT) * 20
 

@@ -30,7 +30,7 @@ from model import CHECKPOINT_NAME, load_checkpoint
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer
 from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--context", "32", "--batch-size", "4",
         "--eval-batches", "2", "--log-interval", "1", "--warmup-steps", "2"]
 NAMES = ["Lily", "Tom", "Ben", "Mia", "Sam"]

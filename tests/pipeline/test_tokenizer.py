@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tokenizer import (END_OF_TEXT, PAD, UNKNOWN, BPETokenizer, Tokenizer, WordTokenizer, kind,
                        tokenizer_from_state, unknown_id)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORIES = [
     "Once upon a time, there was a little cat named Tom. Tom liked to play in the sun.",
     'One day, Tom saw a big dog. "Hello!" said Tom. The dog was happy and they played.',
