@@ -12,7 +12,7 @@ import bpe
 import bpe_reference as ref
 from bpe.encoding import BPETokenizer, StreamDecoder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

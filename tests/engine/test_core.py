@@ -15,7 +15,7 @@ import pytest
 import bpe
 from bpe import BPETokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SANITIZED = os.environ.get("BPE_VARIANT") in ("address", "thread")
 
 

@@ -331,7 +331,7 @@ def test_the_command_trains_with_a_regex_and_info_shows_it(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     text = hostile_text(500, 400)
     (tmp_path / "a.txt").write_text(text, encoding="utf-8")
 

@@ -24,7 +24,7 @@ import bpe
 import bpe_reference
 from bpe import BPETokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import signal_delay  # noqa: E402
 SANITIZED = os.environ.get("BPE_VARIANT") in ("address", "thread")

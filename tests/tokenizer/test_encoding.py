@@ -26,7 +26,7 @@ from sample_text import SCRIPTS_AND_EMOJI, SPLIT_CORNERS, sample_bytes
 from vocabularies import (END_OF_TEXT, PAD, cl100k_path, shuffled_numbering, small_gpt2_vocabulary,
                           trained_with_two_specials)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 STORIES = sample_bytes(200_000).decode("utf-8", errors="ignore")
 DOCUMENTS = [d for d in STORIES.split("\n") if d]
