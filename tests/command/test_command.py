@@ -9,6 +9,7 @@ under NO_COLOR; decode(encode(x)) == x; count == len(encode).
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,35 @@ def test_train_errors(work, stories_file):
     (work / "latin1.txt").write_bytes("ok caf\xe9 ok".encode("latin-1"))
     assert "not UTF-8 text (byte 6" in one_line_error(
         bpe_command("train", work / "latin1.txt", "--vocab-size", 300, "-o", work / "x.bpe"), 1)
+
+
+def test_train_warns_once_in_its_own_words(tmp_path):
+    (tmp_path / "small.txt").write_text("hello there", encoding="utf-8")
+    result = bpe_command("train", tmp_path / "small.txt", "--vocab-size", 1000, "-o", tmp_path / "t.bpe")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert "UserWarning" not in err and "__main__.py" not in err, err
+    assert err.count("\n") == 1 and err.startswith("bpe") and ": warning: " in err, err
+
+
+def test_train_with_max_memory_says_pruning_removed_the_pairs(tmp_path):
+    (tmp_path / "stories.txt").write_text(made_up_stories(200_000, seed=9), encoding="utf-8")
+    result = bpe_command("train", tmp_path / "stories.txt", "--vocab-size", 30_000, "--max-memory", "300KB",
+                         "-o", tmp_path / "t.bpe")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert "Warning" not in err and ".py" not in err, err
+    assert "--max-memory" in err and "prun" in err, err
+
+
+def test_train_with_max_memory_gives_the_pruning_numbers(tmp_path):
+    (tmp_path / "stories.txt").write_text(made_up_stories(200_000, seed=9), encoding="utf-8")
+    result = bpe_command("train", tmp_path / "stories.txt", "--vocab-size", 30_000, "--max-memory", "300KB",
+                         "-o", tmp_path / "t.bpe")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    found = re.search(r"pruning removed ([\d,]+) distinct chunks counted ([\d,]+) times or fewer", err)
+    assert found and int(found[1].replace(",", "")) > 0 and int(found[2].replace(",", "")) > 0, err
 
 
 # --- the reader, in pieces ----------------------------------------------------------------

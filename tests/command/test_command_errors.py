@@ -1,10 +1,10 @@
-"""The `bpe` command at its edges (issue 34, items 8-14): whatever a user types, pipes or
-points it at gives one line naming the file or argument and exit status 1, never a
-traceback; a reader that goes away (| head -c1) ends it quietly.
+"""The `bpe` command's errors at its edges (bpe/cli/errors.py and what raises them):
+whatever a user types, pipes or points it at (numbers past int()'s digit limit, files
+nested 100,000 deep, closed streams, arguments that are not UTF-8) gives one line naming
+the file or argument and exit status 1, never a traceback; a reader that goes away
+(| head -c1) ends it quietly.
 """
-import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +50,7 @@ def tok_file(tmp_path_factory):
     return path
 
 
-# --- 8: numbers past int()'s digit limit ------------------------------------------------------
+# --- numbers past int()'s digit limit ------------------------------------------------------
 
 @pytest.mark.parametrize("ids", [b"1 " + b"7" * 5000, b"[1, " + b"7" * 5000 + b"]"], ids=["text", "json"])
 def test_decode_of_a_5000_digit_number(tok_file, ids):
@@ -63,7 +63,7 @@ def test_decode_of_lists_nested_100000_deep(tok_file):
     assert "stdin" in err and len(err) < 400, err
 
 
-# --- 9: files nested 100,000 deep -------------------------------------------------------------
+# --- files nested 100,000 deep -------------------------------------------------------------
 
 def test_a_tokenizer_file_or_sidecar_nested_deep(tmp_path, tok_file):
     deep = "[" * 100_000 + "]" * 100_000
@@ -76,7 +76,7 @@ def test_a_tokenizer_file_or_sidecar_nested_deep(tmp_path, tok_file):
     assert "deep.json" in one_line_error(bpe_command("info", tmp_path / "deep.json"))
 
 
-# --- 10: closed streams ---------------------------------------------------------------------
+# --- closed streams ---------------------------------------------------------------------
 
 def test_a_closed_stdin_or_stdout(tok_file):
     err = one_line_error(in_shell('"$PY" -m bpe encode -t "$TOK" <&-', TOK=tok_file))
@@ -91,7 +91,7 @@ def test_a_closed_stdin_or_stdout(tok_file):
     assert result.returncode == 0 and result.stderr == b"", result.stderr
 
 
-# --- 11: arguments that are not UTF-8 ---------------------------------------------------------
+# --- arguments that are not UTF-8 ---------------------------------------------------------
 
 @pytest.mark.parametrize("command", ["explain", "show"])
 def test_an_argument_that_is_not_utf8(tok_file, command):
@@ -104,7 +104,7 @@ def test_a_file_name_that_is_not_utf8(tok_file, tmp_path):
     assert "caf" in err
 
 
-# --- 12: a reader that goes away -------------------------------------------------------------
+# --- a reader that goes away -------------------------------------------------------------
 
 @pytest.mark.parametrize("form", ["text", "json"])
 def test_a_closed_pipe_ends_quietly(tok_file, tmp_path, form):
@@ -123,34 +123,3 @@ def _ids_file(tok_file, tmp_path) -> Path:
     path = tmp_path / "many.ids"
     path.write_text(" ".join(map(str, tok.encode_ordinary(STORIES * 20))), encoding="utf-8")
     return path
-
-
-# --- 14: train's warning, once and in its own words ------------------------------------------
-
-def test_train_warns_once_in_its_own_words(tmp_path):
-    (tmp_path / "small.txt").write_text("hello there", encoding="utf-8")
-    result = bpe_command("train", tmp_path / "small.txt", "--vocab-size", 1000, "-o", tmp_path / "t.bpe")
-    err = result.stderr.decode()
-    assert result.returncode == 0, err
-    assert "UserWarning" not in err and "__main__.py" not in err, err
-    assert err.count("\n") == 1 and err.startswith("bpe") and ": warning: " in err, err
-
-
-def test_train_with_max_memory_says_pruning_removed_the_pairs(tmp_path):
-    (tmp_path / "stories.txt").write_text(made_up_stories(200_000, seed=9), encoding="utf-8")
-    result = bpe_command("train", tmp_path / "stories.txt", "--vocab-size", 30_000, "--max-memory", "300KB",
-                         "-o", tmp_path / "t.bpe")
-    err = result.stderr.decode()
-    assert result.returncode == 0, err
-    assert "Warning" not in err and ".py" not in err, err
-    assert "--max-memory" in err and "prun" in err, err
-
-
-def test_train_with_max_memory_gives_the_pruning_numbers(tmp_path):
-    (tmp_path / "stories.txt").write_text(made_up_stories(200_000, seed=9), encoding="utf-8")
-    result = bpe_command("train", tmp_path / "stories.txt", "--vocab-size", 30_000, "--max-memory", "300KB",
-                         "-o", tmp_path / "t.bpe")
-    err = result.stderr.decode()
-    assert result.returncode == 0, err
-    found = re.search(r"pruning removed ([\d,]+) distinct chunks counted ([\d,]+) times or fewer", err)
-    assert found and int(found[1].replace(",", "")) > 0 and int(found[2].replace(",", "")) > 0, err

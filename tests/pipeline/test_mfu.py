@@ -55,7 +55,7 @@ def test_flops_per_token_is_what_torch_counts_in_the_matrix_products(rope):
 
 def test_the_default_model_is_the_episodes():
     """13.8 M parameters with rotary positions and the BPE vocabulary of 8,192, the figure
-    the issue names; its learned position table is a lookup, and left out of the FLOPs."""
+    the pipeline's page names; its learned position table is a lookup, and left out of the FLOPs."""
     rotary, learned = GPT(GPTConfig(vocab_size=8192, rope=True)), GPT(GPTConfig(vocab_size=8192))
     assert round(rotary.num_params() / 1e6, 1) == 13.8
     assert rotary.flops_per_token() == 6 * rotary.num_params() + 12 * 6 * 384 * 256

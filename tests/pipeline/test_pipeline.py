@@ -120,7 +120,7 @@ def test_data_py_writes_both_tokenizations(data_dir, corpus, capsys):
     assert "Zorblax" not in word.ids  # the held-out stories' new name is not in the vocabulary
 
 
-def test_bpe_prints_what_the_issue_asks_for(corpus, tmp_path, capsys):
+def test_bpe_prints_its_merges_and_each_files_statistics(corpus, tmp_path, capsys):
     data.main(["--bpe", "--vocab-size", "358", "--source", str(corpus[0]), "--data-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert re.search(r"BPE: learned 100 merges from [\d.]+ MB of stories and instructions \(450 of them\) in [\d.]+ s; vocabulary 358", out)

@@ -207,3 +207,31 @@ def test_token_folder_with_a_token_before_each_text(tmp_path, texts, tokenizer):
     assert np.array_equal(got, np.concatenate([np.concatenate([[eot], tokenizer.encode_array(t)]) for t in texts[:50]]))
     with pytest.raises(ValueError, match="before_each must be one of the tokenizer's special tokens"):
         ray_data.write_token_folder(ds, tokenizer, tmp_path / "rows", before_each="<|pad|>", progress=False)
+
+
+# --- the Ray path raises what the local one raises, with the same message -------------------
+
+def test_ray_counting_without_the_column_is_the_same_valueerror(tmp_path, tokenizer):
+    ds = ray.data.from_items([{"txt": "Once upon a time"}, {"txt": "a cat"}], override_num_blocks=2)
+    errors = []
+    for call in (lambda: ray_data.count(ds, progress=False), lambda: ray_data.train(ds, 300, progress=False),
+                 lambda: ray_data.write_token_folder(ds, tokenizer, tmp_path / "out", progress=False)):
+        with pytest.raises(Exception) as caught:
+            call()
+        errors.append(caught.value)
+    assert [type(e) for e in errors] == [ValueError] * 3, [repr(e)[:300] for e in errors]
+    assert len({str(e) for e in errors}) == 1, [str(e) for e in errors]
+    assert "no column 'text'" in str(errors[0]) and "\x1b[" not in str(errors[0])
+
+
+def test_ray_counting_a_column_of_numbers_is_the_same_typeerror(tmp_path, tokenizer):
+    ds = ray.data.from_items([{"text": 1}, {"text": 2}], override_num_blocks=1)
+    errors = []
+    for call in (lambda: ray_data.count(ds, progress=False),
+                 lambda: ray_data.write_token_folder(ds, tokenizer, tmp_path / "out", progress=False)):
+        with pytest.raises(Exception) as caught:
+            call()
+        errors.append(caught.value)
+    assert [type(e) for e in errors] == [TypeError] * 2, [repr(e)[:300] for e in errors]
+    assert "\x1b[" not in str(errors[0]) and "must hold str" in str(errors[0])
+    assert str(errors[0]).split(": ", 1)[1] == str(errors[1]).split(": ", 1)[1]

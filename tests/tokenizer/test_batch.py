@@ -1,4 +1,4 @@
-"""Batches of documents (issue 32, item 6): encode_batch_flat and encode_ordinary_batch_flat,
+"""Batches of documents: encode_batch_flat and encode_ordinary_batch_flat,
 one flat array of ids and an array of offsets for a whole batch, and encode_batch's
 lists, which go through the same per-batch path (csrc/_core.cpp: encode_batch_ids,
 Encoder::encode_many). A batch's ids are each document's own, as encode gives them,
