@@ -2,8 +2,8 @@
 
 Encoding one long text on several threads: a str that is not ASCII is made UTF-8 on
 the threads too (each its share of the characters), and the ids must be exactly those
-of one thread and of the reference, whatever kind of str it is. Then the hostile cases
-(tracker issue 17, round two): daemon threads at interpreter exit, fork while other
+of one thread and of the reference, whatever kind of str it is. Then the hostile cases:
+daemon threads at interpreter exit, fork while other
 threads encode, and Ctrl-C during a long call.
 """
 import os
@@ -100,7 +100,7 @@ DAEMON_CALLS = {  # the call each script loops over
 
 
 def daemon_script(call: str, sleep: float = 0.3) -> str:
-    """The issue's reproducer, for one kind of call."""
+    """A daemon thread in a native call at exit, for one kind of call."""
     return (DAEMON_SETUP.format(repeat=200_000)
             + f"threading.Thread(target=lambda: [{DAEMON_CALLS[call]} for _ in iter(int, 1)], daemon=True).start()\n"
             + f"time.sleep({sleep})\n")
@@ -115,7 +115,7 @@ def run_python(code: str, timeout: float = 60):
 
 
 def test_a_daemon_thread_in_a_native_call_lets_the_interpreter_exit():
-    # The issue's reproducer as it stands, in a new interpreter.
+    # A daemon thread in a native call at exit, in a new interpreter.
     # (test_fifty_exits_in_a_row_under_daemon_threads has every kind of call, forked.)
     calls = ["encode", "decode"]
     with ThreadPoolExecutor(2) as pool:

@@ -29,11 +29,11 @@ def shipped(name: str) -> Path:
 
 
 def engine_takes(rule: str) -> None:
-    """Skip where the core does not take a split rule yet: o200k comes with issue 30's patterns."""
+    """Skip where the core does not take a split rule yet (o200k's came with the named patterns)."""
     try:
         bpe.pretokenize(b"x", rule)
     except ValueError as e:
-        pytest.skip(f"the core refuses pattern {rule!r} ({e}): it comes with issue 30's split patterns")
+        pytest.skip(f"the core refuses pattern {rule!r} ({e}): it comes with the named split patterns")
 
 
 @pytest.fixture(autouse=True)
