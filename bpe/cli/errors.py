@@ -4,7 +4,7 @@ line on stderr with no traceback."""
 import sys
 
 from .. import sources
-from ..files import WriteError
+from ..atomic_writes import WriteError
 
 PROG = "bpe"
 
@@ -40,7 +40,7 @@ def library_call(call):
 
 def os_error(e: OSError) -> str:
     """An OSError in one line: "FILE: reason" for a file read, "reason: FILE" for one
-    written (bpe.files.WriteError: "No space left on device: out.bin")."""
+    written (bpe.atomic_writes.WriteError: "No space left on device: out.bin")."""
     if isinstance(e, WriteError):
         return str(e)
     return f"{e.filename}: {e.strerror or e}" if e.filename else str(e.strerror or e)

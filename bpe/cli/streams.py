@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import sources
-from ..files import atomic_write
+from ..atomic_writes import atomic_write
 from .errors import InputError, UsageError
 
 
@@ -59,7 +59,7 @@ def bar(desc: str, total=None):
 @contextmanager
 def output(path, binary: bool):
     """stdout, or the file -o names: written to a temporary file of this run's own beside
-    it, which replaces the old file only when complete (bpe.files.atomic_write)."""
+    it, which replaces the old file only when complete (bpe.atomic_writes.atomic_write)."""
     if path is None:
         yield sys.stdout.buffer if binary else sys.stdout
         return

@@ -1,4 +1,4 @@
-"""Every file a user keeps is written whole or not at all (bpe/files.py, atomic_write).
+"""Every file a user keeps is written whole or not at all (bpe/atomic_writes.py, atomic_write).
 
 On a disk that fills midway, every exporter and every output of the `bpe` command
 leaves the old file (or the old pair, or the old folder) as it was, says

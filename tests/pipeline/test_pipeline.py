@@ -25,7 +25,7 @@ import torch
 import bits
 import data
 import pretrain
-from bpe.files import temporary_name_pattern
+from bpe.atomic_writes import temporary_name_pattern
 from model import CHECKPOINT_NAME, load_checkpoint
 from tokenizer import END_OF_TEXT, PAD, BPETokenizer
 from torch_threads import one_thread  # noqa: F401 (pytest applies it to every test here)
