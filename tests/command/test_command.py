@@ -1,6 +1,7 @@
-"""The bpe command (python -m bpe): each subcommand as a user types it, in a separate
-process, and the library pieces under it (the reader of text, JSON Lines and Parquet;
-the token files; explain; BPETokenizer.count).
+"""The bpe command (python -m bpe, bpe/cli): each subcommand as a user types it, in a
+separate process. (The library under it has tests of its own: the reader of text, JSON
+Lines and Parquet in formats/test_sources.py, token files in formats/test_token_files.py,
+explain and count in tokenizer/.)
 
 What every subcommand must do: --help with an example; errors in one line, without a
 traceback, exit status 2 for bad usage and 1 for bad input; no colour on a pipe or
@@ -16,21 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
-import bpe
-from bpe import BPETokenizer, sources, token_files
+from bpe import BPETokenizer, token_files
 from bpe.explain import explain
-from sample_text import made_up_stories
+from sample_text import SPECIAL_CORNERS, made_up_stories
 from vocabularies import cl100k_path
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["train", "encode", "decode", "count", "show", "explain", "info", "convert"]
 STORIES = made_up_stories(120_000, seed=3)
-# Text where splitting, UTF-8 and the specials have their corners.
-TRICKY = ("Café, naïve; 日本語のテキスト。 emoji 🐱 👩\u200d👩\u200d👧!\r\n\n\tTabs  and   spaces "
-          "<|endoftext|>"
-          "HOW'S ſ'S 'LL 1234567 ٣٤٥\u00a0x\u2028y |pipes| e\u0301 " + " " * 30 + "end\n")
 
 
 def environment(**env) -> dict:
@@ -186,37 +181,11 @@ def test_train_with_max_memory_gives_the_pruning_numbers(tmp_path):
     assert found and int(found[1].replace(",", "")) > 0 and int(found[2].replace(",", "")) > 0, err
 
 
-# --- the reader, in pieces ----------------------------------------------------------------
-
-@settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from("ab \n\t.é猫🙂<|endoftext|>"), max_size=300), st.integers(1, 40))
-def test_text_in_pieces_splits_and_encodes_as_the_whole(text, piece_bytes):
-    import io
-
-    data = text.encode("utf-8")
-    pieces = list(sources.text_pieces(io.BytesIO(data), "t", ["<|endoftext|>"], piece_bytes=piece_bytes))
-    assert "".join(pieces) == text
-    for pattern in ("default", "gpt2", "gpt4"):
-        assert [c for p in pieces for c in bpe.pretokenize(p.encode(), pattern)] == bpe.pretokenize(data, pattern)
-    assert all(p for p in pieces)
-
-
-def test_encoding_in_pieces_equals_encoding_the_whole(tok):
-    import io
-
-    text = (STORIES[:30_000] + TRICKY) * 2
-    pieces = list(sources.text_pieces(io.BytesIO(text.encode()), "t", tok.special_tokens, piece_bytes=1000))
-    assert len(pieces) > 20
-    for allowed in ((), "all"):
-        whole = tok.encode(text, allowed_special=allowed, disallowed_special=())
-        assert [i for p in pieces for i in tok.encode(p, allowed_special=allowed, disallowed_special=())] == whole
-
-
 # --- encode and decode ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("form", ["text", "json", "bin"])
 def test_encode_then_decode_gives_back_the_exact_bytes(work, tok_file, tok, form):
-    text = TRICKY * 3 + STORIES[:5000]
+    text = SPECIAL_CORNERS * 3 + STORIES[:5000]
     source = work / f"tricky-{form}.txt"
     source.write_bytes(text.encode("utf-8"))
     if form == "bin":
@@ -270,51 +239,22 @@ def test_encode_and_decode_errors(work, tok_file, tok):
     assert "no sidecar" in one_line_error(bpe_command("decode", "-t", tok_file, work / "w.bin"), 1)
 
 
-def test_token_files_are_data_pys(work, tok):
-    """The library's token files are data.py's: each reads what the other writes."""
-    data = pytest.importorskip("data", reason="the GPT pipeline's data.py is not in the library's sdist")
-    ids = tok.encode_ordinary(STORIES[:3000])
-    data.write_tokens(work / "train-bpe.bin", [np.array(ids)], tok)
-    assert token_files.read_token_file(work / "train-bpe.bin", tok).tolist() == ids
-    token_files.write_token_file(work / "lib.bin", [ids[:10], np.array(ids[10:])], tok, tokenizer_name="tok.bpe")
-    assert data.load_tokens(work / "lib.bin", tok).tolist() == ids
-    big = BPETokenizer(tok.merges, special_tokens=["<|endoftext|>"], token_ids=list(range(len(tok) - 1)) + [70000])
-    token_files.write_token_file(work / "big.bin", [big.encode("x<|endoftext|>", allowed_special="all")], big)
-    assert token_files.read_sidecar(work / "big.bin")["dtype"] == "<u4"
-    assert token_files.read_token_file(work / "big.bin", big).tolist()[-1] == 70000
-
-
 # --- count --------------------------------------------------------------------------------
 
 def test_count_equals_len_encode_per_file_and_in_total(work, tok_file, tok, stories_file):
-    (work / "tricky.txt").write_text(TRICKY * 50, encoding="utf-8")
-    (work / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in [TRICKY, "Once upon"]),
+    (work / "tricky.txt").write_text(SPECIAL_CORNERS * 50, encoding="utf-8")
+    (work / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in [SPECIAL_CORNERS, "Once upon"]),
                                      encoding="utf-8")
     result = bpe_command("count", "-t", tok_file, stories_file, work / "tricky.txt", work / "docs.jsonl")
     rows = [line.split(maxsplit=1) for line in ok(result).splitlines()]
-    expected = [len(tok.encode_ordinary(STORIES)), len(tok.encode_ordinary(TRICKY * 50)),
-                len(tok.encode_ordinary(TRICKY)) + len(tok.encode_ordinary("Once upon"))]
+    expected = [len(tok.encode_ordinary(STORIES)), len(tok.encode_ordinary(SPECIAL_CORNERS * 50)),
+                len(tok.encode_ordinary(SPECIAL_CORNERS)) + len(tok.encode_ordinary("Once upon"))]
     assert [int(n) for n, _ in rows] == expected + [sum(expected)]
     assert [name for _, name in rows] == [str(stories_file), str(work / "tricky.txt"), str(work / "docs.jsonl"),
                                           "total"]
     assert result.stderr == b""  # no progress bar on a pipe
-    stdin = ok(bpe_command("count", "-t", tok_file, "--allow-special", input=TRICKY.encode()))
-    assert stdin.split() == [str(len(tok.encode(TRICKY, allowed_special="all"))), "stdin"]
-
-
-@pytest.mark.parametrize("pattern", ["default", "gpt4"])
-def test_the_librarys_count_is_len_encode(pattern):
-    tok = BPETokenizer.train(STORIES, vocab_size=500, pattern=pattern, special_tokens=["<|endoftext|>"])
-    for text in ("", "a", TRICKY, STORIES, TRICKY * 200):
-        for allowed, disallowed in (("all", "all"), ((), ())):
-            expected = len(tok.encode(text, allowed_special=allowed, disallowed_special=disallowed))
-            for threads in (0, 1, 3):
-                assert tok.count(text, allowed_special=allowed, disallowed_special=disallowed,
-                                 threads=threads) == expected
-    with pytest.raises(ValueError, match="disallowed"):
-        tok.count("x<|endoftext|>")
-    with pytest.raises(TypeError, match="must be str"):
-        tok.count(b"bytes")
+    stdin = ok(bpe_command("count", "-t", tok_file, "--allow-special", input=SPECIAL_CORNERS.encode()))
+    assert stdin.split() == [str(len(tok.encode(SPECIAL_CORNERS, allowed_special="all"))), "stdin"]
 
 
 # --- show ---------------------------------------------------------------------------------
@@ -384,32 +324,6 @@ def test_show_reads_a_file_and_refuses_text_and_file(work, tok_file, tok):
 
 # --- explain ------------------------------------------------------------------------------
 
-def words_and_texts():
-    words = sorted({w for w in STORIES.split()[:3000]})[:400]
-    return [*words, *(" " + w for w in words), "Once upon a time, Zorblax!", TRICKY, "  \n\n\t x", "🐱🐱", ""]
-
-
-@pytest.mark.parametrize("kind", ["default", "gpt2", "gpt4", "shuffled", "cl100k"])
-def test_explain_ends_in_encodes_tokens(kind):
-    if kind == "cl100k":
-        tok = BPETokenizer.from_tiktoken(cl100k_path())
-    else:
-        tok = BPETokenizer.train(STORIES, vocab_size=800, pattern="gpt2" if kind == "shuffled" else kind)
-        if kind == "shuffled":  # bytes numbered out of order, as GPT-2 numbers them
-            tok = BPETokenizer(tok.merges, pattern="gpt2", token_ids=list(range(255, -1, -1)) +
-                               list(range(256, 256 + len(tok.merges))))
-    for text in words_and_texts():
-        chunks = explain(tok, text)
-        assert [i for chunk in chunks for i in chunk.ids] == tok.encode_ordinary(text), text
-        assert b"".join(chunk.text for chunk in chunks) == text.encode()
-        for chunk in chunks:
-            ranks = [step.rank for step in chunk.steps]
-            assert ranks == sorted(set(ranks))  # in rank order, each merge once
-            for step in chunk.steps:  # the pair joined is the merge of that rank
-                assert tok.decode_single_token_bytes(step.token) == \
-                    b"".join(map(tok.decode_single_token_bytes, step.pair))
-
-
 def test_explain_prints_each_merge_with_its_rank(tok_file, tok):
     out = ok(bpe_command("explain", "-t", tok_file, " little"))
     steps = explain(tok, " little")[0].steps
@@ -442,7 +356,7 @@ def test_convert_to_every_format_and_back(work, tok_file):
     gpt4.save(work / "gpt4.bpe")
     gpt2 = BPETokenizer.train(STORIES, vocab_size=600, pattern="gpt2", special_tokens=["<|endoftext|>"])
     gpt2.save(work / "gpt2.bpe")
-    text = TRICKY + STORIES[:3000]
+    text = SPECIAL_CORNERS + STORIES[:3000]
     cases = [(tok_file, "huggingface", work / "hf" / "tokenizer.json"), (tok_file, "bpe", work / "copy.bpe"),
              (work / "gpt2.bpe", "gpt2", work / "g2" / "vocab.json"),
              (work / "gpt4.bpe", "tiktoken", work / "t.tiktoken")]
@@ -468,8 +382,8 @@ def test_cl100k_is_gpt4s_vocabulary():
     reference = tiktoken.Encoding("cl100k", pat_str=formats.TIKTOKEN_PATTERNS["gpt4"],
                                   mergeable_ranks=formats.read_tiktoken(path),
                                   special_tokens=formats.CL100K_SPECIAL_IDS)
-    out = ok(bpe_command("count", "-t", "cl100k", input=TRICKY.encode()))
-    assert int(out.split()[0]) == len(reference.encode_ordinary(TRICKY))
+    out = ok(bpe_command("count", "-t", "cl100k", input=SPECIAL_CORNERS.encode()))
+    assert int(out.split()[0]) == len(reference.encode_ordinary(SPECIAL_CORNERS))
     info = ok(bpe_command("info", "cl100k"))
     assert "special tokens: <|endoftext|> = 100257" in info and "split pattern: gpt4" in info
 

@@ -4,6 +4,7 @@ are read whole and checked before any id is, and whatever is wrong with them (ne
 total) is a ValueError that names the file and what is wrong."""
 import json
 
+import numpy as np
 import pytest
 
 from bpe import BPETokenizer, token_files
@@ -66,3 +67,19 @@ def test_a_bad_manifest_is_a_valueerror_that_says_what(folder, tok, kind):
     with pytest.raises(ValueError, match=said) as caught:
         token_files.read_token_folder(folder, tok)
     assert "manifest.json" in str(caught.value)
+
+
+# --- the pipeline's token files are the library's ---------------------------------------------
+
+def test_token_files_are_data_pys(tmp_path, tok):
+    """The library's token files are data.py's: each reads what the other writes."""
+    data = pytest.importorskip("data", reason="the GPT pipeline's data.py is not in the library's sdist")
+    ids = tok.encode_ordinary(STORIES[:3000])
+    data.write_tokens(tmp_path / "train-bpe.bin", [np.array(ids)], tok)
+    assert token_files.read_token_file(tmp_path / "train-bpe.bin", tok).tolist() == ids
+    token_files.write_token_file(tmp_path / "lib.bin", [ids[:10], np.array(ids[10:])], tok, tokenizer_name="tok.bpe")
+    assert data.load_tokens(tmp_path / "lib.bin", tok).tolist() == ids
+    big = BPETokenizer(tok.merges, special_tokens=["<|endoftext|>"], token_ids=list(range(len(tok) - 1)) + [70000])
+    token_files.write_token_file(tmp_path / "big.bin", [big.encode("x<|endoftext|>", allowed_special="all")], big)
+    assert token_files.read_sidecar(tmp_path / "big.bin")["dtype"] == "<u4"
+    assert token_files.read_token_file(tmp_path / "big.bin", big).tolist()[-1] == 70000
