@@ -117,7 +117,7 @@ def _truncation(tk):
 
 
 # Templates, added-token flags, non-special added tokens, padding and truncation now load
-# with Hugging Face's ids (tests/test_huggingface_models.py); a Lowercase normalizer is
+# with Hugging Face's ids (tests/huggingface/test_huggingface_models.py); a Lowercase normalizer is
 # still refused.
 @pytest.mark.parametrize("change, field", [(_normalizer, "normalizer")], ids=["normalizer"])
 def test_fields_that_change_huggingfaces_ids_are_refused_by_name(small, tmp_path, change, field):
