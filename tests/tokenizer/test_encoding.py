@@ -46,7 +46,7 @@ def test_training_one_str_equals_bpe_train():
     expected = bpe.train(text.encode(), 300, special_tokens=["<|end of text|>"])
     assert list(BPETokenizer.train(text, vocab_size=557, special_tokens=["<|end of text|>"]).merges) == expected
     # (A str cut into pieces on its way to the core trains the same too:
-    # tests/test_memory.py::test_one_long_str_counted_in_pieces_trains_as_its_utf8.)
+    # tests/engine/test_memory.py::test_one_long_str_counted_in_pieces_trains_as_its_utf8.)
 
 
 def test_vocab_size_counts_bytes_merges_and_specials():
