@@ -292,7 +292,7 @@ def test_max_memory_is_bytes_or_a_size():
 
 TRAIN_PEAK = """
     import json, random, sys, warnings
-    sys.path.insert(0, "tests")
+    sys.path[:0] = ["tests", "tests/engine"]  # the helpers, and this file
     from bpe import BPETokenizer
     from test_memory import distinct_words
     texts = distinct_words(1_200_000)  # about 10 MB, 1.1 M distinct words
