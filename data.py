@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from bpe import BPETokenizer, sources, token_files
-from bpe.files import atomic_write, remove_stale_temporaries
+from bpe.atomic_writes import atomic_write, remove_stale_temporaries
 from story_sources import (BASE_URL, BATCH_CHARS, INSTRUCT_MB, INSTRUCT_URL, NO_NETWORK, SEPARATORS, TRAIN_MB, TRAIN_URL,
                            VALID_URL, DataError, data_stories, get_stories, import_source, progress_bar, reading,
                            split_stories, writing)
@@ -290,7 +290,7 @@ def written_files(data_dir) -> list[Path]:
 
 def remove_stale_temporaries_of(data_dir):
     """Remove the temporary files that a run killed while writing left beside data.py's
-    files (bpe.files names them), and say so in one line."""
+    files (bpe.atomic_writes names them), and say so in one line."""
     removed = [found for path in written_files(data_dir) for found in remove_stale_temporaries(path)]
     if removed:
         size = sum(size for _, size in removed)

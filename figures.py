@@ -27,7 +27,7 @@ and the figures go to docs/images/:
     training-story.gif       drawn from bpe.train run there and then, not from a saved file)
 
 Each PNG carries the stamp of the files it was drawn from in its metadata (Source,
-Stamp, Command: tools/stamps.py); tests/test_docs_site.py fails when a figure's stamp is
+Stamp, Command: tools/stamps.py); tests/docs/test_docs_site.py fails when a figure's stamp is
 not its files' as they are now, so a rerun of a benchmark must be followed by this.
 A figure whose input is missing is skipped, with the command that makes the input.
 Needs matplotlib (pip install -r requirements-docs.txt).

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from bpe.files import atomic_write
+from bpe.atomic_writes import atomic_write
 from tokenizer import Tokenizer, tokenizer_from_state
 
 # The file a run folder keeps its checkpoint in: load_checkpoint("runs/pretrain-rope-bpe")
@@ -418,7 +418,7 @@ def _check_plain(value, where: str):
 
 
 def save_checkpoint(path, model: GPT, tokenizer: Tokenizer, step: int, losses, optimizer=None, extra=None):
-    """Write a checkpoint atomically (bpe.files.atomic_write: a temporary file beside
+    """Write a checkpoint atomically (bpe.atomic_writes.atomic_write: a temporary file beside
     path, flushed to disk, then renamed over it), so a crash leaves the old checkpoint or
     the new one, never half of one."""
     model = getattr(model, "_orig_mod", model)  # torch.compile wraps the model

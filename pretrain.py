@@ -60,7 +60,7 @@ import torch
 import torch.distributed as dist
 
 import data
-from bpe.files import remove_stale_temporaries
+from bpe.atomic_writes import remove_stale_temporaries
 from model import CHECKPOINT_NAME, GPT, GPTConfig, load_checkpoint, peak_flops, pick_device, save_checkpoint
 from tokenizer import kind
 

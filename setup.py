@@ -64,7 +64,7 @@ class BuildExt(build_ext):
 
 
 setup(
-    packages=["bpe"],
+    packages=["bpe", "bpe.cli", "bpe.cli.commands"],
     ext_modules=[
         Pybind11Extension(
             "bpe._core",

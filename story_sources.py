@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 from bpe import sources
-from bpe.files import atomic_write
+from bpe.atomic_writes import atomic_write
 from tokenizer import END_OF_TEXT
 
 

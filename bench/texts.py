@@ -126,7 +126,7 @@ def cut_to(text: str, size: int) -> str:
 # why they are safe): before a space that follows an ASCII letter, where every split rule
 # here (ours, GPT-2's, GPT-4's) ends a chunk, so that cutting the text changes no chunk,
 # and so no id. The benchmark once cut after a lone new line before a letter as well;
-# its texts have no need of that. tests/test_safe_cut.py checks that the stories and the
+# its texts have no need of that. tests/engine/test_safe_cut.py checks that the stories and the
 # generated words have a place at least every 4,096 characters; in 10 MB of the Python
 # source that python_source read here, the longest stretch without one was 57,213
 # characters (57,199 with the lone new lines), below the 65,536 of the smallest pieces

@@ -11,18 +11,20 @@ is the compiled core, bpe._core, whose low-level API (pretokenize, count_chunks,
 simd_tier, train, ChunkCounter, Encoder, MAX_THREADS, MAX_ID) is bpe.core's, and is
 also reachable here as bpe.pretokenize and so on.
 
-The modules beside it: bpe.core (the compiled core), bpe.formats (its file,
-tiktoken's and GPT-2's), bpe.huggingface (Hugging Face's tokenizer.json), bpe.sources
-(text, JSON Lines and Parquet, streamed), bpe.token_files (token files and folders), bpe.explain (the merges that make a word), bpe.registry (OpenAI's published encodings by
-name: get_encoding, list_encoding_names, encoding_for_model, also reachable here), bpe.ray_data (training
-and token folders on Ray Data; needs Ray), and the command, python -m bpe.
+The modules beside it: bpe.core (the compiled core), bpe.formats (its file, tiktoken's
+and GPT-2's), bpe.huggingface (Hugging Face's tokenizer.json), bpe.sources (text, JSON
+Lines and Parquet, streamed), bpe.token_files (token files and folders),
+bpe.atomic_writes (files written whole or not at all), bpe.explain (the merges that make
+a word), bpe.registry (OpenAI's published encodings by name: get_encoding,
+list_encoding_names, encoding_for_model, also reachable here), bpe.ray_data (training
+and token folders on Ray Data; needs Ray), and the command, bpe.cli (python -m bpe).
 """
 __version__ = "0.2.0"
 
 import sys as _sys
 
 from . import encoding, huggingface_tokenizer  # noqa: F401 (it gives from_huggingface its class for rules)
-from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, load_core
+from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, PruningWarning, ShortVocabularyWarning, load_core
 from .encoding import BPETokenizer
 from .encoding import encoding_for_model, get_encoding
 from .registry import list_encoding_names
@@ -43,6 +45,6 @@ except ImportError:
 
 # Spelled out, not built from _LOW_LEVEL: the API page's reader (griffe) takes strings only.
 __all__ = ["BPETokenizer", "BUILD_COMMAND", "__version__", "encoding_for_model", "get_encoding",
-           "list_encoding_names", "pretokenize", "count_chunks", "simd_tier", "train", "ChunkCounter",
-           "Encoder", "MAX_THREADS", "MAX_ID"]
+           "list_encoding_names", "PruningWarning", "ShortVocabularyWarning", "pretokenize", "count_chunks",
+           "simd_tier", "train", "ChunkCounter", "Encoder", "MAX_THREADS", "MAX_ID"]
 assert set(__all__) >= set(_LOW_LEVEL)

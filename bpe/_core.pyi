@@ -15,7 +15,7 @@ class ChunkCounter:
         ...
     def __init__(self, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, max_memory: typing.SupportsIndex | None = None) -> None:
         """
-        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how many and below what count: the merges may then differ from exact training.
+        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a bpe.PruningWarning that says how many and below what count: the merges may then differ from exact training.
         """
     def __len__(self) -> int:
         """

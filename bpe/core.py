@@ -78,3 +78,53 @@ def special_tokens_list(special_tokens: Iterable[str] | None) -> tuple[str, ...]
         if not isinstance(token, str):
             raise TypeError(f"special tokens must be str, not {type(token).__name__}: got {token!r}")
     return tokens
+
+
+class PruningWarning(RuntimeWarning):
+    """Training under a memory budget dropped the rarest chunks to keep to it, so the
+    merges may differ from exact training. The core gives one (ChunkCounter.add,
+    add_counts and merge, and so BPETokenizer.train) for each call that drops chunks.
+
+    max_memory: the budget in bytes; dropped: the distinct chunks this call dropped;
+    total_dropped: those the counter has dropped in all, this call's included;
+    threshold: the highest count a dropped chunk had (ChunkCounter.pruned is
+    (total_dropped, threshold)).
+    """
+
+    def __init__(self, max_memory: int, dropped: int, threshold: int, total_dropped: int) -> None:
+        super().__init__(f"training would pass max_memory ({max_memory} bytes): dropped {dropped} distinct chunks "
+                         f"counted {threshold} times or fewer ({total_dropped} so far); the merges may differ from "
+                         "exact training (no max_memory)")
+        self.max_memory, self.dropped, self.threshold, self.total_dropped = max_memory, dropped, threshold, total_dropped
+
+    def __reduce__(self):  # the fields, not the text, are what rebuilds it
+        return type(self), (self.max_memory, self.dropped, self.threshold, self.total_dropped)
+
+
+class ShortVocabularyWarning(UserWarning):
+    """Training stopped with fewer tokens than vocab_size asked for: no pair of tokens
+    was left to merge, as every chunk of the text was one token (or, under max_memory,
+    pruning took the rare chunks and their pairs away: pruned > 0).
+
+    n_vocab: the tokens learnt; vocab_size: those asked for; merges and num_merges:
+    the merges made and those wanted; pruned and threshold: the distinct chunks
+    pruning dropped and their highest count (0 without pruning); max_memory: the
+    budget in bytes (None without one).
+    """
+
+    def __init__(self, n_vocab: int, vocab_size: int, merges: int, num_merges: int, pruned: int = 0,
+                 threshold: int = 0, max_memory: int | None = None) -> None:
+        if pruned:
+            why = (f"keeping to max_memory ({max_memory:,} bytes) pruned {pruned:,} distinct chunks counted "
+                   f"{threshold:,} times or fewer, and the pairs in them; raise max_memory (or leave it out) for a "
+                   "larger vocabulary")
+        else:
+            why = "every chunk of the text is a single token; train on more text for a larger vocabulary"
+        super().__init__(f"n_vocab is {n_vocab}, not the {vocab_size} asked for: training stopped after {merges} of "
+                         f"{num_merges} merges, as no pair of tokens was left to merge ({why})")
+        self.n_vocab, self.vocab_size, self.merges, self.num_merges = n_vocab, vocab_size, merges, num_merges
+        self.pruned, self.threshold, self.max_memory = pruned, threshold, max_memory
+
+    def __reduce__(self):
+        return type(self), (self.n_vocab, self.vocab_size, self.merges, self.num_merges, self.pruned,
+                            self.threshold, self.max_memory)

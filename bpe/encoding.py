@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from . import formats, huggingface, registry, sources
-from .core import AllowedSpecial, Ids, Merges, PathArg, array_dtype, load_core, special_tokens_list
+from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, array_dtype, load_core,
+                   special_tokens_list)
 
 END_OF_TEXT = "<|endoftext|>"
 # The class that applies a tokenizer.json's own rules (NFC, Split sequences, added tokens,
@@ -108,8 +109,9 @@ class BPETokenizer:
 
         max_memory (bytes, or a str such as "2GB" or "512MiB"; None: no budget) bounds
         the whole run's memory as the counter estimates it (bpe.ChunkCounter): past it,
-        the rarest chunks are dropped, with a RuntimeWarning that says how many and
-        below what count, and the merges may then differ from exact training.
+        the rarest chunks are dropped, with a bpe.PruningWarning that says how many and
+        below what count, and the merges may then differ from exact training. Training
+        that runs out of pairs before vocab_size says so with a bpe.ShortVocabularyWarning.
         """
         core = load_core()
         counter = core.ChunkCounter(pattern, special_tokens, max_memory=_as_memory(max_memory))
@@ -174,13 +176,8 @@ class BPETokenizer:
             # Under a budget, the pairs may have run out because pruning took the rare
             # chunks, and their pairs, away: then the budget is what to raise.
             dropped, threshold = counter.pruned
-            why = (f"keeping to max_memory ({counter.max_memory:,} bytes) pruned {dropped:,} distinct chunks counted "
-                   f"{threshold:,} times or fewer, and the pairs in them; raise max_memory (or leave it out) for a "
-                   "larger vocabulary" if dropped else
-                   "every chunk of the text is a single token; train on more text for a larger vocabulary")
-            warnings.warn(f"n_vocab is {tok.n_vocab}, not the {vocab_size} asked for: training stopped after "
-                          f"{len(merges)} of {num_merges} merges, as no pair of tokens was left to merge ({why})",
-                          stacklevel=3)
+            warnings.warn(ShortVocabularyWarning(tok.n_vocab, vocab_size, len(merges), num_merges, dropped, threshold,
+                                                 counter.max_memory), stacklevel=3)
         return tok
 
     # --- the vocabulary ------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any
 
 from . import registry
 from .core import Merges, PathArg, load_core, special_tokens_list
-from .files import write_text, write_texts
+from .atomic_writes import write_text, write_texts
 
 # --- the split patterns, as regexes for other libraries ------------------------------
 #
@@ -567,7 +567,7 @@ def save_gpt2(vocab_path: PathArg, merges_path: PathArg, merges: Merges, special
     the byte alphabet with its id (token_ids[i] for our token i, when given; the special
     tokens as they are), and the merges in order, two tokens to a line. The files hold
     no split pattern: readers take GPT-2's. Both are replaced together, or neither
-    (bpe.files.write_texts)."""
+    (bpe.atomic_writes.write_texts)."""
     alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "GPT-2")
     n = len(vocab_bytes)
     for token, i in zip(special_tokens, ids[n:]):

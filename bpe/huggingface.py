@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .core import Merges, PathArg, load_core
-from .files import write_text, write_texts
+from .atomic_writes import write_text, write_texts
 from . import formats
 from .formats import _alphabet_vocabulary, _as_alphabet, _numbering, byte_alphabet, is_huggingface, pattern_regex
 

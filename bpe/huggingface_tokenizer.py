@@ -23,7 +23,7 @@ import numpy as np
 from . import encoding, huggingface
 from .core import AllowedSpecial, PathArg, load_core
 from .encoding import BPETokenizer, _str
-from .files import write_text, write_texts
+from .atomic_writes import write_text, write_texts
 
 
 def _core_pretokenize(piece: bytes, pattern: str) -> list:

@@ -29,7 +29,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import atomic_write
+from .atomic_writes import atomic_write
 
 CACHE_ENV = "BPE_CACHE_DIR"
 SUFFIX = ".tiktoken"

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .core import PathArg, array_dtype
-from .files import WriteError, atomic_write_all, write_text
+from .atomic_writes import WriteError, atomic_write_all, write_text
 from .formats import parse_json
 
 SIDECAR_FIELDS = ("dtype", "tokens", "tokenizer_sha256")
@@ -57,7 +57,7 @@ def write_token_file(path: PathArg, pieces: Iterable[Any], tokenizer: Any, token
                      writer: str = "bpe encode") -> int:
     """Write ids (pieces: arrays or lists of ids, appended as they come) to a token file
     and its sidecar; returns the number of ids. The two are replaced together, once the
-    pieces are all read and written (bpe.files.atomic_write_all): an error meanwhile (an
+    pieces are all read and written (bpe.atomic_writes.atomic_write_all): an error meanwhile (an
     input that is missing or not UTF-8, a full disk) leaves the old pair as it was, and
     a crash leaves the old pair, the new one, or ids without a sidecar (refused when
     read), never a sidecar beside ids it does not describe."""

@@ -273,15 +273,15 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
 // the bytes of every distinct chunk end to end, int64 offsets (one more than the
 // chunks: chunk k is bytes[offsets[k]:offsets[k + 1]]), and int64 counts.
 
-// The warning add and add_counts give when keeping to the budget dropped chunks.
+// The warning add, add_counts and merge give when keeping to the budget dropped chunks:
+// a bpe.core.PruningWarning made from the numbers, so that callers read its fields and
+// its text is written in one place, beside its class.
 void warn_dropped(const bpe::ChunkCounter& counter, uint64_t dropped) {
     if (dropped == 0) return;
-    std::string message =
-        "training would pass max_memory (" + std::to_string(counter.max_memory()) + " bytes): dropped " +
-        std::to_string(dropped) + " distinct chunks counted " + std::to_string(counter.pruned().threshold) +
-        " times or fewer (" + std::to_string(counter.pruned().chunks) + " so far); the merges may differ "
-        "from exact training (no max_memory)";
-    if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+    py::object warning = py::module_::import("bpe.core").attr("PruningWarning")(
+        counter.max_memory(), dropped, counter.pruned().threshold, counter.pruned().chunks);
+    // stacklevel 1 is the Python code that called the binding (a C++ call has no frame).
+    py::module_::import("warnings").attr("warn")(warning, py::arg("stacklevel") = 1);
 }
 
 py::tuple counts_to_buffers(const bpe::ChunkCounter& counter) {
@@ -623,7 +623,7 @@ void bind_training(py::module_& m) {
              py::arg("max_memory") = py::none(),
              "pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts "
              "and never counted. max_memory: a budget in bytes for the whole training run (None: none, and "
-             "training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how "
+             "training is exact). Past it, add drops the rarest chunks, with a bpe.PruningWarning that says how "
              "many and below what count: the merges may then differ from exact training.")
         .def_property_readonly("max_memory", [](const bpe::ChunkCounter& self) -> py::object {
             return self.max_memory() == 0 ? py::object(py::none()) : py::object(py::int_(self.max_memory()));

@@ -263,7 +263,7 @@ private:
     static_assert(kShards == 64, "shard_of takes 6 bits");
 
     // A round of at most this share of the budget (see add). At 64, with the tables of
-    // short chunks, tests/test_memory.py's run under a budget of 60 MB peaked at 60-62 MB.
+    // short chunks, tests/engine/test_memory.py's run under a budget of 60 MB peaked at 60-62 MB.
     static constexpr uint64_t kRoundFraction = 128;
     // The most a thread's emptied table of short chunks keeps for the next call.
     static constexpr size_t kKeptTableBytes = size_t(32) << 20;

@@ -155,7 +155,7 @@ inline std::vector<std::string_view> pretokenize(std::string_view text, const Sp
 //     a str is cut in the same places as its UTF-8.
 // The same argument allows any ASCII byte other than a letter or digit after the
 // letter (a digit would join the default rule's word run), should more places to cut
-// ever be needed. tests/test_safe_cut.py cuts at every place the rule allows.
+// ever be needed. tests/engine/test_safe_cut.py cuts at every place the rule allows.
 // None of this holds for a pattern given as a regex (SplitRule::cuts_at_safe_cuts).
 
 // Whether a cut between the characters `before` and `after` (bytes, or code points) is safe.

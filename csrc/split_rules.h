@@ -32,7 +32,7 @@ struct NamedRule {
     bool text_names_rule;
 };
 
-// The texts that name a hand-written rule split exactly as it (tests/test_pattern_engine.py
+// The texts that name a hand-written rule split exactly as it (tests/engine/test_pattern_engine.py
 // checks them against the general engine). tiktoken's current text of cl100k_base is not
 // among them: its \s++$ takes "\n  " at the end of a text as one chunk, where GPT-4's
 // published pattern, and so gpt4, makes "\n", "  "; it runs on the general engine.

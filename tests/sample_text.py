@@ -69,3 +69,9 @@ SPLIT_CORNERS = ("<|endoftext|>Tom's 🐱 and 👩\u200d👩\u200d👧 said \"�
 # every case, odd spaces and digits of other scripts.
 TRICKY_TEXT = ("Café, naïve, Zoë; 日本語のテキスト。 emoji 🐱 👩‍👩‍👧!\n\n\tTabs  and   spaces \r\n"
                "HOW'S it ſ'S 'LL \u00a0x\u2028y  1234567 ٣٤٥ ")
+
+# Text where splitting, UTF-8 and the specials have their corners (a special token, \r\n,
+# apostrophes, digits, no-break and line-separator spaces, a combining mark, a run of spaces).
+SPECIAL_CORNERS = ("Café, naïve; 日本語のテキスト。 emoji 🐱 👩\u200d👩\u200d👧!\r\n\n\tTabs  and   spaces "
+          "<|endoftext|>"
+          "HOW'S ſ'S 'LL 1234567 ٣٤٥\u00a0x\u2028y |pipes| e\u0301 " + " " * 30 + "end\n")

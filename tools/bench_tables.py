@@ -9,7 +9,7 @@ with no line break, the front page's speed row, is written inside its line). The
 numbers come only from docs/results/bench-encode.json and bench-train.json, which
 `python bpe_bench.py encode` and `train` save: after a rerun, run this again. Each
 table ends with its run (command, time, commit, machine, load) and a comment with the
-stamp of the file it was drawn from (tools/stamps.py), which tests/test_docs_site.py
+stamp of the file it was drawn from (tools/stamps.py), which tests/docs/test_docs_site.py
 compares with the file.
 
 Encoding: one table for Python lists and one for numpy arrays; a row per vocabulary and

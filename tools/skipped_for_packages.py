@@ -15,6 +15,14 @@ import xml.etree.ElementTree as ET
 MISSING = re.compile(r"could not import|no module named|pip install|requirements-|needs? [a-z_]+", re.I)
 
 
+def node_id(classname: str, name: str) -> str:
+    """pytest's node id from JUnit's dotted classname: the folders and the test file
+    (tests.engine.test_split) up to the first part named test_*, then any classes."""
+    parts = classname.split(".")
+    end = next((k + 1 for k, part in enumerate(parts) if part.startswith("test_")), len(parts))
+    return "/".join(parts[:end]) + ".py::" + "::".join(parts[end:] + [name])
+
+
 def main(report: str) -> None:
     for case in ET.parse(report).iter("testcase"):
         skipped = case.find("skipped")
@@ -24,8 +32,7 @@ def main(report: str) -> None:
         if not classname:  # a whole file skipped at collection: its module's dotted name
             print(name.replace(".", "/") + ".py")
         elif MISSING.search(skipped.get("message", "")):
-            parts = classname.split(".")
-            print("/".join(parts[:2]) + ".py::" + "::".join(parts[2:] + [name]))
+            print(node_id(classname, name))
 
 
 if __name__ == "__main__":

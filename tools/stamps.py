@@ -8,7 +8,7 @@ benchmark's JSON also records its run (when it started, the commit, the machine)
 
     figures.py            writes it into each PNG's text chunks (Source, Stamp, Command)
     tools/bench_tables.py writes it into each table's <!-- drawn from ... --> comment
-    tests/test_docs_site.py compares both with the files as they are now
+    tests/docs/test_docs_site.py compares both with the files as they are now
 """
 import hashlib
 import json

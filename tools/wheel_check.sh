@@ -27,6 +27,7 @@ if grep -E '\.(h|cpp)\s|tests/|(^|/)test_' "$work/listing"; then
 fi
 grep -q 'bpe/py.typed' "$work/listing" || { echo "the wheel has no bpe/py.typed" >&2; exit 1; }
 grep -q 'bpe/_core.pyi' "$work/listing" || { echo "the wheel has no bpe/_core.pyi" >&2; exit 1; }
+grep -q 'bpe/cli/commands/train.py' "$work/listing" || { echo "the wheel has no bpe/cli, the command" >&2; exit 1; }
 
 # A PATH with every tool of the system but the compilers.
 mkdir "$work/path"

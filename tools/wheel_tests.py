@@ -42,7 +42,10 @@ def main() -> int:
         check = "import bpe, sys; print('testing bpe from', bpe.__file__, '(SIMD tier', bpe.simd_tier() + ')')"
         subprocess.run([sys.executable, "-c", check], cwd=run, env=env, check=True)
         # Arguments are pytest's: test files (of the copied ones) to run instead of all of them.
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(sys.argv[1:] or ["tests"])]
+        # --rootdir: the copy has no pyproject.toml, and without it a single file's folder
+        # would be the root, and tests/conftest.py (which puts the helpers on the path) unread.
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(run),
+                   *(sys.argv[1:] or ["tests"])]
         return subprocess.run(command, cwd=run, env=env).returncode
 
 

@@ -1,0 +1,1 @@
+"""The command's subcommands, one module each: run(args) -> exit status."""

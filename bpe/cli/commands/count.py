@@ -1,0 +1,37 @@
+"""bpe count: the tokens of each file, and in total, without keeping the ids."""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ... import sources
+from ..errors import library_call
+from ..streams import bar, find_files, pieces, with_errors
+from ..tokenizers import load_tokenizer
+
+
+def run(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    allowed = "all" if args.allow_special else ()
+    total, rows = 0, []
+    files = [path for name in args.files or ["-"] for path in ([Path("-")] if name == "-" else find_files([name]))]
+    with bar("counting", sum(os.path.getsize(f) for f in files if str(f) != "-") or None) as progress:
+        for path in files:
+            if str(path) == "-":
+                texts = pieces(sys.stdin.buffer, "stdin", tok, progress.update)
+            else:
+                texts = sources.read_file(path, kind=args.input_format, field=args.field,
+                                          special_tokens=tok.special_tokens, progress=progress.update,
+                                          pattern=tok.pattern)
+            n = 0
+            for piece in with_errors(texts):
+                n += library_call(lambda: tok.count(piece, allowed_special=allowed, disallowed_special=(),
+                                                    threads=args.threads))
+            rows.append((n, "stdin" if str(path) == "-" else str(path)))
+            total += n
+    if len(rows) > 1:
+        rows.append((total, "total"))
+    width = max(len(str(n)) for n, _ in rows)
+    for n, name in rows:
+        print(f"{n:>{width}} {name}")
+    return 0

@@ -1,0 +1,247 @@
+"""Threads, fork and signals around the core's native calls.
+
+Encoding one long text on several threads: a str that is not ASCII is made UTF-8 on
+the threads too (each its share of the characters), and the ids must be exactly those
+of one thread and of the reference, whatever kind of str it is. Then the hostile cases:
+daemon threads at interpreter exit, fork while other
+threads encode, and Ctrl-C during a long call.
+"""
+import os
+import random
+import signal
+import string
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bpe
+import bpe_reference
+from bpe import BPETokenizer
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import signal_delay  # noqa: E402
+SANITIZED = os.environ.get("BPE_VARIANT") in ("address", "thread")
+
+
+def words(n, seed, letters="etaoinshrdlucmfwypvbgkjqxz"):
+    rng = random.Random(seed)
+    return " ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(n))
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return BPETokenizer.train(words(20_000, 1) + " " + words(3_000, 5, "éàжщ€😀ab"), 400)
+
+
+# Over a million characters, so that the threads make the UTF-8; one of each kind of
+# str: Latin-1 (1 byte a character), the Basic Multilingual Plane (2), beyond it (4).
+@pytest.mark.parametrize("extra", ["é", "ж€", "😀"])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_long_str_on_threads_gives_one_threads_ids(tok, extra, threads):
+    text = words(200_000, 2, "etaoinshrdlu" + extra)
+    assert len(text) > 1 << 20 and not text.isascii()
+    one = tok.encode_array(text, threads=1)
+    assert np.array_equal(tok.encode_array(text, threads=threads), one)
+    assert tok.count(text, threads=threads) == len(one)
+    assert one.tolist() == tok._encoder.encode_array(text.encode(), (), (), 1).tolist()
+
+
+def test_threads_give_the_references_ids(tok):
+    text = words(3_000, 3, "etaoinshrdluжé😀")
+    long_text = (text + " ") * (1 + (1 << 20) // len(text))
+    ids = tok.encode_array(long_text, threads=2)
+    assert ids[: 2000].tolist() == bpe_reference.encode(long_text.encode(), tok.merges)[:2000]
+    assert tok.decode(ids.tolist()) == long_text
+
+
+@pytest.mark.parametrize("where", [0, 700_000, -1])
+def test_a_lone_surrogate_on_threads_says_where(tok, where):
+    text = list(words(200_000, 4, "etaoinshrdluж"))
+    where = where % len(text)
+    text[where] = "\ud800"
+    text = "".join(text)
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=f"lone surrogate at position {where}$"):
+            tok.encode_array(text, threads=threads)
+
+
+# --- a daemon thread in a native call while the interpreter exits ------------------------
+
+# Each script leaves a daemon thread looping over one kind of native call and lets the
+# interpreter exit under it. CPython 3.11 ends such a thread with pthread_exit when it
+# asks for the GIL back; inside pybind11's gil_scoped_release destructor (noexcept)
+# that unwind ended the process: "terminate called without an active exception", 134.
+DAEMON_SETUP = """
+import threading, time, warnings, numpy as np
+warnings.simplefilter("ignore", UserWarning)  # "hello world" runs out of pairs before 300: train says so
+import bpe
+from bpe import BPETokenizer
+tok = BPETokenizer.train(["hello world"] * 10, 300)
+text = "hello world " * {repeat}
+ids = tok.encode(text)  # no encode_array: pybind11's first look-up of numpy must happen in the thread
+"""
+
+
+DAEMON_CALLS = {  # the call each script loops over
+    "encode": "tok.encode(text)",
+    "encode_array": "tok.encode_array(text, threads=2)",
+    "encode_batch": "tok.encode_batch([text[:5000]] * 200, threads=2)",
+    "train": "BPETokenizer.train(text, 400, progress=False)",
+    "counter": "bpe.ChunkCounter().add([text.encode()] * 2, threads=2)",
+    "decode": "tok.decode(ids)",
+}
+
+
+def daemon_script(call: str, sleep: float = 0.3) -> str:
+    """A daemon thread in a native call at exit, for one kind of call."""
+    return (DAEMON_SETUP.format(repeat=200_000)
+            + f"threading.Thread(target=lambda: [{DAEMON_CALLS[call]} for _ in iter(int, 1)], daemon=True).start()\n"
+            + f"time.sleep({sleep})\n")
+
+
+def run_python(code: str, timeout: float = 60):
+    env = dict(os.environ)
+    if os.environ.get("BPE_VARIANT") == "thread":  # ThreadSanitizer: let forked children start threads
+        env["TSAN_OPTIONS"] = env.get("TSAN_OPTIONS", "") + ":die_after_fork=0"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_a_daemon_thread_in_a_native_call_lets_the_interpreter_exit():
+    # A daemon thread in a native call at exit, in a new interpreter.
+    # (test_fifty_exits_in_a_row_under_daemon_threads has every kind of call, forked.)
+    calls = ["encode", "decode"]
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip(calls, pool.map(lambda call: run_python(daemon_script(call)), calls)))
+    assert {call: (r.returncode, r.stderr[-300:]) for call, r in results.items()} == {call: (0, "") for call in calls}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fifty_exits_in_a_row_under_daemon_threads():
+    # 50 exits, every kind of call, at several moments: one interpreter is started,
+    # then forked for each exit (so that 50 of them cost seconds, not a minute), and
+    # each child starts a daemon thread and exits, finalizing as any interpreter does.
+    code = DAEMON_SETUP.format(repeat=50_000) + f"""
+import os, sys
+calls = {{name: eval("lambda: " + call) for name, call in {DAEMON_CALLS!r}.items()}}
+names = sorted(calls) * 9
+statuses = []
+for first in range(0, 50, 5):  # five children at a time
+    children = {{}}
+    for k in range(first, first + 5):
+        pid = os.fork()
+        if pid == 0:
+            call = calls[names[k]]
+            threading.Thread(target=lambda: [call() for _ in iter(int, 1)], daemon=True).start()
+            time.sleep((0.01, 0.03, 0.06)[k % 3])
+            sys.exit(0)  # an ordinary exit: the interpreter finalizes with the thread in a call
+        children[pid] = names[k]
+    statuses += [(name, os.waitpid(pid, 0)[1]) for pid, name in children.items()]
+print(statuses)
+"""
+    result = run_python(code, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    statuses = eval(result.stdout)
+    assert len(statuses) == 50 and [s for s in statuses if s[1] != 0] == [], statuses
+
+
+# --- fork while another thread encodes --------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_while_another_thread_encodes_can_encode():
+    # A thread keeps adding new chunks to the shared cache (its exclusive lock held
+    # often); a child forked then used to find that lock held by a thread it does not
+    # have, and its first encode never returned.
+    tok = BPETokenizer.train(["the cat sat on the mat, once upon a time"] * 50, 400)
+    other = BPETokenizer(tok.merges)  # its own cache: the ids the child must give
+    stop = threading.Event()
+
+    def churn():
+        rng = random.Random(0)
+        while not stop.is_set():
+            tok.encode_ordinary(" ".join("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(2000)))
+            tok.encode_array("".join(rng.choices(string.ascii_lowercase + " ", k=20000)), threads=2)
+
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    forks = 50 if SANITIZED else 200
+    try:
+        for i in range(forks):
+            time.sleep(0.003)
+            text = f"fresh text {i} " + "".join(random.choices(string.ascii_lowercase, k=30))
+            expected = other.encode_ordinary(text)
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(10)  # a hung child dies here, and the test sees it
+                try:
+                    # (Under ThreadSanitizer a forked child may start no thread.)
+                    threads = 1 if SANITIZED else 2
+                    ok = tok.encode_ordinary(text) == expected and tok.encode_batch([text] * 3, threads=threads) == [
+                        expected] * 3
+                    os._exit(0 if ok else 3)
+                except BaseException:
+                    os._exit(4)
+            _, status = os.waitpid(pid, 0)
+            assert status == 0, f"fork {i}: the child ended with status {status} (hung, or gave other ids)"
+    finally:
+        stop.set()
+        worker.join()
+
+
+# --- Ctrl-C during a long native call ---------------------------------------------------
+
+@pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
+def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole():
+    # Each call took seconds on 50 MB before it noticed the alarm (tools/signal_delay.py
+    # prints the delays); now each kind stops within a fraction of a second.
+    text = signal_delay.distinct_words(20_000_000)
+    tok = BPETokenizer.train(text[:300_000], 1000, progress=False)
+    calls = {**signal_delay.calls(tok, text),
+             "encode_ordinary": lambda: tok.encode_ordinary(text),
+             "encode_with_offsets": lambda: tok.encode_with_offsets(text),
+             # The same bytes five times: counting 20 MB once can end before the alarm.
+             "counter": lambda: bpe.ChunkCounter().add([text.encode()] * 5, threads=2)}
+    delays = {name: signal_delay.delay_of(call, after=0.2) for name, call in calls.items()}
+    assert all(d is not None and d < 2.0 for d in delays.values()), delays
+    # The caches kept nothing half-made: the ids are those of a tokenizer never interrupted.
+    sample = text[:500_000]
+    assert tok.encode(sample) == BPETokenizer(tok.merges).encode(sample)
+    assert tok.encode_batch([sample[:1000], sample]) == [tok.encode(sample[:1000]), tok.encode(sample)]
+
+
+@pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
+@pytest.mark.parametrize("how", ["add_counts", "merge"])
+def test_a_signal_stops_adding_counts_soon_and_adds_none_of_them(how):
+    # Adding millions of counts took the whole call before it noticed the alarm (about a
+    # second on 6 M distinct chunks); now it stops within a few milliseconds, before it has
+    # added any count, so the counter is as it was.
+    counted = bpe.ChunkCounter()
+    counted.add(signal_delay.distinct_words(20_000_000).encode(), threads=2)  # about 2 M distinct chunks
+    buffers = counted.counts()
+
+    def adding_to(target):
+        if how == "add_counts":
+            return lambda: target.add_counts(*buffers, threads=2)
+        return lambda: target.merge(counted, threads=2)
+
+    def seconds(call):
+        start = time.perf_counter()
+        call()
+        return time.perf_counter() - start
+
+    whole = min(seconds(adding_to(bpe.ChunkCounter())) for _ in range(2))
+    target = bpe.ChunkCounter()
+    target.add(b"hello world")
+    before = target.counts()
+    # Without the check, the alarm waited for the rest of the call: 0.9 of it.
+    delay = signal_delay.delay_of(adding_to(target), after=whole / 10)
+    assert delay is not None and delay < whole / 2, (delay, whole)
+    after = target.counts()
+    assert after[0] == before[0] and after[2].tolist() == before[2].tolist()
