@@ -475,7 +475,8 @@ class BPETokenizer:
         given, path = path, Path(path)
         if not path.exists():
             # "Qwen/Qwen2.5-7B" reads like a path; say what is taken, and how to get the file
-            hub = isinstance(given, str) and given.count("/") == 1 and not given.endswith(".json")
+            hub = (isinstance(given, str) and given.count("/") == 1 and not given.endswith(".json")
+                   and not given.startswith((".", "/", "~")))
             raise FileNotFoundError(
                 f"{given!r} is not a local file or folder: from_huggingface takes a local tokenizer.json or the "
                 f'folder that holds it, and downloads nothing; huggingface_hub.hf_hub_download("{given}", '

@@ -60,15 +60,36 @@ def split_rules() -> dict[str, tuple[str, str]]:
     return dict(_split_rules)
 
 
-def __getattr__(name: str) -> Any:
+TIKTOKEN_PATTERNS: dict[str, str]
+"""{name: regex} of the named split rules in tiktoken's dialect (Rust's fancy-regex), read from the core."""
+ONIGURUMA_PATTERNS: dict[str, str]
+"""{name: regex} of the same rules for Hugging Face tokenizers (Oniguruma), read from the core."""
+
+
+def _pattern_attribute(name: str) -> Any:
     if name == "TIKTOKEN_PATTERNS":
         return {rule: texts[0] for rule, texts in split_rules().items()}
     if name == "ONIGURUMA_PATTERNS":
         return {rule: texts[1] for rule, texts in split_rules().items()}
-    if name in _PATTERN_NAMES:
-        rule, k = _PATTERN_NAMES[name]
-        return split_rules()[rule][k]
-    raise AttributeError(f"module 'bpe.formats' has no attribute {name!r}")
+    rule, k = _PATTERN_NAMES[name]
+    return split_rules()[rule][k]
+
+
+def __getattr__(name: str) -> Any:
+    # The rules' texts come from the compiled core, so that `import bpe.formats` works
+    # unbuilt; each is read once, then is a plain attribute of the module.
+    if name not in _PATTERN_NAMES and name not in ("TIKTOKEN_PATTERNS", "ONIGURUMA_PATTERNS"):
+        raise AttributeError(f"module 'bpe.formats' has no attribute {name!r}")
+    try:
+        value = _pattern_attribute(name)
+    except ImportError as error:  # hasattr() and getattr(..., default) expect AttributeError
+        raise AttributeError(f"bpe.formats.{name} needs the compiled core: {error}") from error
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PATTERN_NAMES) | {"TIKTOKEN_PATTERNS", "ONIGURUMA_PATTERNS"})
 
 
 # GPT-2's one special token, which its vocab.json holds but does not mark as special.

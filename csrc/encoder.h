@@ -470,9 +470,6 @@ public:
     // token's id. One call then serves the group, its caches too (a word met in one
     // story is found in the next); the marks say where each document's ids end, and
     // are taken out. A document of kGroup bytes or more is encoded where it is, alone.
-    // Per document, beyond the time of the same bytes as one text (cl100k, 6,969 stories
-    // of 214 bytes, one core): 1.5 us with a call of encode_segments each, about 0.12 us
-    // so (tools/batch_row.py prints it).
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
         constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)

@@ -68,9 +68,11 @@ inline SplitRule parse_pattern(std::string_view name) {
     const bool word = std::all_of(name.begin(), name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     });
-    if (word)
-        throw std::invalid_argument("unknown split pattern '" + std::string(name) +
-                                    "': expected 'default', 'gpt2', 'gpt4', 'qwen2', 'o200k' or a regex");
+    if (word) {
+        std::string names;
+        for (const NamedRule& rule : kNamedRules) names += (names.empty() ? "'" : "', '") + std::string(rule.name);
+        throw std::invalid_argument("unknown split pattern '" + std::string(name) + "': expected " + names + "' or a regex");
+    }
     return SplitRule(std::make_shared<const Regex>(name));
 }
 

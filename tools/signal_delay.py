@@ -6,7 +6,7 @@ handler raises, to the exception, for each kind of long call on text of distinct
 
 Ctrl-C is such a signal (SIGINT, KeyboardInterrupt). Python runs a handler only once a
 native call returns to it, so a call that never checks makes Ctrl-C wait for the whole
-call; the core checks every few MB (bpe.Interrupt in csrc/parallel.h). The words are
+call; the core checks every 256 KB (bpe::Interrupt in csrc/interrupt.h). The words are
 random letters, so few repeat and the caches do not help: encoding is at its slowest.
 """
 import argparse

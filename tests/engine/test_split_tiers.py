@@ -1,5 +1,5 @@
 """Every SIMD tier of the split (csrc/split_simd.h) cuts exactly as the portable tier,
-the chunk-at-a-time loops of csrc/split.h, and as the regexes that define the rules.
+the chunk-at-a-time loops of csrc/split_bytes.h and split_unicode.h, and as the regexes that define the rules.
 
 Each tier runs in its own process, since BPE_SIMD is read once, at import. The texts
 are made to hit what a 64-byte block can get wrong: chunks and runs that cross a

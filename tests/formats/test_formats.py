@@ -532,3 +532,27 @@ def test_a_deep_gpt2_vocabulary_is_a_valueerror(tmp_path):
     (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
     with pytest.raises(ValueError, match="vocab.json"):
         BPETokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")
+
+
+def test_the_rules_texts_are_attributes_of_formats_read_once(monkeypatch):
+    import bpe.formats as formats
+    assert "TIKTOKEN_PATTERNS" in dir(formats) and "GPT2_PATTERN" in dir(formats)
+    assert formats.TIKTOKEN_PATTERNS is formats.TIKTOKEN_PATTERNS
+    assert formats.ONIGURUMA_PATTERNS["gpt2"] == formats.split_rules()["gpt2"][1]
+    # Without the compiled core, hasattr says no instead of raising ImportError.
+    monkeypatch.delitem(formats.__dict__, "GPT4_PATTERN", raising=False)
+    monkeypatch.setattr(formats, "_split_rules", {})
+
+    def unbuilt():
+        raise ImportError("the compiled core is not built")
+
+    monkeypatch.setattr(formats, "load_core", unbuilt)
+    assert not hasattr(formats, "GPT4_PATTERN")
+
+
+def test_a_missing_local_path_is_not_taken_for_a_hub_id(tmp_path):
+    with pytest.raises(FileNotFoundError) as error:
+        BPETokenizer.from_huggingface(str(tmp_path / "missing"))
+    assert "hf_hub_download" not in str(error.value)
+    with pytest.raises(FileNotFoundError, match="hf_hub_download"):
+        BPETokenizer.from_huggingface("Qwen/Qwen2.5-7B")
