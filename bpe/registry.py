@@ -33,6 +33,7 @@ import urllib.request
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from .files import atomic_write
 
@@ -291,7 +292,8 @@ def _cache_unusable(path: Path, error: OSError) -> None:
 def _caller_level() -> int:
     """warnings.warn's stacklevel of the first caller outside this package, for the
     warning to point at the user's line, however deep in the package it was raised."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == __name__.split(".")[0]:
         frame, level = frame.f_back, level + 1
     return level
