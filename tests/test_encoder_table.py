@@ -234,8 +234,9 @@ def test_millions_of_distinct_long_chunks_keep_the_table_within_its_cap():
         def batch(k):
             at = rng.randrange(1 << 20)
             return " ".join(letters[at + i: at + i + 65 + (i * 7 + k) % 100] for i in range(100_000))
-        tok.encode_array(batch(-1), threads=1)
-        before = status("VmRSS:")
+        text = batch(-1)
+        before = status("VmRSS:")  # before the first long chunk
+        tok.encode_array(text, threads=1)
         for k in range(20):
             tok.encode_array(batch(k), threads=1)
         grown = status("VmRSS:") - before
