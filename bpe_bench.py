@@ -89,6 +89,7 @@ MEASUREMENTS = {
     "scale-out-reduce": "what bpe.ray_data's reduce costs per distinct chunk",
     "scale-out-demo": "bpe.ray_data against one process on a local Ray",
     "pipeline-run": "the README's main run on a folder of stories, every output kept",
+    "long-chunk-speed": "text of long chunks (lines of one mark) against the stories, warm",
 }
 
 

