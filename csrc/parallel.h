@@ -138,6 +138,30 @@ inline void report(Interrupt* interrupt, size_t bytes) {
 // 256 is far beyond any machine this runs on, and asking for more is an error.
 inline constexpr unsigned kMaxThreads = 256;
 
+// The cores this machine has, at least 1 and at most kMaxThreads. Asked once: the
+// system reads it from a file each time, which took longer than a short text's encode.
+inline unsigned cores() {
+    static const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+    return n;
+}
+
+// The bytes of text each thread must have before a call starts another: starting and
+// joining a thread costs tens of microseconds, which a short text takes to encode many
+// times over on one (a 220-character text: about two). Set where two threads start to
+// beat one on the encoder's text (docs/engine.md, "Threads", has the measure); counting
+// for training goes at about the same bytes a second, and takes the same rule.
+inline constexpr size_t kBytesPerThread = size_t(64) << 10;
+
+// The one rule for how many threads a call runs on: `asked` when a caller asked for a
+// number, and for 0 (the default everywhere: "as many as pay") one per kBytesPerThread
+// of the call's text, all its texts together for a batch, at least one and at most one
+// per core. A short text then runs on the calling thread and starts none.
+inline unsigned threads_for(size_t bytes, unsigned asked) {
+    if (asked > 0) return asked;
+    if (bytes < 2 * kBytesPerThread) return 1;
+    return unsigned(std::min<size_t>(bytes / kBytesPerThread, cores()));
+}
+
 // Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
 // An exception in any of them is thrown here once all have finished, rather than
 // ending the process, as one escaping a std::thread would. If the system cannot
