@@ -486,6 +486,18 @@ void bind_functions(py::module_& m) {
           "each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are "
           "not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge "
           "(csrc/py_huggingface.h).");
+    m.def(
+        "threads_for", [](py::handle bytes, py::handle threads) {
+            return bpe::threads_for(size_t(size_from_python(bytes, "bytes", 0, LLONG_MAX)), threads_asked(threads));
+        },
+        py::arg("bytes"), py::arg("threads") = 0,
+        "How many threads a call on a text of this many bytes (a batch's all together) runs on when asked for "
+        "`threads`: that many, or for 0 as many as its size pays for, one per BYTES_PER_THREAD bytes and at "
+        "most one per core, so a short text runs on the caller's thread alone. Every call that encodes "
+        "or counts takes this rule.");
+    m.def(
+        "threads_started", [] { return bpe::threads_started().load(); },
+        "How many threads the calls of this process have started so far (a short call starts none).");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");
@@ -854,6 +866,7 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "The compiled core of bpe: byte-level BPE in C++. Texts in (bytes, or str read in place), ints "
               "out; see bpe.BPETokenizer for tiktoken's API on str.";
     m.attr("MAX_THREADS") = bpe::kMaxThreads;
+    m.attr("BYTES_PER_THREAD") = bpe::kBytesPerThread;
     m.attr("MAX_ID") = bpe::kMaxId;
 
     // pybind11 looks numpy up on first use, and lets go of the GIL meanwhile, taking it back

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -162,6 +163,13 @@ inline unsigned threads_for(size_t bytes, unsigned asked) {
     return unsigned(std::min<size_t>(bytes / kBytesPerThread, cores()));
 }
 
+// How many threads run_threads has started in this process, for the tests: a short
+// call must start none.
+inline std::atomic<uint64_t>& threads_started() {
+    static std::atomic<uint64_t> started{0};
+    return started;
+}
+
 // Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
 // An exception in any of them is thrown here once all have finished, rather than
 // ending the process, as one escaping a std::thread would. If the system cannot
@@ -197,7 +205,10 @@ void run_threads(size_t n, Work&& work) {
     std::exception_ptr start_failed;
     try {
         threads.reserve(n > 0 ? n - 1 : 0);
-        for (size_t k = 1; k < n; ++k) threads.emplace_back(guarded, k);
+        for (size_t k = 1; k < n; ++k) {
+            threads.emplace_back(guarded, k);
+            threads_started().fetch_add(1, std::memory_order_relaxed);
+        }
     } catch (...) {
         start_failed = std::current_exception();
     }
