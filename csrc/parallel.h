@@ -147,10 +147,10 @@ inline unsigned cores() {
 }
 
 // The bytes of text each thread must have before a call starts another: starting and
-// joining a thread costs tens of microseconds, which a short text takes to encode many
-// times over on one (a 220-character text: about two). Set where two threads start to
-// beat one on the encoder's text (docs/engine.md, "Threads", has the measure); counting
-// for training goes at about the same bytes a second, and takes the same rule.
+// joining a thread costs many times what a sentence takes to encode, and a second
+// thread pays for itself only once each has a share of tens of kilobytes (the measure
+// is in docs/engine.md, "Threads"). Counting for training goes about as fast a byte,
+// and takes the same rule.
 inline constexpr size_t kBytesPerThread = size_t(64) << 10;
 
 // The one rule for how many threads a call runs on: `asked` when a caller asked for a
