@@ -468,7 +468,8 @@ public:
             }
         }
         if (unwritten.empty()) return;
-        char* out = utf8_.emplace(room).data();
+        char* const start = utf8_.emplace(room).data();
+        char* out = start;
         for (size_t i : unwritten) {
             const StrChars chars(PyTuple_GET_ITEM(tuple, Py_ssize_t(i)));
             int64_t bytes = chars.write_utf8(0, chars.size, out);
@@ -476,6 +477,7 @@ public:
             views_[i] = std::string_view(out, size_t(bytes));
             out += bytes;
         }
+        utf8_->wrote(size_t(out - start));
     }
     TextBatch(const TextBatch&) = delete;
     TextBatch& operator=(const TextBatch&) = delete;
