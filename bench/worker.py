@@ -28,7 +28,11 @@ WARM_UP = "Once upon a time, a cat sat on a mat.\n"
 # How a tokenizer is readied before the timed call on the held-out text; each starts
 # from a new tokenizer (loaded untimed), except a library's kept one.
 MODES = {
-    "warm": "it first encodes other text of the same kind (untimed): a pipeline's steady state",
+    "warm": "warm, the same str each round: it first encodes other text of the same kind (untimed), then the "
+            "held-out text, one str object for every round (CPython keeps a str's UTF-8 on it once a library has "
+            "asked for it, so such a library reads it for free from its second round on)",
+    "warm_new": "warm, a new str each call: as warm, but the held-out text is a new str object for each call (made "
+                "untimed), as a pipeline hands texts over: none has its UTF-8 made yet",
     "cold": "it first encodes one short sentence (untimed: thread pools, lazy tables), then the timed call, "
             "none of whose chunks any cache holds",
     "first": "the timed call is its very first",
@@ -75,6 +79,12 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def new_str(text: str) -> str:
+    """The same text as a str object of its own, with no UTF-8 cached on it."""
+    half = len(text) // 2
+    return text[:half] + text[half:]
 
 
 def as_uint32(ids) -> bytes:
@@ -133,9 +143,9 @@ class Server:
         """One timed call: wall-clock and CPU seconds (this process's, all its threads),
         the load's seconds, how many ids."""
         call = self.peer.call(kind)
-        prepared = self.prepare(call, text)
+        prepared = self.prepare(call, text) if mode != "warm_new" else call.prepare(new_str(self.text(text)))
         tok, load_s = self.new()
-        if mode == "warm":
+        if mode in ("warm", "warm_new"):
             call.run(tok, self.prepare(call, warm_text))
         elif mode == "cold":
             call.run(tok, call.prepare(WARM_UP))

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'threads_for', 'threads_started', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -15,7 +15,7 @@ class ChunkCounter:
         ...
     def __init__(self, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, max_memory: typing.SupportsIndex | None = None) -> None:
         """
-        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a bpe.PruningWarning that says how many and below what count: the merges may then differ from exact training.
+        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how many and below what count: the merges may then differ from exact training.
         """
     def __len__(self) -> int:
         """
@@ -25,7 +25,7 @@ class ChunkCounter:
         ...
     def add(self, texts: str | bytes | collections.abc.Sequence[str] | collections.abc.Sequence[bytes], threads: typing.SupportsIndex = 0) -> None:
         """
-        Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on `threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a list's other strs are encoded for the call only.
+        Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on `threads` threads (0: as many as its size pays for). A str is read in place: an ASCII one with no copy; one other str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a list's other strs are encoded for the call only.
         """
     def add_counts(self, chunks: bytes | bytearray | memoryview, offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsIndex = 0) -> None:
         """
@@ -76,7 +76,7 @@ class Encoder:
         """
     def count(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> int:
         """
-        How many ids encode gives for text, on `threads` threads (0: one per core), with no Python int or list made for them.
+        How many ids encode gives for text, on `threads` threads (0: as many as its size pays for), with no Python int or list made for them.
         """
     def decode_bytes(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer]) -> bytes:
         """
@@ -92,11 +92,11 @@ class Encoder:
         """
     def encode_array(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> numpy.ndarray:
         """
-        As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on `threads` threads (0: one per core).
+        As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on `threads` threads (0: as many as its size pays for).
         """
     def encode_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> list[list[int]]:
         """
-        The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on `threads` threads (0: one per core), each a run of consecutive texts of about equal bytes.
+        The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on `threads` threads (0: as many as its size pays for), each a run of consecutive texts of about equal bytes.
         """
     def encode_batch_flat(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
         """
@@ -150,7 +150,7 @@ def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.
     """
 def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') -> list[bytes]:
     """
-    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; valid UTF-8 only), or a regex (split_rules() has the rules' own).
+    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).
     """
 def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True, pattern: str = 'default') -> int:
     """
@@ -160,13 +160,18 @@ def simd_tier() -> str:
     """
     The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.
     """
-def split_rules() -> list[tuple[str, str, str, list[str]]]:
+def threads_for(bytes: typing.SupportsIndex, threads: typing.SupportsIndex = 0) -> int:
     """
-    The named split rules, as (name, regex, oniguruma, texts): the rule's published regex (tiktoken's dialect, which Python's regex module reads), the same in Oniguruma's syntax (Hugging Face tokenizers), and the regex texts that pattern= takes as this rule (it then runs on the rule's splitter).
+    How many threads a call on a text of this many bytes (a batch's all together) runs on when asked for `threads`: that many, or for 0 as many as its size pays for, one per BYTES_PER_THREAD bytes and at most one per core, so a short text runs on the caller's thread alone. Every call that encodes or counts takes this rule.
+    """
+def threads_started() -> int:
+    """
+    How many threads the calls of this process have started so far (a short call starts none).
     """
 def train(text: bytes | bytearray | memoryview, num_merges: typing.SupportsIndex, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, threads: typing.SupportsIndex = 0) -> list[tuple[int, int]]:
     """
-    Learn up to num_merges merges from text (bytes); merge k makes token 256 + k. Stops early when no pair is left. pattern: the split rule, as for pretokenize. special_tokens (a list of str) are cut out of the text first, so that no merge crosses or contains one. threads=0 counts chunks with one thread per core. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).
+    Learn up to num_merges merges from text (bytes); merge k makes token 256 + k. Stops early when no pair is left. pattern: the split rule, as for pretokenize. special_tokens (a list of str) are cut out of the text first, so that no merge crosses or contains one. threads=0 counts chunks on as many threads as the text's size pays for. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).
     """
+BYTES_PER_THREAD: int = 65536
 MAX_ID: int = 16777215
 MAX_THREADS: int = 256

@@ -104,7 +104,7 @@ class BPETokenizer:
         the distinct chunks are kept, so memory follows the variety of the text, not
         its size. No chunk crosses two texts. The result is the reference's
         (bpe_reference.train) on the same texts, and bpe.train's for a single text.
-        threads=0 counts with one thread per core. progress: a bar on a terminal
+        threads=0 counts on as many threads as the texts' size pays for. progress: a bar on a terminal
         (None: only when stderr is one).
 
         max_memory (bytes, or a str such as "2GB" or "512MiB"; None: no budget) bounds
@@ -289,15 +289,15 @@ class BPETokenizer:
     def encode_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all", threads: int = 0,
                      num_threads: int | None = None) -> list[list[int]]:
-        """encode for each text of a list, on `threads` threads (0: one per core;
-        num_threads is tiktoken's name for it)."""
+        """encode for each text of a list, on `threads` threads (0: as many as their bytes
+        together pay for; num_threads is tiktoken's name for it)."""
         return self._encoder.encode_batch(_strs(texts), allowed_special, disallowed_special,
                                           _threads(threads, num_threads))
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, threads: int = 0,
                               num_threads: int | None = None) -> list[list[int]]:
-        """encode_ordinary for each text of a list, on `threads` threads (0: one per core;
-        num_threads is tiktoken's name for it)."""
+        """encode_ordinary for each text of a list, on `threads` threads (0: as many as their
+        bytes together pay for; num_threads is tiktoken's name for it)."""
         return self._encoder.encode_batch(_strs(texts), (), (), _threads(threads, num_threads))
 
     def encode_batch_flat(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
@@ -307,8 +307,8 @@ class BPETokenizer:
         every text's ids end to end in one numpy array (uint16 when n_vocab is 65,536 or
         less, else uint32) and len(texts) + 1 offsets (int64), text i's ids being
         ids[offsets[i]:offsets[i + 1]]. No Python object per token: for a token file or a
-        training loader. On `threads` threads (0: one per core), each a run of
-        consecutive texts; the ids are one thread's."""
+        training loader. On `threads` threads (0: as many as their bytes pay for), each a
+        run of consecutive texts; the ids are one thread's."""
         return self._batch_flat("encode_batch", texts, threads, num_threads, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special)
 
@@ -343,13 +343,15 @@ class BPETokenizer:
                      disallowed_special: AllowedSpecial = "all",
                      threads: int = 0) -> np.ndarray:
         """As encode, as a numpy array with no Python object per token (uint16 when
-        n_vocab is 65,536 or less, else uint32), on `threads` threads (0: one per core)."""
+        n_vocab is 65,536 or less, else uint32), on `threads` threads (0: as many as its size pays
+        for: bpe._core.threads_for)."""
         return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads)
 
     def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
               disallowed_special: AllowedSpecial = "all", threads: int = 0) -> int:
         """len(encode(text)) with the same arguments, without making a list or an array of
-        ids: for counting the tokens of large texts. On `threads` threads (0: one per core)."""
+        ids: for counting the tokens of large texts. On `threads` threads (0: as many as
+        its size pays for)."""
         return self._encoder.count(_str(text), allowed_special, disallowed_special, threads)
 
     # --- decoding ------------------------------------------------------------------
@@ -658,7 +660,7 @@ def _threads(threads, num_threads):
         raise TypeError(f"give threads or num_threads (tiktoken's name for it), not both: got {threads} and {num_threads}")
     # Checked here too, not only by the core: decode_batch takes it and runs on one thread.
     if isinstance(num_threads, bool) or not hasattr(num_threads, "__index__") or operator.index(num_threads) < 0:
-        raise ValueError(f"num_threads must be an int, 0 (one per core) or more, got {num_threads!r}")
+        raise ValueError(f"num_threads must be an int, 0 (as many as pay) or more, got {num_threads!r}")
     return operator.index(num_threads)
 
 

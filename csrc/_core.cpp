@@ -6,7 +6,8 @@
 // (Text below), special tokens are str, ids are ints (or numpy integers). `special_tokens` is always a list of str, numbered after the merges in
 // the order given; `token_ids` renumbers every token (bytes, merges, specials) when a
 // vocabulary has its own numbering. `allowed_special` and `disallowed_special` mean
-// what they mean in tiktoken. `threads=0` means one thread per core, everywhere.
+// what they mean in tiktoken. `threads=0` means as many threads as the text's size pays
+// for, everywhere, and a short text none but the caller's (bpe::threads_for, parallel.h).
 //
 // This file is the boundary: it checks what Python hands over, turns it into views
 // and vectors, lets go of the GIL while the C++ works, and turns the results back
@@ -94,7 +95,7 @@ BatchIds encode_batch_ids(const bpe::Encoder& self, const TextBatch& batch, py::
     choice.check(self, batch.views());
     const std::string_view* texts = batch.views().data();
     BatchIds out;
-    out.bounds = bpe::share_batch(texts, batch.size(), thread_count(threads));
+    out.bounds = bpe::share_batch(texts, batch.size(), bpe::threads_for(batch.bytes(), threads_asked(threads)));
     const size_t runs = out.bounds.size() - 1;
     out.ids.resize(runs);
     out.ends.resize(runs);
@@ -462,7 +463,7 @@ std::vector<bpe::Pair> train(py::handle text, py::handle num_merges_arg, const s
                              py::handle special_tokens, py::handle threads) {
     BytesArg arg(text, "text");
     long long num_merges = num_merges_from_python(num_merges_arg);
-    unsigned workers = thread_count(threads);
+    unsigned workers = bpe::threads_for(arg.view.size(), threads_asked(threads));
     bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
     bpe::SpecialTokens cut = specials_from_python(special_tokens);
     check_text_for(pattern, arg.view, "text");
@@ -503,6 +504,18 @@ void bind_functions(py::module_& m) {
           "each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are "
           "not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge "
           "(csrc/py_huggingface.h).");
+    m.def(
+        "threads_for", [](py::handle bytes, py::handle threads) {
+            return bpe::threads_for(size_t(size_from_python(bytes, "bytes", 0, LLONG_MAX)), threads_asked(threads));
+        },
+        py::arg("bytes"), py::arg("threads") = 0,
+        "How many threads a call on a text of this many bytes (a batch's all together) runs on when asked for "
+        "`threads`: that many, or for 0 as many as its size pays for, one per BYTES_PER_THREAD bytes and at "
+        "most one per core, so a short text runs on the caller's thread alone. Every call that encodes "
+        "or counts takes this rule.");
+    m.def(
+        "threads_started", [] { return bpe::threads_started().load(); },
+        "How many threads the calls of this process have started so far (a short call starts none).");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");
@@ -510,8 +523,8 @@ void bind_functions(py::module_& m) {
           py::arg("special_tokens") = py::none(), py::arg("threads") = 0,
           "Learn up to num_merges merges from text (bytes); merge k makes token 256 + k. Stops early when no "
           "pair is left. pattern: the split rule, as for pretokenize. special_tokens (a list of str) are cut out "
-          "of the text first, so that no merge crosses or contains one. threads=0 counts chunks with one thread "
-          "per core. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).");
+          "of the text first, so that no merge crosses or contains one. threads=0 counts chunks on as many "
+          "threads as the text's size pays for. The same as ChunkCounter(pattern, special_tokens).add(text) and then .train(num_merges).");
 }
 
 // --- training: ChunkCounter -----------------------------------------------------------
@@ -529,11 +542,11 @@ bpe::ChunkCounter* make_counter(py::handle pattern_arg, py::handle special_token
 }
 
 void counter_add(bpe::ChunkCounter& self, py::handle texts, py::handle threads) {
-    unsigned workers = thread_count(threads);
+    const unsigned asked = threads_asked(threads);
     uint64_t dropped = 0;
     if (PyUnicode_Check(texts.ptr()) && !is_ascii(texts)) {
         // One str that is not ASCII: made UTF-8 a stretch at a time, never whole.
-        dropped = add_str_in_pieces(self, texts, workers);
+        dropped = add_str_in_pieces(self, texts, bpe::threads_for(size_t(PyUnicode_GET_LENGTH(texts.ptr())), asked));
     } else {
         // One text or a list of them, each a str read in place or bytes (Text).
         PyObject* obj = texts.ptr();
@@ -547,6 +560,7 @@ void counter_add(bpe::ChunkCounter& self, py::handle texts, py::handle threads) 
             views = batch.emplace(texts, self.pattern()).views();
         size_t total = 0;
         for (std::string_view view : views) total += view.size();
+        const unsigned workers = bpe::threads_for(total, asked);
         dropped = without_gil(total, [&](bpe::Interrupt* interrupt) { return self.add(views, workers, interrupt); });
     }
     warn_dropped(self, dropped);
@@ -557,7 +571,7 @@ void counter_add_counts(bpe::ChunkCounter& self, py::handle chunks, py::array_t<
     BytesArg bytes(chunks, "chunks");
     if (offsets.ndim() != 1 || counts.ndim() != 1)
         throw py::value_error("offsets and counts must be one-dimensional arrays");
-    unsigned workers = thread_count(threads);
+    unsigned workers = bpe::threads_for(bytes.view.size(), threads_asked(threads));
     warn_dropped(self, add_buffers(self, bytes.view, offsets.data(), size_t(offsets.size()), counts.data(),
                                    size_t(counts.size()), workers));
 }
@@ -565,7 +579,7 @@ void counter_add_counts(bpe::ChunkCounter& self, py::handle chunks, py::array_t<
 void counter_merge(bpe::ChunkCounter& self, const bpe::ChunkCounter& other, py::handle threads) {
     if (&self == &other) throw py::value_error("cannot merge a counter into itself");
     check_same_rule(self, other);
-    unsigned workers = thread_count(threads);
+    const unsigned asked = threads_asked(threads);
     std::vector<std::string_view> chunks;
     std::vector<int64_t> counts;
     chunks.reserve(other.size()), counts.reserve(other.size());
@@ -574,6 +588,7 @@ void counter_merge(bpe::ChunkCounter& self, const bpe::ChunkCounter& other, py::
         chunks.push_back(chunk), counts.push_back(n);
         total += chunk.size() + 2 * sizeof(int64_t);  // what it takes in counts()'s buffers
     });
+    const unsigned workers = bpe::threads_for(total, asked);
     uint64_t dropped =
         without_gil(total, [&](bpe::Interrupt* interrupt) { return self.add_counts(chunks, counts, workers, interrupt); });
     self.note_pruned(other.pruned());
@@ -647,7 +662,7 @@ void bind_training(py::module_& m) {
             "none was, and training is exact.")
         .def("add", &counter_add, py::arg("texts"), py::arg("threads") = 0,
              "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
-             "`threads` threads (0: one per core). A str is read in place: an ASCII one with no copy; one other "
+             "`threads` threads (0: as many as its size pays for). A str is read in place: an ASCII one with no copy; one other "
              "str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a "
              "list's other strs are encoded for the call only.")
         .def_property_readonly("pattern", [](const bpe::ChunkCounter& self) { return bpe::pattern_name(self.pattern()); },
@@ -698,21 +713,57 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
     return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
 }
 
-py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
-                       py::handle disallowed_special, py::handle threads) {
-    unsigned workers = thread_count(threads);
-    Text arg(text, self.pattern(), "text", workers);
-    return ids_to_array(encode_text(self, arg.view, allowed_special, disallowed_special, workers), self.n_vocab());
+// The ids of a text written straight into the numpy array returned, with no vector of
+// them between and no second copy: the array is made with room for an id a byte (a
+// token holds one at least), each thread writes its run's ids from the run's first byte
+// on (Encoder::encode_pieces), the runs are then moved down end to end, and the array
+// is cut to length, which gives back the room not written (realloc moves nothing).
+template <class Id>
+py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
+                            unsigned threads) {
+    py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
+    Id* data = out.mutable_data();
+    size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+        auto runs = self.encode_pieces(text, allowed, threads, interrupt,
+                                       [&](size_t, size_t at, const std::vector<uint32_t>& ids) {
+                                           std::copy(ids.begin(), ids.end(), data + at);
+                                       });
+        size_t end = 0;
+        for (const auto& run : runs) {
+            if (run.begin != end) std::memmove(data + end, data + run.begin, run.count * sizeof(Id));
+            end += run.count;
+        }
+        return end;
+    });
+    out.resize({py::ssize_t(total)}, false);
+    return out;
 }
 
+py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
+                       py::handle disallowed_special, py::handle threads) {
+    const unsigned asked = threads_asked(threads);
+    Text arg(text, self.pattern(), "text", asked);
+    SpecialChoice choice(self, allowed_special, disallowed_special);
+    choice.check(self, arg.view);
+    return fits_uint16(self.n_vocab()) ? encode_into_array<uint16_t>(self, arg.view, choice.allowed, asked)
+                                       : encode_into_array<uint32_t>(self, arg.view, choice.allowed, asked);
+}
+
+// How many ids a text gives, encoded a piece at a time (Encoder::encode_pieces): no
+// vector of the text's ids is made.
 size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
              py::handle threads) {
-    unsigned workers = thread_count(threads);
-    Text arg(text, self.pattern(), "text", workers);
-    size_t total = 0;
-    for (const auto& part : encode_text(self, arg.view, allowed_special, disallowed_special, workers))
-        total += part.size();
-    return total;
+    const unsigned asked = threads_asked(threads);
+    Text arg(text, self.pattern(), "text", asked);
+    SpecialChoice choice(self, allowed_special, disallowed_special);
+    choice.check(self, arg.view);
+    return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
+        size_t total = 0;
+        for (const auto& run : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
+                                                  [](size_t, size_t, const std::vector<uint32_t>&) {}))
+            total += run.count;
+        return total;
+    });
 }
 
 py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
@@ -765,10 +816,10 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
         .def("encode_array", &encode_array, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on "
-             "`threads` threads (0: one per core).")
+             "`threads` threads (0: as many as its size pays for).")
         .def("count", &count, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
-             "How many ids encode gives for text, on `threads` threads (0: one per core), with no Python int or "
+             "How many ids encode gives for text, on `threads` threads (0: as many as its size pays for), with no Python int or "
              "list made for them.")
         .def("encode_with_offsets", &encode_with_offsets, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all",
@@ -778,7 +829,7 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
         .def("encode_batch", &encode_batch, py::arg("texts"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "The token ids of each text of a list (all str, or all bytes), as encode gives them, encoded on "
-             "`threads` threads (0: one per core), each a run of consecutive texts of about equal bytes.")
+             "`threads` threads (0: as many as its size pays for), each a run of consecutive texts of about equal bytes.")
         .def("encode_batch_flat", &encode_batch_flat, py::arg("texts"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "As encode_batch, flat: (ids, offsets), every text's ids end to end in one numpy array (uint16 "
@@ -839,6 +890,7 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "The compiled core of bpe: byte-level BPE in C++. Texts in (bytes, or str read in place), ints "
               "out; see bpe.BPETokenizer for tiktoken's API on str.";
     m.attr("MAX_THREADS") = bpe::kMaxThreads;
+    m.attr("BYTES_PER_THREAD") = bpe::kBytesPerThread;
     m.attr("MAX_ID") = bpe::kMaxId;
 
     // pybind11 looks numpy up on first use, and lets go of the GIL meanwhile, taking it back

@@ -444,7 +444,7 @@ public:
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads, pattern_);
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
             for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
@@ -458,6 +458,51 @@ public:
             parts[k] = std::move(ids);
         });
         return parts;
+    }
+
+    // Where a run of the text begins (its first byte) and how many ids it gave.
+    struct RunIds {
+        size_t begin = 0;
+        size_t count = 0;
+    };
+
+    // The ids of `text` handed over a piece at a time, for a caller that writes them
+    // where they are wanted (a numpy array, a count) instead of into a vector as long as
+    // the text's ids, whose fresh pages a long text would fault in call after call. The
+    // text is shared out in runs of segments, one a thread (`threads`: threads_for), and
+    // each run is encoded about Interrupt::kPollBytes at a time into a vector of its
+    // thread's own, reused piece after piece; take(k, at, ids) gets each piece's ids in
+    // order, `at` being run k's begin plus the ids it gave before. A token holds a byte
+    // at least, so run k's ids fit between its begin and the next run's: threads given
+    // one output of text.size() ids write disjoint slices of it. Returns each run's
+    // begin and count. A rule with no certain boundaries (a regex) leaves long
+    // segments whole, and a piece is then a segment.
+    template <class Take>
+    std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
+                                      Interrupt* interrupt, Take&& take) const {
+        std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
+        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
+        std::vector<RunIds> done(runs.size());
+        run_threads(runs.size(), [&](size_t k) {
+            const std::vector<Segment> run = cut_long_segments(text, runs[k], Interrupt::kPollBytes, pattern_);
+            const size_t begin = run.empty() ? 0 : run.front().begin;
+            size_t count = 0;
+            std::vector<uint32_t> ids;
+            std::vector<Segment> piece;
+            for (size_t i = 0; i < run.size();) {
+                size_t j = i, bytes = 0;
+                do bytes += run[j].end - run[j].begin;
+                while (++j < run.size() && bytes + (run[j].end - run[j].begin) <= Interrupt::kPollBytes);
+                piece.assign(run.begin() + i, run.begin() + j);
+                ids.clear();
+                encode_segments(text, piece, ids, interrupt);
+                take(k, begin + count, ids);
+                count += ids.size();
+                i = j;
+            }
+            done[k] = {begin, count};
+        });
+        return done;
     }
 
     // The ids of n documents, each encoded on its own as encode would, appended end to

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <string_view>
@@ -84,6 +85,37 @@ inline std::vector<size_t> share_batch(const std::string_view* texts, size_t n, 
 // 256 is far beyond any machine this runs on, and asking for more is an error.
 inline constexpr unsigned kMaxThreads = 256;
 
+// The cores this machine has, at least 1 and at most kMaxThreads. Asked once: the
+// system reads it from a file each time, which took longer than a short text's encode.
+inline unsigned cores() {
+    static const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+    return n;
+}
+
+// The bytes of text each thread must have before a call starts another: starting and
+// joining a thread costs many times what a sentence takes to encode, and a second
+// thread pays for itself only once each has a share of tens of kilobytes (the measure
+// is in docs/engine.md, "Threads"). Counting for training goes about as fast a byte,
+// and takes the same rule.
+inline constexpr size_t kBytesPerThread = size_t(64) << 10;
+
+// The one rule for how many threads a call runs on: `asked` when a caller asked for a
+// number, and for 0 (the default everywhere: "as many as pay") one per kBytesPerThread
+// of the call's text, all its texts together for a batch, at least one and at most one
+// per core. A short text then runs on the calling thread and starts none.
+inline unsigned threads_for(size_t bytes, unsigned asked) {
+    if (asked > 0) return asked;
+    if (bytes < 2 * kBytesPerThread) return 1;
+    return unsigned(std::min<size_t>(bytes / kBytesPerThread, cores()));
+}
+
+// How many threads run_threads has started in this process, for the tests: a short
+// call must start none.
+inline std::atomic<uint64_t>& threads_started() {
+    static std::atomic<uint64_t> started{0};
+    return started;
+}
+
 // Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
 // An exception in any of them is thrown here once all have finished, rather than
 // ending the process, as one escaping a std::thread would. If the system cannot
@@ -119,7 +151,10 @@ void run_threads(size_t n, Work&& work) {
     std::exception_ptr start_failed;
     try {
         threads.reserve(n > 0 ? n - 1 : 0);
-        for (size_t k = 1; k < n; ++k) threads.emplace_back(guarded, k);
+        for (size_t k = 1; k < n; ++k) {
+            threads.emplace_back(guarded, k);
+            threads_started().fetch_add(1, std::memory_order_relaxed);
+        }
     } catch (...) {
         start_failed = std::current_exception();
     }

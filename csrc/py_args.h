@@ -74,10 +74,10 @@ inline long long size_from_python(py::handle obj, const std::string& what, long 
     return n;
 }
 
-inline unsigned thread_count(py::handle threads) {
-    long long n = size_from_python(threads, "threads", 0, bpe::kMaxThreads, "0 (one per core) or more");
-    if (n > 0) return unsigned(n);
-    return std::clamp(std::thread::hardware_concurrency(), 1u, bpe::kMaxThreads);
+// The threads a caller asked for: 0 (as many as the text pays for: bpe::threads_for,
+// which every call takes it to) up to bpe::kMaxThreads.
+inline unsigned threads_asked(py::handle threads) {
+    return unsigned(size_from_python(threads, "threads", 0, bpe::kMaxThreads, "0 (as many as pay) or more"));
 }
 
 // The most merges there can be: merge k makes token 256 + k, and ids go up to MAX_ID.

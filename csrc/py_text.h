@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -148,23 +149,25 @@ int64_t transcode_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char
     return out - start;
 }
 
-// Room for a str's UTF-8: a buffer each thread keeps and lends to its next call, so
-// that a call on a str that is not ASCII neither allocates nor faults in fresh pages.
-// A second str read while the first is still in use (a signal handler's call inside a
-// call) gets a buffer of its own, and so does a str too long for the kept buffer
-// (kKept): one huge text must not hold its memory for the life of the thread.
+// Room for a str's UTF-8, lent from one buffer the process keeps between calls, so
+// that a call on a str that is not ASCII neither maps nor faults in fresh pages. One
+// call borrows it at a time; a call meanwhile (on another Python thread, or a signal
+// handler's call inside a call) gets room of its own. Only the pages written are held
+// in memory (the room is sized for the worst case, StrChars::max_utf8, and mostly never
+// touched), so the buffer is freed after a call that wrote more than kKept bytes into
+// it: between calls the process holds at most kKept bytes of it.
 class Utf8Buffer {
 public:
-    static constexpr size_t kKept = size_t(16) << 20;
+    static constexpr size_t kKept = size_t(64) << 20;
 
-    explicit Utf8Buffer(size_t bytes) {
-        Kept& kept = kept_here();
-        if (!kept.lent && bytes <= kKept) {
+    explicit Utf8Buffer(size_t bytes) : wrote_(bytes) {
+        Kept& kept = kept_buffer();
+        if (!kept.lent.exchange(true, std::memory_order_acquire)) {
             if (kept.size < bytes) {
+                kept.data.reset();  // freed first: the old and the new are not both held
                 kept.size = std::max(bytes, std::min(2 * kept.size, kKept));
-                kept.data.reset(new char[kept.size]);
+                kept.data.reset(new char[kept.size]);  // not zeroed: written before read
             }
-            kept.lent = true;
             lent_ = &kept;
             data_ = kept.data.get();
         } else {
@@ -173,27 +176,36 @@ public:
         }
     }
     ~Utf8Buffer() {
-        if (lent_) lent_->lent = false;
+        if (!lent_) return;
+        if (wrote_ > kKept) {
+            lent_->data.reset();
+            lent_->size = 0;
+        }
+        lent_->lent.store(false, std::memory_order_release);
     }
     Utf8Buffer(const Utf8Buffer&) = delete;
     Utf8Buffer& operator=(const Utf8Buffer&) = delete;
 
     char* data() const { return data_; }
 
+    // How many bytes were written (until told, all the room asked for is taken as written).
+    void wrote(size_t bytes) { wrote_ = bytes; }
+
 private:
     struct Kept {
         std::unique_ptr<char[]> data;
         size_t size = 0;
-        bool lent = false;
+        std::atomic<bool> lent{false};  // a flag, not a lock: a fork cannot leave it held for long
     };
-    static Kept& kept_here() {
-        thread_local Kept kept;
+    static Kept& kept_buffer() {
+        static Kept kept;
         return kept;
     }
 
     Kept* lent_ = nullptr;
     std::unique_ptr<char[]> own_;
     char* data_;
+    size_t wrote_;
 };
 
 // A str's characters, read in place: needs no GIL once made, since a str never changes.
@@ -255,13 +267,14 @@ inline std::string_view str_utf8(py::handle obj, std::optional<Utf8Buffer>& buff
     char* out = buffer.emplace(chars.max_utf8(chars.size)).data();
     int64_t bytes = chars.write_utf8(0, chars.size, out);
     if (bytes < 0) throw_lone_surrogate(Py_ssize_t(-1 - bytes), what);
+    buffer->wrote(size_t(bytes));
     return std::string_view(out, size_t(bytes));
 }
 
 // The UTF-8 of a str that is not ASCII, made on `workers` threads into `out` without
 // the GIL: each thread measures its share of the characters, then writes it at its
 // place: made on one thread first, the UTF-8 held back every thread that encodes it.
-inline std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char[]>& out, unsigned workers) {
+inline std::string_view str_utf8_on_threads(py::handle obj, std::optional<Utf8Buffer>& buffer, unsigned workers) {
     const StrChars chars(obj);
     std::vector<Py_ssize_t> bounds(workers + 1);
     for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
@@ -275,30 +288,34 @@ inline std::string_view str_utf8_on_threads(py::handle obj, std::unique_ptr<char
         if (size < 0) throw_lone_surrogate(Py_ssize_t(-1 - size));
         offsets.push_back(offsets.back() + size);
     }
-    out.reset(new char[size_t(offsets.back()) + 1]);  // not zeroed: the threads write every byte
+    char* out = buffer.emplace(size_t(offsets.back()) + 1).data();  // the threads write every byte
+    buffer->wrote(size_t(offsets.back()));
     {
         GilReleased released;
-        bpe::run_threads(workers, [&](size_t k) { chars.write_utf8(bounds[k], bounds[k + 1], out.get() + offsets[k]); });
+        bpe::run_threads(workers, [&](size_t k) { chars.write_utf8(bounds[k], bounds[k + 1], out + offsets[k]); });
     }
-    return std::string_view(out.get(), size_t(offsets.back()));
+    return std::string_view(out, size_t(offsets.back()));
 }
 
 
-// A str's UTF-8 (str_utf8), valid while this lives. Given workers, a long str that must
-// be written as UTF-8 is written on that many threads (str_utf8_on_threads).
+// A str's UTF-8 (str_utf8), valid while this lives. A long str that must be written as
+// UTF-8 is written on as many threads as the call encodes on (`threads`, as asked:
+// bpe::threads_for), by str_utf8_on_threads.
 struct StrArg {
     py::object owner;
     std::optional<Utf8Buffer> utf8;
-    std::unique_ptr<char[]> converted;
     std::string_view view;
 
-    explicit StrArg(py::handle obj, unsigned workers = 1) : owner(py::reinterpret_borrow<py::object>(obj)) {
+    explicit StrArg(py::handle obj, unsigned threads = 1) : owner(py::reinterpret_borrow<py::object>(obj)) {
         if (!PyUnicode_Check(obj.ptr()))
             throw py::type_error("text must be str, not " + type_name(obj));
-        // Below a megabyte of characters, starting threads costs more than it saves.
+        // Below a megabyte of characters, starting threads for the UTF-8 alone costs more
+        // than it saves: writing it goes many times faster than encoding it.
         constexpr Py_ssize_t kThreadedUtf8 = 1 << 20;
-        if (workers > 1 && PyUnicode_GET_LENGTH(obj.ptr()) >= kThreadedUtf8 && !utf8_in_place(obj))
-            view = str_utf8_on_threads(obj, converted, workers);
+        const Py_ssize_t length = PyUnicode_GET_LENGTH(obj.ptr());
+        const unsigned workers = bpe::threads_for(size_t(length), threads);
+        if (workers > 1 && length >= kThreadedUtf8 && !utf8_in_place(obj))
+            view = str_utf8_on_threads(obj, utf8, workers);
         else
             view = str_utf8(obj, utf8);
     }
@@ -379,8 +396,8 @@ inline void check_text_for(const bpe::SplitRule& pattern, std::string_view text,
 }
 
 // A text from Python for the calls that encode: a str, read in place as StrArg reads
-// it (an ASCII str with no copy, any other made UTF-8 for the call only, on `workers`
-// threads when long), or bytes, read as BytesArg reads them (a bytearray or a
+// it (an ASCII str with no copy, any other made UTF-8 for the call only, on the call's
+// `threads` when long), or bytes, read as BytesArg reads them (a bytearray or a
 // memoryview is copied first), which must suit the pattern (check_text_for; a str's
 // UTF-8 always does). One type for both, so that each call is written once. It never
 // moves (its view may point into itself), so keep several of them in a std::deque.
@@ -389,9 +406,9 @@ struct Text {
     std::optional<BytesArg> bytes;
     std::string_view view;
 
-    Text(py::handle obj, const bpe::SplitRule& pattern, const char* what = "text", unsigned workers = 1) {
+    Text(py::handle obj, const bpe::SplitRule& pattern, const char* what = "text", unsigned threads = 1) {
         if (PyUnicode_Check(obj.ptr())) {
-            view = str.emplace(obj, workers).view;
+            view = str.emplace(obj, threads).view;
         } else if (PyBytes_Check(obj.ptr()) || PyObject_CheckBuffer(obj.ptr())) {
             view = bytes.emplace(obj, what).view;
             check_text_for(pattern, view, what);
@@ -449,7 +466,8 @@ public:
             }
         }
         if (unwritten.empty()) return;
-        char* out = utf8_.emplace(room).data();
+        char* const start = utf8_.emplace(room).data();
+        char* out = start;
         for (size_t i : unwritten) {
             const StrChars chars(PyTuple_GET_ITEM(tuple, Py_ssize_t(i)));
             int64_t bytes = chars.write_utf8(0, chars.size, out);
@@ -457,6 +475,7 @@ public:
             views_[i] = std::string_view(out, size_t(bytes));
             out += bytes;
         }
+        utf8_->wrote(size_t(out - start));
     }
     TextBatch(const TextBatch&) = delete;
     TextBatch& operator=(const TextBatch&) = delete;

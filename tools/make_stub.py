@@ -63,6 +63,7 @@ PARAMETERS_OF = {
     (None, "huggingface_merges", "vocab"): "dict[str, int]",
     (None, "huggingface_merges", "merges"): "list[str] | list[list[str]]",
     (None, "huggingface_merges", "alphabet"): "str",
+    (None, "threads_for", "bytes"): "typing.SupportsIndex",
 }
 # What a binding gives back, where pybind11 knows only "list", "tuple", "dict" or "object".
 RETURNS = {

@@ -40,11 +40,11 @@ EXAMPLES = {
 
 
 def threads(value: str) -> int:
-    """--threads: 0 (one per core) up to bpe.MAX_THREADS."""
+    """--threads: 0 (as many as the text's size pays for) up to bpe.MAX_THREADS."""
     from .. import MAX_THREADS
 
     if not (value.isascii() and value.isdigit()) or int(value) > MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"expected 0 (one per core) to {MAX_THREADS}, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected 0 (as many as the size pays for) to {MAX_THREADS}, got {value!r}")
     return int(value)
 
 
@@ -88,7 +88,7 @@ def build_parser() -> Parser:
                      help='the JSON field or Parquet column that holds the text (default: "text")')
     sub.add_argument("--input-format", choices=sources.KINDS, default=None,
                      help="read every file as this kind (default: by its name: .jsonl, .ndjson, .parquet, else text)")
-    sub.add_argument("--threads", type=threads, default=0, help="threads for counting (default: one per core)")
+    sub.add_argument("--threads", type=threads, default=0, help="threads for counting (default: as many as the size pays for)")
     sub.add_argument("--max-memory", default=None, metavar="SIZE",
                      help="a memory budget for training, such as 2GB: past it the rarest chunks are dropped, with a "
                           "warning, and the merges may differ from exact training (default: none, exact)")
@@ -126,7 +126,7 @@ def build_parser() -> Parser:
     special_option(sub)
     sub.add_argument("--field", default=None, metavar="NAME", help='the JSON field or Parquet column (default: "text")')
     sub.add_argument("--input-format", choices=sources.KINDS, default=None, help="read every file as this kind")
-    sub.add_argument("--threads", type=threads, default=0, help="threads for encoding (default: one per core)")
+    sub.add_argument("--threads", type=threads, default=0, help="threads for encoding (default: as many as the size pays for)")
     sub.set_defaults(run=count.run)
 
     sub = command("show", "the text with each token coloured in turn",

@@ -113,6 +113,7 @@ def test_every_registry_loader_loads_and_gives_checked_ids(vocabulary, tmp_path)
                     assert got == expected, f"{peer.library} {kind} ({peer.loaders[vocabulary].how})"
                 timed = w.ask("time", "tiny", kind, "warm", "tiny (warm-up)")
                 assert timed["tokens"] == len(got) // 4 and timed["wall_s"] > 0 and timed["load_s"] >= 0
+                assert w.ask("time", "tiny", kind, "warm_new", "tiny (warm-up)")["tokens"] == timed["tokens"]
         finally:
             w.close()
         assert w.process.returncode == 0
@@ -178,14 +179,28 @@ def test_a_table_row_is_printed_and_recorded_in_one_call():
     assert json.loads(json.dumps(data)) == data  # what is recorded is JSON
 
 
+def test_warm_with_a_new_str_each_call_gets_an_equal_str_of_its_own():
+    text = "Ünïcode text, " * 1000
+    made = worker.new_str(text)
+    assert made == text and made is not text
+    assert set(worker.MODES) >= {"warm", "warm_new", "cold"}
+    assert "same str" in worker.MODES["warm"] and "new str" in worker.MODES["warm_new"]
+
+
 def test_the_floors_say_met_and_not_met():
-    def row(library, warm, cold):
-        return {"library": library, "warm": {}, "warm_mb_per_s": warm, "cold_mb_per_s": cold}
-    table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 200), row("gigatoken", 250, 260),
-                                                              row("tiktoken", 20, 20)]}
+    # Warm by both definitions (the same str each round: 0.9x gigatoken for arrays; a new
+    # str each call: 1x), and cold.
+    def row(library, warm, new, cold):
+        return {"library": library, "warm": {}, "warm_mb_per_s": warm, "warm_new_mb_per_s": new, "cold_mb_per_s": cold}
+    table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 240, 200), row("gigatoken", 320, 260, 260),
+                                                              row("tiktoken", 20, 20, 20)]}
     verdicts = {v["floor"]: v["met"] for v in encode.floor_verdicts(table)}
-    assert verdicts == {"warm arrays: ours >= gigatoken": True, "cold arrays: ours >= 0.8x gigatoken": False,
-                        "cold arrays: ours >= 0.8x tiktoken": True}
+    assert verdicts == {"warm (same str) arrays: ours >= 0.9x gigatoken": True,
+                        "warm (new str) arrays: ours >= 1x gigatoken": False,
+                        "cold arrays: ours >= 0.8x gigatoken": False, "cold arrays: ours >= 0.8x tiktoken": True}
+    lists = {"vocabulary": "cl100k", "kind": "lists", "rows": [row("bpe", 300, 240, 200), row("fastokens", 290, 250, 200)]}
+    assert {v["floor"]: v["met"] for v in encode.floor_verdicts(lists)} == {
+        "warm (same str) lists: ours >= 1x fastokens": True, "cold lists: ours >= 0.8x fastokens": True}
     assert encode.floor_verdicts(dict(table, vocabulary="ours")) == []
 
 

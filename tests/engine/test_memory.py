@@ -188,7 +188,10 @@ def test_a_lone_surrogate_is_still_refused(tok, call):
 @pytest.mark.skipif(not can_reset_peak(), reason="measures the process's size")
 def test_encoding_a_large_cjk_str_does_not_grow_the_process():
     # 20 M characters of CJK (40 MB as a str, 60 MB as UTF-8). Before, the UTF-8 stayed
-    # on the str after encode: the process grew by 60 MB and sys.getsizeof with it.
+    # on the str after encode: the process grew by 60 MB and sys.getsizeof with it. The
+    # process keeps one buffer for UTF-8 between calls, of at most 64 MB written
+    # (docs/engine.md, "Memory kept between calls"): the first call may grow the process
+    # by that, the calls after it by nothing.
     result = run_child("""
         import json, sys
         from bpe import BPETokenizer
@@ -200,10 +203,15 @@ def test_encoding_a_large_cjk_str_does_not_grow_the_process():
         ids = tok.encode_array(text, threads=1)
         del ids
         after = status("VmRSS")
-        print(json.dumps({"grown": after - before, "size_before": size, "size_after": sys.getsizeof(text)}))
+        for _ in range(3):
+            tok.encode_array(text, threads=1)
+        again = status("VmRSS")
+        print(json.dumps({"grown": after - before, "grown_again": again - after, "size_before": size,
+                          "size_after": sys.getsizeof(text)}))
     """)
     assert result["size_after"] == result["size_before"]
-    assert result["grown"] < 16 << 20, result
+    assert result["grown"] < (64 << 20) + (16 << 20), result
+    assert result["grown_again"] < 8 << 20, result
 
 
 # --- a memory budget for training ----------------------------------------------------

@@ -245,3 +245,141 @@ def test_a_signal_stops_adding_counts_soon_and_adds_none_of_them(how):
     assert delay is not None and delay < whole / 2, (delay, whole)
     after = target.counts()
     assert after[0] == before[0] and after[2].tolist() == before[2].tolist()
+
+
+# --- how many threads a call starts -------------------------------------------------------
+#
+# threads=0, the default everywhere, means as many threads as the text's size pays for
+# (bpe._core.threads_for, the one rule): none but the caller's below two
+# BYTES_PER_THREAD of text, a batch's texts counted together. Nothing here is timed:
+# the core counts the threads it starts (threads_started).
+PER_THREAD = bpe._core.BYTES_PER_THREAD
+
+
+def started(call):
+    before = bpe._core.threads_started()
+    call()
+    return bpe._core.threads_started() - before
+
+
+def test_threads_for_is_one_below_two_shares_then_one_per_share_up_to_the_cores():
+    threads_for = bpe._core.threads_for
+    cores = min(os.cpu_count() or 1, bpe.MAX_THREADS)
+    for size in (0, 1, 220, PER_THREAD, 2 * PER_THREAD - 1):
+        assert threads_for(size) == 1
+    assert threads_for(2 * PER_THREAD) == min(2, cores)
+    assert threads_for(5 * PER_THREAD + 7) == min(5, cores)
+    assert threads_for(10**15) == cores
+    for asked in (1, 2, 7, bpe.MAX_THREADS):
+        assert threads_for(220, asked) == asked  # a number asked for is a number given
+    with pytest.raises(ValueError, match="threads must be 0"):
+        threads_for(220, -1)
+
+
+def short_calls(tok, text):
+    """Every call that encodes or counts a text, with the default threads."""
+    return {
+        "encode_array": lambda: tok.encode_array(text),
+        "count": lambda: tok.count(text),
+        "encode_to_numpy": lambda: tok.encode_to_numpy(text),
+        "encode_batch": lambda: tok.encode_batch([text] * 3),
+        "encode_ordinary_batch": lambda: tok.encode_ordinary_batch([text] * 3),
+        "encode_batch_flat": lambda: tok.encode_batch_flat([text] * 3),
+        "encode_ordinary_batch_flat": lambda: tok.encode_ordinary_batch_flat([text] * 3),
+        "ChunkCounter.add": lambda: bpe.ChunkCounter().add(text),
+        "ChunkCounter.add bytes": lambda: bpe.ChunkCounter().add([text.encode()] * 3),
+        "train": lambda: bpe.train(text.encode(), 5),
+        "BPETokenizer.train": lambda: BPETokenizer.train([text] * 3, 270),
+    }
+
+
+@pytest.mark.parametrize("text", [words(40, 7), words(40, 8, "etaoinжé😀")], ids=["ascii", "not ascii"])
+def test_a_short_call_with_the_default_threads_starts_no_thread(tok, text):
+    assert len(text.encode()) * 3 < 2 * PER_THREAD
+    for name, call in short_calls(tok, text).items():
+        assert started(call) == 0, name
+    # The count works: asked for, threads are started for the same short text.
+    assert started(lambda: tok.encode_array(text, threads=2)) == 1
+    assert started(lambda: tok.encode_batch([text] * 3, threads=3)) == 2
+
+
+@pytest.mark.skipif(bpe._core.threads_for(10**15) < 2, reason="one core: the rule never starts a thread")
+def test_a_long_text_or_a_batch_long_together_starts_threads(tok):
+    text = words(3 * PER_THREAD // 6, 9)
+    assert len(text) >= 2 * PER_THREAD
+    assert started(lambda: tok.encode_array(text)) >= 1
+    assert started(lambda: tok.count(text)) >= 1
+    # A batch of texts each far below the size: their bytes together decide.
+    batch = [words(40, seed) for seed in range(600)]
+    assert max(map(len, batch)) < PER_THREAD and sum(map(len, batch)) >= 2 * PER_THREAD
+    assert started(lambda: tok.encode_ordinary_batch_flat(batch)) >= 1
+    assert started(lambda: tok.encode_batch(batch[:5])) == 0
+
+
+# Sizes around the rule's steps, and far beyond them (several pieces a thread), ASCII
+# and not, with special tokens among the text: the ids are one thread's whatever the
+# threads, and count agrees.
+@pytest.mark.parametrize("size", [PER_THREAD - 1, 2 * PER_THREAD - 1, 2 * PER_THREAD, 2 * PER_THREAD + 1,
+                                  3 * PER_THREAD + 5, 9 * PER_THREAD])
+@pytest.mark.parametrize("letters", ["etaoinshrdlu", "etaoinжé😀"])
+def test_ids_are_one_threads_whatever_the_threads(size, letters):
+    tok = special_tok()
+    text = words(size // 5, size, letters)
+    text = "<|endoftext|>".join(text[k:k + size // 7] for k in range(0, len(text), size // 7))[:size]
+    one = tok.encode_array(text, threads=1, allowed_special="all")
+    assert one.tolist() == tok.encode(text, allowed_special="all")
+    for threads in (0, 2, 3, 5):
+        assert np.array_equal(tok.encode_array(text, threads=threads, allowed_special="all"), one), threads
+        assert tok.count(text, threads=threads, allowed_special="all") == len(one), threads
+    flat, offsets = tok.encode_batch_flat([text[:size // 3], "", text], threads=0, allowed_special="all")
+    assert np.array_equal(flat[offsets[2]:], one)
+
+
+_special_tok = []
+
+
+def special_tok():
+    if not _special_tok:
+        _special_tok.append(BPETokenizer.train(words(20_000, 1) + " " + words(3_000, 5, "éжщ€😀ab"), 400,
+                                               special_tokens=["<|endoftext|>"]))
+    return _special_tok[0]
+
+
+def test_a_regex_pattern_on_threads_gives_one_threads_ids():
+    # A regex has no certain places to cut: its long segments stay whole, a piece each.
+    base = special_tok()
+    tok = BPETokenizer(base.merges, pattern=r"\s?\w+|\s+|[^\s\w]+", special_tokens=["<|endoftext|>"])
+    text = "<|endoftext|>".join(words(30_000, 11, "etaoinжé") for _ in range(3))
+    one = tok.encode_array(text, threads=1, allowed_special="all")
+    assert one.tolist() == tok.encode(text, allowed_special="all")
+    for threads in (0, 2, 4):
+        assert np.array_equal(tok.encode_array(text, threads=threads, allowed_special="all"), one)
+        assert tok.count(text, threads=threads, allowed_special="all") == len(one)
+
+
+# --- memory kept between calls ---------------------------------------------------------
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads /proc/self/statm")
+@pytest.mark.skipif(SANITIZED, reason="the sanitizers keep freed memory in quarantine")
+def test_memory_held_between_calls_stays_bounded(tok):
+    # A str that is not ASCII is written as UTF-8 into a buffer the process keeps; a
+    # call that writes more than the bound (64 MB, docs/engine.md) gives it back.
+    text = ("é " + "abc " * 5) * 2_000_000  # 22 M characters, 24 MB of UTF-8
+    for _ in range(3):
+        tok.encode_array(text, threads=2)
+        tok.count(text)
+    settled = rss()
+    for _ in range(6):
+        tok.encode_array(text, threads=2)
+        tok.count(text, threads=1)
+    assert rss() - settled < 8 << 20, "memory grew from call to call"
+    huge = text * 3  # 72 MB of UTF-8: past the bound
+    before = rss()
+    tok.count(huge)
+    assert rss() - before < 16 << 20, "the UTF-8 of a str past the bound was kept"
