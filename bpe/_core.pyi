@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'threads_for', 'threads_started', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -15,7 +15,7 @@ class ChunkCounter:
         ...
     def __init__(self, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, max_memory: typing.SupportsIndex | None = None) -> None:
         """
-        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a RuntimeWarning that says how many and below what count: the merges may then differ from exact training.
+        pattern: the split rule, as for pretokenize. special_tokens: a list of str, cut out of the texts and never counted. max_memory: a budget in bytes for the whole training run (None: none, and training is exact). Past it, add drops the rarest chunks, with a bpe.PruningWarning that says how many and below what count: the merges may then differ from exact training.
         """
     def __len__(self) -> int:
         """
@@ -150,7 +150,7 @@ def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.
     """
 def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') -> list[bytes]:
     """
-    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2' or 'gpt4' (GPT-2's and GPT-4's rules; valid UTF-8 only).
+    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; valid UTF-8 only), or a regex (split_rules() has the rules' own).
     """
 def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True, pattern: str = 'default') -> int:
     """
@@ -159,6 +159,10 @@ def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = N
 def simd_tier() -> str:
     """
     The SIMD tier the split runs in: 'portable' (a chunk at a time), 'sse2', 'avx2' or 'avx512' (64 bytes at a time). The best this CPU has, unless the environment variable BPE_SIMD named another at import.
+    """
+def split_rules() -> list[tuple[str, str, str, list[str]]]:
+    """
+    The named split rules, as (name, regex, oniguruma, texts): the rule's published regex (tiktoken's dialect, which Python's regex module reads), the same in Oniguruma's syntax (Hugging Face tokenizers), and the regex texts that pattern= takes as this rule (it then runs on the rule's splitter).
     """
 def threads_for(bytes: typing.SupportsIndex, threads: typing.SupportsIndex = 0) -> int:
     """
