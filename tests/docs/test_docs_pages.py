@@ -192,7 +192,7 @@ def test_a_figure_the_page_quotes_is_its_results_files(page, quote):
 # (page, where the section starts, where it ends, the files it quotes, numbers it may hold that they do not)
 SECTIONS = [
     ("README.md", "What each step prints", "For the episode's full-size run",
-     ["pipeline-run.txt", "samples.txt"], {"13.8"}),  # the default model's size, from model.py
+     ["pipeline-run.txt", "samples.txt"], {"13.8", "3.0"}),  # the model size (model.py); 1.3325 / 1.2934 - 1 as a percentage
     ("docs/library.md", "$ python bpe_bench.py train-memory", "- `threads=0` counts", ["train-memory.txt"], set()),
 ]
 
