@@ -164,9 +164,16 @@ public:
         Kept& kept = kept_buffer();
         if (!kept.lent.exchange(true, std::memory_order_acquire)) {
             if (kept.size < bytes) {
+                const size_t size = std::max(bytes, std::min(2 * kept.size, kKept));
                 kept.data.reset();  // freed first: the old and the new are not both held
-                kept.size = std::max(bytes, std::min(2 * kept.size, kKept));
-                kept.data.reset(new char[kept.size]);  // not zeroed: written before read
+                kept.size = 0;
+                try {
+                    kept.data.reset(new char[size]);  // not zeroed: written before read
+                } catch (...) {  // no room: nothing is lent, and the next call may try again
+                    kept.lent.store(false, std::memory_order_release);
+                    throw;
+                }
+                kept.size = size;
             }
             lent_ = &kept;
             data_ = kept.data.get();
