@@ -221,10 +221,6 @@ class HuggingFaceTokenizer(BPETokenizer):
         return np.asarray(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special),
                           dtype=array_dtype(self.n_vocab))
 
-    def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
-                        disallowed_special: AllowedSpecial = "all") -> np.ndarray:
-        return self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-
     def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], np.ndarray]:
         raise ValueError("encode_with_offsets is not supported for a tokenizer.json with rules of its own: NFC "
