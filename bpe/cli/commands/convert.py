@@ -18,7 +18,8 @@ def run(args: argparse.Namespace) -> int:
         note(f"a .tiktoken file holds neither the split pattern ({tok.pattern!r}: "
              f"bpe.formats.TIKTOKEN_PATTERNS[{tok.pattern!r}]) nor the special tokens "
              f"({', '.join(f'{t}={i}' for t, i in tok.special_ids.items()) or 'none'}): tiktoken.Encoding takes them "
-             "apart; bpe reads a .tiktoken file with GPT-4's pattern and no special tokens")
+             "apart; bpe reads a .tiktoken file with the pattern and special tokens of the OpenAI "
+             "encoding its name is, else GPT-4's pattern and no special tokens")
     elif args.to == "gpt2":
         vocab, merges = gpt2_paths(out)
         vocab.parent.mkdir(parents=True, exist_ok=True)
