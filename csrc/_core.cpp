@@ -609,7 +609,8 @@ py::tuple counter_state(const bpe::ChunkCounter& self) {
 // A state is input (a pickle from anywhere): each field is checked as the constructor
 // checks its argument, and a wrong one is refused by its name.
 bpe::ChunkCounter* counter_from_state(py::tuple state) {
-    if (state.size() != 9 || !py::isinstance<py::int_>(state[0]) || state[0].cast<int>() != 1)
+    if (state.size() != 9 || !py::isinstance<py::int_>(state[0]) || py::isinstance<py::bool_>(state[0]) ||
+        py::int_(1).not_equal(state[0]))
         throw py::value_error("not the state of a ChunkCounter of this version");
     auto counter = std::make_unique<bpe::ChunkCounter>(pattern_from_python(state[1]), specials_from_python(state[2]));
     uint64_t budget = 0;
@@ -717,7 +718,7 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
 // them between and no second copy: the array is made with room for an id a byte (a
 // token holds one at least), each thread writes its run's ids from the run's first byte
 // on (Encoder::encode_pieces), the runs are then moved down end to end, and the array
-// is cut to length, which gives back the room not written (realloc moves nothing).
+// is cut to length, which gives back the room not written.
 template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
@@ -903,6 +904,8 @@ PYBIND11_MODULE(_core, m) {
     // (encoder_table.h): after a fork, the child's caches start again.
     pthread_atfork(bpe::EncoderTable::before_fork, bpe::EncoderTable::after_fork_in_parent,
                    bpe::EncoderTable::after_fork_in_child);
+    // The UTF-8 buffer a thread that the fork left behind had borrowed (py_text.h).
+    pthread_atfork(nullptr, nullptr, bindings::Utf8Buffer::after_fork_in_child);
 #endif
 
     // A thread that the system cannot start (out of memory or address space): a Python

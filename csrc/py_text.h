@@ -9,6 +9,10 @@
 
 #include <pybind11/pybind11.h>
 
+#if !defined(_WIN32)
+#include <pthread.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <deque>
@@ -77,7 +81,7 @@ inline bool is_ascii(py::handle str) {
 // PyUnicode kind). An ASCII str is its own UTF-8, and a str whose UTF-8 CPython has
 // already made (PyUnicode_AsUTF8 keeps it on the str) holds it: both are read in place
 // (utf8_in_place). Any other str is written as UTF-8 for the call only, by one writer
-// (transcode_utf8), into a buffer the thread keeps for its next call (Utf8Buffer):
+// (transcode_utf8), into a buffer the process keeps for the next call (Utf8Buffer):
 // PyUnicode_AsUTF8AndSize would leave a copy on the str for as long as it lives (a
 // 57 MB CJK text grew to 143 MB), so none is left. utf8_size is the scan that sizes a
 // str's UTF-8 before threads write its pieces at their places.
@@ -175,6 +179,9 @@ public:
                 }
                 kept.size = size;
             }
+#if !defined(_WIN32)
+            kept.borrower = pthread_self();
+#endif
             lent_ = &kept;
             data_ = kept.data.get();
         } else {
@@ -198,14 +205,30 @@ public:
     // How many bytes were written (until told, all the room asked for is taken as written).
     void wrote(size_t bytes) { wrote_ = bytes; }
 
+#if !defined(_WIN32)
+    // In a forked child only the forking thread is left: a call on another thread that
+    // had the buffer will never hand it back, so the child takes it back. The forking
+    // thread's own call (a signal handler's fork inside it) still has it.
+    static void after_fork_in_child() {
+        Kept& kept = kept_buffer();
+        if (kept.lent.load(std::memory_order_relaxed) && !pthread_equal(kept.borrower, pthread_self()))
+            kept.lent.store(false, std::memory_order_relaxed);
+    }
+#endif
+
 private:
     struct Kept {
         std::unique_ptr<char[]> data;
         size_t size = 0;
-        std::atomic<bool> lent{false};  // a flag, not a lock: a fork cannot leave it held for long
+        std::atomic<bool> lent{false};  // a flag, not a lock: a call that finds it taken makes its own room
+#if !defined(_WIN32)
+        pthread_t borrower{};  // written by the call that has the buffer, read after a fork
+#endif
     };
+    // Never destroyed: a daemon thread may still be encoding from it while the process
+    // runs its static destructors at exit.
     static Kept& kept_buffer() {
-        static Kept kept;
+        static Kept& kept = *new Kept;
         return kept;
     }
 

@@ -85,6 +85,7 @@ import bpe
 from bpe import BPETokenizer
 tok = BPETokenizer.train(["hello world"] * 10, 300)
 text = "hello world " * {repeat}
+wide = "h\u00e9llo w\u00f6rld " * {repeat}  # not ASCII: its UTF-8 is written into the buffer the process keeps
 ids = tok.encode(text)  # no encode_array: pybind11's first look-up of numpy must happen in the thread
 """
 
@@ -96,6 +97,7 @@ DAEMON_CALLS = {  # the call each script loops over
     "train": "BPETokenizer.train(text, 400, progress=False)",
     "counter": "bpe.ChunkCounter().add([text.encode()] * 2, threads=2)",
     "decode": "tok.decode(ids)",
+    "count_wide": "tok.count(wide, threads=1)",
 }
 
 
@@ -117,7 +119,7 @@ def run_python(code: str, timeout: float = 60):
 def test_a_daemon_thread_in_a_native_call_lets_the_interpreter_exit():
     # A daemon thread in a native call at exit, in a new interpreter.
     # (test_fifty_exits_in_a_row_under_daemon_threads has every kind of call, forked.)
-    calls = ["encode", "decode"]
+    calls = ["encode", "decode", "count_wide"]
     with ThreadPoolExecutor(2) as pool:
         results = dict(zip(calls, pool.map(lambda call: run_python(daemon_script(call)), calls)))
     assert {call: (r.returncode, r.stderr[-300:]) for call, r in results.items()} == {call: (0, "") for call in calls}
@@ -193,6 +195,42 @@ def test_a_child_forked_while_another_thread_encodes_can_encode():
     finally:
         stop.set()
         worker.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or SANITIZED, reason="needs fork; counts page faults")
+def test_a_child_forked_while_another_thread_has_the_utf8_buffer_gets_it_back():
+    # The process lends one buffer for a str's UTF-8 to one call at a time. A thread that
+    # had it when the process forked is not in the child, so the child takes it back;
+    # else every call there would fault in fresh pages for its own room.
+    import resource
+    tok = BPETokenizer.train(["the cat sat on the mat, once upon a time"] * 50, 400)
+    wide = "h\u00e9llo w\u00f6rld " * 1_000_000  # 12 MB of UTF-8
+    tok.count(wide, threads=1)
+    stop = threading.Event()
+    worker = threading.Thread(target=lambda: [tok.count(wide, threads=1) for _ in iter(stop.is_set, True)])
+    worker.start()
+    faults = []
+    try:
+        for _ in range(3):
+            time.sleep(0.05)
+            reader, writer = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                tok.count(wide, threads=1)  # the first call may copy the buffer's pages (copy on write)
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                for _ in range(3):
+                    tok.count(wide, threads=1)
+                os.write(writer, str(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before).encode())
+                os._exit(0)
+            os.close(writer)
+            faults.append(int(os.read(reader, 100)))
+            os.close(reader)
+            assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        stop.set()
+        worker.join()
+    # Room of its own for 12 MB is about 3,000 pages a call.
+    assert min(faults) < 1000, faults
 
 
 # --- Ctrl-C during a long native call ---------------------------------------------------

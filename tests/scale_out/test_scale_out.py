@@ -202,3 +202,13 @@ def test_pretrain_reads_a_token_folder_as_one_token_file(tmp_path):
     (folder / "shard-000001.bin").write_bytes(b"\0\0")
     with pytest.raises(data.DataError, match="shard-000001.bin"):
         data.load_tokens(folder, tok)
+
+
+@pytest.mark.parametrize("version", [10**30, True, 2, "1", None])
+def test_a_state_of_another_version_is_refused_by_name(version):
+    counter = counted(documents(3), "gpt2")
+    state = list(counter.__getstate__())
+    state[0] = version
+    fresh = bpe.ChunkCounter.__new__(bpe.ChunkCounter)
+    with pytest.raises(ValueError, match="not the state of a ChunkCounter of this version"):
+        fresh.__setstate__(tuple(state))
