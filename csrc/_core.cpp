@@ -799,22 +799,44 @@ py::tuple encode_batch_flat(const bpe::Encoder& self, py::handle texts, py::hand
 }
 
 // How many ids each text of a list gives, as a numpy int64 array, on `threads` threads,
-// each a run of consecutive texts (Encoder::count_many): no text's ids are kept.
+// with no text's ids kept. Texts of a group's size or more (Encoder::kGroup: a file
+// read in pieces is a few such texts) are counted one at a time on all the threads, as
+// count counts one; the others are shared out in runs of consecutive texts, each run
+// counted on a thread of its own (Encoder::count_many).
 py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
                       py::handle disallowed_special, py::handle threads) {
     TextBatch batch(texts, self.pattern());
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, batch.views());
-    const std::string_view* views = batch.views().data();
+    const unsigned workers = bpe::threads_for(batch.bytes(), threads_asked(threads));
+    const std::vector<std::string_view>& views = batch.views();
+    std::vector<size_t> large, small;  // which texts are counted each way
+    std::vector<std::string_view> small_views;
+    for (size_t i = 0; i < views.size(); ++i) {
+        if (workers > 1 && views[i].size() >= bpe::Encoder::kGroup) {
+            large.push_back(i);
+        } else {
+            small.push_back(i);
+            small_views.push_back(views[i]);
+        }
+    }
     py::array_t<int64_t> counts(py::ssize_t(batch.size()));
     int64_t* count = counts.mutable_data();
-    const std::vector<size_t> bounds =
-        bpe::share_batch(views, batch.size(), bpe::threads_for(batch.bytes(), threads_asked(threads)));
     without_gil(batch.bytes(), [&](bpe::Interrupt* interrupt) {
+        for (size_t i : large) {
+            size_t total = 0;
+            for (const auto& run : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
+                                                      [](size_t, size_t, const std::vector<uint32_t>&) {}))
+                total += run.count;
+            count[i] = int64_t(total);
+        }
+        std::vector<int64_t> small_counts(small.size());
+        const std::vector<size_t> bounds = bpe::share_batch(small_views.data(), small_views.size(), workers);
         bpe::run_threads(bounds.size() - 1, [&](size_t k) {
-            self.count_many(views + bounds[k], bounds[k + 1] - bounds[k], choice.allowed, count + bounds[k],
-                            interrupt);
+            self.count_many(small_views.data() + bounds[k], bounds[k + 1] - bounds[k], choice.allowed,
+                            small_counts.data() + bounds[k], interrupt);
         });
+        for (size_t j = 0; j < small.size(); ++j) count[small[j]] = small_counts[j];
         return 0;
     });
     return counts;
