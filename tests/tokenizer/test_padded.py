@@ -246,3 +246,21 @@ def test_truncate_arguments(tok):
         tok.truncate(f"a{EOT}", 1)
     assert tok.truncate(f"a{EOT}b", 2, allowed_special="all") == f"a{EOT}"
     assert tok.truncate(f"a{EOT}b", 2, allowed_special="all", from_end=True) == f"{EOT}b"
+
+
+def test_a_tokenizer_json_with_rules_of_its_own(tok, tmp_path):
+    # A HuggingFaceTokenizer applies NFC (and more) before the core: its counts are its
+    # own encode's; the padded batch and truncate, which the core's ids make, refuse it.
+    import json
+    path = tok.save_huggingface(tmp_path / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["normalizer"] = {"type": "NFC"}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    nfc = BPETokenizer.from_huggingface(path)
+    texts = ["cafe\u0301 Ame\u0301lie", "", "plain text"]
+    assert nfc.count_batch(texts).tolist() == [len(nfc.encode(t)) for t in texts]
+    assert nfc.count_batch(texts)[0] != tok.count_batch(texts)[0]
+    with pytest.raises(ValueError, match="encode_batch_padded is not supported for a tokenizer.json"):
+        nfc.encode_batch_padded(texts, 0)
+    with pytest.raises(ValueError, match="truncate is not supported for a tokenizer.json"):
+        nfc.truncate(texts[0], 1)
