@@ -517,9 +517,12 @@ public:
     // token's id. One call then serves the group, its caches too (a word met in one
     // story is found in the next); the marks say where each document's ids end, and
     // are taken out. A document of kGroup bytes or more is encoded where it is, alone.
+    //
+    // keep_ids false is for a caller that wants `ends` only (count_many): the marks are
+    // then found but the ids not moved down, and `ids` holds them in no useful order.
     static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
-                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
+                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
         constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
         size_t bytes = 0;
@@ -556,7 +559,7 @@ public:
             // time (docs/design-notes.md).
             for (size_t from = at; from < ids.size();) {
                 size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
-                std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
+                if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
                 at += mark - from;
                 ends.push_back(at);  // every document ends in a mark: `mark` is one
                 from = mark + 1;
@@ -605,7 +608,7 @@ public:
             while (++j < n && texts[j].size() < kGroup && bytes + texts[j].size() <= kGroup);
             ids.clear();
             ends.clear();
-            encode_many(texts + i, j - i, allowed, ids, ends, interrupt);
+            encode_many(texts + i, j - i, allowed, ids, ends, interrupt, false);
             size_t begin = 0;
             for (size_t k = 0; k < ends.size(); ++k) {
                 counts[i + k] = int64_t(ends[k] - begin);
