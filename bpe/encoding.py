@@ -411,8 +411,7 @@ class BPETokenizer:
             raise ValueError(f"max_tokens must be 0 or more, got {max_tokens!r}")
         if not isinstance(from_end, (bool, np.bool_)):
             raise TypeError(f"from_end must be True or False, not {type(from_end).__name__}")
-        specials = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
-        ids = self.encode_array(text, **specials)
+        ids = self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         if len(ids) <= budget:
             return text
         keep = budget
@@ -421,7 +420,7 @@ class BPETokenizer:
             # The text's own UTF-8, a prefix (suffix) of it: the only bytes that are not
             # whole characters are the cut character's, which "ignore" drops.
             cut = self.decode_bytes(part).decode("utf-8", errors="ignore")
-            excess = self.count(cut, **specials) - budget
+            excess = self.count(cut, allowed_special=allowed_special, disallowed_special=disallowed_special) - budget
             if excess <= 0:
                 return cut
             keep = max(0, keep - excess)

@@ -57,7 +57,7 @@ PARAMETERS = {
     "truncate_left": "bool",
     "prefix": "collections.abc.Iterable[typing.SupportsIndex] | None",
     "suffix": "collections.abc.Iterable[typing.SupportsIndex] | None",
-    "dtype": "numpy.typing.DTypeLike",
+    "dtype": "numpy.typing.DTypeLike | None",
 }
 # Where one method's argument takes more, or less, than its name says elsewhere.
 PARAMETERS_OF = {
