@@ -139,6 +139,12 @@ def test_bad_arguments_are_named(tok, call, error, match):
         tok.encode_batch_padded(["abc abc abc"], **call)
 
 
+def test_a_width_past_any_memory_is_an_error_not_a_crash(tok):
+    for max_length in (2**62, 2**63 - 1):
+        with pytest.raises((ValueError, MemoryError)):
+            tok.encode_batch_padded(["abc"] * 10, 0, max_length=max_length, pad_to_max_length=True)
+
+
 def test_texts_must_be_strs(tok):
     with pytest.raises(TypeError, match="texts must be a list of str"):
         tok.encode_batch_padded("abc", 0)
