@@ -12,8 +12,9 @@
 // This file is the boundary: it checks what Python hands over, turns it into views
 // and vectors, lets go of the GIL while the C++ works, and turns the results back
 // into Python objects. The work itself is in the engine's headers: split.h (chunks),
-// train.h and chunk_counter.h (training), encoder.h and vocabulary.h (encoding). The
-// machinery of the boundary is in headers of its own: py_gil.h (the GIL and signals),
+// train.h and chunk_counter.h (training), encoder.h and vocabulary.h (encoding),
+// padding.h (a batch's ids as one padded matrix). The machinery of the boundary is in
+// headers of its own: py_gil.h (the GIL and signals),
 // py_args.h (numbers and shapes of arguments), py_text.h (bytes and str read in place),
 // py_tokens.h (merges, special tokens and ids, and ids back as lists and arrays).
 //
