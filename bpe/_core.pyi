@@ -78,6 +78,10 @@ class Encoder:
         """
         How many ids encode gives for text, on `threads` threads (0: as many as its size pays for), with no Python int or list made for them.
         """
+    def count_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> numpy.ndarray:
+        """
+        How many ids encode gives for each text of a list, as a numpy int64 array, on `threads` threads (0: as many as their bytes pay for), with no text's ids kept.
+        """
     def decode_bytes(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer]) -> bytes:
         """
         The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives its text. ValueError names an id that is no token's.
@@ -101,6 +105,10 @@ class Encoder:
     def encode_batch_flat(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
         """
         As encode_batch, flat: (ids, offsets), every text's ids end to end in one numpy array (uint16 when n_vocab is 65,536 or less, else uint32) and len(texts) + 1 int64 offsets, text i's ids being ids[offsets[i]:offsets[i + 1]].
+        """
+    def encode_batch_padded(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], pad_id: typing.SupportsIndex, max_length: typing.SupportsIndex | None = None, pad_to_max_length: bool = False, truncate: bool = False, pad_left: bool = False, truncate_left: bool = False, prefix: collections.abc.Iterable[typing.SupportsIndex] | None = None, suffix: collections.abc.Iterable[typing.SupportsIndex] | None = None, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0, dtype: numpy.typing.DTypeLike | None = None) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """
+        As encode_batch, as one padded matrix and each row's length: (matrix, lengths), a numpy array of len(texts) rows (dtype: the narrowest of uint16 and uint32 that holds every id, pad_id, prefix and suffix, unless given) and int64 lengths. Row i is prefix, text i's ids, suffix, then pad_id up to the width (before them with pad_left). With truncate, a row keeps at most max_length - len(prefix) - len(suffix) of its text's ids, the first (the last with truncate_left); the width is max_length with pad_to_max_length, else the longest row's length.
         """
     def encode_with_offsets(self, text: str, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> tuple[list[int], numpy.ndarray]:
         """

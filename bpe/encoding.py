@@ -354,6 +354,77 @@ class BPETokenizer:
         its size pays for)."""
         return self._encoder.count(_str(text), allowed_special, disallowed_special, threads)
 
+    def count_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
+                    disallowed_special: AllowedSpecial = "all", threads: int = 0) -> np.ndarray:
+        """count for each text of a list, as a numpy int64 array, on `threads` threads (0: as
+        many as their bytes together pay for), with no text's ids kept: for fitting many
+        texts to a budget, or a corpus's total (count_batch(texts).sum())."""
+        return self._encoder.count_batch(_strs(texts), allowed_special, disallowed_special, threads)
+
+    def encode_batch_padded(self, texts: Sequence[str], pad_id: int, max_length: int | None = None,
+                            pad_to_max_length: bool = False, truncate: bool = False, pad_left: bool = False,
+                            truncate_left: bool = False, prefix: Sequence[int] | None = None,
+                            suffix: Sequence[int] | None = None, threads: int = 0, *,
+                            allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all",
+                            dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """encode_batch as one padded matrix, for a model's batch: (matrix, lengths), a numpy
+        array of len(texts) rows and each row's real length (int64, prefix and suffix
+        included). Assembled in the core, on `threads` threads (0: as many as the texts'
+        bytes pay for); gigatoken's signature.
+
+        Row i is prefix, text i's ids, suffix (ids such as a BOS and an EOS), then pad_id up
+        to the width; pad_left puts the padding first. With truncate, a row keeps at most
+        max_length - len(prefix) - len(suffix) of its text's ids: the first, or the last
+        with truncate_left; prefix and suffix are kept whole (ValueError if they alone are
+        longer than max_length). The width is max_length with pad_to_max_length (ValueError
+        if a row is longer and truncate is off), else the longest row's length; without
+        truncate or pad_to_max_length, max_length changes nothing. pad_id and the ids of
+        prefix and suffix may be any id up to bpe.MAX_ID, past n_vocab too. The matrix is
+        uint16 when every id, pad_id, prefix and suffix fit, else uint32, unless dtype (an
+        integer numpy dtype of 16, 32 or 64 bits that holds them; np.int64 for torch's
+        embeddings) says otherwise. Special tokens are as for encode_batch.
+
+            >>> BPETokenizer([(104, 105)]).encode_batch_padded(["hi", "hi hi"], pad_id=0)[0].tolist()
+            [[256, 0, 0], [256, 32, 256]]
+        """
+        return self._encoder.encode_batch_padded(_strs(texts), pad_id, max_length, pad_to_max_length, truncate,
+                                                 pad_left, truncate_left, prefix, suffix, allowed_special,
+                                                 disallowed_special, threads, dtype)
+
+    def truncate(self, text: str, max_tokens: int, *, from_end: bool = False,
+                 allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all") -> str:
+        """text cut to at most max_tokens tokens at a token boundary: the longest prefix
+        of text (with from_end, suffix) that the first (last) max_tokens tokens of
+        encode(text) cover. A token boundary inside a character (an emoji, a CJK
+        character split between two tokens) drops that partial character, so the result
+        is always a prefix (suffix) of text. For ASCII text it is decode(encode(text)[:max_tokens]).
+
+        Encoding the result again can cut it into other tokens than the ones it came from
+        (the split rule sees where it now ends); should that give more than max_tokens,
+        it is cut again, shorter, until it does not: len(encode(result)) <= max_tokens
+        always holds, with the same allowed_special and disallowed_special."""
+        text = _str(text)
+        if isinstance(max_tokens, (bool, np.bool_)) or not hasattr(max_tokens, "__index__"):
+            raise TypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
+        budget = operator.index(max_tokens)
+        if budget < 0:
+            raise ValueError(f"max_tokens must be 0 or more, got {max_tokens!r}")
+        if not isinstance(from_end, (bool, np.bool_)):
+            raise TypeError(f"from_end must be True or False, not {type(from_end).__name__}")
+        ids = self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        if len(ids) <= budget:
+            return text
+        keep = budget
+        while True:
+            part = ids[len(ids) - keep:] if from_end else ids[:keep]
+            # The text's own UTF-8, a prefix (suffix) of it: the only bytes that are not
+            # whole characters are the cut character's, which "ignore" drops.
+            cut = self.decode_bytes(part).decode("utf-8", errors="ignore")
+            excess = self.count(cut, allowed_special=allowed_special, disallowed_special=disallowed_special) - budget
+            if excess <= 0:
+                return cut
+            keep = max(0, keep - excess)
+
     # --- decoding ------------------------------------------------------------------
 
     def decode_bytes(self, ids: Ids) -> bytes:

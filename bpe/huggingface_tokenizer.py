@@ -213,6 +213,24 @@ class HuggingFaceTokenizer(BPETokenizer):
               threads: int = 0) -> int:
         return len(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special))
 
+    def count_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial = frozenset(),
+                    disallowed_special: AllowedSpecial = "all", threads: int = 0) -> np.ndarray:
+        """count for each text, through this class's encode (its rules run in Python)."""
+        return np.array([len(ids) for ids in self.encode_batch(texts, allowed_special=allowed_special,
+                                                                disallowed_special=disallowed_special)],
+                        dtype=np.int64)
+
+    def encode_batch_padded(self, texts: Sequence[str], pad_id: int, *args, **kwargs) -> NoReturn:
+        """Not for a file with rules of its own: ValueError."""
+        raise ValueError("encode_batch_padded is not supported for a tokenizer.json with rules of its own: its "
+                         "template and added tokens are applied here in Python, not by the core that pads "
+                         "(transformers' tokenizer pads them: padding=True, return_tensors='np')")
+
+    def truncate(self, text: str, max_tokens: int, **kwargs) -> NoReturn:
+        """Not for a file with rules of its own: ValueError."""
+        raise ValueError("truncate is not supported for a tokenizer.json with rules of its own: NFC moves "
+                         "characters, so the tokens' bytes are not a prefix of the text")
+
     def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(), disallowed_special: AllowedSpecial = "all",
                      threads: int = 0) -> np.ndarray:
         import numpy as np

@@ -12,8 +12,9 @@
 // This file is the boundary: it checks what Python hands over, turns it into views
 // and vectors, lets go of the GIL while the C++ works, and turns the results back
 // into Python objects. The work itself is in the engine's headers: split.h (chunks),
-// train.h and chunk_counter.h (training), encoder.h and vocabulary.h (encoding). The
-// machinery of the boundary is in headers of its own: py_gil.h (the GIL and signals),
+// train.h and chunk_counter.h (training), encoder.h and vocabulary.h (encoding),
+// padding.h (a batch's ids as one padded matrix). The machinery of the boundary is in
+// headers of its own: py_gil.h (the GIL and signals),
 // py_args.h (numbers and shapes of arguments), py_text.h (bytes and str read in place),
 // py_tokens.h (merges, special tokens and ids, and ids back as lists and arrays).
 //
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "encoder.h"
+#include "padding.h"
 #include "py_args.h"
 #include "py_gil.h"
 #include "py_huggingface.h"
@@ -798,6 +800,179 @@ py::tuple encode_batch_flat(const bpe::Encoder& self, py::handle texts, py::hand
     return batch_to_flat(encode_batch_ids(self, batch, allowed_special, disallowed_special, threads), self.n_vocab());
 }
 
+// How many ids each text of a list gives, as a numpy int64 array, on `threads` threads,
+// with no text's ids kept. Texts of a group's size or more (Encoder::kGroup: a file
+// read in pieces is a few such texts) are counted one at a time on all the threads, as
+// count counts one; the others are shared out in runs of consecutive texts, each run
+// counted on a thread of its own (Encoder::count_many).
+py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
+                      py::handle disallowed_special, py::handle threads) {
+    TextBatch batch(texts, self.pattern());
+    SpecialChoice choice(self, allowed_special, disallowed_special);
+    choice.check(self, batch.views());
+    const unsigned workers = bpe::threads_for(batch.bytes(), threads_asked(threads));
+    const std::vector<std::string_view>& views = batch.views();
+    std::vector<size_t> large, small;  // which texts are counted each way
+    std::vector<std::string_view> small_views;
+    for (size_t i = 0; i < views.size(); ++i) {
+        if (workers > 1 && views[i].size() >= bpe::Encoder::kGroup) {
+            large.push_back(i);
+        } else {
+            small.push_back(i);
+            small_views.push_back(views[i]);
+        }
+    }
+    py::array_t<int64_t> counts(py::ssize_t(batch.size()));
+    int64_t* count = counts.mutable_data();
+    without_gil(batch.bytes(), [&](bpe::Interrupt* interrupt) {
+        for (size_t i : large) {
+            size_t total = 0;
+            for (const auto& run : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
+                                                      [](size_t, size_t, const std::vector<uint32_t>&) {}))
+                total += run.count;
+            count[i] = int64_t(total);
+        }
+        std::vector<int64_t> small_counts(small.size());
+        const std::vector<size_t> bounds = bpe::share_batch(small_views.data(), small_views.size(), workers);
+        bpe::run_threads(bounds.size() - 1, [&](size_t k) {
+            self.count_many(small_views.data() + bounds[k], bounds[k + 1] - bounds[k], choice.allowed,
+                            small_counts.data() + bounds[k], interrupt);
+        });
+        for (size_t j = 0; j < small.size(); ++j) count[small[j]] = small_counts[j];
+        return 0;
+    });
+    return counts;
+}
+
+// --- padded batches (padding.h) ---
+
+bool flag_from_python(py::handle obj, const char* what) {
+    if (!is_bool(obj)) throw py::type_error(std::string(what) + " must be True or False, not " + type_name(obj));
+    return PyObject_IsTrue(obj.ptr()) == 1;
+}
+
+// An id that a padded row may hold: one that a token may have (up to MAX_ID), in the
+// vocabulary or not (a model may give padding a row of its own past n_vocab).
+uint32_t row_id_from_python(py::handle obj, const std::string& what) {
+    return uint32_t(size_from_python(obj, what, 0, bpe::kMaxId, "an id from 0 to MAX_ID"));
+}
+
+std::vector<uint32_t> row_ids_from_python(py::handle obj, const char* what) {
+    std::vector<uint32_t> ids;
+    if (obj.is_none()) return ids;
+    if (!is_iterable_of_items(obj))
+        throw py::type_error(std::string(what) + " must be a list of ids or None, not " + type_name(obj));
+    for (py::handle id : obj) ids.push_back(row_id_from_python(id, std::string("each id of ") + what));
+    return ids;
+}
+
+bpe::PadOptions pad_options(py::handle pad_id, py::handle max_length, py::handle pad_to_max_length,
+                            py::handle truncate, py::handle pad_left, py::handle truncate_left, py::handle prefix,
+                            py::handle suffix) {
+    bpe::PadOptions options;
+    options.pad_id = row_id_from_python(pad_id, "pad_id");
+    if (!max_length.is_none())
+        options.max_length = size_t(size_from_python(max_length, "max_length", 0, LLONG_MAX, "0 or more (or None)"));
+    options.pad_to_max_length = flag_from_python(pad_to_max_length, "pad_to_max_length");
+    options.truncate = flag_from_python(truncate, "truncate");
+    options.pad_left = flag_from_python(pad_left, "pad_left");
+    options.truncate_left = flag_from_python(truncate_left, "truncate_left");
+    options.prefix = row_ids_from_python(prefix, "prefix");
+    options.suffix = row_ids_from_python(suffix, "suffix");
+    try {
+        options.check();
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    return options;
+}
+
+// The largest id a padded matrix may hold: an encoded one, the padding, or one of
+// prefix and suffix.
+uint32_t largest_row_id(const bpe::Encoder& self, const bpe::PadOptions& options) {
+    uint32_t largest = std::max<uint32_t>(uint32_t(self.n_vocab() - 1), options.pad_id);
+    for (uint32_t id : options.prefix) largest = std::max(largest, id);
+    for (uint32_t id : options.suffix) largest = std::max(largest, id);
+    return largest;
+}
+
+// The matrix's rows written on the threads that encoded them, each thread its run of
+// rows, without the GIL: the array is made before, as only a thread holding the GIL
+// may make a Python object.
+template <class Id>
+py::array padded_matrix(const BatchIds& batch, const bpe::PadOptions& options, size_t width) {
+    py::array_t<Id> out({py::ssize_t(batch.documents()), py::ssize_t(width)});
+    Id* data = out.mutable_data();
+    GilReleased released;
+    bpe::run_threads(batch.bounds.size() - 1, [&](size_t k) {
+        size_t begin = 0;
+        for (size_t j = 0; j < batch.ends[k].size(); ++j) {
+            const size_t end = batch.ends[k][j];
+            options.write_row(data + (batch.bounds[k] + j) * width, width, batch.ids[k].data() + begin, end - begin);
+            begin = end;
+        }
+    });
+    return out;
+}
+
+// The dtype asked for, or (None) the narrowest of uint16 and uint32 that holds
+// `largest`; TypeError for one that is no integer type of 16, 32 or 64 bits, ValueError
+// for one too narrow for the ids.
+py::dtype matrix_dtype(py::handle dtype, uint32_t largest) {
+    if (dtype.is_none()) return largest <= UINT16_MAX ? py::dtype::of<uint16_t>() : py::dtype::of<uint32_t>();
+    py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+    const char kind = asked.kind();
+    const py::ssize_t size = asked.itemsize();
+    if ((kind != 'i' && kind != 'u') || (size != 2 && size != 4 && size != 8))
+        throw py::type_error("dtype must be an integer type of 16, 32 or 64 bits, not " +
+                             std::string(py::str(asked)));
+    const uint64_t most = size == 8 ? INT64_MAX : kind == 'u' ? (uint64_t(1) << (8 * size)) - 1
+                                                              : (uint64_t(1) << (8 * size - 1)) - 1;
+    if (largest > most)
+        throw py::value_error("dtype " + std::string(py::str(asked)) + " cannot hold the id " +
+                              std::to_string(largest) + " (the largest of the vocabulary's, pad_id, prefix and "
+                              "suffix)");
+    return asked;
+}
+
+py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::handle pad_id, py::handle max_length,
+                              py::handle pad_to_max_length, py::handle truncate, py::handle pad_left,
+                              py::handle truncate_left, py::handle prefix, py::handle suffix,
+                              py::handle allowed_special, py::handle disallowed_special, py::handle threads,
+                              py::handle dtype) {
+    const bpe::PadOptions options =
+        pad_options(pad_id, max_length, pad_to_max_length, truncate, pad_left, truncate_left, prefix, suffix);
+    const py::dtype type = matrix_dtype(dtype, largest_row_id(self, options));
+    TextBatch batch(texts, self.pattern());
+    const BatchIds ids = encode_batch_ids(self, batch, allowed_special, disallowed_special, threads);
+    py::array_t<int64_t> lengths(py::ssize_t(ids.documents()));
+    int64_t* length = lengths.mutable_data();
+    size_t longest = 0;
+    for (size_t k = 0; k + 1 < ids.bounds.size(); ++k) {
+        size_t begin = 0;
+        for (size_t j = 0; j < ids.ends[k].size(); ++j) {
+            const size_t row = options.row_length(ids.ends[k][j] - begin);
+            length[ids.bounds[k] + j] = int64_t(row);
+            longest = std::max(longest, row);
+            begin = ids.ends[k][j];
+        }
+    }
+    size_t width = 0;
+    try {
+        width = options.width(longest);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    const bool is_unsigned = type.kind() == 'u';
+    py::array matrix;
+    switch (type.itemsize()) {
+        case 2: matrix = is_unsigned ? padded_matrix<uint16_t>(ids, options, width) : padded_matrix<int16_t>(ids, options, width); break;
+        case 4: matrix = is_unsigned ? padded_matrix<uint32_t>(ids, options, width) : padded_matrix<int32_t>(ids, options, width); break;
+        default: matrix = is_unsigned ? padded_matrix<uint64_t>(ids, options, width) : padded_matrix<int64_t>(ids, options, width);
+    }
+    return py::make_tuple(matrix, lengths);
+}
+
 void bind_encoding(py::class_<bpe::Encoder>& encoder) {
     encoder
         .def(py::init(&make_encoder), py::arg("merges"), py::arg("pattern") = "default",
@@ -835,7 +1010,22 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "As encode_batch, flat: (ids, offsets), every text's ids end to end in one numpy array (uint16 "
              "when n_vocab is 65,536 or less, else uint32) and len(texts) + 1 int64 offsets, text i's ids "
-             "being ids[offsets[i]:offsets[i + 1]].");
+             "being ids[offsets[i]:offsets[i + 1]].")
+        .def("count_batch", &count_batch, py::arg("texts"), py::arg("allowed_special") = py::tuple(),
+             py::arg("disallowed_special") = "all", py::arg("threads") = 0,
+             "How many ids encode gives for each text of a list, as a numpy int64 array, on `threads` threads (0: "
+             "as many as their bytes pay for), with no text's ids kept.")
+        .def("encode_batch_padded", &encode_batch_padded, py::arg("texts"), py::arg("pad_id"),
+             py::arg("max_length") = py::none(), py::arg("pad_to_max_length") = false, py::arg("truncate") = false,
+             py::arg("pad_left") = false, py::arg("truncate_left") = false, py::arg("prefix") = py::none(),
+             py::arg("suffix") = py::none(), py::arg("allowed_special") = py::tuple(),
+             py::arg("disallowed_special") = "all", py::arg("threads") = 0, py::arg("dtype") = py::none(),
+             "As encode_batch, as one padded matrix and each row's length: (matrix, lengths), a numpy array of "
+             "len(texts) rows (dtype: the narrowest of uint16 and uint32 that holds every id, pad_id, prefix and "
+             "suffix, unless given) and int64 lengths. Row i is prefix, text i's ids, suffix, then pad_id up to "
+             "the width (before them with pad_left). With truncate, a row keeps at most max_length - len(prefix) "
+             "- len(suffix) of its text's ids, the first (the last with truncate_left); the width is max_length "
+             "with pad_to_max_length, else the longest row's length.");
 }
 
 // --- the Encoder: its vocabulary, and decoding ---------------------------------------

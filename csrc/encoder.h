@@ -517,10 +517,13 @@ public:
     // token's id. One call then serves the group, its caches too (a word met in one
     // story is found in the next); the marks say where each document's ids end, and
     // are taken out. A document of kGroup bytes or more is encoded where it is, alone.
+    //
+    // keep_ids false is for a caller that wants `ends` only (count_many): the marks are
+    // then found but the ids not moved down, and `ids` holds them in no useful order.
+    static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
-                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
+                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
         constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
-        constexpr size_t kGroup = size_t(1) << 20;
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
         size_t bytes = 0;
         for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
@@ -556,7 +559,7 @@ public:
             // time (docs/design-notes.md).
             for (size_t from = at; from < ids.size();) {
                 size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
-                std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
+                if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
                 at += mark - from;
                 ends.push_back(at);  // every document ends in a mark: `mark` is one
                 from = mark + 1;
@@ -580,6 +583,39 @@ public:
             }
         }
         if (!segments.empty()) encode_marked(group);
+    }
+
+    // How many ids each of n documents gives, into counts[0 .. n), as encode_many would
+    // give them, with no more of their ids held at once than one group's: encode_many
+    // is handed one group of documents at a time, and a document of kGroup bytes or more
+    // is counted a piece at a time (encode_pieces). One thread, as encode_many.
+    void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
+                    Interrupt* interrupt = nullptr) const {
+        std::vector<uint32_t> ids;
+        std::vector<size_t> ends;
+        for (size_t i = 0; i < n;) {
+            if (texts[i].size() >= kGroup) {
+                size_t total = 0;
+                for (const RunIds& run : encode_pieces(texts[i], allowed, 1, interrupt,
+                                                       [](size_t, size_t, const std::vector<uint32_t>&) {}))
+                    total += run.count;
+                counts[i++] = int64_t(total);
+                continue;
+            }
+            // The documents encode_many would put in one group: up to kGroup bytes.
+            size_t j = i, bytes = 0;
+            do bytes += texts[j].size();
+            while (++j < n && texts[j].size() < kGroup && bytes + texts[j].size() <= kGroup);
+            ids.clear();
+            ends.clear();
+            encode_many(texts + i, j - i, allowed, ids, ends, interrupt, false);
+            size_t begin = 0;
+            for (size_t k = 0; k < ends.size(); ++k) {
+                counts[i + k] = int64_t(ends[k] - begin);
+                begin = ends[k];
+            }
+            i = j;
+        }
     }
 
     // What the bindings ask of the vocabulary (vocabulary.h).

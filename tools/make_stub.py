@@ -49,6 +49,15 @@ PARAMETERS = {
     "id": "typing.SupportsIndex",
     "chunks": "bytes | bytearray | memoryview",
     "progress": "collections.abc.Callable[[int], object] | None",
+    "pad_id": "typing.SupportsIndex",
+    "max_length": "typing.SupportsIndex | None",
+    "pad_to_max_length": "bool",
+    "truncate": "bool",
+    "pad_left": "bool",
+    "truncate_left": "bool",
+    "prefix": "collections.abc.Iterable[typing.SupportsIndex] | None",
+    "suffix": "collections.abc.Iterable[typing.SupportsIndex] | None",
+    "dtype": "numpy.typing.DTypeLike | None",
 }
 # Where one method's argument takes more, or less, than its name says elsewhere.
 PARAMETERS_OF = {
@@ -74,6 +83,7 @@ RETURNS = {
     ("Encoder", "encode_batch"): "list[list[int]]",
     ("Encoder", "encode_with_offsets"): "tuple[list[int], numpy.ndarray]",
     ("Encoder", "encode_batch_flat"): "tuple[numpy.ndarray, numpy.ndarray]",
+    ("Encoder", "encode_batch_padded"): "tuple[numpy.ndarray, numpy.ndarray]",
     ("Encoder", "special_tokens"): "dict[str, int]",
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",

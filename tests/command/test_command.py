@@ -257,6 +257,20 @@ def test_count_equals_len_encode_per_file_and_in_total(work, tok_file, tok, stor
     assert stdin.split() == [str(len(tok.encode(SPECIAL_CORNERS, allowed_special="all"))), "stdin"]
 
 
+
+def test_count_takes_stdin_among_files_and_threads(tok_file, tok, stories_file):
+    # Each file's texts go to count_batch, which shares them between threads: the same
+    # counts on one thread and on three, stdin ("-") among the files in its place.
+    rows = {}
+    for threads in ("1", "3"):
+        result = bpe_command("count", "-t", tok_file, "--threads", threads, stories_file, "-", stories_file,
+                             input=SPECIAL_CORNERS.encode())
+        rows[threads] = [line.split(maxsplit=1) for line in ok(result).splitlines()]
+    stories, corners = len(tok.encode_ordinary(STORIES)), len(tok.encode_ordinary(SPECIAL_CORNERS))
+    assert rows["1"] == rows["3"]
+    assert [name for _, name in rows["1"]] == [str(stories_file), "stdin", str(stories_file), "total"]
+    assert [int(n) for n, _ in rows["1"]] == [stories, corners, stories, 2 * stories + corners]
+
 # --- show ---------------------------------------------------------------------------------
 
 def test_show_writes_no_colour_to_a_pipe_and_marks_the_tokens(tok_file, tok):

@@ -23,10 +23,12 @@ def run(args: argparse.Namespace) -> int:
                 texts = sources.read_file(path, kind=args.input_format, field=args.field,
                                           special_tokens=tok.special_tokens, progress=progress.update,
                                           pattern=tok.pattern)
+            # A file's texts (a text file's pieces, a .jsonl's documents) counted a batch
+            # at a time in one call, which shares them out between the threads.
             n = 0
-            for piece in with_errors(texts):
-                n += library_call(lambda: tok.count(piece, allowed_special=allowed, disallowed_special=(),
-                                                    threads=args.threads))
+            for batch in sources.batches(with_errors(texts), sources.PIECE_BYTES):
+                n += int(library_call(lambda: tok.count_batch(batch, allowed_special=allowed, disallowed_special=(),
+                                                              threads=args.threads)).sum())
             rows.append((n, "stdin" if str(path) == "-" else str(path)))
             total += n
     if len(rows) > 1:
