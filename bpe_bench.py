@@ -90,6 +90,7 @@ MEASUREMENTS = {
     "scale-out-demo": "bpe.ray_data against one process on a local Ray",
     "pipeline-run": "the README's main run on a folder of stories, every output kept",
     "long-chunk-speed": "text of long chunks (lines of one mark) against the stories, warm",
+    "tekken-speed": "Mistral's Tekken files, one core: ours against mistral-common's Tekkenizer",
 }
 
 
