@@ -61,7 +61,7 @@ def is_tekken(document: Any) -> bool:
             and "default_vocab_size" in document["config"])
 
 
-def read_tekken_document(path: PathArg) -> Any:
+def _read_document(path: PathArg) -> Any:
     """The JSON of the file at path; ValueError names the file where it is not JSON."""
     path = Path(path)
     try:
@@ -78,7 +78,7 @@ def load_tekken(path: PathArg, document: Any = None) -> dict:
     """BPETokenizer's arguments from the Tekken file at path (document: its JSON, where it
     was read already). ValueError says what in the file is wrong or not supported."""
     if document is None:
-        document = read_tekken_document(path)
+        document = _read_document(path)
     if not is_tekken(document):
         raise ValueError(f"{path} is not a Tekken file: it needs a \"vocab\" list and a \"config\" with "
                          "\"pattern\" and \"default_vocab_size\"")
