@@ -23,9 +23,10 @@ from hypothesis import given, settings, strategies as st
 
 from bpe import BPETokenizer, formats, tekken
 from sample_text import SCRIPTS_AND_EMOJI, SPECIAL_CORNERS, SPLIT_CORNERS, TRICKY_TEXT, made_up_stories
+from vocabularies import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
-STORIES = Path("/work/shared/data/tinystories/valid-sample.txt")
+STORIES = SHARED_DATA / "tinystories" / "valid-sample.txt"
 SHIPPED = ["tekken_240718.json", "tekken_240911.json"]
 NEEDS_MISTRAL = "pip install -r requirements-tekken.txt, then pip install --no-deps mistral-common==1.13.1, to check it"
 
@@ -80,7 +81,7 @@ def theirs(shipped):
 
 def stories() -> str:
     if not STORIES.is_file():
-        pytest.skip(f"no held-out stories at {STORIES}")
+        pytest.skip(f"no held-out stories at {STORIES} (the shared data folder: set BPE_SHARED_DATA)")
     return STORIES.read_text(encoding="utf-8")
 
 
