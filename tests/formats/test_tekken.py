@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import bpe
 from bpe import BPETokenizer, formats, tekken
 from sample_text import SCRIPTS_AND_EMOJI, SPECIAL_CORNERS, SPLIT_CORNERS, TRICKY_TEXT, made_up_stories
 from vocabularies import SHARED_DATA
@@ -181,6 +182,18 @@ def test_decode_keeps_the_specials_as_mistral_commons_keep_policy(shipped, their
         assert tok.decode(ordinary) == theirs.decode(ids)
     assert [tok.decode_single_token_bytes(i) for i in (0, 1, 2, 999)] == \
         [theirs.id_to_byte_piece(i, SpecialTokenPolicy.KEEP) for i in (0, 1, 2, 999)]
+
+
+def test_the_split_is_the_files_pattern(shipped):
+    """The file's regex splits the text, as Python's regex module reads it. (The ids
+    alone would hardly tell: this vocabulary has no token across the places where
+    GPT-4o's rule, say, cuts otherwise, its contractions and runs of digits.)"""
+    regex = pytest.importorskip("regex")
+    path, tok = shipped
+    pattern = json.loads(path.read_text(encoding="utf-8"))["config"]["pattern"]
+    assert tok.pattern == pattern
+    for text in [*MULTILINGUAL, "It's 12345 DON'T you're HTTPServer", CONTROL_TEXT]:
+        assert [c.decode() for c in bpe.pretokenize(text.encode(), tok.pattern)] == regex.findall(pattern, text)
 
 
 def test_the_numbering(shipped, theirs):
