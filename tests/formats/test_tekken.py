@@ -374,6 +374,27 @@ def test_a_file_of_v7_or_before_without_special_tokens(tmp_path):
     assert tok.name == "tekken_old"
 
 
+@pytest.mark.parametrize("version, listed", [("v11", True), ("v13", True), ("v7", False), ("v3", True)])
+def test_small_files_give_mistral_commons_ids(tmp_path, version, listed):
+    """Files of other shapes than the shipped two: specials listed (and fewer than
+    numbered), or the legacy ones; the vocabulary cut."""
+    module = pytest.importorskip("mistral_common.tokens.tokenizers.tekken", reason=NEEDS_MISTRAL)
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    changes = {"config__version": version, "audio": None, "image": {"image_patch_size": 16, "max_image_size": 1024}}
+    if not listed:
+        changes["special_tokens"] = None
+    path = small_file(tmp_path, n_special=30, extra=7, **changes)
+    tok, theirs = BPETokenizer.from_tekken(path), module.Tekkenizer.from_file(path)
+    assert tok.n_vocab == theirs.n_words and len(tok.special_tokens) == theirs.num_special_tokens
+    text = made_up_stories(5_000, seed=9) + CONTROL_TEXT + "".join(MULTILINGUAL)
+    assert tok.encode_ordinary(text) == theirs.encode(text, bos=False, eos=False)
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == spliced(theirs, tok, text)
+    assert tok.decode(ids) == theirs.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP) == text
+    assert [tok.special_ids[s] for s in ("<s>", "</s>", "<unk>")] == [theirs.bos_id, theirs.eos_id, theirs.unk_id]
+
+
 REFUSED = {
     "an unknown version": ({"config__version": "v99"}, r"config.version is 'v99'.*does not know"),
     "no version": ({"config__version": None}, r"config.version is None"),
