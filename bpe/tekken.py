@@ -74,11 +74,10 @@ def _read_document(path: PathArg) -> Any:
         raise ValueError(f"{path} is not a Tekken file: it is not readable JSON ({e})") from None
 
 
-def load_tekken(path: PathArg, document: Any = None) -> dict:
-    """BPETokenizer's arguments from the Tekken file at path (document: its JSON, where it
-    was read already). ValueError says what in the file is wrong or not supported."""
-    if document is None:
-        document = _read_document(path)
+def load_tekken(path: PathArg) -> dict:
+    """BPETokenizer's arguments from the Tekken file at path. ValueError says what in the
+    file is wrong or not supported."""
+    document = _read_document(path)
     if not is_tekken(document):
         raise ValueError(f"{path} is not a Tekken file: it needs a \"vocab\" list and a \"config\" with "
                          "\"pattern\" and \"default_vocab_size\"")
