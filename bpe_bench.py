@@ -84,6 +84,7 @@ MEASUREMENTS = {
     "import-speed": "loading a .tiktoken ranks file, ours against tiktoken's",
     "hf-encode-speed": "a tokenizer.json's encode: the compiled core against Python's pipeline",
     "hf-load-time": "loading a 150,000-token tokenizer.json, ours against Hugging Face's",
+    "tekken-speed": "Mistral's Tekken files, one core: ours against mistral-common's Tekkenizer",
     "data-memory": "data.py's peak memory on an input larger than it may use",
     "scale-out-measure": "training and token files in one process against Ray on 1 and 2 workers",
     "scale-out-reduce": "what bpe.ray_data's reduce costs per distinct chunk",

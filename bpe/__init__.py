@@ -12,8 +12,9 @@ simd_tier, train, ChunkCounter, Encoder, MAX_THREADS, MAX_ID) is bpe.core's, and
 also reachable here as bpe.pretokenize and so on.
 
 The modules beside it: bpe.core (the compiled core), bpe.formats (its file, tiktoken's
-and GPT-2's), bpe.huggingface (Hugging Face's tokenizer.json), bpe.sources (text, JSON
-Lines and Parquet, streamed), bpe.token_files (token files and folders),
+and GPT-2's), bpe.huggingface (Hugging Face's tokenizer.json), bpe.tekken (Mistral's
+tekken.json), bpe.sources (text, JSON Lines and Parquet, streamed), bpe.token_files
+(token files and folders),
 bpe.atomic_writes (files written whole or not at all), bpe.explain (the merges that make
 a word), bpe.registry (OpenAI's published encodings by name: get_encoding,
 list_encoding_names, encoding_for_model, also reachable here), bpe.ray_data (training

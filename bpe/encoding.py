@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formats, huggingface, registry, sources
+from . import formats, huggingface, registry, sources, tekken
 from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, array_dtype, load_core,
                    special_tokens_list)
 
@@ -569,6 +569,21 @@ class BPETokenizer:
         except (ValueError, TypeError) as e:
             message = str(e)
             raise ValueError(message if str(path) in message else f"{path}: {message}") from None
+
+    @classmethod
+    def from_tekken(cls, path: PathArg) -> "BPETokenizer":
+        """Mistral's Tekken file (tekken.json), or the folder that holds it, giving
+        mistral-common's ids: its special tokens are ids 0 to
+        default_num_special_tokens - 1, and the vocabulary, cut to default_vocab_size,
+        follows. mistral-common's Tekkenizer.encode(text, bos=False, eos=False) never
+        reads control tokens in text, as encode_ordinary; encode(text,
+        allowed_special="all") makes "[INST]" its id, as a chat template lays it out.
+        decode gives a special token's text (its SpecialTokenPolicy.KEEP). The image and
+        audio sections are passed over: they change no text's ids (bpe.tekken)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "tekken.json"
+        return cls._from_file(path, tekken.load_tekken)
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":

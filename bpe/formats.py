@@ -313,6 +313,10 @@ def load_bpe(path: PathArg, pattern: str | None = None) -> dict:
         raise ValueError(f"{path} is not a readable tokenizer file: {e} (truncated or hand-edited?)") from None
     if is_huggingface(state):
         raise ValueError(f"{path} is a Hugging Face tokenizer.json: load it with BPETokenizer.from_huggingface(path)")
+    from .tekken import is_tekken  # bpe.tekken reads tiktoken's ranks with this module's code
+
+    if is_tekken(state):
+        raise ValueError(f"{path} looks like Mistral's Tekken file: load it with BPETokenizer.from_tekken(path)")
     try:
         return bpe_arguments(state)
     except ValueError as e:
@@ -451,14 +455,14 @@ def load_tiktoken(path: PathArg, pattern: str | None = None,
 
 
 # Files whose name their format fixes: a tokenizer read from one is named by its folder.
-_FIXED_FILE_NAMES = {"tokenizer.json", "vocab.json"}
+_FIXED_FILE_NAMES = {"tokenizer.json", "vocab.json", "tekken.json"}
 
 
 def name_for_file(path: PathArg) -> str:
     """The name (tiktoken's Encoding.name) of a tokenizer read from another library's
     file: a published encoding's name for its file (cl100k_base.tiktoken), else the
     file's stem, or its folder's name where the format fixes the file's name
-    (tokenizer.json, vocab.json)."""
+    (tokenizer.json, vocab.json, tekken.json)."""
     path = Path(path)
     row = registry.published_for_file(path)
     if row is not None:

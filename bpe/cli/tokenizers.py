@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from .. import formats, registry
+from .. import formats, registry, tekken
 from ..encoding import BPETokenizer, get_encoding
 from ..formats import FILE_NAME
 from .errors import InputError, UsageError, library_call
@@ -31,7 +31,7 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
     """The tokenizer that -t names (see bpe.cli's docstring for what it may name)."""
     if name is None:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
-                         f"a tokenizer.json, or cl100k) or set {TOKENIZER_ENV}")
+                         f"a tokenizer.json, a tekken.json, or cl100k) or set {TOKENIZER_ENV}")
     if is_published(name):
         published = "cl100k_base" if name in CL100K_NAMES else name
         try:
@@ -40,9 +40,10 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
             raise InputError(str(e)) from None
     path = Path(name)
     if path.is_dir():
-        found = [p for p in (path / FILE_NAME, path / "tokenizer.json", path / "vocab.json") if p.exists()]
+        found = [p for p in (path / FILE_NAME, path / "tokenizer.json", path / "tekken.json", path / "vocab.json")
+                 if p.exists()]
         if not found:
-            raise InputError(f"{path} holds no {FILE_NAME}, tokenizer.json or vocab.json")
+            raise InputError(f"{path} holds no {FILE_NAME}, tokenizer.json, tekken.json or vocab.json")
         path = found[0]
     if not path.exists():
         raise InputError(f"{path}: no such tokenizer file")
@@ -57,6 +58,8 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
             raise InputError(str(e)) from None
         if formats.is_huggingface(document):
             return library_call(lambda: BPETokenizer.from_huggingface(path))
+        if tekken.is_tekken(document):
+            return library_call(lambda: BPETokenizer.from_tekken(path))
         if isinstance(document, dict) and "format" not in document:
             merges = gpt2_paths(path)[1]
             if not merges.exists():

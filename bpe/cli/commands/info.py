@@ -7,6 +7,8 @@ from ..tokens import is_whole_word, longest_tokens, merge_ids
 
 # How many of the longest tokens `bpe info` lists.
 LONGEST = 10
+# How many special tokens it lists by name before it says how many more there are.
+SPECIALS = 40
 
 
 def run(args: argparse.Namespace) -> int:
@@ -15,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     merges = len(tok.merges)
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
-          f"{len(tok.special_tokens)} special); ids 0 to {tok.n_vocab - 1:,}")
+          f"{len(tok.special_tokens):,} special); ids 0 to {tok.n_vocab - 1:,}")
     rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
     if rules is None:
         regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
@@ -23,7 +25,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(rules.describe()))
     if rules is None:  # a tokenizer.json's are its added tokens, listed above
-        specials = ", ".join(f"{t} = {i}" for t, i in tok.special_ids.items()) or "none"
+        listed = list(tok.special_ids.items())
+        specials = ", ".join(f"{t} = {i}" for t, i in listed[:SPECIALS]) or "none"
+        if len(listed) > SPECIALS:  # a Tekken file numbers 1,000, most of them placeholders
+            (first, i), (last, j) = listed[SPECIALS], listed[-1]
+            specials += f", and {len(listed) - SPECIALS:,} more ({first} = {i} to {last} = {j})"
         print(f"special tokens: {specials}")
     print("longest tokens:")
     for length, token in longest_tokens(tok, LONGEST):
