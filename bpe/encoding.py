@@ -84,6 +84,7 @@ class BPETokenizer:
         self._pattern = self._encoder.pattern
         self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
         self._special_tokens = tuple(self._special_ids)
+        self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
 
@@ -230,7 +231,7 @@ class BPETokenizer:
         """Whether id is a special token's."""
         if isinstance(id, (bool, np.bool_)) or not hasattr(id, "__index__"):  # numpy ints too, as everywhere
             raise TypeError(f"a token id must be an int, got {id!r}")
-        return operator.index(id) in self._special_ids.values()
+        return operator.index(id) in self._special_id_set
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every token that is not special, sorted, as tiktoken gives them."""
@@ -514,8 +515,10 @@ class BPETokenizer:
         return hash((self.pattern, self.special_tokens, len(self.merges)))
 
     def __repr__(self) -> str:
+        specials = list(self.special_tokens[:8]) + ([f"... {len(self.special_tokens) - 8} more"]
+                                                    if len(self.special_tokens) > 8 else [])
         return (f"BPETokenizer(pattern={self.pattern!r}, merges={len(self.merges)}, "
-                f"special_tokens={list(self.special_tokens)!r}, n_vocab={self.n_vocab})")
+                f"special_tokens={specials!r}, n_vocab={self.n_vocab})")
 
     # --- other libraries' files ------------------------------------------------------
 

@@ -383,3 +383,12 @@ def test_a_tokenizer_is_immutable(small):
     shuffled = BPETokenizer([(97, 98)], token_ids=[*range(1, 256), 0, 256])
     assert isinstance(shuffled.token_ids, tuple) and shuffled.state()["token_ids"] == [*range(1, 256), 0, 256]
     assert BPETokenizer.from_state(shuffled.state()) == shuffled
+
+
+def test_a_thousand_special_tokens_print_short_and_are_told_apart():
+    specials = [f"<SPECIAL_{k}>" for k in range(1000)]
+    tok = BPETokenizer([], special_tokens=specials)
+    shown = repr(tok)
+    assert len(shown) < 400 and "<SPECIAL_0>" in shown and "992 more" in shown, shown
+    assert tok.is_special_token(tok.special_ids["<SPECIAL_999>"]) and not tok.is_special_token(65)
+    assert pickle.loads(pickle.dumps(tok)).is_special_token(tok.special_ids["<SPECIAL_500>"])

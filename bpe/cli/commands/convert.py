@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
         written = [out]
         note(f"a .tiktoken file holds neither the split pattern ({tok.pattern!r}: "
              f"bpe.formats.TIKTOKEN_PATTERNS[{tok.pattern!r}]) nor the special tokens "
-             f"({', '.join(f'{t}={i}' for t, i in tok.special_ids.items()) or 'none'}): tiktoken.Encoding takes them "
+             f"({_listed(tok.special_ids)}): tiktoken.Encoding takes them "
              "apart; bpe reads a .tiktoken file with the pattern and special tokens of the OpenAI "
              "encoding its name is, else GPT-4's pattern and no special tokens")
     elif args.to == "gpt2":
@@ -37,3 +37,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {' and '.join(map(str, written))}: {256 + len(tok.merges) + len(tok.special_tokens):,} tokens "
           f"({args.to})")
     return 0
+
+
+def _listed(special_ids: dict[str, int], shown: int = 8) -> str:
+    """The first few special tokens with their ids (a Tekken file has a thousand)."""
+    items = [f"{t}={i}" for t, i in list(special_ids.items())[:shown]]
+    more = len(special_ids) - shown
+    return ", ".join(items + ([f"and {more} more"] if more > 0 else [])) or "none"
