@@ -91,6 +91,7 @@ MEASUREMENTS = {
     "scale-out-demo": "bpe.ray_data against one process on a local Ray",
     "pipeline-run": "the README's main run on a folder of stories, every output kept",
     "long-chunk-speed": "text of long chunks (lines of one mark) against the stories, warm",
+    "signal-delay": "how long a signal (Ctrl-C) waits for each kind of long native call",
     "padded-speed": "the padded batch against gigatoken's, and count_batch against the flat batch, one core",
 }
 

@@ -31,3 +31,9 @@ def test_the_main_help_lists_the_measurements():
     out = subprocess.run([sys.executable, "bpe_bench.py", "--help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert all(name in out for name in bpe_bench.MEASUREMENTS)
+
+
+def test_the_readme_layout_names_every_measurement():
+    row = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `bpe_bench.py`, `bench/` |"))
+    assert [name for name in bpe_bench.MEASUREMENTS if f"`{name}`" not in row] == []

@@ -25,7 +25,7 @@ import bpe_reference
 from bpe import BPETokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "bench"))
 import signal_delay  # noqa: E402
 SANITIZED = os.environ.get("BPE_VARIANT") in ("address", "thread")
 
@@ -237,7 +237,7 @@ def test_a_child_forked_while_another_thread_has_the_utf8_buffer_gets_it_back():
 
 @pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
 def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole():
-    # Each call took seconds on 50 MB before it noticed the alarm (tools/signal_delay.py
+    # Each call took seconds on 50 MB before it noticed the alarm (bpe_bench.py signal-delay
     # prints the delays); now each kind stops within a fraction of a second.
     text = signal_delay.distinct_words(20_000_000)
     tok = BPETokenizer.train(text[:300_000], 1000, progress=False)

@@ -1,8 +1,8 @@
 """How long a signal waits for a long native call: the delay from a SIGALRM, whose
 handler raises, to the exception, for each kind of long call on text of distinct words.
 
-    python tools/signal_delay.py             # 50 MB, the alarm 0.5 s into each call
-    python tools/signal_delay.py --mb 20 --after 0.3
+    python bpe_bench.py signal-delay         # 50 MB, the alarm 0.5 s into each call
+    python bpe_bench.py signal-delay --mb 20 --after 0.3
 
 Ctrl-C is such a signal (SIGINT, KeyboardInterrupt). Python runs a handler only once a
 native call returns to it, so a call that never checks makes Ctrl-C wait for the whole
@@ -66,11 +66,11 @@ def calls(tok: BPETokenizer, text: str) -> dict:
     }
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=50, help="megabytes of text (default 50)")
     parser.add_argument("--after", type=float, default=0.5, help="seconds into each call of the alarm (0.5)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     text = distinct_words(int(args.mb * 1e6))
     tok = BPETokenizer.train(text[:300_000], 1000, progress=False)
     for name, call in calls(tok, text).items():
