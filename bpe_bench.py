@@ -91,6 +91,7 @@ MEASUREMENTS = {
     "pipeline-run": "the README's main run on a folder of stories, every output kept",
     "long-chunk-speed": "text of long chunks (lines of one mark) against the stories, warm",
     "padded-speed": "the padded batch against gigatoken's, and count_batch against the flat batch, one core",
+    "hf-face-speed": "tok.as_hf() called on a padded, truncated batch against transformers' and gigatoken's faces, one core",
 }
 
 

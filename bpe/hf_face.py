@@ -86,6 +86,9 @@ class TransformersFace:
         self.truncation_side = "right"
         self.model_max_length = VERY_LARGE_INTEGER
         self.clean_up_tokenization_spaces = False
+        # The engine's threads for a batch, as `threads` everywhere in bpe (0: as many as the
+        # texts' bytes pay for); transformers has no such knob, so it is an attribute.
+        self.threads = 0
         self._vocab: dict[str, int] | None = None
         self._tokens: dict[int, str] | None = None
         # The core pads and truncates in one call where the tokenizer's encoding is the core's own.
@@ -135,6 +138,10 @@ class TransformersFace:
     def get_vocab(self) -> dict[str, int]:
         """{token: id}, tokens spelt as Hugging Face's files spell them (a byte-level
         token's bytes in GPT-2's printable alphabet: "Ġthe"; special tokens as their text)."""
+        return dict(self._vocabulary())
+
+    def _vocabulary(self) -> dict[str, int]:
+        """get_vocab's dict itself, built once (callers must not change it)."""
         if self._vocab is None:
             tok, alphabet = self.tokenizer, formats.byte_alphabet()
             n_made = 256 + len(tok.merges)
@@ -150,13 +157,11 @@ class TransformersFace:
                 vocab[token] = i
             self._vocab = vocab
             self._tokens = {i: t for t, i in vocab.items()}
-        return dict(self._vocab)
+        return self._vocab
 
     def __len__(self) -> int:
         """The number of tokens, added ones included."""
-        self.get_vocab()
-        assert self._vocab is not None
-        return len(self._vocab)
+        return len(self._vocabulary())
 
     @property
     def vocab_size(self) -> int:
@@ -170,7 +175,7 @@ class TransformersFace:
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
         """The token (Hugging Face's spelling) of an id, or the list of a list of ids."""
-        self.get_vocab()
+        self._vocabulary()
         assert self._tokens is not None
         if hasattr(ids, "__index__") and not isinstance(ids, (bool, np.bool_)):
             return self._tokens.get(operator.index(ids))
@@ -181,17 +186,16 @@ class TransformersFace:
     def convert_tokens_to_ids(self, tokens: Any) -> Any:
         """The id of a token (Hugging Face's spelling), or the list of a list of tokens;
         None for a token not in the vocabulary."""
-        self.get_vocab()
-        assert self._vocab is not None
+        vocab = self._vocabulary()
         if isinstance(tokens, str):
-            return self._vocab.get(tokens)
-        return [self._vocab.get(t) for t in tokens]
+            return vocab.get(tokens)
+        return [vocab.get(t) for t in tokens]
 
     # --- encoding -------------------------------------------------------------------
 
     def _text_ids(self, texts: list[str]) -> list[list[int]]:
         # Special-token text is matched, as transformers matches its special added tokens.
-        return self.tokenizer.encode_batch(texts, allowed_special="all", disallowed_special=())
+        return self.tokenizer.encode_batch(texts, allowed_special="all", disallowed_special=(), threads=self.threads)
 
     def encode(self, text: str, add_special_tokens: bool = True, padding: Any = False, truncation: Any = None,
                max_length: int | None = None, return_tensors: str | None = None, **kwargs: Any) -> Any:
@@ -222,10 +226,11 @@ class TransformersFace:
                 raise ValueError(f"{name} is not supported by this face of the tokenizer (use transformers' own "
                                  "tokenizer, from the folder save_huggingface writes)")
         single = isinstance(text, str)
-        if single:
+        texts: list[str]
+        if isinstance(text, str):
             texts = [text]
         elif isinstance(text, (list, tuple)) and all(isinstance(t, str) for t in text):
-            texts = list(text)
+            texts = [str(t) for t in text]
         else:
             raise TypeError("text must be a str or a list of str (pairs and pre-split words are not supported)")
         pad, width_cap, truncate = self._strategies(padding, truncation, max_length, pad_to_multiple_of)
@@ -351,12 +356,21 @@ class TransformersFace:
             texts, self.pad_token_id, max_length=cap if (truncate or pad == "max_length") else None,
             pad_to_max_length=pad == "max_length", truncate=truncate, pad_left=side == "left",
             truncate_left=self.truncation_side == "left", prefix=list(before) or None, suffix=list(after) or None,
-            allowed_special="all", disallowed_special=(), dtype=np.int64)
-        if pad == "max_length" and matrix.shape[1] < cap:
-            matrix = np.pad(matrix, ((0, 0), (cap - matrix.shape[1], 0) if side == "left" else (0, cap - matrix.shape[1])),
-                            constant_values=self.pad_token_id)
+            threads=self.threads, allowed_special="all", disallowed_special=(), dtype=np.int64)
+        width = matrix.shape[1]
+        if return_tensors is None:  # lists: the mask's rows made whole by list repetition, not from an array
+            left = side == "left"
+            out = FaceEncoding(input_ids=matrix.tolist())
+            if type_ids:
+                out["token_type_ids"] = [[0] * width for _ in range(len(texts))]
+            if want_mask:
+                out["attention_mask"] = [[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n)
+                                         for n in lengths.tolist()]
+            if want_length:
+                out["length"] = [width] * len(texts)
+            return out
         out = FaceEncoding(input_ids=matrix)
-        columns = np.arange(matrix.shape[1])
+        columns = np.arange(width)
         if side == "left":
             columns = columns[::-1]
         if type_ids:
@@ -364,9 +378,7 @@ class TransformersFace:
         if want_mask:
             out["attention_mask"] = (columns[None, :] < lengths[:, None]).astype(np.int64)
         if want_length:
-            out["length"] = np.full(len(texts), matrix.shape[1], dtype=np.int64)
-        if return_tensors is None:
-            return FaceEncoding({k: v.tolist() for k, v in out.items()})
+            out["length"] = np.full(len(texts), width, dtype=np.int64)
         return _finish(out, False, return_tensors)
 
     # --- decoding -------------------------------------------------------------------
