@@ -229,8 +229,9 @@ class TransformersFace:
         texts: list[str]
         if isinstance(text, str):
             texts = [text]
-        elif isinstance(text, (list, tuple)) and all(isinstance(t, str) for t in text):
-            texts = [str(t) for t in text]
+        elif isinstance(text, (list, tuple)) and (not text or isinstance(text[0], str)):
+            # The first is looked at here; the engine names any later text that is not a str.
+            texts = list(text)
         else:
             raise TypeError("text must be a str or a list of str (pairs and pre-split words are not supported)")
         pad, width_cap, truncate = self._strategies(padding, truncation, max_length, pad_to_multiple_of)

@@ -262,3 +262,12 @@ def test_the_face_needs_no_transformers_and_a_plain_tokenizer_adds_nothing(monke
     assert out["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
     assert face.decode([256, 257], skip_special_tokens=True) == "hi"
     assert face.get_vocab()["Ġ"] == 32 and face.convert_ids_to_tokens(256) == "hi"
+
+
+def test_a_text_that_is_not_a_str_anywhere_in_the_batch_is_a_type_error():
+    face = BPETokenizer([(104, 105)], special_tokens=["<|endoftext|>"]).as_hf()
+    face.pad_token = face.eos_token
+    for batch in (["hi", 3], ["hi", b"hi"], ["hi", None]):
+        for options in ({}, dict(padding=True), dict(padding=True, return_tensors="np")):
+            with pytest.raises(TypeError):
+                face(batch, **options)
