@@ -12,6 +12,7 @@ imports torch only then. An argument it cannot answer the way transformers would
 naming that argument, rather than giving something else.
 """
 import operator
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -245,13 +246,16 @@ class TransformersFace:
         if pad is not None and self.pad_token_id is None:
             raise ValueError("Asking to pad but the tokenizer does not have a padding token. Please select a "
                              "token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)`")
+        least = max(width_cap if pad == "max_length" else 0, pad_to_multiple_of or 0) if pad else 0
+        if least * len(texts) * 8 > _memory():  # 8 bytes an id at least: refuse before allocating
+            raise ValueError(f"padding {len(texts)} rows to {least} ids each needs more memory than this "
+                             "machine has: lower max_length or pad_to_multiple_of")
         before, after = self._template if add_special_tokens else ((), ())
         budget = None
         if truncate:
             budget = width_cap - len(before) - len(after)
-            if budget < 0:
-                raise ValueError(f"max_length {width_cap} is less than the {len(before) + len(after)} tokens "
-                                 "add_special_tokens puts around each text")
+            if budget < 0:  # no room for the template's tokens: transformers then cuts nothing
+                budget, truncate = None, False
         want_mask = True if return_attention_mask is None else bool(return_attention_mask)
         if return_offsets_mapping:
             rows, offsets = self._with_offsets(texts, before, after, budget)
@@ -407,6 +411,14 @@ class TransformersFace:
 
     def __repr__(self) -> str:
         return f"TransformersFace({self.tokenizer!r})"
+
+
+def _memory() -> int:
+    """The machine's memory in bytes (a large stand-in where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
 
 
 def _int(value: Any, name: str) -> int:

@@ -163,7 +163,11 @@ def test_the_other_returns_and_pad_to_multiple_of(request, name):
                   dict(pad_to_multiple_of=4, padding=True, truncation=True, max_length=8),
                   dict(pad_to_multiple_of=4, padding=True, truncation=True, max_length=6),
                   dict(padding=True, return_length=True, return_tensors="np"),
-                  dict(padding="max_length", max_length=5, truncation=True, return_token_type_ids=True)]:
+                  dict(padding="max_length", max_length=5, truncation=True, return_token_type_ids=True),
+                  # less room than a template's tokens: transformers cuts nothing then
+                  dict(truncation=True, max_length=1), dict(truncation=True, max_length=0),
+                  dict(truncation=True, max_length=1, padding="max_length"),
+                  dict(truncation=True, max_length=1, padding=True, return_tensors="np")]:
         call_both(face, theirs, TEXTS, **extra)
         call_both(face, theirs, TEXTS[0], **extra)
     face.truncation_side = theirs.truncation_side = "left"
@@ -271,3 +275,13 @@ def test_a_text_that_is_not_a_str_anywhere_in_the_batch_is_a_type_error():
         for options in ({}, dict(padding=True), dict(padding=True, return_tensors="np")):
             with pytest.raises(TypeError):
                 face(batch, **options)
+
+
+def test_a_padded_width_past_any_memory_is_an_error_not_an_allocation(request):
+    for name in ("gpt2", "qwen"):
+        face, _ = pair_of(request, name)
+        for max_length in (2**40, 2**62):
+            for options in (dict(padding="max_length"), dict(padding="max_length", truncation=True),
+                            dict(padding=True, pad_to_multiple_of=max_length)):
+                with pytest.raises(ValueError, match="memory"):  # named, before any allocation
+                    face(["abc"] * 10, max_length=max_length, **options)
