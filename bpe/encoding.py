@@ -610,6 +610,15 @@ class BPETokenizer:
         formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
                           token_ids=self.token_ids)
 
+    def as_hf(self) -> "Any":
+        """This tokenizer answering as transformers' PreTrainedTokenizerFast
+        (bpe.hf_face.TransformersFace): face(texts, padding=True, truncation=True,
+        max_length=512, return_tensors="pt"), decode, batch_decode, the special-token
+        attributes, on this engine, with transformers' outputs for the same tokenizer.json.
+        transformers need not be installed."""
+        from .hf_face import TransformersFace
+        return TransformersFace(self)
+
     def save_huggingface(self, path: PathArg) -> Path:
         """Write the tokenizer for Hugging Face; returns the path written. A path ending
         in .json gets one tokenizer.json (for the tokenizers library). Any other path is

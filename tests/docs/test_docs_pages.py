@@ -11,6 +11,7 @@ import pytest
 import bpe
 import bpe_reference as ref
 from bpe.encoding import BPETokenizer, StreamDecoder
+from bpe.hf_face import FaceEncoding, TransformersFace
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -22,7 +23,7 @@ def public_members(cls) -> list:
     return [n for n in vars(cls) if not n.startswith("_") or n in ("__init__", "__len__")]
 
 
-@pytest.mark.parametrize("cls", [BPETokenizer, StreamDecoder])
+@pytest.mark.parametrize("cls", [BPETokenizer, StreamDecoder, TransformersFace, FaceEncoding])
 def test_every_public_member_has_its_own_docstring(cls):
     missing = []
     for name in public_members(cls):
@@ -40,6 +41,8 @@ def test_the_api_reference_names_every_public_name_of_bpe():
     assert "::: bpe.encoding.StreamDecoder" in page
     # the class a model's tokenizer.json loads as, which users get without naming it
     assert "::: bpe.huggingface_tokenizer.HuggingFaceTokenizer" in page
+    # tok.as_hf()'s face, which users get without naming it
+    assert "::: bpe.hf_face.TransformersFace" in page and "::: bpe.hf_face.FaceEncoding" in page
 
 
 def test_the_api_reference_is_built_by_mkdocstrings_pinned_for_the_docs():
