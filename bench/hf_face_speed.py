@@ -1,6 +1,8 @@
 """tok.as_hf() against transformers' own fast tokenizer and gigatoken's as_hf(), for the
 same tokenizer.json, one core, warm: face(batch, padding=True, truncation=True,
-max_length=512) over the held-out stories split at blank lines, --batch stories a call.
+max_length=512) over the held-out stories split at blank lines, --batch stories a call;
+and, where the datasets library is installed, datasets' Dataset.map(batched=True,
+batch_size=--batch) of face(texts, truncation=True, max_length=512) over the same stories.
 
     python bpe_bench.py hf-face-speed [--rounds 5] [--batch 1000] [--vocab 8192]
 
@@ -63,8 +65,18 @@ def main(argv=None):
     options = dict(padding=True, truncation=True, max_length=512)
     calls = {}
     for name, face in faces.items():
-        calls[f"{name}: lists"] = lambda b, f=face: f(b, **options)
-        calls[f"{name}: return_tensors='np'"] = lambda b, f=face: f(b, return_tensors="np", **options)
+        calls[f"{name}: lists"] = lambda f=face: [f(b, **options) for b in batches]
+        calls[f"{name}: return_tensors='np'"] = lambda f=face: [f(b, return_tensors="np", **options) for b in batches]
+    try:
+        import datasets
+        datasets.disable_progress_bars()
+        table = datasets.Dataset.from_dict({"text": stories})
+        for name, face in faces.items():
+            calls[f"{name}: datasets.map"] = lambda f=face: table.map(
+                lambda rows: dict(f(rows["text"], truncation=True, max_length=512)), batched=True,
+                batch_size=args.batch, keep_in_memory=True, load_from_cache_file=False, remove_columns=["text"])
+    except ImportError:
+        print("datasets is not installed: no datasets.map rows")
     for batch in batches:  # equal first (and warm)
         want = faces["transformers"](batch, return_tensors="np", **options)
         for name, face in faces.items():
@@ -72,6 +84,10 @@ def main(argv=None):
             for key in ("input_ids", "attention_mask"):
                 if not np.array_equal(np.asarray(got[key]), want[key]):
                     raise SystemExit(f"{name}: {key} differs from transformers'")
+    mapped = {label: call() for label, call in calls.items() if label.endswith("datasets.map")}
+    for label, table_out in mapped.items():
+        if table_out["input_ids"] != mapped["transformers: datasets.map"]["input_ids"]:
+            raise SystemExit(f"{label}: input_ids differ from transformers'")
     print(f"{len(stories):,} stories, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls of "
           f"{args.batch}; {options}; median of {args.rounds} rounds, one core")
     wall = {label: [] for label in calls}
@@ -80,8 +96,7 @@ def main(argv=None):
         shuffle.shuffle(order)  # no call always follows the same one
         for label, call in order:
             started = time.perf_counter()
-            for batch in batches:
-                call(batch)
+            call()
             wall[label].append(time.perf_counter() - started)
     rows = []
     for label in calls:

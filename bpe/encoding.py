@@ -23,6 +23,7 @@ special-token text unless it is allowed, encode_ordinary never makes special tok
 n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
 """
 import codecs
+import json
 import operator
 import re
 import warnings
@@ -502,10 +503,12 @@ class BPETokenizer:
         the file and what is wrong with it."""
         return cls._from_file(formats.bpe_path(path), formats.load_bpe, pattern=pattern)
 
-    def __reduce__(self) -> tuple[Any, tuple[dict]]:
-        # Pickled as its plain state, so a tokenizer crosses into worker processes
-        # (multiprocessing, datasets.map(num_proc=N)); the compiled encoder is rebuilt there.
-        return _from_state, (self.state(),)
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        # Pickled as its file's JSON, one bytes object, so a tokenizer crosses into worker
+        # processes (multiprocessing, datasets.map(num_proc=N)) and the compiled encoder is
+        # rebuilt there. datasets hashes a mapped function's objects with a pickler written
+        # in Python, for which a list of merges is slow and one bytes object is not.
+        return _from_json, (json.dumps(self.state()).encode(),)
 
     def __eq__(self, other: object) -> bool:
         # The name is a label, as in tiktoken: two tokenizers that give the same ids are equal.
@@ -724,8 +727,12 @@ def _found(id, token):
     return id
 
 
-def _from_state(state) -> BPETokenizer:
+def _from_state(state) -> BPETokenizer:  # what pickles made before _from_json name
     return BPETokenizer.from_state(state)
+
+
+def _from_json(data: bytes) -> BPETokenizer:
+    return BPETokenizer.from_state(json.loads(data))
 
 
 def _numbered_specials(special_ids: dict, token_ids, merges) -> tuple:

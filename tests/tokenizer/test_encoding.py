@@ -392,3 +392,18 @@ def test_a_thousand_special_tokens_print_short_and_are_told_apart():
     assert len(shown) < 400 and "<SPECIAL_0>" in shown and "992 more" in shown, shown
     assert tok.is_special_token(tok.special_ids["<SPECIAL_999>"]) and not tok.is_special_token(65)
     assert pickle.loads(pickle.dumps(tok)).is_special_token(tok.special_ids["<SPECIAL_500>"])
+
+
+def test_a_pickle_holds_the_tokenizer_as_one_bytes_object_and_loads_to_the_same():
+    # datasets hashes what a mapped function holds with a pickler written in Python: one
+    # bytes object costs it little, a list of thousands of merges a lot.
+    text = "the cat sat on the mat. once upon a time, a dog ran home. " * 20
+    trained = BPETokenizer.train(text, vocab_size=300, special_tokens=["<|endoftext|>"])
+    tok = BPETokenizer(trained.merges, special_tokens=trained.special_tokens, name="small")
+    rebuild, (data,) = tok.__reduce__()
+    assert isinstance(data, bytes)
+    again = pickle.loads(pickle.dumps(tok))
+    assert again == tok and again.name == "small" and again.encode(text) == tok.encode(text)
+    # A pickle made before (the state as plain data) still loads.
+    from bpe.encoding import _from_state
+    assert _from_state(tok.state()) == tok
