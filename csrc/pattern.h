@@ -9,7 +9,9 @@
 //   - character classes [...] with ranges and negation [^...]; \p{X} and \P{X} for the
 //     general categories L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po
 //     S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Cs Co Cn (also \pL); \s \S \d \D \w \W; `.`;
-//   - ? * + {m} {m,} {m,n}, each greedy, lazy (+?) or possessive (++);
+//   - ? * + {m} {m,} {m,n} {,n} (0 to n), each greedy, lazy (+?) or possessive (++); a
+//     repeat goes on after a time through that matched nothing while it is short of its
+//     minimum, and stops after one past it, as `regex` does;
 //   - lookaheads (?=...) and (?!...); $ (the end of the text, or before a final \n);
 //   - escapes: \n \r \t \f \v \a \e \0, \xhh \x{h..} \uhhhh \Uhhhhhhhh, and an escaped
 //     punctuation character as itself.
@@ -25,6 +27,17 @@
 //
 // Character classes read the tables of unicode_tables.h (tiktoken's Unicode, as the
 // hand-written splitters do); (?i) reads its case variants, taken from `regex`.
+//
+// The limits, so that no pattern and no text can crash the process or hang it:
+//   - a pattern of at most kMaxPatternBytes (64 KiB), with groups nested at most
+//     kMaxNesting (100) deep: past either, a ValueError naming the limit. Compiling
+//     recurses only with the nesting, and takes time linear in the pattern's size;
+//   - a match recurses at most Regex::kMaxDepth (1,000) levels, one for each choice it
+//     may come back to, well inside a 512 KB thread stack: past it, a RuntimeError;
+//   - a text's matching takes at most Regex::kStepsPerByte (100) steps a byte, and at
+//     least 4 million in all; a step is a node of the program visited, a branch looked
+//     at, or a character a repeat takes or gives back, each a bounded amount of work.
+//     Past it, a RuntimeError. The patterns in use take 2 to 8 steps a byte.
 #pragma once
 
 #include <algorithm>
@@ -1134,7 +1147,7 @@ public:
     // pattern that backtracks exponentially ((?:a+)+b on "aaaa...") or scans the rest of
     // the text at each place (\p{L}*\d|\p{L} on letters) is a RuntimeError, not a hang.
     // The patterns in use take a few steps a byte.
-    static constexpr size_t kStepsPerByte = 100, kMinSteps = size_t(1) << 20;
+    static constexpr size_t kStepsPerByte = 100, kMinSteps = size_t(1) << 22;
 
 private:
 
@@ -1160,6 +1173,7 @@ public:
         // The end of the first non-empty match at byte `at`, or `at` where there is none.
         size_t match_at(size_t at) {
             origin = at, depth = 0;
+            check_budget();
             std::fill(counters.begin(), counters.end(), Counter{});
             const Node& top = re.nodes_[size_t(re.start_)];
             if (top.op != Op::kAlt) return step(re.start_, at) ? end : at;
@@ -1203,9 +1217,14 @@ public:
                                      "repeats a repeat, as (a+)+b does, or scans the rest of the text at each "
                                      "place, as \\p{L}*\\d|\\p{L} does; simplify it");
         }
-        // Counts `count` steps against the budget.
-        BPE_ALWAYS_INLINE void charge(ptrdiff_t count) {
-            if ((steps_left -= count) < 0) too_many_steps();
+        // Counts `count` steps against the budget; check_budget ends the match once it
+        // is spent. Charging does not check, so that the hot loops only subtract: the
+        // checks come at each level (step), each place tried (match_at) and each place a
+        // repeat gives back, so that at most a level's walk and one scan of the text
+        // pass between two of them.
+        BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
+        BPE_ALWAYS_INLINE void check_budget() const {
+            if (steps_left < 0) too_many_steps();
         }
 
         // The character at i (i < n): its code point, and its length in `len`.
@@ -1222,14 +1241,25 @@ public:
 
         BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
             if (++depth > kMaxDepth) too_deep();
+            check_budget();
             bool ok = run_node(id, i);
             --depth;
             return ok;
         }
 
+        // The nodes run_node visits, a step each: counted in a register and charged as it
+        // returns (a level visits each node at most once, as each moves on to one made
+        // before it).
+        struct Visits {
+            ptrdiff_t& steps_left;
+            ptrdiff_t count = 0;
+            ~Visits() { steps_left -= count; }
+        };
+
         bool run_node(int id, size_t i) {
+            Visits visits{steps_left};
             while (true) {
-                charge(1);
+                ++visits.count;
                 const Node& node = re.nodes_[size_t(id)];
                 switch (node.op) {
                     case Op::kMatch:
@@ -1432,6 +1462,7 @@ public:
                 if (count == node.min) return false;
                 i = back_one(i, from), --count;
                 charge(1);
+                check_budget();
             }
         }
 
@@ -1441,6 +1472,7 @@ public:
                 if (count >= node.min && step(node.next, i)) return true;
                 if (count == node.max || i >= n) return false;
                 charge(1);
+                check_budget();
                 uint32_t len;
                 if (!set.contains(char_at(i, len))) return false;
                 i += len;
