@@ -9,7 +9,9 @@
 //   - character classes [...] with ranges and negation [^...]; \p{X} and \P{X} for the
 //     general categories L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po
 //     S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Cs Co Cn (also \pL); \s \S \d \D \w \W; `.`;
-//   - ? * + {m} {m,} {m,n}, each greedy, lazy (+?) or possessive (++);
+//   - ? * + {m} {m,} {m,n} {,n} (0 to n), each greedy, lazy (+?) or possessive (++); a
+//     repeat goes on after a time through that matched nothing while it is short of its
+//     minimum, and stops after one past it, as `regex` does;
 //   - lookaheads (?=...) and (?!...); $ (the end of the text, or before a final \n);
 //   - escapes: \n \r \t \f \v \a \e \0, \xhh \x{h..} \uhhhh \Uhhhhhhhh, and an escaped
 //     punctuation character as itself.
@@ -25,12 +27,24 @@
 //
 // Character classes read the tables of unicode_tables.h (tiktoken's Unicode, as the
 // hand-written splitters do); (?i) reads its case variants, taken from `regex`.
+//
+// The limits, so that no pattern and no text can crash the process or hang it:
+//   - a pattern of at most kMaxPatternBytes (64 KiB), with groups nested at most
+//     kMaxNesting (100) deep: past either, a ValueError naming the limit. Compiling
+//     recurses only with the nesting, and takes time linear in the pattern's size;
+//   - a match recurses at most Regex::kMaxDepth (1,000) levels, one for each choice it
+//     may come back to, well inside a 512 KB thread stack: past it, a RuntimeError;
+//   - a text's matching takes at most Regex::kStepsPerByte (100) steps a byte, and at
+//     least 4 million in all; a step is a node of the program visited, a branch looked
+//     at, or a character a repeat takes or gives back, each a bounded amount of work.
+//     Past it, a RuntimeError. The patterns in use take 2 to 8 steps a byte.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -78,9 +92,16 @@ struct CharSet {
 
     bool in_items(uint32_t cp) const {
         if (bit(props, unicode::char_properties(cp))) return true;
-        for (const auto& [first, last] : ranges)
-            if (first <= cp && cp <= last) return true;
-        return false;
+        if (ranges.size() <= 8) {
+            for (const auto& [first, last] : ranges)
+                if (first <= cp && cp <= last) return true;
+            return false;
+        }
+        // Sorted and apart (finish): the last range that starts at or before cp. A test
+        // stays one step of a match however many ranges a set is written with.
+        auto it = std::upper_bound(ranges.begin(), ranges.end(), cp,
+                                   [](uint32_t c, const std::pair<uint32_t, uint32_t>& r) { return c < r.first; });
+        return it != ranges.begin() && cp <= std::prev(it)->second;
     }
     // The definition: in the items, or (case-insensitive) some case variant of cp is.
     bool contains_slow(uint32_t cp) const {
@@ -94,6 +115,15 @@ struct CharSet {
         return in != negated;
     }
     void finish() {
+        std::sort(ranges.begin(), ranges.end());
+        size_t kept = 0;
+        for (const auto& range : ranges) {
+            if (kept && range.first <= ranges[kept - 1].second + 1)
+                ranges[kept - 1].second = std::max(ranges[kept - 1].second, range.second);
+            else
+                ranges[kept++] = range;
+        }
+        ranges.resize(kept);
         ascii = {};
         for (uint32_t c = 0; c < 128; ++c)
             if (contains_slow(c)) set_bit(ascii, c);
@@ -271,9 +301,20 @@ struct Ast {
     bool negative = false;
 };
 
+// The limits on a pattern, refused past them with a ValueError naming the limit. Its
+// size bounds the compiled program (a node and a set at most for each byte) and what
+// compiling takes. Groups nested deeper than kMaxNesting are refused as the parser, the
+// compiler and the syntax tree's destructor each recurse once a level: at this depth
+// they stay far inside the smallest thread stack in use (512 KB).
+inline constexpr size_t kMaxPatternBytes = 65536;
+inline constexpr int kMaxNesting = 100;
+
 class Parser {
 public:
     Parser(std::string_view text, std::vector<CharSet>& sets) : sets_(sets) {
+        if (text.size() > kMaxPatternBytes)
+            throw std::invalid_argument("split pattern: " + std::to_string(text.size()) + " bytes, over the limit of " +
+                                        std::to_string(kMaxPatternBytes) + " bytes");
         // The pattern is text: decode it to code points (it must be valid UTF-8).
         const auto* s = reinterpret_cast<const unsigned char*>(text.data());
         if (!is_valid_utf8(text)) throw std::invalid_argument("the split pattern is not valid UTF-8");
@@ -295,6 +336,7 @@ private:
     std::vector<uint32_t> cps_;
     size_t pos_ = 0;
     std::vector<CharSet>& sets_;
+    int nesting_ = 0;  // groups open at pos_
 
     [[noreturn]] void fail(const std::string& what) const {
         throw std::invalid_argument("split pattern: " + what + " at position " + std::to_string(pos_) +
@@ -370,8 +412,8 @@ private:
         return rep;
     }
 
-    // {m}, {m,}, {m,n} at pos_; false (pos_ unmoved) where the brace is not one, as
-    // `regex` then reads it as a literal '{'.
+    // {m}, {m,}, {m,n}, {,n} (0 to n) and {,} (0 or more) at pos_; false (pos_ unmoved)
+    // where the brace is not one, as `regex` then reads it as a literal '{'.
     bool counted(uint32_t& min, uint32_t& max) {
         size_t p = pos_ + 1;
         auto number = [&](uint32_t& out) {
@@ -388,7 +430,10 @@ private:
             out = uint32_t(v);
             return p > begin;
         };
-        if (!number(min)) return false;
+        if (!number(min)) {
+            if (p >= cps_.size() || cps_[p] != ',') return false;
+            min = 0;
+        }
         if (p < cps_.size() && cps_[p] == '}') {
             max = min;
         } else if (p < cps_.size() && cps_[p] == ',') {
@@ -456,6 +501,9 @@ private:
             pos_ = start;
             fail(kind);
         };
+        if (nesting_ == kMaxNesting)
+            bad("a group nested " + std::to_string(kMaxNesting + 1) + " deep, past the limit of " +
+                std::to_string(kMaxNesting) + ",");
         ++pos_;  // (
         bool lookahead = false, negative = false;
         if (eat('?')) {
@@ -481,7 +529,9 @@ private:
                 refuse("the inline flags or group '(?" + (at_end() ? std::string() : std::string(1, char(peek()))) + "'");
             }
         }
+        ++nesting_;
         auto body = alternation(icase);
+        --nesting_;
         if (!eat(')')) bad("a missing ')'");
         if (!lookahead) return body;
         auto look = node(Ast::kLookahead);
@@ -748,6 +798,9 @@ class Regex {
 public:
     // Alternations of up to this many branches get the second-character table (Node::seconds).
     static constexpr size_t kSecondsUpTo = 256;
+    // Entries of the second-character tables a pattern may have in all (24 bytes each),
+    // which also bounds the time spent making them.
+    static constexpr size_t kSecondsBudget = size_t(1) << 16;
 
     explicit Regex(std::string_view pattern) : text_(pattern) {
         Parser parser(pattern, sets_);
@@ -758,28 +811,40 @@ public:
         start_ = compiler.compile(*ast, match);
         for (Node& node : nodes_)
             if (node.op == Op::kSet || node.op == Op::kSetRepeat) node.set = &sets_[size_t(node.arg)];
+        starts_ = all_first_chars();
         std::vector<char> seen(nodes_.size(), 0);
-        for (Node& node : nodes_)
-            if (node.op == Op::kAlt && node.alts.size() > UINT16_MAX)
-                throw std::invalid_argument("split pattern: over 65535 alternatives");
-        for (Node& node : nodes_)
-            if (node.op == Op::kAlt)
-                for (int branch : node.alts) {
-                    node.firsts.push_back(first_chars(branch, seen));
-                    // The second-character table costs 128 entries a branch: an alternation
-                    // of a word list (thousands of branches) goes without it.
-                    if (node.alts.size() > kSecondsUpTo) {
-                        node.second_known.push_back(false);
-                        continue;
-                    }
-                    bool known = false;
-                    for (uint32_t c = 0; c < 128; ++c) {
-                        node.seconds.push_back(after_first(branch, c, seen, 0));
-                        const FirstChars& f = node.seconds.back();
-                        known |= ~f.ascii[0] || ~f.ascii[1] || !f.non_ascii;
-                    }
-                    node.second_known.push_back(known);
+        std::vector<int> todo;
+        // The pattern's own alternation first: it is tried at every chunk, so it gets the
+        // second-character table before the budget for them runs out.
+        std::vector<int> alternations;
+        if (nodes_[size_t(start_)].op == Op::kAlt) alternations.push_back(start_);
+        for (size_t id = 0; id < nodes_.size(); ++id)
+            if (nodes_[id].op == Op::kAlt && int(id) != start_) alternations.push_back(int(id));
+        size_t seconds_left = kSecondsBudget;
+        for (int id : alternations) {
+            Node& node = nodes_[size_t(id)];
+            if (node.alts.size() > UINT16_MAX) throw std::invalid_argument("split pattern: over 65535 alternatives");
+            for (int branch : node.alts) node.firsts.push_back(starts_[size_t(branch)]);
+            node.second_known.assign(node.alts.size(), false);
+            // The second-character table costs 128 entries a branch: an alternation of a
+            // word list (thousands of branches) goes without it, and so do alternations
+            // past the pattern's budget for them.
+            const size_t entries = node.alts.size() * 128;
+            if (node.alts.size() > kSecondsUpTo || entries > seconds_left) continue;
+            bool any_known = false;
+            for (size_t k = 0; k < node.alts.size(); ++k) {
+                bool known = false;
+                for (uint32_t c = 0; c < 128; ++c) {
+                    node.seconds.push_back(after_first(node.alts[k], c, seen, todo));
+                    const FirstChars& f = node.seconds.back();
+                    known |= ~f.ascii[0] || ~f.ascii[1] || !f.non_ascii;
                 }
+                node.second_known[k] = known;
+                any_known |= known;
+            }
+            seconds_left -= entries;  // spent in the work of making them, kept or not
+            if (!any_known) node.seconds = {};
+        }
         for (Node& node : nodes_)
             if (node.op == Op::kAlt) {
                 for (uint32_t key = 0; key < 130; ++key) {
@@ -790,8 +855,7 @@ public:
                 }
                 node.by_first[130] = uint32_t(node.branches.size());
             }
-        for (size_t id = 0; id < nodes_.size(); ++id) starts_.push_back(first_chars(int(id), seen));
-        for (size_t id = 0; id < nodes_.size(); ++id) succeeds_.push_back(always_succeeds(int(id), 0));
+        succeeds_ = all_always_succeed();
         for (Node& node : nodes_)
             if (node.op == Op::kSetRepeat) {
                 node.ends_match = nodes_[size_t(node.next)].op == Op::kMatch;
@@ -812,103 +876,177 @@ public:
     class Matcher;
 
 private:
-    // What a match from node id can start with (seen: the nodes on the way, as a
-    // repeat's loop leads back to itself; met again, it may be anything).
-    FirstChars first_chars(int id, std::vector<char>& seen) const {
-        if (seen[size_t(id)]) return FirstChars::any();
-        seen[size_t(id)] = 1;
+    // The nodes a match from node id may go on to without taking a character (its k-th
+    // such, -1 past the last): what it can start with is theirs too.
+    int empty_successor(int id, size_t k) const {
+        const Node& node = nodes_[size_t(id)];
+        switch (node.op) {
+            case Op::kSetRepeat: return k == 0 && node.min == 0 ? node.next : -1;
+            case Op::kAlt: return k < node.alts.size() ? node.alts[k] : -1;
+            case Op::kRepeatEnter: return k == 0 ? node.next : -1;
+            case Op::kRepeatLoop: return k == 0 ? node.body : k == 1 ? node.next : -1;
+            case Op::kPossessive: return k == 0 ? node.body : -1;
+            case Op::kLookahead:
+                // (?!) never matches (its empty body always does): nothing can start it.
+                // A pattern's text with |(?!) added, so that no name stands for it, would
+                // otherwise keep every branch before it from being the last.
+                if (node.negative && nodes_[size_t(node.body)].op == Op::kSubEnd) return -1;
+                return k == 0 ? node.next : -1;
+            default: return -1;
+        }
+    }
+    // What node id can start with by itself: its class's characters, or anything where
+    // the match (or a lookahead's body) may end there.
+    FirstChars own_first_chars(int id) const {
         const Node& node = nodes_[size_t(id)];
         FirstChars f;
         switch (node.op) {
-            case Op::kSet: {
-                const CharSet& set = sets_[size_t(node.arg)];
-                f.ascii = set.ascii;
+            case Op::kSet: case Op::kSetRepeat:
+                f.ascii = sets_[size_t(node.arg)].ascii;
                 f.non_ascii = true;
-                break;
-            }
-            case Op::kSetRepeat: {
-                const CharSet& set = sets_[size_t(node.arg)];
-                f.ascii = set.ascii;
-                f.non_ascii = true;
-                if (node.min == 0) f.add(first_chars(node.next, seen));
-                break;
-            }
-            case Op::kAlt:
-                for (int branch : node.alts) f.add(first_chars(branch, seen));
-                break;
-            case Op::kRepeatEnter: f = first_chars(node.next, seen); break;
-            case Op::kRepeatLoop:
-                // Reached again after a time through, the count may have passed min:
-                // the rest after the repeat may come next, whatever min is.
-                f = first_chars(node.body, seen);
-                f.add(first_chars(node.next, seen));
-                break;
-            case Op::kPossessive: f = first_chars(node.body, seen); break;
-            case Op::kLookahead: {
-                const Node& body = nodes_[size_t(node.body)];
-                // (?!) never matches (its empty body always does): nothing can start
-                // it. A pattern's text with |(?!) added, so that no name stands for it,
-                // would otherwise keep every branch before it from being the last.
-                if (node.negative && body.op == Op::kSubEnd) break;
-                f = first_chars(node.next, seen);
-                // (?!x), (?=x) of one class: the character here must (not) be in it.
-                if (body.op == Op::kSet && nodes_[size_t(body.next)].op == Op::kSubEnd) {
-                    const CharSet& set = sets_[size_t(body.arg)];
-                    for (int w = 0; w < 2; ++w) f.ascii[w] &= node.negative ? ~set.ascii[w] : set.ascii[w];
-                }
-                break;
-            }
-            default: f = FirstChars::any(); break;  // kMatch, kSubEnd, kEndOfText
+                return f;
+            case Op::kMatch: case Op::kSubEnd: case Op::kEndOfText: return FirstChars::any();
+            default: return f;
         }
-        seen[size_t(id)] = 0;
-        return f;
+    }
+
+    // What a match from each node can start with: the union of own_first_chars over the
+    // nodes it reaches by empty_successor. A repeat's loop leads back to itself, so the
+    // nodes that reach each other (found by Tarjan's algorithm, with a stack of its own
+    // rather than recursion) share one answer; each node and edge is looked at once.
+    // (?=x) and (?!x) of one class narrow the answer to what passes them, where they
+    // are not on such a loop.
+    std::vector<FirstChars> all_first_chars() const {
+        const size_t count = nodes_.size();
+        std::vector<FirstChars> first(count);
+        std::vector<int> index(count, -1), low(count, 0), group(count, -1), stack;
+        std::vector<char> on_stack(count, 0);
+        struct Frame { int id; size_t k; };
+        std::vector<Frame> calls;
+        int visited = 0, groups = 0;
+        auto enter = [&](int id) {
+            index[size_t(id)] = low[size_t(id)] = visited++;
+            stack.push_back(id);
+            on_stack[size_t(id)] = 1;
+            calls.push_back({id, 0});
+        };
+        for (size_t root = 0; root < count; ++root) {
+            if (index[root] >= 0) continue;
+            enter(int(root));
+            while (!calls.empty()) {
+                Frame& frame = calls.back();
+                const int id = frame.id;
+                const int to = empty_successor(id, frame.k);
+                if (to >= 0) {
+                    ++frame.k;
+                    if (index[size_t(to)] < 0) enter(to);
+                    else if (on_stack[size_t(to)]) low[size_t(id)] = std::min(low[size_t(id)], index[size_t(to)]);
+                    continue;
+                }
+                calls.pop_back();
+                if (!calls.empty()) low[size_t(calls.back().id)] = std::min(low[size_t(calls.back().id)], low[size_t(id)]);
+                if (low[size_t(id)] != index[size_t(id)]) continue;
+                // id and the nodes above it on the stack reach each other: one answer.
+                size_t from = stack.size();
+                do --from; while (stack[from] != id);
+                for (size_t m = from; m < stack.size(); ++m) group[size_t(stack[m])] = groups;
+                FirstChars f;
+                bool loop = stack.size() - from > 1;
+                for (size_t m = from; m < stack.size(); ++m) {
+                    const int member = stack[m];
+                    f.add(own_first_chars(member));
+                    for (size_t k = 0;; ++k) {
+                        const int to = empty_successor(member, k);
+                        if (to < 0) break;
+                        if (group[size_t(to)] == groups) loop = true;
+                        else f.add(first[size_t(to)]);
+                    }
+                }
+                const Node& node = nodes_[size_t(id)];
+                if (!loop && node.op == Op::kLookahead) {
+                    const Node& body = nodes_[size_t(node.body)];
+                    if (body.op == Op::kSet && nodes_[size_t(body.next)].op == Op::kSubEnd) {
+                        const CharSet& set = sets_[size_t(body.arg)];
+                        for (int w = 0; w < 2; ++w) f.ascii[w] &= node.negative ? ~set.ascii[w] : set.ascii[w];
+                    }
+                }
+                for (size_t m = from; m < stack.size(); ++m) {
+                    first[size_t(stack[m])] = f;
+                    on_stack[size_t(stack[m])] = 0;
+                }
+                stack.resize(from);
+                ++groups;
+            }
+        }
+        return first;
     }
 
     // What the second character of a match from node id can be, its first being the
     // ASCII character c (nothing, where c cannot be its first). Conservative: anything
-    // where the first character is not taken by a class or a repeat of one.
-    FirstChars after_first(int id, uint32_t c, std::vector<char>& seen, int depth) const {
-        if (depth > 32 || seen[size_t(id)]) return FirstChars::any();
-        const Node& node = nodes_[size_t(id)];
+    // where the first character is not taken by a class or a repeat of one, or where
+    // more than kAfterFirstNodes nodes would have to be looked at (so that an alternation
+    // of alternations costs a bounded time a question, not one a path through them).
+    static constexpr int kAfterFirstNodes = 32;
+    FirstChars after_first(int id, uint32_t c, std::vector<char>& seen, std::vector<int>& todo) const {
         FirstChars f;
-        switch (node.op) {
-            case Op::kMatch: return FirstChars::any();  // the match may end before c (a(?:|bc) at "abc")
-            case Op::kSet:
-                if (sets_[size_t(node.arg)].contains(c)) f = first_chars(node.next, seen);
-                return f;
-            case Op::kSetRepeat: {
-                const CharSet& set = sets_[size_t(node.arg)];
-                if (set.contains(c)) {
-                    if (node.max > 1) f.ascii = set.ascii, f.non_ascii = true;  // another of the set
-                    if (node.min <= 1) f.add(first_chars(node.next, seen));     // or the rest
-                }
-                if (node.min == 0) f.add(after_first(node.next, c, seen, depth + 1));  // none taken
-                return f;
+        bool anything = false;
+        int looked = 0;
+        todo.assign(1, id);
+        std::vector<int> marked;
+        while (!todo.empty() && !anything) {
+            const int at = todo.back();
+            todo.pop_back();
+            if (seen[size_t(at)]) continue;
+            if (++looked > kAfterFirstNodes) {
+                anything = true;
+                break;
             }
-            case Op::kAlt:
-                seen[size_t(id)] = 1;
-                for (int branch : node.alts) f.add(after_first(branch, c, seen, depth + 1));
-                seen[size_t(id)] = 0;
-                return f;
-            default: return FirstChars::any();
+            seen[size_t(at)] = 1;
+            marked.push_back(at);
+            const Node& node = nodes_[size_t(at)];
+            switch (node.op) {
+                case Op::kSet:
+                    if (sets_[size_t(node.arg)].contains(c)) f.add(starts_[size_t(node.next)]);
+                    break;
+                case Op::kSetRepeat: {
+                    const CharSet& set = sets_[size_t(node.arg)];
+                    if (set.contains(c)) {
+                        if (node.max > 1) f.add(FirstChars{set.ascii, true});   // another of the set
+                        if (node.min <= 1) f.add(starts_[size_t(node.next)]);  // or the rest
+                    }
+                    if (node.min == 0) todo.push_back(node.next);  // none taken
+                    break;
+                }
+                case Op::kAlt:
+                    for (size_t k = node.alts.size(); k-- > 0;) todo.push_back(node.alts[k]);
+                    break;
+                default: anything = true; break;  // kMatch: the match may end before c (a(?:|bc) at "abc")
+            }
         }
+        for (int at : marked) seen[size_t(at)] = 0;
+        return anything ? FirstChars::any() : f;
     }
 
-    // Whether a match from node id succeeds wherever it starts, consuming nothing if it
-    // must (a match already begun: kMatch needs only a non-empty one): then a greedy
-    // repeat before it never has to back off. Conservative: false where unsure.
-    bool always_succeeds(int id, int depth) const {
-        if (depth > 32) return false;
-        const Node& node = nodes_[size_t(id)];
-        switch (node.op) {
-            case Op::kMatch: return true;
-            case Op::kAlt:
-                for (int branch : node.alts)
-                    if (always_succeeds(branch, depth + 1)) return true;
-                return false;
-            case Op::kSetRepeat: return node.min == 0 && always_succeeds(node.next, depth + 1);
-            default: return false;
+    // For each node, whether a match from it succeeds wherever it starts, consuming
+    // nothing if it must (a match already begun: kMatch needs only a non-empty one):
+    // then a greedy repeat before it never has to back off. Conservative: false where
+    // unsure. Branches and a repeat's next are made before the node that leads to them
+    // (Compiler::compile), so one pass in order answers each from answers already made.
+    std::vector<char> all_always_succeed() const {
+        std::vector<char> succeeds(nodes_.size(), 0);
+        auto known = [&](int to, size_t id) { return size_t(to) < id && succeeds[size_t(to)]; };
+        for (size_t id = 0; id < nodes_.size(); ++id) {
+            const Node& node = nodes_[id];
+            switch (node.op) {
+                case Op::kMatch: succeeds[id] = 1; break;
+                case Op::kAlt:
+                    for (int branch : node.alts) succeeds[id] |= known(branch, id);
+                    break;
+                case Op::kSetRepeat: succeeds[id] = node.min == 0 && known(node.next, id); break;
+                default: break;
+            }
         }
+        return succeeds;
     }
 
     // The branch from node id as a straight line of classes (count 0 where it is not
@@ -991,18 +1129,27 @@ private:
 
     struct Counter {
         uint32_t count = 0;
-        size_t start = SIZE_MAX;  // where the current time through began
+        // Where the last time through past the minimum began: one that matched nothing
+        // ends the repeat (as in `regex`: times up to the minimum may match nothing and
+        // go on).
+        size_t optional_start = SIZE_MAX;
     };
 
-    // Backtracking recurses a level for each pass through a repeated group, on the
-    // caller's stack: a thread's may be 512 KB (macOS), where some 6,000 levels crashed.
-    // Past kMaxDepth levels a match is a RuntimeError instead. Repeats of a single class
-    // (\p{L}+), which the patterns people use are made of, loop and never count here.
+public:
+    // Backtracking recurses a level for each choice it may come back to (a branch with
+    // others after it, a repeat that may give back or go on, a lookahead's body), on the
+    // caller's stack: a thread's may be 512 KB (macOS). Past kMaxDepth levels a match is
+    // a RuntimeError instead. A repeat of a single class (\p{L}+) whose rest cannot start
+    // inside it loops and takes no level.
     static constexpr int kMaxDepth = 1000;
-    // Steps one text may take, all positions together: a pattern that backtracks
-    // exponentially ((?:a+)+b on "aaaa...") is a RuntimeError, not a hang. Real patterns
-    // take a few steps a byte.
-    static constexpr size_t kStepsPerByte = 1000, kMinSteps = size_t(1) << 20;
+    // Steps one text may take, all positions together: a node of the program visited, a
+    // branch looked at, and a character a repeat takes or gives back are each one. A
+    // pattern that backtracks exponentially ((?:a+)+b on "aaaa...") or scans the rest of
+    // the text at each place (\p{L}*\d|\p{L} on letters) is a RuntimeError, not a hang.
+    // The patterns in use take a few steps a byte.
+    static constexpr size_t kStepsPerByte = 100, kMinSteps = size_t(1) << 22;
+
+private:
 
     std::string text_;
     std::vector<CharSet> sets_;
@@ -1021,11 +1168,12 @@ public:
     public:
         Matcher(const Regex& re, std::string_view text)
             : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
-              counters(size_t(re.counters_)), steps_left(kMinSteps + kStepsPerByte * text.size()) {}
+              counters(size_t(re.counters_)), steps_left(ptrdiff_t(kMinSteps + kStepsPerByte * text.size())) {}
 
         // The end of the first non-empty match at byte `at`, or `at` where there is none.
         size_t match_at(size_t at) {
             origin = at, depth = 0;
+            check_budget();
             std::fill(counters.begin(), counters.end(), Counter{});
             const Node& top = re.nodes_[size_t(re.start_)];
             if (top.op != Op::kAlt) return step(re.start_, at) ? end : at;
@@ -1033,6 +1181,7 @@ public:
             // a chunk costs one call less.
             const uint16_t *k = top.branches.data() + top.by_first[first_key(at)],
                            *last = top.branches.data() + top.by_first[first_key(at) + 1];
+            charge(last - k);
             for (; k < last; ++k) {
                 if (!second_allows(top, *k, at)) continue;
                 const Straight& straight = re.straights_[*k];
@@ -1055,16 +1204,27 @@ public:
         size_t end = 0;
         size_t sub_end = 0;
         int depth = 0;
-        size_t steps_left;
+        ptrdiff_t steps_left;
 
         [[noreturn, gnu::noinline, gnu::cold]] static void too_deep() {
             throw std::runtime_error("split pattern: the match recursed too deep (over " + std::to_string(kMaxDepth) +
-                                     " levels); simplify the repeated group");
+                                     " levels, one for each repeat, alternative or lookahead it may come back "
+                                     "to); simplify the pattern");
         }
         [[noreturn, gnu::noinline, gnu::cold]] static void too_many_steps() {
             throw std::runtime_error("split pattern: the match backtracked too much (over " +
-                                     std::to_string(kStepsPerByte) + " steps a byte): the pattern repeats a "
-                                     "repeat, as (a+)+ does; simplify it");
+                                     std::to_string(kStepsPerByte) + " steps a byte of text): the pattern "
+                                     "repeats a repeat, as (a+)+b does, or scans the rest of the text at each "
+                                     "place, as \\p{L}*\\d|\\p{L} does; simplify it");
+        }
+        // Counts `count` steps against the budget; check_budget ends the match once it
+        // is spent. Charging does not check, so that the hot loops only subtract: the
+        // checks come at each level (step), each place tried (match_at) and each place a
+        // repeat gives back, so that at most a level's walk and one scan of the text
+        // pass between two of them.
+        BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
+        BPE_ALWAYS_INLINE void check_budget() const {
+            if (steps_left < 0) too_many_steps();
         }
 
         // The character at i (i < n): its code point, and its length in `len`.
@@ -1081,14 +1241,25 @@ public:
 
         BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
             if (++depth > kMaxDepth) too_deep();
-            if (--steps_left == 0) too_many_steps();
+            check_budget();
             bool ok = run_node(id, i);
             --depth;
             return ok;
         }
 
+        // The nodes run_node visits, a step each: counted in a register and charged as it
+        // returns (a level visits each node at most once, as each moves on to one made
+        // before it).
+        struct Visits {
+            ptrdiff_t& steps_left;
+            ptrdiff_t count = 0;
+            ~Visits() { steps_left -= count; }
+        };
+
         bool run_node(int id, size_t i) {
+            Visits visits{steps_left};
             while (true) {
+                ++visits.count;
                 const Node& node = re.nodes_[size_t(id)];
                 switch (node.op) {
                     case Op::kMatch:
@@ -1140,6 +1311,7 @@ public:
                         const uint16_t *k = node.branches.data() + node.by_first[first_key(i)],
                                        *last = node.branches.data() + node.by_first[first_key(i) + 1];
                         if (k == last) return false;
+                        charge(last - k);
                         --last;
                         for (; k < last; ++k)
                             if (second_allows(node, *k, i) && step(node.alts[*k], i)) return true;
@@ -1183,7 +1355,7 @@ public:
 
         // The end of a straight branch's match at i (Straight), or i where it has none.
         // (Out of line: inlined into match_at it measured no faster.)
-        [[gnu::noinline]] size_t run_straight(const Straight& straight, size_t i) const {
+        [[gnu::noinline]] size_t run_straight(const Straight& straight, size_t i) {
             const size_t at = i;
             size_t last_from = i;
             uint32_t last_count = 0;
@@ -1230,9 +1402,10 @@ public:
             return fail;
         }
 
-        // Takes as many characters of the set as the repeat allows from i: how many.
-        uint32_t take_set(const Node& node, size_t& i) const { return take_set(*node.set, node.max, i); }
-        BPE_ALWAYS_INLINE uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) const {
+        // Takes as many characters of the set as the repeat allows from i: how many (a
+        // step each).
+        uint32_t take_set(const Node& node, size_t& i) { return take_set(*node.set, node.max, i); }
+        BPE_ALWAYS_INLINE uint32_t take_set(const CharSet& set, uint32_t max, size_t& i) {
             uint32_t count = 0;
             while (count < max && i < n) {
 #if defined(BPE_PATTERN_SSE2)
@@ -1251,6 +1424,7 @@ public:
                 if (!set.contains(char_at(i, len))) break;
                 i += len, ++count;
             }
+            charge(count);
             return count;
         }
 
@@ -1287,6 +1461,8 @@ public:
                 if (may_start(node.next, i) && step(node.next, i)) return true;
                 if (count == node.min) return false;
                 i = back_one(i, from), --count;
+                charge(1);
+                check_budget();
             }
         }
 
@@ -1295,6 +1471,8 @@ public:
             for (uint32_t count = 0;; ++count) {
                 if (count >= node.min && step(node.next, i)) return true;
                 if (count == node.max || i >= n) return false;
+                charge(1);
+                check_budget();
                 uint32_t len;
                 if (!set.contains(char_at(i, len))) return false;
                 i += len;
@@ -1304,10 +1482,11 @@ public:
         [[gnu::noinline]] bool repeat_loop(const Node& node, size_t i) {
             Counter& c = counters[size_t(node.arg)];
             const Counter saved = c;
-            // A time through that matched nothing ends the repeat (no endless loop).
-            const bool can_go_on = c.count < node.max && c.start != i;
+            // A time through past the minimum that matched nothing ends the repeat (no
+            // endless loop); one before it does not.
+            const bool can_go_on = c.count < node.max && c.optional_start != i;
             auto again = [&] {
-                counters[size_t(node.arg)] = Counter{saved.count + 1, i};
+                counters[size_t(node.arg)] = Counter{saved.count + 1, saved.count < node.min ? saved.optional_start : i};
                 bool ok = step(node.body, i);
                 counters[size_t(node.arg)] = saved;
                 return ok;

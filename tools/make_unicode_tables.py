@@ -227,11 +227,18 @@ def classify_categories() -> bytearray:
     return props
 
 
-def case_variants() -> list[tuple[int, int]]:
-    """(code point, another that (?i) matches where it is written), for every such pair,
-    sorted: read from the `regex` module, each cased character asked for every other.
-    Not always symmetric (Turkish dotted and dotless i), so kept as pairs."""
-    cased = set()
+def case_variants(props: bytearray) -> list[tuple[int, int]]:
+    """(code point, another that (?i) matches it where the other is written), for every
+    such pair, sorted: read from the `regex` module, each cased character asked for
+    every other. The characters asked about are those `regex` takes as cased or as
+    changed by a case mapping, so that those whose full mapping is several characters
+    (U+0130, whose lower case is "i" and a dot above; U+0390; U+FB05) are in too, and
+    those that Python's str methods alone would find. Not always symmetric (Turkish
+    dotted and dotless i: (?i)i matches U+0130, (?i)I does not), so kept as pairs, the
+    text's character first, as the engine looks them up. Characters that tiktoken's
+    Unicode has not assigned (props: Cn) have no case here, as they have no class
+    (bpe_reference.py hides them from `regex` likewise)."""
+    cased = set(map(ord, regex.findall(r"[\p{Cased}\p{Changes_When_Casemapped}]", ALL_TEXT)))
     for cp in range(0x110000):
         if 0xD800 <= cp <= 0xDFFF:
             continue
@@ -239,12 +246,14 @@ def case_variants() -> list[tuple[int, int]]:
         for other in (ch.lower(), ch.upper(), ch.casefold(), ch.title()):
             if len(other) == 1 and other != ch:
                 cased |= {cp, ord(other)}
+    unassigned = CATEGORIES.index("Cn")
+    cased = {cp for cp in cased if props[cp] & 31 != unassigned}
     text = "".join(map(chr, sorted(cased)))
     pairs = []
-    for cp in sorted(cased):
-        for other in sorted(set(map(ord, regex.findall("(?i)" + regex.escape(chr(cp)), text))) - {cp}):
-            pairs.append((cp, other))
-    return pairs
+    for written in sorted(cased):
+        for matched in set(map(ord, regex.findall("(?i)" + regex.escape(chr(written)), text))) - {written}:
+            pairs.append((matched, written))
+    return sorted(pairs)
 
 
 def build_byte_blocks(values: bytearray, default: int):
@@ -261,7 +270,7 @@ def render_general() -> str:
     props = classify_categories()
     default = CATEGORIES.index("Cn")
     limit, block_index, blocks = build_byte_blocks(props, default)
-    orbits = case_variants()
+    orbits = case_variants(props)
     names = ", ".join(f"k{name}" for name in CATEGORIES)
     values = [str(b) for block in blocks for b in block]
     return f"""
@@ -288,7 +297,7 @@ inline uint8_t char_properties(uint32_t cp) {{
 }}
 
 // Case variants, read from the `regex` module: (code point, another that (?i) matches
-// where the first is written), sorted ({len(orbits)} pairs).
+// it where the other is written), sorted ({len(orbits)} pairs).
 struct CaseVariant {{
     uint32_t cp, other;
 }};

@@ -413,3 +413,261 @@ def test_a_pattern_that_backtracks_exponentially_is_an_error_not_a_hang():
     # 24 letters and twice as long for each more.
     with pytest.raises(RuntimeError, match="backtracked too much"):
         _core.pretokenize(b"a" * 40, r"(?:a+)+b|.")
+
+
+# --- crafted patterns: refused or compiled, never a crash or a hang --------------------
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, timeout: float = 120):
+    """Runs code in a fresh interpreter at the project's root: a crash there (a stack
+    overflow is exit -11) fails the test instead of ending pytest."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+# Patterns that overflowed the stack (nested alternations and groups, a chain of
+# lookaheads) or compiled in quadratic or exponential time.
+CRAFTED = {
+    "nested alternations": "'(?:a|' * 4000 + 'b' + ')' * 4000",
+    "nested groups": "'(' * 8000 + 'a' + ')' * 8000",
+    "50,000 lookaheads": "'(?=a)' * 50000 + 'a'",
+    "20,000 lookaheads": "'(?=a)' * 20000 + 'a'",
+    "lookaheads at the size limit": "'(?=a)' * 13000 + 'a'",
+    "a* 5,000 times": "'a*' * 5000 + 'b'",
+    "a* at the size limit": "'a*' * 32000 + 'b'",
+    "choices of optionals": "'(?:a?|b?)' * 7000 + 'c'",
+    "optional groups": "'(?:ab)?' * 9000",
+    "nested at the limit, repeated": "'|'.join(['(?:a|' * 100 + 'b' + ')' * 100] * 120)",
+    "1 MB": "'(?:a|b)' * 150000",
+    "1 MB nested": "'(' * 500000 + ')' * 500000",
+}
+
+
+@pytest.mark.parametrize("name", list(CRAFTED))
+def test_a_crafted_pattern_is_compiled_or_refused_within_a_second(name):
+    result = run_python(f"""
+import time
+from bpe import core
+_core = core.load_core()
+pattern = {CRAFTED[name]}
+start = time.process_time()
+try:
+    _core.pretokenize(b"", pattern)
+    print("compiled")
+except ValueError as e:
+    print("refused:", e)
+print(time.process_time() - start)
+""")
+    assert result.returncode == 0, (name, result.returncode, result.stderr[-2000:])
+    outcome, seconds = result.stdout.splitlines()
+    assert float(seconds) < 1.0, (name, outcome, seconds)
+    assert outcome == "compiled" or "limit of" in outcome, outcome
+
+
+def test_the_limits_on_nesting_and_size_are_stated_in_the_error():
+    at_limit = "(?:a|" * 100 + "b" + ")" * 100
+    assert _core.pretokenize(b"aab", at_limit) == [b"a", b"a", b"b"]
+    with pytest.raises(ValueError, match=r"^split pattern: a group nested 101 deep, past the limit of 100, at position 500$"):
+        _core.pretokenize(b"", "(?:a|" * 101 + "b" + ")" * 101)
+    with pytest.raises(ValueError, match="past the limit of 100"):
+        _core.pretokenize(b"", "(?=" * 101 + "a" + ")" * 101)
+    exactly = "(?:ab)" + "x" * (65536 - 6)
+    assert _core.pretokenize(b"ab", exactly) == [b"ab"]
+    with pytest.raises(ValueError, match=r"^split pattern: 65537 bytes, over the limit of 65536 bytes$"):
+        _core.pretokenize(b"", exactly + "x")
+
+
+def test_every_entry_point_refuses_a_crafted_pattern_with_a_value_error(tmp_path):
+    # The pattern can come from a file: a .bpe, the command on one, a pickled counter.
+    result = run_python(f"""
+import json, pickle, subprocess, sys
+from bpe import BPETokenizer, core
+_core = core.load_core()
+deep = "(?:a|" * 4000 + "b" + ")" * 4000
+path = {str(tmp_path / "deep.bpe")!r}
+BPETokenizer.train(["hello world"], 258, pattern=r"\\w+|\\s+").save(path)
+data = json.load(open(path)); data["pattern"] = deep; json.dump(data, open(path, "w"))
+def refused(make):
+    try:
+        make()
+    except ValueError as e:
+        return str(e)
+    return "accepted"
+print(refused(lambda: BPETokenizer.load(path)))
+print(refused(lambda: BPETokenizer.train(["x"], 257, pattern=deep)))
+print(refused(lambda: _core.pretokenize(b"ab", deep)))
+placeholder = "(?:a)" + "b" * (len(deep) - 5)  # as long: the pickle's bytes swap in place
+forged = pickle.dumps(_core.ChunkCounter(placeholder)).replace(placeholder.encode(), deep.encode())
+print(refused(lambda: pickle.loads(forged)))
+command = subprocess.run([sys.executable, "-m", "bpe", "info", "-t", path], capture_output=True, text=True)
+print(command.returncode, command.stderr.strip())
+""")
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    limit = "a group nested 101 deep, past the limit of 100, at position 500"
+    assert lines[0] == f"{tmp_path / 'deep.bpe'}: split pattern: {limit}"
+    assert lines[1] == lines[2] == lines[3] == f"split pattern: {limit}"
+    assert lines[4].startswith("1 ") and str(tmp_path / "deep.bpe") in lines[4] and limit in lines[4]
+    assert "Traceback" not in result.stdout
+
+
+SMALL_STACK_CASES = [
+    # (text, pattern): each at the nesting limit or at the match's depth limit.
+    (b"ab" * 5000, r"(?:a|b)+"),
+    (b"ab" * 5000 + b"c", r"(?:a|b)*?c"),
+    (b"a" * 3000, r"(?:a|(?=a)a)+b"),
+    (b"ab" * 100, "(?:a|" * 100 + "b" + ")" * 100),
+    (b"ab" * 3000, "(?:" * 99 + "(?:a|b)+" + ")?" * 99 + "c"),
+    (b"aaaa" * 1000, "(?=" * 99 + "a+" + ")" * 99 + "a"),
+    (b"a" * 3000, r"(?:a?){1,3000}b"),
+    (b"ab" * 3000, r"(?:(?:ab)++)+c"),
+    (b"a" * 2000, "a*" * 5000 + "b"),
+]
+
+
+def test_a_thread_with_a_512_kb_stack_survives_every_limit():
+    # macOS gives a thread 512 KB of stack: 250 nested alternations overflowed it.
+    result = run_python(f"""
+import threading
+from bpe import core
+_core = core.load_core()
+cases = {SMALL_STACK_CASES!r} + [(b"ab", "(?:a|" * 250 + "b" + ")" * 250)]
+out = []
+def run():
+    for text, pattern in cases:
+        try:
+            out.append(str(len(_core.pretokenize(text, pattern))))
+        except (RuntimeError, ValueError) as e:
+            out.append(type(e).__name__ + ": " + str(e))
+threading.stack_size(512 * 1024)
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+print("\\n".join(out))
+""")
+    assert result.returncode == 0, result.stderr[-2000:]
+    outcomes = result.stdout.splitlines()
+    assert len(outcomes) == len(SMALL_STACK_CASES) + 1
+    assert outcomes[3] == "200"  # the nesting limit compiles and matches
+    assert "past the limit of 100" in outcomes[-1]
+    for outcome in outcomes[:-1]:
+        assert outcome.isdigit() or "recursed too deep" in outcome or "backtracked too much" in outcome, outcome
+
+
+def test_the_depth_error_names_what_takes_the_levels():
+    # A pattern with no group at all: the message must not speak of one.
+    with pytest.raises(RuntimeError) as error:
+        _core.pretokenize(b"ab" * 30000, r"(?:a|b)+")
+    assert "recursed too deep (over 1000 levels, one for each repeat, alternative or lookahead" in str(error.value)
+    for text in (b"a" * 2000, b"a" * 20):
+        try:
+            _core.pretokenize(text, "a*" * 5000 + "b")
+        except RuntimeError as e:
+            assert "group" not in str(e), str(e)
+
+
+# --- the step budget: every step counted -------------------------------------------------
+
+def cpu_seconds(call):
+    import time
+    start = time.process_time()
+    try:
+        call()
+        outcome = "finished"
+    except RuntimeError as e:
+        outcome = str(e)
+    return outcome, time.process_time() - start
+
+
+@pytest.mark.parametrize("text, pattern", [
+    # \p{L}* takes the rest of the text at each place, then gives it all back.
+    ("é" * 500_000, r"\p{L}*\d|\p{L}"),
+    ("a" * 1_000_000, r"\p{L}*\d|\p{L}"),
+    # A straight branch (a class run and a disjoint class) that fails at the end, from
+    # each place, with no match there: the gap is looked for one place at a time.
+    ("é" * 500_000, r"\p{L}+\d|\d"),
+    ("a" * 1_000_000, r"a*?b|c"),
+    # A chain of lookaheads: thousands of nodes for each character.
+    ("a" * 1_000_000, "(?=a)" * 5000 + "a"),
+    # A set of many ranges: a test that used to look at each of them.
+    ("ÿ" * 500_000, "[" + "".join(chr(0x100 + 2 * i) for i in range(5000)) + "ÿ]*\\d|ÿ"),
+], ids=["letters, 2 bytes", "letters, 1 byte", "straight", "lazy", "lookaheads", "ranges"])
+def test_a_runaway_match_on_a_megabyte_ends_within_five_seconds(text, pattern):
+    outcome, seconds = cpu_seconds(lambda: _core.pretokenize(text.encode("utf-8"), pattern))
+    assert seconds < 5.0, (pattern[:40], outcome, seconds)
+    assert outcome == "finished" or "backtracked too much (over 100 steps a byte of text)" in outcome, outcome
+
+
+def test_the_patterns_in_use_take_far_fewer_steps_than_the_budget():
+    # The budget (200 steps a byte) is not met by the published patterns on any text:
+    # here, the hostile pieces alone, repeated into a text longer than the budget's
+    # minimum (a million steps), so that only the steps a byte count.
+    text = hostile_text(77, 40_000).encode("utf-8")
+    for pattern in [CL100K, QWEN2, LLAMA3, forced(o200k_pattern()), *MADE_UP]:
+        _core.count_chunks(text, pattern)
+
+
+# --- the dialect as regex reads it -------------------------------------------------------
+
+@pytest.mark.parametrize("pattern, text", [
+    (r"xa{,2}", "xaaa"),
+    (r"xa{,2}?", "xaaa"),
+    (r"xa{,}", "xaaa x"),
+    (r"x(?:ab){,1}b", "xabb xb"),
+    (r"a{,0}b|.", "ab"),
+    (r"x{}", "x{} x"),
+    (r"x{,", "x{, x"),
+    (r"x{ ,2}|.", "x{ ,2} x"),
+    (r"[a-c]{,3}+c|.", "abcc"),
+])
+def test_counted_repeats_without_a_minimum(pattern, text):
+    # regex reads a{,2} as a{0,2} and a{,} as a*; a brace that is no repeat is itself.
+    assert engine_chunks(text, pattern) == oracle_chunks(text, pattern)
+    if pattern == r"xa{,2}":
+        assert engine_chunks(text, pattern) == ["xaa", "a"]
+
+
+SPECIAL_CASES = "iIıİ\u0390\u1fd3\u03b0\u1fe3\ufb05\ufb06sSſkK\u212aß\u1e9e"
+
+
+def test_case_insensitive_matching_takes_regexs_variants_of_every_character():
+    assert engine_chunks("iİ", r"(?i:i)+") == ["iİ"]
+    for written in SPECIAL_CASES:
+        pattern = "(?i:" + regex.escape(written) + ")+|."
+        for text in (SPECIAL_CASES, SPECIAL_CASES[::-1]):
+            assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), (written, text)
+        set_pattern = "[^\\s" + regex.escape(written) + "]"
+        pattern = "(?i:" + set_pattern + ")+|."
+        assert engine_chunks(SPECIAL_CASES, pattern) == oracle_chunks(SPECIAL_CASES, pattern), written
+
+
+def test_the_case_table_is_regexs_for_every_cased_character():
+    # Every character `regex` takes as cased or changed by a case mapping, one a line;
+    # a sample of them written case-insensitively (and the special ones) finds the same
+    # characters in both engines.
+    alphabet = regex.findall(r"[\p{Cased}\p{Changes_When_Casemapped}]",
+                             "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF))
+    text = "\n".join(alphabet)
+    # (Not one that tiktoken's Unicode lacks: the reference hides it from `regex` in the
+    # text, but not in the pattern.)
+    known = [c for c in alphabet if not ref.NEWER_THAN_TIKTOKEN.match(c)]
+    for written in random.Random(5).sample(known, 200) + list(SPECIAL_CASES):
+        pattern = "(?i:" + regex.escape(written) + ")"
+        assert engine_chunks(text, pattern) == oracle_chunks(text, pattern), written
+
+
+@pytest.mark.parametrize("pattern, text, expected", [
+    (r"(?:|[a-c]{1,2}){1,2}[ b]", "abc ", ["ab", "c "]),
+    (r"(?:|a){2}b", "ab", ["ab"]),
+    (r"(?:|ab){1,2}[ b]|.", "abab ", None),
+    (r"(?:a|){2,3}?b|.", "aab", None),
+    (r"x(?:|a){1,3}+b|.", "xab xaab", None),
+    (r"(?:(?:|a)(?:|b)){1,2}c|.", "abc bc c", None),
+])
+def test_a_repeat_goes_on_after_a_time_through_that_matched_nothing_as_regex_does(pattern, text, expected):
+    assert engine_chunks(text, pattern) == oracle_chunks(text, pattern)
+    if expected is not None:
+        assert engine_chunks(text, pattern) == expected
