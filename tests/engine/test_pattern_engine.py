@@ -5,6 +5,9 @@ hand-written splitters do, what is outside the dialect is refused by name, and t
 and encoding with a regex pattern agree with the reference and with tiktoken."""
 import pickle
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import regex
@@ -417,14 +420,12 @@ def test_a_pattern_that_backtracks_exponentially_is_an_error_not_a_hang():
 
 # --- crafted patterns: refused or compiled, never a crash or a hang --------------------
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_python(code: str, timeout: float = 120):
     """Runs code in a fresh interpreter at the project's root: a crash there (a stack
     overflow is exit -11) fails the test instead of ending pytest."""
-    import subprocess
-    import sys
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
