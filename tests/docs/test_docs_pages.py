@@ -298,7 +298,9 @@ def test_the_differences_from_tiktoken_are_what_the_code_does():
     tok = BPETokenizer.train(["the cat sat on the mat"] * 20, vocab_size=270)
     for name in ("encode_batch", "encode_ordinary_batch", "encode_array", "count"):
         assert inspect.signature(getattr(BPETokenizer, name)).parameters["threads"].default == 0, name
-    assert "`threads=0` (and `num_threads=0`) means one thread per core" in section
+    assert "`threads=0` (and `num_threads=0`) means as many threads as the text's size pays for" in section
+    assert bpe._core.threads_for(127 * 1024, 0) == 1 and "one below 128 KB" in section
+    assert bpe._core.BYTES_PER_THREAD == 64 * 1024
     assert tok.encode_to_numpy("the cat").dtype == np.uint32 and tok.encode_array("the cat").dtype == np.uint16
     assert "`encode_to_numpy` returns uint32" in section and "returns uint16 when `n_vocab` is 65,536 or less" in section
     assert tok.eot_token is None and "`eot_token`** is `None`" in section
