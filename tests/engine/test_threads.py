@@ -409,7 +409,7 @@ def test_memory_held_between_calls_stays_bounded(tok):
     # A str that is not ASCII is written as UTF-8 into a buffer the process keeps; a
     # call that writes more than the bound (64 MB, docs/engine.md) gives it back.
     text = ("é " + "abc " * 5) * 2_000_000  # 22 M characters, 24 MB of UTF-8
-    for _ in range(3):  # the same calls as below, so that each path has made what it keeps
+    for _ in range(4):  # the same calls as below, so that each path has made what it keeps
         tok.encode_array(text, threads=2)
         tok.count(text, threads=1)
     settled = rss()
