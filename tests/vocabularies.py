@@ -80,3 +80,14 @@ def merges_for(pattern: str) -> tuple:
     text = sample_bytes(300_000).decode("utf-8", errors="ignore") + TRICKY_TEXT * 20
     return bpe.train(text.encode("utf-8"), 1000, pattern=pattern), sample_bytes(50_000, offset=400_000).decode(
         "utf-8", errors="ignore") + TRICKY_TEXT
+
+
+def with_nfc_normalizer(tok, folder: Path):
+    """tok written as a tokenizer.json with an NFC normalizer and loaded back: a tokenizer
+    whose file has rules of its own (bpe.huggingface_tokenizer)."""
+    import json
+    path = tok.save_huggingface(folder / "tokenizer.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["normalizer"] = {"type": "NFC"}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return type(tok).from_huggingface(path)

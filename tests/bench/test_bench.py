@@ -188,8 +188,8 @@ def test_warm_with_a_new_str_each_call_gets_an_equal_str_of_its_own():
 
 
 def test_the_floors_say_met_and_not_met():
-    # Warm by both definitions (the same str each round: 0.9x gigatoken for arrays; a new
-    # str each call: 1x), and cold.
+    # Warm by both definitions (the same str each round, and a new str each call), each
+    # against its own floor in bench/encode.py, and cold.
     def row(library, warm, new, cold):
         return {"library": library, "warm": {}, "warm_mb_per_s": warm, "warm_new_mb_per_s": new, "cold_mb_per_s": cold}
     table = {"vocabulary": "gpt2", "kind": "arrays", "rows": [row("bpe", 300, 240, 200), row("gigatoken", 320, 260, 260),

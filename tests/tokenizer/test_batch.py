@@ -9,7 +9,7 @@ import pytest
 import bpe
 from bpe import BPETokenizer
 from sample_text import SCRIPTS_AND_EMOJI, SPLIT_CORNERS, sample_bytes
-from vocabularies import END_OF_TEXT, PAD, cl100k_path, trained_with_two_specials
+from vocabularies import END_OF_TEXT, PAD, cl100k_path, trained_with_two_specials, with_nfc_normalizer
 
 STORIES = sample_bytes(120_000).decode("utf-8", errors="ignore")
 DOCUMENTS = [d for d in STORIES.split("\n\n") if d]
@@ -193,12 +193,7 @@ def test_a_str_is_read_as_its_utf8_wherever_its_wide_characters_are(tok, wide):
 def test_a_tokenizer_json_with_rules_of_its_own_gives_its_encode_batch_flat(tok, tmp_path):
     # A HuggingFaceTokenizer applies NFC (and more) before the core: its flat batch is
     # its own encode_batch's, flat, not the core's on the raw text.
-    import json
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
-    document["normalizer"] = {"type": "NFC"}
-    path.write_text(json.dumps(document), encoding="utf-8")
-    nfc = BPETokenizer.from_huggingface(path)
+    nfc = with_nfc_normalizer(tok, tmp_path)
     docs = ["cafe\u0301 Ame\u0301lie", "", *DOCUMENTS[:20]]
     expected = [nfc.encode(d) for d in docs]
     assert expected[0] == tok.encode("café Amélie") != tok.encode(docs[0])

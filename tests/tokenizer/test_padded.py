@@ -8,6 +8,7 @@ import pytest
 
 from bpe import BPETokenizer
 from sample_text import SCRIPTS_AND_EMOJI, SPECIAL_CORNERS, TRICKY_TEXT, made_up_stories
+from vocabularies import with_nfc_normalizer
 
 STORIES = made_up_stories(60_000, seed=5)
 EOT = "<|endoftext|>"
@@ -271,12 +272,7 @@ def test_truncate_arguments(tok):
 def test_a_tokenizer_json_with_rules_of_its_own(tok, tmp_path):
     # A HuggingFaceTokenizer applies NFC (and more) before the core: its counts are its
     # own encode's; the padded batch and truncate, which the core's ids make, refuse it.
-    import json
-    path = tok.save_huggingface(tmp_path / "tokenizer.json")
-    document = json.loads(path.read_text(encoding="utf-8"))
-    document["normalizer"] = {"type": "NFC"}
-    path.write_text(json.dumps(document), encoding="utf-8")
-    nfc = BPETokenizer.from_huggingface(path)
+    nfc = with_nfc_normalizer(tok, tmp_path)
     texts = ["cafe\u0301 Ame\u0301lie", "", "plain text"]
     assert nfc.count_batch(texts).tolist() == [len(nfc.encode(t)) for t in texts]
     assert nfc.count_batch(texts)[0] != tok.count_batch(texts)[0]
