@@ -44,6 +44,7 @@
 #include "py_args.h"
 #include "py_gil.h"
 #include "py_huggingface.h"
+#include "py_normalize.h"
 #include "py_rules.h"
 #include "py_text.h"
 #include "py_tokens.h"
@@ -1148,6 +1149,7 @@ PYBIND11_MODULE(_core, m) {
         throw py::error_already_set();
 
     bind_functions(m);
+    bindings::bind_normalize(m);
     bind_training(m);
     py::class_<bpe::Encoder> encoder(m, "Encoder",
                                      "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "
