@@ -41,6 +41,7 @@
 
 #include "encoder.h"
 #include "padding.h"
+#include "py_added.h"
 #include "py_args.h"
 #include "py_gil.h"
 #include "py_huggingface.h"
@@ -1115,6 +1116,7 @@ PYBIND11_MODULE(_core, m) {
         throw py::error_already_set();
 
     bind_functions(m);
+    bind_added_tokens(m);
     bind_training(m);
     py::class_<bpe::Encoder> encoder(m, "Encoder",
                                      "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "
