@@ -235,45 +235,48 @@ SPACES = [" ", " ", "\n", "\t", "\x1c", "\x1d", "\x1e", "\x1f", "\u00a0", "\u300
 OTHERS = ["a", "b", "e", "é", "\u0301", "_", "1", "٣", "<", ">", "|", "-", ".", "中", "😀"]
 
 
-def random_tokens(rng):
+def random_tokens(rng, most=6, longest=4):
     """A few tokens over a small alphabet, so that they overlap, hold each other as
     prefixes and contain spaces; flags at random."""
     contents = set()
-    for _ in range(rng.randint(1, 6)):
+    for _ in range(rng.randint(1, most)):
         kind = rng.random()
         if kind < 0.15:
-            content = rng.choice(SPACES)
+            content = rng.choice(SPACES) * rng.randint(1, 2)
         elif kind < 0.3 and contents:
             base = rng.choice(sorted(contents))
             content = base + "".join(rng.choice(OTHERS[:8]) for _ in range(rng.randint(1, 2)))
+        elif kind < 0.4:
+            content = "".join(rng.choice(OTHERS) for _ in range(rng.randint(1, longest)))
         else:
-            content = "".join(rng.choice(OTHERS[:10] + [" "]) for _ in range(rng.randint(1, 4)))
+            content = "".join(rng.choice(OTHERS[:10] + [" "]) for _ in range(rng.randint(1, longest)))
         contents.add(content)
     return [entry(c, **{flag: rng.random() < 0.35 for flag in FLAGS}) for c in sorted(contents, key=lambda _: rng.random())]
 
 
-def random_text(rng, tokens):
-    pieces = []
-    for _ in range(rng.randint(0, 14)):
+def random_text(rng, tokens, pieces=14):
+    out = []
+    for _ in range(rng.randint(0, pieces)):
         kind = rng.random()
         if kind < 0.4:
-            pieces.append(rng.choice(tokens)["content"])
+            out.append(rng.choice(tokens)["content"])
         elif kind < 0.7:
-            pieces.append(rng.choice(SPACES) * rng.randint(1, 3))
+            out.append(rng.choice(SPACES) * rng.randint(1, 3))
         else:
-            pieces.append(rng.choice(OTHERS))
-    return "".join(pieces)
+            out.append(rng.choice(OTHERS))
+    return "".join(out)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_random_tokens_and_texts_match_hugging_face(seed):
+@pytest.mark.parametrize("seed, most, longest, pieces", [(seed, 6, 4, 14) for seed in range(6)] +
+                         [(seed, 16, 6, 40) for seed in range(100, 103)])
+def test_random_tokens_and_texts_match_hugging_face(seed, most, longest, pieces):
     rng = random.Random(seed)
     compared = refused = 0
     for _ in range(100):
-        tokens = random_tokens(rng)
+        tokens = random_tokens(rng, most, longest)
         tok = hugging_face(tokens)
         for _ in range(5):
-            text = random_text(rng, tokens)
+            text = random_text(rng, tokens, pieces)
             specials = rng.random() < 0.6
             try:
                 expected = hf_segments(tok, text, specials)
