@@ -86,6 +86,11 @@ public:
         const Trie& trie = normalized ? normalized_ : raw_;
         const size_t n = text.size();
         size_t taken = 0;  // the end of the last segment given
+        // The last whitespace run an rstrip token took, [run_from, run_end): the next
+        // match starts at or after run_from, and inside it the answer is the same run
+        // end, so that space tokens matched one after another inside a long run read it
+        // once, not once each.
+        size_t run_from = 1, run_end = 0;
         if (!trie.empty()) {
             for (size_t i = trie.next_start(text, 0); i < n; i = trie.next_start(text, i)) {
                 auto [k, length] = trie.longest_at(text, i);
@@ -98,8 +103,11 @@ public:
                 const AddedToken& token = tokens_[k];
                 if (token.special && !allowed(size_t(k))) continue;
                 if (token.single_word && (word_before(text, start) || word_at(text, stop))) continue;
-                if (token.lstrip) start = std::max(spaces_before(text, start), taken);
-                if (token.rstrip) stop = spaces_after(text, stop);
+                if (token.lstrip) start = spaces_before(text, start, taken);
+                if (token.rstrip) {
+                    if (stop < run_from || stop > run_end) run_from = stop, run_end = spaces_after(text, stop);
+                    stop = run_end;
+                }
                 if (stop <= start) continue;  // lstrip inside the spaces taken before: nothing left
                 if (taken < start) out.push_back({taken, start, Segment::kText});
                 out.push_back({start, stop, token.id});
@@ -250,15 +258,18 @@ private:
         return i > 0 && is_word(code_point_at(text, char_start_before(text, i), &length));
     }
 
-    // The start of the whitespace that ends at i (i itself when none does).
-    static size_t spaces_before(std::string_view text, size_t i) {
+    // The start of the whitespace that ends at i (i itself when none does), or `floor`
+    // when that is later: the spaces before floor were taken already, and not reading
+    // them again keeps the reads within the text between matches.
+    static size_t spaces_before(std::string_view text, size_t i, size_t floor) {
         size_t length;
-        while (i > 0) {
+        if (i <= floor) return floor;
+        while (i > floor) {
             size_t j = char_start_before(text, i);
             if (!is_space(code_point_at(text, j, &length)) || j + length != i) break;
             i = j;
         }
-        return i;
+        return std::max(i, floor);
     }
 
     // The end of the whitespace that starts at i (i itself when none does).
