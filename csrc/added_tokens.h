@@ -86,10 +86,9 @@ public:
         const Trie& trie = normalized ? normalized_ : raw_;
         const size_t n = text.size();
         size_t taken = 0;  // the end of the last segment given
-        // The last whitespace run an rstrip token took, [run_from, run_end): the next
-        // match starts at or after run_from, and inside it the answer is the same run
-        // end, so that space tokens matched one after another inside a long run read it
-        // once, not once each.
+        // The whitespace the last rstrip token took, from run_from up to run_end: an
+        // rstrip token that ends anywhere in it takes it to the same end, so that space
+        // tokens matched one after another inside a long run read it once, not once each.
         size_t run_from = 1, run_end = 0;
         if (!trie.empty()) {
             for (size_t i = trie.next_start(text, 0); i < n; i = trie.next_start(text, i)) {
