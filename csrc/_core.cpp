@@ -41,6 +41,7 @@
 
 #include "encoder.h"
 #include "padding.h"
+#include "py_added.h"
 #include "py_args.h"
 #include "py_gil.h"
 #include "py_huggingface.h"
@@ -1150,6 +1151,7 @@ PYBIND11_MODULE(_core, m) {
 
     bind_functions(m);
     bindings::bind_normalize(m);
+    bind_added_tokens(m);
     bind_training(m);
     py::class_<bpe::Encoder> encoder(m, "Encoder",
                                      "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "
