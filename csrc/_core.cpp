@@ -504,8 +504,8 @@ void bind_functions(py::module_& m) {
           "A tokenizer.json's vocab ({str: id}) and merges (\"a b\" or [a, b]) in the core's numbering, read "
           "through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of "
           "each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are "
-          "not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge "
-          "(csrc/py_huggingface.h).");
+          "not the file's in its order the ranked merges [[left, right, made], ...] in Hugging Face's rank order, "
+          "as Encoder's rules[\"ranked_merges\"]). ValueError names a bad merge (csrc/py_huggingface.h).");
     m.def(
         "threads_for", [](py::handle bytes, py::handle threads) {
             return bpe::threads_for(size_t(size_from_python(bytes, "bytes", 0, LLONG_MAX)), threads_asked(threads));
@@ -697,13 +697,15 @@ void bind_training(py::module_& m) {
 // --- the Encoder: encoding ----------------------------------------------------------------
 
 bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::handle special_tokens_arg,
-                           py::handle token_ids_arg) {
+                           py::handle token_ids_arg, py::handle rules_arg) {
     // One after the other, so that of several mistakes the first argument's is told.
     bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
     std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
-    auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids));
+    bpe::ModelOptions options = model_options_from(rules_arg);
+    auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids),
+                                                  options);
     // Ints for the ids up to n_vocab, unless the numbering is sparse (a few tokens with
     // ids up to MAX_ID must not make a million ints).
     size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
@@ -976,12 +978,15 @@ py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::ha
 void bind_encoding(py::class_<bpe::Encoder>& encoder) {
     encoder
         .def(py::init(&make_encoder), py::arg("merges"), py::arg("pattern") = "default",
-             py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(),
+             py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(), py::arg("rules") = py::none(),
              "merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the "
              "split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that "
              "order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the "
              "vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all "
-             "different, gaps allowed.")
+             "different, gaps allowed. rules: None, or a tokenizer's rules as a dict; of it, the model's options: "
+             "ignore_merges (a chunk that is a token is that token), ranked_merges (None, or [left, right, made] "
+             "in Hugging Face's rank order: the pair of lowest rank merges first), unmade_tokens ({text in the "
+             "byte alphabet: id}, tokens no merge makes).")
         .def("encode", &encode, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all",
              "The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one "
