@@ -42,6 +42,7 @@ struct Rules {
     bool add_prefix_space = false;  // ByteLevel's: a space before each piece that reaches it without one
     bool use_regex = false;         // ByteLevel's: steps.back() is its split by GPT-2's rule
     bool trim_offsets = false;      // ByteLevel's post-processing of offsets
+    bool trim_prefix_space = false; // the post-processor's add_prefix_space: a first token's one space is kept
     AddedTokens added;
 };
 

@@ -52,13 +52,13 @@ def _steps(pre):
     raise KeyError(pre["type"])
 
 
-def _trims(post):
-    """Whether the post-processor trims offsets (ByteLevel's, alone or in a Sequence)."""
+def _trimming(post):
+    """The ByteLevel post-processor that trims offsets (alone or in a Sequence), or None."""
     if post is None:
-        return False
+        return None
     if post["type"] == "Sequence":
-        return any(_trims(p) for p in post["processors"])
-    return post["type"] == "ByteLevel" and post["trim_offsets"]
+        return next((p for p in map(_trimming, post["processors"]) if p), None)
+    return post if post["type"] == "ByteLevel" and post["trim_offsets"] else None
 
 
 def rules_of(document):
@@ -68,7 +68,10 @@ def rules_of(document):
         assert all(n["type"] == "NFC" for n in normalizer["normalizers"])
         normalizer = normalizer["normalizers"][0] if normalizer["normalizers"] else None
     steps = _steps(document["pre_tokenizer"])
-    steps[-1]["trim_offsets"] = _trims(document["post_processor"])
+    trimming = _trimming(document["post_processor"])
+    steps[-1]["trim_offsets"] = trimming is not None
+    if trimming is not None:
+        steps[-1]["trim_prefix_space"] = trimming["add_prefix_space"]
     return {"normalizer": None if normalizer is None else normalizer["type"],
             "pre_tokenizer": steps,
             "added_tokens": [{k: t[k] for k in ("content", "id", "special", "normalized", "lstrip", "rstrip",
@@ -84,9 +87,34 @@ def encoder_of(path, rules=None):
                          rules=rules)
 
 
-@pytest.fixture(scope="module", params=SHAPES)
+def extra_shape(name):
+    """Shapes beyond the models': ByteLevel's space put before every piece a Split leaves,
+    with and without its regex, and offsets trimmed by the ByteLevel post-processor."""
+    from test_huggingface_models import byte_level, split, train
+    seq, post = tokenizers.pre_tokenizers.Sequence, tokenizers.processors
+    if name == "split-prefix-regex":
+        tk = train(seq([split(r"\s+|\p{N}+", "isolated"), byte_level(use_regex=True, add_prefix_space=True)]))
+    elif name == "split-prefix":
+        tk = train(seq([split(r"\s+|\p{N}+", "removed"), byte_level(add_prefix_space=True)]))
+    elif name == "prefix-trimmed":
+        tk = train(byte_level(use_regex=True, add_prefix_space=True))
+        tk.post_processor = post.ByteLevel(trim_offsets=True)
+    elif name == "trimmed-nfc":
+        tk = train(seq([split(r"\s+|\p{N}+", "merged_with_next"), byte_level(use_regex=True)]),
+                   tokenizers.normalizers.NFC())
+        tk.post_processor = post.ByteLevel(trim_offsets=True)
+        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+    else:
+        raise KeyError(name)
+    return tk
+
+
+EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"]
+
+
+@pytest.fixture(scope="module", params=SHAPES + EXTRA)
 def pair(request, tmp_path_factory):
-    tk = shape(request.param)
+    tk = extra_shape(request.param) if request.param in EXTRA else shape(request.param)
     path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
     tk.save(str(path))
     theirs = Tokenizer.from_file(str(path))
