@@ -75,7 +75,7 @@ inline bpe::SplitRule split_rule_from_regex(const std::string& text, const std::
         if (rule.text_names_rule && (text == rule.regex || (!rule.same_split.empty() && text == rule.same_split)))
             return rule.pattern;
     try {
-        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text));
+        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text, bpe::Dialect::kOniguruma));
     } catch (const std::exception& e) {
         bad_rule(where, "is a regex the engine cannot run: " + std::string(e.what()));
     }
@@ -113,7 +113,7 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
             only_keys(step, {"type", "individual_digits"}, where);
             const bool each = rule_bool(rule_key(step, "individual_digits", where), where + "['individual_digits']");
             // Each numeric character is a match of its own (digits.rs): apart, or in runs.
-            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})"));
+            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})", bpe::Dialect::kOniguruma));
             rules.steps.push_back({numeric, each ? bpe::Behavior::kIsolated : bpe::Behavior::kContiguous, false});
         } else if (type == "ByteLevel") {
             only_keys(step, {"type", "use_regex", "add_prefix_space", "trim_offsets", "trim_prefix_space"}, where);

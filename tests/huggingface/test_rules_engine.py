@@ -236,6 +236,7 @@ def test_a_bool_written_as_a_str_is_a_value_error_naming_it(tmp_path, where):
     (lambda r: r["pre_tokenizer"].insert(0, {"type": "Whitespace"}), "Whitespace"),
     (lambda r: r["pre_tokenizer"][0].update(behavior="Sideways"), "Sideways"),
     (lambda r: r["pre_tokenizer"][0].update(pattern="(?<=a)b"), "pattern"),
+    (lambda r: r["pre_tokenizer"][0].update(pattern=r"\bx"), "word boundary"),
     (lambda r: r.update(normalizer="NFKC"), "NFKC"),
     (lambda r: r.update(pre_tokenizer="ByteLevel"), "pre_tokenizer"),
     (lambda r: r["pre_tokenizer"].append({"type": "Digits", "individual_digits": True}), "after ByteLevel"),
@@ -261,3 +262,19 @@ def test_a_regex_with_a_repeated_group_runs_on_long_text(tmp_path):
     ours, theirs = encoder_of(path), Tokenizer.from_file(str(path))
     text = "a" * 999 + " é" * 50
     assert ours.encode(text, (), ()) == theirs_encoding(theirs, text, False).ids
+
+
+@pytest.mark.parametrize("regex", [r"[^\n]+$", r"\w+$", r"\s+$", r"(?m)^.", r"\w+\Z", r"\h+", r"(?i:\p{Lu})",
+                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)"])
+@pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"])
+def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path, regex, behavior):
+    from test_huggingface_models import byte_level, split, train
+    tk = train(tokenizers.pre_tokenizers.Sequence([split(regex, behavior), byte_level()]))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    ours = encoder_of(path)
+    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff"] + HOSTILE[:12]:
+        encoding = theirs_encoding(tk, text, False)
+        ids, spans = ours.encode_with_offsets(text, (), ())
+        assert ids == encoding.ids, text
+        assert [tuple(s) for s in spans.tolist()] == encoding.offsets, text
