@@ -679,15 +679,40 @@ public:
     static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
-        if (rules_) {  // a document at a time (its added tokens and pieces are its own)
+        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
+        if (rules_) {
+            // As below, a group at a time: each document's items found on their own (its
+            // added tokens and pieces are its own), its text (as the rules left it) put
+            // after the group's, and a mark after its items.
             RulesWork work;
+            std::string group;
+            std::vector<Segment> items;
+            auto encode_group = [&] {
+                size_t at = ids.size();
+                encode_items(group, items, ids, interrupt);
+                for (size_t from = at; from < ids.size();) {
+                    size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
+                    if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
+                    at += mark - from;
+                    ends.push_back(at);
+                    from = mark + 1;
+                }
+                ids.resize(at);
+                group.clear();
+                items.clear();
+            };
             for (size_t i = 0; i < n; ++i) {
-                encode_rules(texts[i], allowed, ids, interrupt, work);
-                ends.push_back(ids.size());
+                prepare(texts[i], allowed, work, false);
+                const std::string_view view = work.view(texts[i]);
+                if (!items.empty() && group.size() + view.size() > kGroup) encode_group();
+                const size_t base = group.size();
+                group.append(view);
+                for (const Segment& item : work.items) items.push_back({base + item.begin, base + item.end, item.special});
+                items.push_back({group.size(), group.size(), kMark});
             }
+            if (!items.empty()) encode_group();
             return;
         }
-        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
         size_t bytes = 0;
         for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
