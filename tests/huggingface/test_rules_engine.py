@@ -265,7 +265,7 @@ def test_a_regex_with_a_repeated_group_runs_on_long_text(tmp_path):
 
 
 @pytest.mark.parametrize("regex", [r"[^\n]+$", r"\w+$", r"\s+$", r"(?m)^.", r"\w+\Z", r"\h+", r"(?i:\p{Lu})",
-                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)"])
+                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)", "gpt2"])
 @pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"])
 def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path, regex, behavior):
     from test_huggingface_models import byte_level, split, train
@@ -273,7 +273,7 @@ def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path
     path = tmp_path / "tokenizer.json"
     tk.save(str(path))
     ours = encoder_of(path)
-    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff"] + HOSTILE[:12]:
+    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff", "a gpt2 b"] + HOSTILE[:12]:
         encoding = theirs_encoding(tk, text, False)
         ids, spans = ours.encode_with_offsets(text, (), ())
         assert ids == encoding.ids, text
