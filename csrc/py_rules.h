@@ -171,6 +171,14 @@ inline std::optional<bpe::Rules> rules_from_python(py::handle obj) {
         PyObject* value = PyDict_GetItemString(d.ptr(), key);
         return value ? py::handle(value) : py::handle(Py_None);
     };
+    // Without a pre-tokenizer the dict holds the model's options alone (vocabulary.h's),
+    // and `pattern` splits the text as it does with no rules.
+    if (get("pre_tokenizer").is_none()) {
+        for (const char* key : {"normalizer", "added_tokens"})
+            if (!get(key).is_none())
+                bad_rule("['pre_tokenizer']", std::string("is needed with ") + key + " (a list of steps, ByteLevel last)");
+        return std::nullopt;
+    }
     if (py::handle n = get("normalizer"); !n.is_none()) {
         if (rule_str(n, "['normalizer']") != "NFC") bad_rule("['normalizer']", "is " + shown(n) + ", not 'NFC' or None");
         rules.nfc = true;

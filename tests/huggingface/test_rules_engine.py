@@ -245,6 +245,7 @@ def test_a_bool_written_as_a_str_is_a_value_error_naming_it(tmp_path, where):
     (lambda r: r["added_tokens"][0].update(content=""), "'content'"),
     (lambda r: r["pre_tokenizer"][0].update(extra=1), "extra"),
     (lambda r: r.update(surprise=1), "surprise"),
+    (lambda r: r.update(pre_tokenizer=None), "needed with normalizer"),
 ])
 def test_a_rule_the_engine_cannot_run_is_a_value_error_naming_it(tmp_path, change, named):
     args, rules = _base(tmp_path)
