@@ -17,7 +17,7 @@ from bpe import _core  # noqa: E402
 from bpe.huggingface import read_huggingface  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_huggingface_models import CORPUS, HOSTILE, SHAPES, shape  # noqa: E402
+from test_huggingface_models import CORPUS, HOSTILE, QWEN2, SHAPES, shape  # noqa: E402
 
 
 def stories():
@@ -104,12 +104,18 @@ def extra_shape(name):
                    tokenizers.normalizers.NFC())
         tk.post_processor = post.ByteLevel(trim_offsets=True)
         tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+    elif name.startswith("named-"):  # a named rule's regex under each behaviour (MiniMax: removed, inverted)
+        behavior, _, inv = name[len("named-"):].partition("-")
+        tk = train(seq([split(QWEN2, behavior, invert=inv == "invert"), byte_level()]),
+                   tokenizers.normalizers.NFC())
     else:
         raise KeyError(name)
     return tk
 
 
-EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"]
+EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"] + [
+    f"named-{b}{i}" for b in ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
+    for i in ("", "-invert")]
 
 
 @pytest.fixture(scope="module", params=SHAPES + EXTRA)
