@@ -862,6 +862,18 @@ public:
             }
             specials = SpecialTokens(std::move(special));
             one_named_split = is_one_named_split(rules.steps);
+            // A normalized token is looked for in the normalized text as normalized itself
+            // (its name, for allowed_special, stays as given).
+            if (rules.nfc && any_normalized) {
+                std::vector<AddedToken> matched = tokens;
+                std::string composed;
+                for (AddedToken& token : matched)
+                    if (token.normalized && !is_nfc(token.content)) {
+                        nfc(token.content, composed);
+                        token.content = composed;
+                    }
+                rules.added = AddedTokens(std::move(matched));
+            }
         }
         // The steps before ByteLevel's own split, which add_prefix_space comes between.
         size_t steps_before_prefix() const {

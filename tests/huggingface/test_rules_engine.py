@@ -103,7 +103,9 @@ def extra_shape(name):
         tk = train(seq([split(r"\s+|\p{N}+", "merged_with_next"), byte_level(use_regex=True)]),
                    tokenizers.normalizers.NFC())
         tk.post_processor = post.ByteLevel(trim_offsets=True)
-        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True),
+                       tokenizers.AddedToken("cafe\u0301", special=False, normalized=True),
+                       tokenizers.AddedToken("Ame\u0301", special=False, normalized=False)])
     elif name.startswith("named-"):  # a named rule's regex under each behaviour (MiniMax: removed, inverted)
         behavior, _, inv = name[len("named-"):].partition("-")
         tk = train(seq([split(QWEN2, behavior, invert=inv == "invert"), byte_level()]),
