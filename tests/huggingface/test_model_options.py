@@ -208,9 +208,12 @@ def test_a_file_in_order_gives_no_ranked_merges(learned):
         a, b = next((token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab)
         vocab[token] = len(vocab)
         merges.append(f"{a} {b}")
-    pair = Pair(vocab, merges)
-    assert pair.ranked_merges is None
-    pair.check(made_up_stories(5000))
+    for ignore in (False, True):  # the plain loops, encode_long and encode_buckets too, under ignore_merges
+        for use_regex in (True, False):
+            pair = Pair(vocab, merges, ignore_merges=ignore, use_regex=use_regex)
+            assert pair.ranked_merges is None
+            for text in hostile_texts(seed=4):
+                pair.check(text)
 
 
 # --- ignore_merges ---------------------------------------------------------------------
