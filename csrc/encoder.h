@@ -871,7 +871,9 @@ public:
                 (tokens[k].normalized ? any_normalized : any_raw) = true;
             }
             specials = SpecialTokens(std::move(special));
-            one_named_split = is_one_named_split(rules.steps);
+            // (Not where ByteLevel's space comes after a Split of the user's: it must go
+            // before each of that split's chunks, so the split runs here first.)
+            one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
             // A normalized token is looked for in the normalized text as normalized itself
             // (its name, for allowed_special, stays as given).
             if (rules.nfc && any_normalized) {
@@ -885,8 +887,11 @@ public:
                 rules.added = AddedTokens(std::move(matched));
             }
         }
-        // The steps before ByteLevel's own split, which add_prefix_space comes between.
+        // The steps run before ByteLevel's space is put in (each piece then split by the
+        // rest): all but ByteLevel's own split; none where the one step is a named rule's,
+        // which the chunk loop runs on the pieces as they are.
         size_t steps_before_prefix() const {
+            if (one_named_split) return 0;
             return rules.add_prefix_space && rules.use_regex ? rules.steps.size() - 1 : rules.steps.size();
         }
     };
