@@ -302,13 +302,28 @@ bool quick_check(std::string_view in, OnPiece&& on_piece) {
     uint8_t last_ccc = 0;
     while (i < n) {
         if (p[i] < 0x80) {
-            i = skip_ascii(p, i, n);
+            // One byte at a time between words of other scripts, 16 at a time in runs.
+            i = p[i + 1 < n ? i + 1 : i] < 0x80 ? skip_ascii(p, i, n) : i + 1;
             boundary = i - 1;
             last_ccc = 0;
             continue;
         }
         const size_t len = lead_length(p[i]);
-        if (passes(p, i, n, len)) {
+        if (i + 4 <= n && (len == 2 || len == 3)) {
+            // Two or three bytes, decided without a branch on which: text that mixes
+            // scripts word by word would mispredict one at each change.
+            const uint32_t b0 = p[i], b1 = p[i + 1], b2 = p[i + 2];
+            const bool three = len == 3;
+            const bool valid = (b1 & 0xC0) == 0x80 && (!three || (b2 & 0xC0) == 0x80);
+            const uint32_t cp = three ? ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                                      : ((b0 & 0x1F) << 6) | (b1 & 0x3F);
+            if (valid & ((nfc_tables::kPassesBmp[cp >> 6] >> (cp & 63)) & 1)) {
+                boundary = i;
+                last_ccc = 0;
+                i += len;
+                continue;
+            }
+        } else if (passes(p, i, n, len)) {
             boundary = i;
             last_ccc = 0;
             i += len;
