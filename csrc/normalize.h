@@ -14,11 +14,14 @@
 // each kBoundary character (a starter that nothing before it reorders or composes with
 // or across); the NFC of a text is the NFC of its pieces, one after another. Only the
 // piece around a character that fails the check is normalized; the rest is copied, and
-// ASCII is skipped 16 bytes at a time. Each character is in one piece, so the work is
-// linear but for the sort of a long run of marks, which is O(n log n).
+// ASCII is skipped 16 bytes at a time. Text that passes is its own NFC, and tokenizers'
+// steps over it replace each character by itself, so each byte's origin is its own
+// character. Each character is in one piece, so the work is linear but for the sort of
+// a long run of marks, which is O(n log n).
 //
-// Input is valid UTF-8 (the callers check it). On invalid UTF-8 nothing is read past the
-// end: each byte that does not start a valid sequence stands for itself, as a starter.
+// Input is valid UTF-8 (the callers hand over a Python str's). On invalid UTF-8 nothing
+// is read past the end: each byte that does not start a valid sequence stands for
+// itself, as a starter, and is copied.
 #pragma once
 
 #include <algorithm>
