@@ -108,10 +108,14 @@ struct CharSet {
     bool negated = false;
     bool icase = false;
     // (?i) with Oniguruma's case folding: `regex`'s variants but for I and dotless ı,
-    // which it does not pair, and the characters that fold to several (ß, ﬁ), which it
-    // matches to those several (refused in a pattern, Parser::refuse_multi_fold) and to
-    // no single other character.
+    // which it does not pair, and a character that folds to several (İ: i̇) and one that
+    // does not (i), as it folds the one to those several (refused in a pattern,
+    // Parser::refuse_multi_fold) and never to the other.
     bool oniguruma = false;
+    static bool oniguruma_pairs(uint32_t a, uint32_t b) {
+        if ((a == 0x49 && b == 0x131) || (a == 0x131 && b == 0x49)) return false;
+        return folds_to_several(a) == folds_to_several(b);
+    }
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
     // The ASCII part as at most kMaxRuns ranges, for ascii_run's 16 bytes at a time
     // (none where it takes more: then a byte at a time): each range's first byte and its
@@ -140,13 +144,12 @@ struct CharSet {
     // The definition: in the items, or (case-insensitive) some case variant of cp is.
     bool contains_slow(uint32_t cp) const {
         bool in = in_items(cp);
-        if (!in && icase && !(oniguruma && folds_to_several(cp))) {
+        if (!in && icase) {
             const auto* begin = std::begin(unicode::kCaseVariants);
             const auto* end = std::end(unicode::kCaseVariants);
             const auto* it = std::lower_bound(begin, end, cp, [](const unicode::CaseVariant& v, uint32_t c) { return v.cp < c; });
             for (; it != end && it->cp == cp && !in; ++it)
-                if (!(oniguruma && (it->cp == 0x49 || it->cp == 0x131) && (it->other == 0x49 || it->other == 0x131)))
-                    in = in_items(it->other);
+                if (!oniguruma || oniguruma_pairs(it->cp, it->other)) in = in_items(it->other);
         }
         return in != negated;
     }
