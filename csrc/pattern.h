@@ -22,7 +22,7 @@
 // The Oniguruma dialect (Dialect::kOniguruma: Hugging Face's Split regexes, which its
 // tokenizers read with Oniguruma, Ruby's syntax, no options) is the same but for:
 //   - $ is the end of a line (before any \n, or at the end), ^ its start (the text's,
-//     or after any \n); \A the text's start, \z its end, \Z its end or before a final \n;
+//     or after a \n that does not end the text); \A the text's start, \z its end, \Z its end or before a final \n;
 //   - (?i) (?m) (?-i) (?im-i) alone or as (?flags:...), where (?m) lets `.` match \n
 //     too (Ruby's dotall); alone, they hold to the end of the group, its other branches
 //     too ("a(?i)b|c" is "a(?i:b|c)");
@@ -294,7 +294,7 @@ enum Anchor : int {
     kEnd,                // Oniguruma's \z
     kStart,              // Oniguruma's \A
     kLineEnd,            // Oniguruma's $: the end, or before any \n
-    kLineStart,          // Oniguruma's ^: the start, or after any \n
+    kLineStart,          // Oniguruma's ^: the start, or after a \n that is not the last character
 };
 enum class Mode : uint8_t { kGreedy, kLazy, kPossessive };
 
@@ -550,6 +550,12 @@ private:
             pos_ = start;
             fail("a quantifier on a lookahead or anchor");
         }
+        // Oniguruma ends a repeat at a time through that matched nothing by rules of its
+        // own (a capture's state counts), not `regex`'s: such a repeat is refused.
+        if (onig() && max > 1 && atom_ast->kind != Ast::kSet && may_be_empty(*atom_ast)) {
+            pos_ = start;
+            fail("a repeated group that may match nothing");
+        }
         auto rep = node(Ast::kRepeat);
         rep->min = min, rep->max = max;
         // Ruby's syntax: {m,n}+ repeats the repeat, and {n}? is (?:X{n})?.
@@ -567,6 +573,20 @@ private:
         }
         rep->items.push_back(std::move(atom_ast));
         return rep;
+    }
+
+    // Whether a syntax tree can match nothing (recursing as deep as the groups are
+    // nested, kMaxNesting at most).
+    static bool may_be_empty(const Ast& a) {
+        switch (a.kind) {
+            case Ast::kSet: return false;
+            case Ast::kSeq:
+                return std::all_of(a.items.begin(), a.items.end(), [](const auto& x) { return may_be_empty(*x); });
+            case Ast::kAlt:
+                return std::any_of(a.items.begin(), a.items.end(), [](const auto& x) { return may_be_empty(*x); });
+            case Ast::kRepeat: return a.min == 0 || may_be_empty(*a.items[0]);
+            default: return true;
+        }
     }
 
     // {m}, {m,}, {m,n}, {,n} (0 to n) and {,} (0 or more) at pos_; false (pos_ unmoved)
@@ -1556,7 +1576,8 @@ public:
                 case kEnd: return i == n;
                 case kStart: return i == 0;
                 case kLineEnd: return i == n || s[i] == '\n';
-                default: return i == 0 || s[i - 1] == '\n';  // kLineStart
+                // kLineStart: no line starts at the end, after a final \n
+                default: return i == 0 || (s[i - 1] == '\n' && i < n);
             }
         }
 
