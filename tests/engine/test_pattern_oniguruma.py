@@ -232,3 +232,18 @@ def test_a_class_matches_the_code_points_oniguruma_matches(pattern):
     # Every code point below U+3400 and every 61st above, each between separators the
     # class does not match: the pieces tell which ones it matches.
     assert ours(pattern, CODE_POINTS) == hugging_face(pattern, CODE_POINTS)
+
+
+# --- a split step of one repeated class -------------------------------------------------------
+
+@pytest.mark.parametrize("pattern", [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", r"\p{N}+",
+                                     r"[acegikmoqsuwy02468!#%]+", r"[^a-z\s]{2}", r"\d"])
+def test_a_step_of_one_repeated_class_splits_as_hugging_face(pattern):
+    # Such a step skips the ASCII text outside its class 16 bytes at a time.
+    rng = random.Random(11)
+    pieces = ["a", "b", "q", "Z", " ", "\n", "1", "22", "333", "٣", "日本", "ひら", "カナ", "é", "!", "%", "😀"]
+    for length in (0, 1, 15, 16, 17, 40, 300):
+        for _ in range(20):
+            text = "".join(rng.choice(pieces) for _ in range(length))
+            assert ours(pattern, text) == hugging_face(pattern, text), text
+            assert _core.pretokenize(text.encode(), pattern) == [c.encode() for c in hugging_face(pattern, text)]
