@@ -22,7 +22,7 @@
 // The Oniguruma dialect (Dialect::kOniguruma: Hugging Face's Split regexes, which its
 // tokenizers read with Oniguruma, Ruby's syntax, no options) is the same but for:
 //   - $ is the end of a line (before any \n, or at the end), ^ its start (the text's,
-//     or after any \n); \A the text's start, \z its end, \Z its end or before a final \n;
+//     or after a \n that does not end the text); \A the text's start, \z its end, \Z its end or before a final \n;
 //   - (?i) (?m) (?-i) (?im-i) alone or as (?flags:...), where (?m) lets `.` match \n
 //     too (Ruby's dotall); alone, they hold to the end of the group, its other branches
 //     too ("a(?i)b|c" is "a(?i:b|c)");
@@ -294,7 +294,7 @@ enum Anchor : int {
     kEnd,                // Oniguruma's \z
     kStart,              // Oniguruma's \A
     kLineEnd,            // Oniguruma's $: the end, or before any \n
-    kLineStart,          // Oniguruma's ^: the start, or after any \n
+    kLineStart,          // Oniguruma's ^: the start, or after a \n that is not the last character
 };
 enum class Mode : uint8_t { kGreedy, kLazy, kPossessive };
 
@@ -550,6 +550,12 @@ private:
             pos_ = start;
             fail("a quantifier on a lookahead or anchor");
         }
+        // Oniguruma ends a repeat at a time through that matched nothing by rules of its
+        // own (a capture's state counts), not `regex`'s: such a repeat is refused.
+        if (onig() && max > 1 && atom_ast->kind != Ast::kSet && may_be_empty(*atom_ast)) {
+            pos_ = start;
+            fail("a repeated group that may match nothing");
+        }
         auto rep = node(Ast::kRepeat);
         rep->min = min, rep->max = max;
         // Ruby's syntax: {m,n}+ repeats the repeat, and {n}? is (?:X{n})?.
@@ -567,6 +573,20 @@ private:
         }
         rep->items.push_back(std::move(atom_ast));
         return rep;
+    }
+
+    // Whether a syntax tree can match nothing (recursing as deep as the groups are
+    // nested, kMaxNesting at most).
+    static bool may_be_empty(const Ast& a) {
+        switch (a.kind) {
+            case Ast::kSet: return false;
+            case Ast::kSeq:
+                return std::all_of(a.items.begin(), a.items.end(), [](const auto& x) { return may_be_empty(*x); });
+            case Ast::kAlt:
+                return std::any_of(a.items.begin(), a.items.end(), [](const auto& x) { return may_be_empty(*x); });
+            case Ast::kRepeat: return a.min == 0 || may_be_empty(*a.items[0]);
+            default: return true;
+        }
     }
 
     // {m}, {m,}, {m,n}, {,n} (0 to n) and {,} (0 or more) at pos_; false (pos_ unmoved)
@@ -1459,6 +1479,28 @@ public:
         // empty one), from its first byte alone.
         bool may_match_at(size_t at) const { return may_start(re.start_, at); }
 
+        // The first place from `at` (a character's start) where a match may start, or
+        // near it: a pattern that is one straight line of classes whose first must take a
+        // character (\p{N}{1,3}, a run of CJK ranges) skips the ASCII bytes outside that
+        // class 16 at a time, where a split step runs over text it mostly does not match.
+        size_t skip_to_candidate(size_t at) const {
+#if defined(BPE_PATTERN_SSE2)
+            const Straight& straight = re.whole_straight_;
+            if (!straight.count) return at;
+            const StraightItem& first = re.straight_items_[straight.first];
+            const CharSet& set = *first.set;
+            // (No ASCII ranges to compare with, num_runs 0, where the set has too many.)
+            if (first.min == 0 || (set.num_runs == 0 && (set.ascii[0] | set.ascii[1]))) return at;
+            while (at + 16 <= n) {
+                uint32_t high;
+                const uint32_t members = set.ascii_members(s + at, high) | high;
+                if (members) return at + uint32_t(__builtin_ctz(members));
+                at += 16;
+            }
+#endif
+            return at;
+        }
+
     private:
         size_t found(size_t at) {
             matched_empty = end == at;
@@ -1556,7 +1598,8 @@ public:
                 case kEnd: return i == n;
                 case kStart: return i == 0;
                 case kLineEnd: return i == n || s[i] == '\n';
-                default: return i == 0 || s[i - 1] == '\n';  // kLineStart
+                // kLineStart: no line starts at the end, after a final \n
+                default: return i == 0 || (s[i - 1] == '\n' && i < n);
             }
         }
 
@@ -1936,11 +1979,12 @@ BPE_ALWAYS_INLINE inline size_t regex_chunk_end(Regex::Matcher& matcher, std::st
     if (end > i) return end;
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     size_t j = i;
-    do {
+    while (true) {
         ++j;
         while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
-    } while (j < text.size() && !(matcher.may_match_at(j) && matcher.matches_at(j)));
-    return j;
+        j = matcher.skip_to_candidate(j);
+        if (j >= text.size() || (matcher.may_match_at(j) && matcher.matches_at(j))) return j;
+    }
 }
 
 }  // namespace bpe

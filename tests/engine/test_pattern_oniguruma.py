@@ -3,6 +3,7 @@ Face `Split` regex read with Oniguruma's meanings, as `tokenizers` reads it (oni
 syntax and no options). The oracle is `tokenizers` itself: Split(Regex(p), "isolated") keeps
 the text between matches as pieces, exactly as the engine's split keeps it as chunks.
 """
+import os
 import random
 import time
 
@@ -41,7 +42,7 @@ def test_hostile_findings_split_as_hugging_face(pattern, text):
 
 
 @pytest.mark.parametrize("pattern, text", [
-    (r"^|a", "aa\na"), (r"\Aa|.", "aa"), (r"a\z|.", "a\na"), (r"\Z|a", "a\n"), (r"$|\n", "a\n"), (r"x*", "bb"),
+    (r"^|a", "aa\na"), (r"\n^|.", "a\n"), (r"\n^|.", "a\n\nb"), (r"[\s]{2}^|\Z\p{N}?", "Q42\r\n"), (r"\Aa|.", "aa"), (r"a\z|.", "a\na"), (r"\Z|a", "a\n"), (r"$|\n", "a\n"), (r"x*", "bb"),
     (r"x*|b", "bb"), (r"(?=b)|b", "bab"), (r"\w+?$", "ab\ncd"), (r".", "a\rb\n\u2028\x85"), (r"\H+", "0aGg\t xF9"),
     (r"[\h]+", "0aGg\t xF9"), (r"\w", "a\u00b2\u200c_\u00bd"), (r"[\w]", "a\u00b2\u200c_\u00bd"),
     (r"\W", "a\u00b2\u200c-"), (r"[\W]", "a\u00b2\u200c-"), (r"[^\w]", "a\u00b2\u200c-"),
@@ -57,6 +58,7 @@ def test_meanings_split_as_hugging_face(pattern, text):
 @pytest.mark.parametrize("pattern, construct", [
     (r"(?i)ß", "ß"), (r"(?i)ss", "ss"), (r"(?i)[\x{80}-\x{FF}]", "ß"), (r"(?x)a", "(?x"), (r"\pL", "'\\p' without braces"),
     (r"a{1,2}+", "a quantifier after a quantifier"), (r"\U00000041", "\\U"),
+    (r"(?:\Ab?){2,3}", "a repeated group that may match nothing"), (r"(?:(\Aa?)){2}", "a repeated group"),
 ])
 def test_constructs_read_otherwise_are_refused(pattern, construct):
     with pytest.raises(ValueError, match="split pattern") as error:
@@ -143,22 +145,29 @@ def random_pattern(rng, depth=0):
                 q = ""
             items.append(a + q)
         branches.append("".join(items))
-    return "|".join(branches)
+    pattern = "|".join(branches)
+    return ("(?i)" if depth == 0 and rng.random() < 0.1 else "") + pattern
 
 
 def random_text(rng):
     return "".join(rng.choice(TEXT_PIECES) for _ in range(rng.randint(0, 12)))
 
 
+EXPECTED_REFUSALS = ("a repeated group that may match nothing", "a quantifier on a lookahead or anchor")
+RANDOM_PATTERNS = int(os.environ.get("BPE_RANDOM_PATTERNS", "1500"))
+
+
 def test_random_patterns_split_as_hugging_face():
-    rng = random.Random(20261205)
-    compared = refused = 0
-    for _ in range(1500):
+    rng = random.Random(int(os.environ.get("BPE_RANDOM_SEED", "20261205")))
+    compared = refused = runaway = 0
+    for _ in range(RANDOM_PATTERNS):
         pattern = random_pattern(rng)
         try:
             _core.pretokenize(b"", pattern, dialect="oniguruma")
-        except ValueError:
-            refused += 1
+        except ValueError as error:
+            # The grammar makes these two often; any other refusal is counted.
+            if not any(what in str(error) for what in EXPECTED_REFUSALS):
+                refused += 1
             continue
         for _ in range(3):
             text = random_text(rng)
@@ -168,9 +177,15 @@ def test_random_patterns_split_as_hugging_face():
                 if isinstance(error, KeyboardInterrupt):
                     raise
                 break
-            assert ours(pattern, text) == expected, (pattern, text)
+            try:
+                got = ours(pattern, text)
+            except RuntimeError:  # a repeat of a repeat past the step budget (Oniguruma's retry limit is higher)
+                runaway += 1
+                continue
+            assert got == expected, (pattern, text)
             compared += 1
-    assert compared > 3000 and refused < 150, (compared, refused)
+    assert compared > 2 * RANDOM_PATTERNS and refused < RANDOM_PATTERNS // 50 and runaway < compared // 500, \
+        (compared, refused, runaway)
 
 
 # --- the named rules, found by their texts in both dialects ----------------------------------
@@ -217,3 +232,18 @@ def test_a_class_matches_the_code_points_oniguruma_matches(pattern):
     # Every code point below U+3400 and every 61st above, each between separators the
     # class does not match: the pieces tell which ones it matches.
     assert ours(pattern, CODE_POINTS) == hugging_face(pattern, CODE_POINTS)
+
+
+# --- a split step of one repeated class -------------------------------------------------------
+
+@pytest.mark.parametrize("pattern", [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", r"\p{N}+",
+                                     r"[acegikmoqsuwy02468!#%]+", r"[^a-z\s]{2}", r"\d"])
+def test_a_step_of_one_repeated_class_splits_as_hugging_face(pattern):
+    # Such a step skips the ASCII text outside its class 16 bytes at a time.
+    rng = random.Random(11)
+    pieces = ["a", "b", "q", "Z", " ", "\n", "1", "22", "333", "٣", "日本", "ひら", "カナ", "é", "!", "%", "😀"]
+    for length in (0, 1, 15, 16, 17, 40, 300):
+        for _ in range(20):
+            text = "".join(rng.choice(pieces) for _ in range(length))
+            assert ours(pattern, text) == hugging_face(pattern, text), text
+            assert _core.pretokenize(text.encode(), pattern) == [c.encode() for c in hugging_face(pattern, text)]
