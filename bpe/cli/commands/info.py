@@ -1,7 +1,7 @@
 """bpe info: what a tokenizer holds."""
 import argparse
 
-from ... import formats, token_files
+from ... import formats, huggingface, token_files
 from ..tokenizers import load_tokenizer
 from ..tokens import is_whole_word, longest_tokens, merge_ids
 
@@ -18,12 +18,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
           f"{len(tok.special_tokens):,} special); ids 0 to {tok.n_vocab - 1:,}")
-    rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
+    rules = tok.rules  # a tokenizer.json's own split, added tokens and template
     if rules is None:
         regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
         print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
     else:
-        print("\n".join(rules.describe()))
+        print("\n".join(huggingface.describe(rules)))
     if rules is None:  # a tokenizer.json's are its added tokens, listed above
         listed = list(tok.special_ids.items())
         specials = ", ".join(f"{t} = {i}" for t, i in listed[:SPECIALS]) or "none"
