@@ -87,6 +87,13 @@ def shape(name, vocab_size=420):
         tk.post_processor = processors.TemplateProcessing(
             single="<｜begin▁of▁sentence｜> $A", special_tokens=[("<｜begin▁of▁sentence｜>",
                                                                tk.token_to_id("<｜begin▁of▁sentence｜>"))])
+    elif name == "minimax":  # one Split that keeps only its matches (Removed, inverted), NFC
+        tk = train(seq([split(QWEN2, "removed", invert=True), byte_level()]), normalizers.NFC())
+        tk.add_special_tokens([AddedToken("]~!b[", special=True, normalized=False),
+                               AddedToken("[e~[", special=True, normalized=False)])
+    elif name == "janus":  # four Splits, the last `\s+$`
+        tk = train(seq([split(r, "isolated") for r in DEEPSEEK[:4]] + [byte_level()]))
+        tk.add_special_tokens([AddedToken("<｜begin▁of▁sentence｜>", special=True, normalized=False)])
     elif name == "glm4":
         tk = train(seq([split(GLM4), byte_level()]), ignore_merges=True)
         tk.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<|endoftext|>", "[gMASK]")])
@@ -115,7 +122,7 @@ def shape(name, vocab_size=420):
     return tk
 
 
-SHAPES = ["qwen2", "llama3", "deepseek", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
+SHAPES = ["qwen2", "llama3", "deepseek", "minimax", "janus", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
           "split-merged_with_previous", "split-merged_with_next", "split-contiguous", "split-isolated-invert",
           "split-removed-invert", "split-merged_with_next-invert", "bytelevel-prefix", "added-flags"]
 
