@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -140,6 +140,10 @@ class Encoder:
         """
         The id of every token, as a list of ints, or None when token i has id i.
         """
+def added_token_segments(text: str, tokens: collections.abc.Sequence[dict[str, str | int | bool]], normalized: bool, allowed: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> list[tuple[int, int, int | None]]:
+    """
+    One pass of Hugging Face's added-token matching over text, with the tokens ("added_tokens" entries) whose normalized flag is `normalized`: (begin, end, id or None for text) in characters.
+    """
 def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default') -> int:
     """
     How many chunks pretokenize(text, pattern) would give, without making them: the split alone.

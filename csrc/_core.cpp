@@ -41,9 +41,12 @@
 
 #include "encoder.h"
 #include "padding.h"
+#include "py_added.h"
 #include "py_args.h"
 #include "py_gil.h"
 #include "py_huggingface.h"
+#include "py_normalize.h"
+#include "py_rules.h"
 #include "py_text.h"
 #include "py_tokens.h"
 #include "ranks.h"
@@ -697,13 +700,20 @@ void bind_training(py::module_& m) {
 // --- the Encoder: encoding ----------------------------------------------------------------
 
 bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::handle special_tokens_arg,
-                           py::handle token_ids_arg) {
+                           py::handle token_ids_arg, py::handle rules_arg) {
     // One after the other, so that of several mistakes the first argument's is told.
     bpe::SplitRule pattern = pattern_from_python(pattern_arg);
     std::vector<bpe::Pair> merges = merges_from_python(merges_arg);
     std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
-    auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids));
+    std::optional<bpe::Rules> rules = rules_from_python(rules_arg);
+    auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids),
+                                                  std::move(rules));
+    if (const bpe::Rules* r = encoder->rules())
+        for (size_t k = 0; k < r->added.tokens().size(); ++k)
+            if (!encoder->has_id(r->added.tokens()[k].id))
+                throw py::value_error("rules['added_tokens'][" + std::to_string(k) + "]['id'] is " +
+                                      std::to_string(r->added.tokens()[k].id) + ", which no token of the vocabulary has");
     // Ints for the ids up to n_vocab, unless the numbering is sparse (a few tokens with
     // ids up to MAX_ID must not make a million ints).
     size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
@@ -711,8 +721,15 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
     return encoder.release();
 }
 
+// The rule a text from Python must suit: with rules, valid UTF-8, as their regexes read
+// characters.
+const bpe::SplitRule& text_rule(const bpe::Encoder& self) {
+    static const bpe::SplitRule utf8(bpe::Pattern::kGpt2);
+    return self.has_rules() ? utf8 : self.pattern();
+}
+
 py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {
-    Text arg(text, self.pattern());
+    Text arg(text, text_rule(self));
     return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
 }
 
@@ -724,6 +741,14 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
 template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
+    if (self.has_rules()) {  // a space put in, or NFC, can give more ids than bytes
+        std::vector<uint32_t> ids = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+            return self.encode(text, allowed, threads, interrupt);
+        });
+        py::array_t<Id> out(py::ssize_t(ids.size()));
+        std::copy(ids.begin(), ids.end(), out.mutable_data());
+        return out;
+    }
     py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
     Id* data = out.mutable_data();
     size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
@@ -745,7 +770,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
                        py::handle disallowed_special, py::handle threads) {
     const unsigned asked = threads_asked(threads);
-    Text arg(text, self.pattern(), "text", asked);
+    Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view);
     return fits_uint16(self.n_vocab()) ? encode_into_array<uint16_t>(self, arg.view, choice.allowed, asked)
@@ -757,7 +782,7 @@ py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle all
 size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
              py::handle threads) {
     const unsigned asked = threads_asked(threads);
-    Text arg(text, self.pattern(), "text", asked);
+    Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view);
     return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
@@ -774,6 +799,15 @@ py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::han
     StrArg arg(text);  // offsets count characters: a str only
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view);
+    if (self.has_rules()) {
+        std::vector<int64_t> found;
+        std::vector<uint32_t> ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
+            return self.encode_with_char_spans(arg.view, choice.allowed, found, interrupt);
+        });
+        py::array_t<int64_t> spans({py::ssize_t(ids.size()), py::ssize_t(2)});
+        std::copy(found.begin(), found.end(), spans.mutable_data());
+        return py::make_tuple(ids_to_list(ids), spans);
+    }
     std::vector<uint32_t> ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
         return self.encode(arg.view, choice.allowed, 1, interrupt);
     });
@@ -790,13 +824,13 @@ py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::han
 
 py::list encode_batch(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
                       py::handle disallowed_special, py::handle threads) {
-    TextBatch batch(texts, self.pattern());
+    TextBatch batch(texts, text_rule(self));
     return batch_to_lists(encode_batch_ids(self, batch, allowed_special, disallowed_special, threads));
 }
 
 py::tuple encode_batch_flat(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
                             py::handle disallowed_special, py::handle threads) {
-    TextBatch batch(texts, self.pattern());
+    TextBatch batch(texts, text_rule(self));
     return batch_to_flat(encode_batch_ids(self, batch, allowed_special, disallowed_special, threads), self.n_vocab());
 }
 
@@ -807,7 +841,7 @@ py::tuple encode_batch_flat(const bpe::Encoder& self, py::handle texts, py::hand
 // counted on a thread of its own (Encoder::count_many).
 py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle allowed_special,
                       py::handle disallowed_special, py::handle threads) {
-    TextBatch batch(texts, self.pattern());
+    TextBatch batch(texts, text_rule(self));
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, batch.views());
     const unsigned workers = bpe::threads_for(batch.bytes(), threads_asked(threads));
@@ -943,7 +977,7 @@ py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::ha
     const bpe::PadOptions options =
         pad_options(pad_id, max_length, pad_to_max_length, truncate, pad_left, truncate_left, prefix, suffix);
     const py::dtype type = matrix_dtype(dtype, largest_row_id(self, options));
-    TextBatch batch(texts, self.pattern());
+    TextBatch batch(texts, text_rule(self));
     const BatchIds ids = encode_batch_ids(self, batch, allowed_special, disallowed_special, threads);
     py::array_t<int64_t> lengths(py::ssize_t(ids.documents()));
     int64_t* length = lengths.mutable_data();
@@ -976,12 +1010,13 @@ py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::ha
 void bind_encoding(py::class_<bpe::Encoder>& encoder) {
     encoder
         .def(py::init(&make_encoder), py::arg("merges"), py::arg("pattern") = "default",
-             py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(),
+             py::arg("special_tokens") = py::none(), py::arg("token_ids") = py::none(), py::arg("rules") = py::none(),
              "merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the "
              "split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that "
              "order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the "
              "vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all "
-             "different, gaps allowed.")
+             "different, gaps allowed. rules: None, or a tokenizer.json's rules as a dict (normalizer, pre_tokenizer, "
+             "added_tokens, ...), which then split the text and match the added tokens in it.")
         .def("encode", &encode, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all",
              "The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one "
@@ -1115,6 +1150,8 @@ PYBIND11_MODULE(_core, m) {
         throw py::error_already_set();
 
     bind_functions(m);
+    bindings::bind_normalize(m);
+    bind_added_tokens(m);
     bind_training(m);
     py::class_<bpe::Encoder> encoder(m, "Encoder",
                                      "Encodes text (str or bytes) with merges and special tokens, keeping a cache of "

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -29,6 +30,7 @@
 #include "interrupt.h"
 #include "pair.h"
 #include "parallel.h"
+#include "pretokenizer.h"
 #include "special.h"
 #include "split.h"
 #include "vocabulary.h"
@@ -232,11 +234,15 @@ public:
     // The vocabulary's merges, special tokens and numbering (Vocabulary says what it
     // refuses), and the split rule. The table starts with the tokens that are whole
     // chunks.
+    // With `rules` (a tokenizer.json's: pretokenizer.h), those split the text and the
+    // added tokens are matched in it, not the special tokens, which are then only ids.
     explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
-                     std::optional<std::vector<uint32_t>> token_ids = std::nullopt)
+                     std::optional<std::vector<uint32_t>> token_ids = std::nullopt,
+                     std::optional<Rules> rules = std::nullopt)
         : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
+        if (rules) rules_ = std::make_shared<const RuleState>(std::move(*rules));
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
         // and merging each long token here would slow the build of a vocabulary of many.
         vocabulary_.find_whole_tokens(
@@ -272,6 +278,14 @@ private:
     // in the table has all its ids: a chunk is inserted whole, or not at all.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                          Interrupt* interrupt) const {
+        encode_segments_as<false>(text, segments, out, interrupt, pattern_);
+    }
+
+    // The same, each text segment split by `rule`, or (kWholeChunks) each text segment
+    // one chunk already, as the rules' pre-tokenizer gives them.
+    template <bool kWholeChunks>
+    void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
+                            Interrupt* interrupt, const SplitRule& rule) const {
         const char* text_end = text.data() + text.size();
         size_t pos = out.size();
         const size_t expected = expected_ids(segments);
@@ -327,6 +341,35 @@ private:
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
         try {
+            if constexpr (kWholeChunks) {
+                for (size_t s = 0; s < segments.size();) {
+                    if (segments[s].special != Segment::kText) {
+                        flush();
+                        make_room(out, pos, step);
+                        out[pos++] = segments[s++].special;
+                        continue;
+                    }
+                    size_t count = 0, bytes = 0;
+                    for (; s < segments.size() && count < kBlock && segments[s].special == Segment::kText; ++s) {
+                        const Segment& c = segments[s];
+                        Pending& p = filling[count++];
+                        p.chunk = text.substr(c.begin, c.end - c.begin);
+                        // 16 bytes are read at a chunk's start only inside the text.
+                        p.key = c.begin + 16 <= text.size() ? probe_key(p.chunk.data(), p.chunk.size())
+                                                             : probe_key_near_end(p.chunk, text_end);
+                        prefetch(reader.bucket(p.key.hash));
+                        bytes += p.chunk.size();
+                    }
+                    report(interrupt, bytes);
+                    if (waiting) probe(waiting, waiting_count);
+                    waiting = filling;
+                    waiting_count = count;
+                    filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                }
+                flush();
+                out.resize(pos);
+                return;
+            }
             for (const Segment& segment : segments) {
                 report(interrupt, segment.end - segment.begin);
                 if (segment.special != Segment::kText) {
@@ -338,7 +381,7 @@ private:
                 const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
                 // (__restrict: the stores to the block do not change `ends`, so each end is
                 // read once.)
-                for_each_chunk_run(piece, pattern_, [&](size_t first, const size_t* __restrict ends, size_t count) {
+                for_each_chunk_run(piece, rule, [&](size_t first, const size_t* __restrict ends, size_t count) {
                     const char* base = piece.data();
                     // 16 bytes can be read at each chunk's start, but maybe not at the
                     // last chunk or two of the text.
@@ -443,6 +486,12 @@ public:
     // a numpy array) can then copy each part on its own thread.
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
+        if (rules_) {  // one thread: a regex's chunks may cross any place a text could be cut
+            std::vector<std::vector<uint32_t>> parts(1);
+            RulesWork work;
+            encode_rules(text, allowed, parts[0], interrupt, work);
+            return parts;
+        }
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
@@ -480,6 +529,13 @@ public:
     template <class Take>
     std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                       Interrupt* interrupt, Take&& take) const {
+        if (rules_) {
+            std::vector<uint32_t> ids;
+            RulesWork work;
+            encode_rules(text, allowed, ids, interrupt, work);
+            take(size_t(0), size_t(0), ids);
+            return {RunIds{0, ids.size()}};
+        }
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
         std::vector<RunIds> done(runs.size());
@@ -523,6 +579,14 @@ public:
     static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
+        if (rules_) {  // a document at a time (its added tokens and pieces are its own)
+            RulesWork work;
+            for (size_t i = 0; i < n; ++i) {
+                encode_rules(texts[i], allowed, ids, interrupt, work);
+                ends.push_back(ids.size());
+            }
+            return;
+        }
         constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
         size_t bytes = 0;
@@ -593,6 +657,15 @@ public:
                     Interrupt* interrupt = nullptr) const {
         std::vector<uint32_t> ids;
         std::vector<size_t> ends;
+        if (rules_) {
+            RulesWork work;
+            for (size_t i = 0; i < n; ++i) {
+                ids.clear();
+                encode_rules(texts[i], allowed, ids, interrupt, work);
+                counts[i] = int64_t(ids.size());
+            }
+            return;
+        }
         for (size_t i = 0; i < n;) {
             if (texts[i].size() >= kGroup) {
                 size_t total = 0;
@@ -623,7 +696,8 @@ public:
     const std::vector<Pair>& merges() const { return vocabulary_.merges(); }
     const std::vector<uint32_t>& token_ids() const { return vocabulary_.token_ids(); }  // empty: token i is id i
     const SplitRule& pattern() const { return pattern_; }
-    const SpecialTokens& specials() const { return vocabulary_.specials(); }
+    // The special tokens a call may allow: with rules, the special added tokens.
+    const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
     std::string_view token_bytes(uint32_t id) const { return vocabulary_.token_bytes(id); }
@@ -634,10 +708,235 @@ public:
         vocabulary_.char_spans(text, ids, spans);
     }
 
+    // --- the rules' path (a tokenizer.json's: pretokenizer.h) ------------------------
+    //
+    // A text goes through Hugging Face's steps: the added tokens that are not normalized
+    // are found in it as given; each text between them is made NFC (when the rules say
+    // so and it is not already); the normalized added tokens are found in that; each text
+    // piece is pre-tokenized, a space put before each piece that reaches ByteLevel
+    // without one (add_prefix_space); and each chunk is merged through the table as any
+    // other. Where nothing changes the text, the chunks are spans of the text itself;
+    // else of a work buffer that holds the text as changed (and, for offsets, where each
+    // of its bytes came from).
+    struct RuleState {
+        Rules rules;
+        SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
+        std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
+        bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
+        bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
+
+        explicit RuleState(Rules r) : rules(std::move(r)) {
+            std::vector<std::pair<std::string, uint32_t>> special;
+            const auto& tokens = rules.added.tokens();
+            special_of.assign(tokens.size(), SIZE_MAX);
+            for (size_t k = 0; k < tokens.size(); ++k) {
+                if (tokens[k].special) {
+                    special_of[k] = special.size();
+                    special.emplace_back(tokens[k].content, tokens[k].id);
+                }
+                (tokens[k].normalized ? any_normalized : any_raw) = true;
+            }
+            specials = SpecialTokens(std::move(special));
+            one_named_split = is_one_named_split(rules.steps);
+        }
+        // The steps before ByteLevel's own split, which add_prefix_space comes between.
+        size_t steps_before_prefix() const {
+            return rules.add_prefix_space && rules.use_regex ? rules.steps.size() - 1 : rules.steps.size();
+        }
+    };
+
+    // What one text's way through the rules leaves, reused text after text.
+    struct RulesWork {
+        std::vector<Segment> raw, normalized, items;  // items: chunks (or named-rule pieces) and added tokens
+        std::vector<Span> spans, chunks;
+        std::string buffer, nfc_text;
+        std::vector<uint32_t> nfc_origin;
+        std::vector<uint32_t> origin;  // with offsets: the text byte each buffer byte's character starts at
+        PreTokenizer pre;
+        bool copied = false;  // whether items are spans of `buffer` (else of the text)
+        std::string_view view(std::string_view text) const { return copied ? std::string_view(buffer) : text; }
+    };
+
+    // The text's items under the rules into work.items, as spans of work.view(text).
+    // with_origin: always through the buffer, with work.origin.
+    void prepare(std::string_view text, const SpecialSet& allowed, RulesWork& work, bool with_origin) const {
+        const RuleState& st = *rules_;
+        const Rules& rules = st.rules;
+        auto allow = [&](size_t k) { return st.special_of[k] < allowed.size() && allowed[st.special_of[k]]; };
+        work.raw.clear();
+        if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
+        else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
+        // Copied when a space is put in, or NFC changes a text segment.
+        bool copy = with_origin || rules.add_prefix_space;
+        if (!copy && rules.nfc)
+            for (const Segment& s : work.raw)
+                if (s.special == Segment::kText && !is_nfc(text.substr(s.begin, s.end - s.begin))) {
+                    copy = true;
+                    break;
+                }
+        work.copied = copy;
+        work.items.clear();
+        work.buffer.clear();
+        work.origin.clear();
+        const size_t before = st.steps_before_prefix();
+        const SplitStep* steps = rules.steps.data();
+        // Appends bytes to the buffer, each from the character at origin(k) in the text.
+        auto append = [&](std::string_view bytes, auto origin) {
+            if (with_origin)
+                for (size_t k = 0; k < bytes.size(); ++k) work.origin.push_back(origin(k));
+            work.buffer.append(bytes);
+        };
+        for (const Segment& seg : work.raw) {
+            const std::string_view raw = text.substr(seg.begin, seg.end - seg.begin);
+            if (seg.special != Segment::kText) {
+                if (copy) {
+                    const size_t at = work.buffer.size();
+                    append(raw, [&](size_t k) { return uint32_t(seg.begin + k); });
+                    work.items.push_back({at, work.buffer.size(), seg.special});
+                } else {
+                    work.items.push_back(seg);
+                }
+                continue;
+            }
+            // The segment as normalized, and where each of its bytes came from.
+            std::string_view norm = raw;
+            bool changed = false;
+            if (rules.nfc && !is_nfc(raw)) {
+                nfc(raw, work.nfc_text, with_origin ? &work.nfc_origin : nullptr);
+                norm = work.nfc_text;
+                changed = true;
+            }
+            auto norm_origin = [&](size_t k) -> uint32_t {
+                if (changed) return uint32_t(seg.begin + work.nfc_origin[k]);
+                while (k > 0 && (static_cast<unsigned char>(raw[k]) & 0xC0) == 0x80) --k;
+                return uint32_t(seg.begin + k);
+            };
+            work.normalized.clear();
+            if (st.any_normalized) rules.added.segments(norm, true, allow, work.normalized);
+            else if (!norm.empty()) work.normalized.push_back({0, norm.size(), Segment::kText});
+            for (const Segment& piece : work.normalized) {
+                if (piece.special != Segment::kText) {
+                    if (copy) {
+                        const size_t at = work.buffer.size();
+                        append(norm.substr(piece.begin, piece.end - piece.begin),
+                               [&](size_t k) { return norm_origin(piece.begin + k); });
+                        work.items.push_back({at, work.buffer.size(), piece.special});
+                    } else {
+                        work.items.push_back({seg.begin + piece.begin, seg.begin + piece.end, piece.special});
+                    }
+                    continue;
+                }
+                if (!copy) {
+                    // The text itself: each piece's chunks, spans of it.
+                    const size_t base = seg.begin;
+                    if (st.one_named_split) {
+                        work.items.push_back({base + piece.begin, base + piece.end, Segment::kText});
+                        continue;
+                    }
+                    work.chunks.clear();
+                    work.pre.split(norm, {piece.begin, piece.end}, steps, steps + rules.steps.size(), work.chunks);
+                    for (const Span& c : work.chunks) work.items.push_back({base + c.begin, base + c.end, Segment::kText});
+                    continue;
+                }
+                // Into the buffer: the pieces before ByteLevel, each with its space, then
+                // ByteLevel's split of each (or the named rule's, by the chunk loop later).
+                work.spans.clear();
+                work.pre.split(norm, {piece.begin, piece.end}, steps, steps + before, work.spans);
+                for (const Span& sp : work.spans) {
+                    const size_t at = work.buffer.size();
+                    if (rules.add_prefix_space && norm[sp.begin] != ' ')
+                        append(" ", [&](size_t) { return norm_origin(sp.begin); });
+                    append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
+                    const size_t end = work.buffer.size();
+                    if (st.one_named_split || before == rules.steps.size()) {
+                        work.items.push_back({at, end, Segment::kText});
+                        continue;
+                    }
+                    work.chunks.clear();
+                    work.pre.split(work.buffer, {at, end}, steps + before, steps + rules.steps.size(), work.chunks);
+                    for (const Span& c : work.chunks) work.items.push_back({c.begin, c.end, Segment::kText});
+                }
+            }
+        }
+        if (with_origin) work.origin.push_back(uint32_t(text.size()));
+    }
+
+    // When the steps are one named rule, items hold pieces and `one_named_split` splits
+    // them by the chunk loop; else each text item is a chunk.
+    void encode_items(std::string_view view, const std::vector<Segment>& items, std::vector<uint32_t>& out,
+                      Interrupt* interrupt) const {
+        if (rules_->one_named_split) encode_segments_as<false>(view, items, out, interrupt, rules_->rules.steps[0].rule);
+        else encode_segments_as<true>(view, items, out, interrupt, pattern_);
+    }
+
+    void encode_rules(std::string_view text, const SpecialSet& allowed, std::vector<uint32_t>& out,
+                      Interrupt* interrupt, RulesWork& work) const {
+        prepare(text, allowed, work, false);
+        encode_items(work.view(text), work.items, out, interrupt);
+    }
+
+public:
+    bool has_rules() const { return rules_ != nullptr; }
+    const Rules* rules() const { return rules_ ? &rules_->rules : nullptr; }
+
+    // The ids of `text` under the rules, and each one's character span in the text as
+    // Hugging Face's Encoding.offsets gives it: a token's span runs from the character
+    // its first byte came from to the end of the one its last byte came from (a space
+    // put in comes from the character after it, a composed character from its first),
+    // and with trim_offsets the spaces at its ends are left out.
+    std::vector<uint32_t> encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
+                                                 std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
+        RulesWork work;
+        prepare(text, allowed, work, true);
+        std::vector<uint32_t> ids;
+        encode_items(work.buffer, work.items, ids, interrupt);
+        // The character index of each text byte's character.
+        std::vector<uint32_t> char_of(text.size() + 1);
+        uint32_t chars = 0;
+        for (size_t k = 0; k < text.size(); ++k) {
+            if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) ++chars;
+            char_of[k] = chars - 1;
+        }
+        char_of[text.size()] = chars;
+        auto char_end = [&](size_t byte) { return int64_t(char_of[byte]) + 1; };
+        spans.assign(2 * ids.size(), 0);
+        const bool trim = rules_->rules.trim_offsets, prefix = rules_->rules.add_prefix_space;
+        size_t t = 0;
+        auto put = [&](size_t a, size_t b, std::string_view bytes) {
+            int64_t start = char_of[work.origin[a]], end = char_end(work.origin[b - 1]);
+            if (trim) {
+                // ByteLevel's process_offsets: spaces at the token's ends, as characters.
+                size_t lead = 0, trail = 0;
+                while (lead < bytes.size() && bytes[lead] == ' ') ++lead;
+                while (trail < bytes.size() && bytes[bytes.size() - 1 - trail] == ' ') ++trail;
+                if (lead > 0 && (t == 0 || start == 0) && prefix && lead == 1) lead = 0;
+                if (lead > 0) start = std::min(start + int64_t(lead), end);
+                if (trail > 0 && end >= int64_t(trail)) end = std::max(end - int64_t(trail), start);
+            }
+            spans[2 * t] = start, spans[2 * t + 1] = end;
+            ++t;
+        };
+        for (const Segment& item : work.items) {
+            if (item.special != Segment::kText) {
+                put(item.begin, item.end, vocabulary_.token_bytes(item.special));
+                continue;
+            }
+            for (size_t at = item.begin; at < item.end;) {
+                if (t >= ids.size()) throw std::logic_error("encode_with_char_spans: the ids are not the items'");
+                const std::string_view bytes = vocabulary_.token_bytes(ids[t]);
+                const size_t end = std::min(item.end, at + std::max<size_t>(bytes.size(), 1));
+                put(at, end, bytes);
+                at = end;
+            }
+        }
+        return ids;
+    }
+
 private:
     Vocabulary vocabulary_;
     SplitRule pattern_;
     mutable EncoderTable table_;  // encoder_table.h
+    std::shared_ptr<const RuleState> rules_;  // null: the split rule and special tokens alone
 };
 
 }  // namespace bpe

@@ -73,6 +73,10 @@ PARAMETERS_OF = {
     (None, "huggingface_merges", "merges"): "list[str] | list[list[str]]",
     (None, "huggingface_merges", "alphabet"): "str",
     (None, "threads_for", "bytes"): "typing.SupportsIndex",
+    (None, "added_token_segments", "text"): "str",
+    (None, "added_token_segments", "tokens"): "collections.abc.Sequence[dict[str, str | int | bool]]",
+    (None, "added_token_segments", "normalized"): "bool",
+    (None, "added_token_segments", "allowed"): SPECIALS,
 }
 # What a binding gives back, where pybind11 knows only "list", "tuple", "dict" or "object".
 RETURNS = {
@@ -87,6 +91,7 @@ RETURNS = {
     ("Encoder", "special_tokens"): "dict[str, int]",
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",
+    (None, "added_token_segments"): "list[tuple[int, int, int | None]]",
     (None, "huggingface_merges"): ("tuple[list[tuple[int, int]], list[int], list[str], "
                                    "dict[tuple[int, int], tuple[int, int]] | None]"),
 }

@@ -1,0 +1,179 @@
+// A tokenizer.json's pre-tokenizer: a text piece cut into chunks by a sequence of
+// steps, each splitting every piece the step before left, as Hugging Face's `Split`
+// does (its `split` on a normalized string):
+//   1. the step's rule finds its matches in the piece, left to right; the text between
+//      two matches (a gap) is marked too, so that matches and gaps cover the piece;
+//   2. `invert` swaps which of them are matches;
+//   3. the behaviour joins them: Isolated keeps each apart, Removed drops the matches,
+//      MergedWithPrevious joins a match to the piece before it, MergedWithNext to the
+//      piece after it, Contiguous joins runs of matches (and runs of gaps);
+//   4. empty pieces are dropped.
+// Digits is such a step on \p{N} (each digit its own match: Isolated keeps them apart,
+// Contiguous joins a run), and ByteLevel's regex a last step with GPT-2's rule.
+//
+// The steps run one after the other over two vectors of spans, never by recursion.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "split.h"
+#include "stubs_tmp.h"
+
+namespace bpe {
+
+enum class Behavior { kIsolated, kRemoved, kMergedWithPrevious, kMergedWithNext, kContiguous };
+
+struct SplitStep {
+    SplitRule rule;
+    Behavior behavior = Behavior::kIsolated;
+    bool invert = false;
+};
+
+struct Rules {
+    bool nfc = false;
+    std::vector<SplitStep> steps;   // each splits the pieces of the one before
+    bool add_prefix_space = false;  // ByteLevel's: a space before each piece that reaches it without one
+    bool use_regex = false;         // ByteLevel's: steps.back() is its split by GPT-2's rule
+    bool trim_offsets = false;      // ByteLevel's post-processing of offsets
+    AddedTokens added;
+};
+
+// A stretch [begin, end) of bytes.
+struct Span {
+    size_t begin, end;
+};
+
+// Whether the steps are one named rule's chunks as they are: the chunk loop of split.h
+// (for_each_chunk_run) then splits without this file.
+inline bool is_one_named_split(const std::vector<SplitStep>& steps) {
+    return steps.size() == 1 && steps[0].rule.pattern() != Pattern::kRegex &&
+           steps[0].rule.pattern() != Pattern::kDefault && steps[0].behavior == Behavior::kIsolated &&
+           !steps[0].invert;
+}
+
+class PreTokenizer {
+public:
+    // The chunks of text[begin, end) under steps[first, last), appended to `out` as spans
+    // of `text`, in order.
+    void split(std::string_view text, Span piece, const SplitStep* first, const SplitStep* last,
+               std::vector<Span>& out) {
+        if (first == last) {
+            if (piece.end > piece.begin) out.push_back(piece);
+            return;
+        }
+        current_.assign(1, piece);
+        for (const SplitStep* step = first; step != last; ++step) {
+            std::vector<Span>& into = step + 1 == last ? out : next_;
+            if (&into == &next_) next_.clear();
+            for (const Span& p : current_) split_one(text, p, *step, into);
+            if (&into == &next_) std::swap(current_, next_);
+        }
+    }
+
+private:
+    struct Mark {
+        size_t begin, end;
+        bool match;
+    };
+
+    // One step on one piece: its marks, then the behaviour.
+    void split_one(std::string_view text, Span piece, const SplitStep& step, std::vector<Span>& out) {
+        marks_.clear();
+        find_marks(text.substr(piece.begin, piece.end - piece.begin), piece.begin, step.rule, step.invert);
+        join(step.behavior, out);
+    }
+
+    // The matches and gaps of `rule` in `s` (at `base` in the text), matches flipped by
+    // `invert`. A regex is matched at each place in turn (its leftmost match); a named
+    // rule's chunks are all matches, as its regex matches every character.
+    void find_marks(std::string_view s, size_t base, const SplitRule& rule, bool invert) {
+        if (rule.pattern() != Pattern::kRegex) {
+            for_each_chunk(s, rule, [&](std::string_view chunk) {
+                const size_t b = base + size_t(chunk.data() - s.data());
+                marks_.push_back({b, b + chunk.size(), !invert});
+            });
+            return;
+        }
+        Regex::Matcher matcher(*rule.regex(), s);
+        const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+        size_t gap = 0;
+        for (size_t i = 0; i < s.size();) {
+            const size_t e = matcher.match_at(i);
+            if (e > i) {
+                if (gap < i) marks_.push_back({base + gap, base + i, invert});
+                marks_.push_back({base + i, base + e, !invert});
+                i = gap = e;
+                continue;
+            }
+            do ++i;
+            while (i < s.size() && (u[i] & 0xC0) == 0x80);
+        }
+        if (gap < s.size()) marks_.push_back({base + gap, base + s.size(), invert});
+    }
+
+    // The marks joined as the behaviour says, empty pieces dropped.
+    void join(Behavior behavior, std::vector<Span>& out) const {
+        auto push = [&](size_t b, size_t e) {
+            if (e > b) out.push_back({b, e});
+        };
+        switch (behavior) {
+            case Behavior::kIsolated:
+                for (const Mark& m : marks_) push(m.begin, m.end);
+                return;
+            case Behavior::kRemoved:
+                for (const Mark& m : marks_)
+                    if (!m.match) push(m.begin, m.end);
+                return;
+            case Behavior::kContiguous:
+            case Behavior::kMergedWithPrevious: {
+                // A mark joins the piece before when it is of the same kind (Contiguous),
+                // or a match after a gap (MergedWithPrevious). The first mark starts one.
+                bool previous = false, any = false;
+                size_t b = 0, e = 0;
+                for (const Mark& m : marks_) {
+                    const bool joins = any && (behavior == Behavior::kContiguous ? m.match == previous
+                                                                                 : m.match && !previous);
+                    if (joins) {
+                        e = m.end;
+                    } else {
+                        if (any) push(b, e);
+                        b = m.begin, e = m.end, any = true;
+                    }
+                    previous = m.match;
+                }
+                if (any) push(b, e);
+                return;
+            }
+            case Behavior::kMergedWithNext: {
+                // From the right: a match before a gap joins it.
+                const size_t before = out.size();
+                bool previous = false, any = false;
+                size_t b = 0, e = 0;
+                for (size_t k = marks_.size(); k-- > 0;) {
+                    const Mark& m = marks_[k];
+                    if (any && m.match && !previous) {
+                        b = m.begin;
+                    } else {
+                        if (any) push(b, e);
+                        b = m.begin, e = m.end, any = true;
+                    }
+                    previous = m.match;
+                }
+                if (any) push(b, e);
+                std::reverse(out.begin() + std::ptrdiff_t(before), out.end());
+                return;
+            }
+        }
+    }
+
+    std::vector<Span> current_, next_;
+    std::vector<Mark> marks_;
+};
+
+}  // namespace bpe

@@ -1,0 +1,62 @@
+// Bindings of normalize.h for the tests: nfc(text) and is_nfc(text) on a str.
+// Included by _core.cpp only.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "normalize.h"
+
+namespace bindings {
+
+namespace py = pybind11;
+
+// The UTF-8 of a str (a lone surrogate: Python's UnicodeEncodeError), or a bytes' bytes.
+inline std::string utf8_of(const py::object& text) {
+    if (PyUnicode_Check(text.ptr())) {
+        Py_ssize_t size = 0;
+        const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+        if (!data) throw py::error_already_set();
+        return std::string(data, static_cast<size_t>(size));
+    }
+    if (PyBytes_Check(text.ptr())) return text.cast<std::string>();
+    throw py::type_error("text must be str or bytes, not " + std::string(Py_TYPE(text.ptr())->tp_name));
+}
+
+inline void bind_normalize(py::module_& m) {
+    m.def(
+        "nfc",
+        [](py::object text) {
+            // bytes too, so that the tests can hand over invalid UTF-8: the result is then bytes
+            const bool is_bytes = PyBytes_Check(text.ptr());
+            const std::string in = utf8_of(text);
+            std::string out;
+            std::vector<uint32_t> origin;
+            {
+                py::gil_scoped_release release;
+                bpe::nfc(in, out, &origin);
+            }
+            py::object normalized = is_bytes ? py::object(py::bytes(out)) : py::object(py::str(out));
+            return py::make_tuple(normalized, py::cast(origin));
+        },
+        py::arg("text"),
+        "NFC of text (str, or bytes of UTF-8), as Hugging Face's tokenizers normalizes it, and the origin of "
+        "each byte of the result's UTF-8: the byte offset in text's UTF-8 of the start of the input character "
+        "that the output byte came from, and one entry more at the end, the input's length in bytes. A token "
+        "spanning output bytes [b, e) has Hugging Face's offsets from origin[b] to the end of the input "
+        "character at origin[e - 1].");
+    m.def(
+        "is_nfc",
+        [](py::object text) {
+            const std::string in = utf8_of(text);
+            py::gil_scoped_release release;
+            return bpe::is_nfc(in);
+        },
+        py::arg("text"), "Whether text (str, or bytes of UTF-8) is in NFC, as Hugging Face's tokenizers normalizes it.");
+}
+
+}  // namespace bindings

@@ -1,0 +1,192 @@
+// The rules dict from Python (a tokenizer.json's rules in our own form: docs and
+// bpe/huggingface.py say what each key holds) read into bpe::Rules, strictly: every
+// key's type is checked, and a value of the wrong type (a bool written as a str, as a
+// file may) is a ValueError that names where it is, as Hugging Face refuses such a file.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "encoder.h"
+#include "pretokenizer.h"
+#include "py_args.h"
+#include "py_text.h"
+#include "split.h"
+
+namespace bindings {
+
+namespace py = pybind11;
+
+// The rules' keys, each read by one reader (the model's options by vocabulary.h's).
+inline constexpr const char* kRuleKeys[] = {"normalizer", "pre_tokenizer", "added_tokens", "ignore_merges",
+                                            "ranked_merges", "unmade_tokens", "template", "padding", "truncation"};
+
+[[noreturn]] inline void bad_rule(const std::string& where, const std::string& what) {
+    throw py::value_error("rules" + where + " " + what);
+}
+
+inline std::string shown(py::handle obj) { return type_name(obj) + " " + std::string(py::repr(obj)); }
+
+inline bool rule_bool(py::handle obj, const std::string& where) {
+    if (!is_bool(obj)) bad_rule(where, "must be True or False, not " + shown(obj));
+    return obj.ptr() == Py_True;
+}
+
+inline std::string rule_str(py::handle obj, const std::string& where) {
+    if (!PyUnicode_Check(obj.ptr())) bad_rule(where, "must be a str, not " + shown(obj));
+    return utf8_of(obj, "rules" + where);
+}
+
+inline py::dict rule_dict(py::handle obj, const std::string& where) {
+    if (!PyDict_Check(obj.ptr())) bad_rule(where, "must be a dict, not " + shown(obj));
+    return py::reinterpret_borrow<py::dict>(obj);
+}
+
+inline py::list rule_list(py::handle obj, const std::string& where) {
+    if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr())) bad_rule(where, "must be a list, not " + shown(obj));
+    return py::list(py::reinterpret_borrow<py::object>(obj));
+}
+
+// d[key], which must be there, and no key the step does not know.
+inline py::handle rule_key(const py::dict& d, const char* key, const std::string& where) {
+    PyObject* value = PyDict_GetItemString(d.ptr(), key);
+    if (value == nullptr) bad_rule(where, std::string("has no '") + key + "'");
+    return value;
+}
+
+inline void only_keys(const py::dict& d, std::initializer_list<const char*> keys, const std::string& where) {
+    for (auto item : d) {
+        bool known = false;
+        if (PyUnicode_Check(item.first.ptr()))
+            for (const char* key : keys) known |= py::cast<std::string>(item.first) == key;
+        if (!known) bad_rule(where, "has a key it does not know: " + std::string(py::repr(item.first)));
+    }
+}
+
+// A Split's regex, in Oniguruma's meanings. A regex that is the text of a named rule is
+// that rule (its fast splitter); a bare word stays a regex that matches itself, as
+// Hugging Face reads it, never a rule's name.
+inline bpe::SplitRule split_rule_from_regex(const std::string& text, const std::string& where) {
+    for (const bpe::NamedRule& rule : bpe::kNamedRules)
+        if (rule.text_names_rule && (text == rule.regex || (!rule.same_split.empty() && text == rule.same_split)))
+            return rule.pattern;
+    try {
+        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text));
+    } catch (const std::exception& e) {
+        bad_rule(where, "is a regex the engine cannot run: " + std::string(e.what()));
+    }
+}
+
+inline bpe::Behavior behavior_from(const std::string& name, const std::string& where) {
+    if (name == "Isolated") return bpe::Behavior::kIsolated;
+    if (name == "Removed") return bpe::Behavior::kRemoved;
+    if (name == "MergedWithPrevious") return bpe::Behavior::kMergedWithPrevious;
+    if (name == "MergedWithNext") return bpe::Behavior::kMergedWithNext;
+    if (name == "Contiguous") return bpe::Behavior::kContiguous;
+    bad_rule(where, "is '" + name +
+                        "', not a behavior (Isolated, Removed, MergedWithPrevious, MergedWithNext or Contiguous)");
+}
+
+inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
+    if (obj.is_none()) return;
+    const py::list steps = rule_list(obj, "['pre_tokenizer']");
+    bool byte_level = false;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        const std::string where = "['pre_tokenizer'][" + std::to_string(k) + "]";
+        const py::dict step = rule_dict(steps[k], where);
+        const std::string type = rule_str(rule_key(step, "type", where), where + "['type']");
+        if (byte_level) bad_rule(where, "comes after ByteLevel, which must be the last step");
+        if (type == "Split") {
+            only_keys(step, {"type", "pattern", "behavior", "invert"}, where);
+            bpe::SplitStep s;
+            s.rule = split_rule_from_regex(rule_str(rule_key(step, "pattern", where), where + "['pattern']"),
+                                           where + "['pattern']");
+            s.behavior = behavior_from(rule_str(rule_key(step, "behavior", where), where + "['behavior']"),
+                                       where + "['behavior']");
+            s.invert = rule_bool(rule_key(step, "invert", where), where + "['invert']");
+            rules.steps.push_back(std::move(s));
+        } else if (type == "Digits") {
+            only_keys(step, {"type", "individual_digits"}, where);
+            const bool each = rule_bool(rule_key(step, "individual_digits", where), where + "['individual_digits']");
+            // Each numeric character is a match of its own (digits.rs): apart, or in runs.
+            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})"));
+            rules.steps.push_back({numeric, each ? bpe::Behavior::kIsolated : bpe::Behavior::kContiguous, false});
+        } else if (type == "ByteLevel") {
+            only_keys(step, {"type", "use_regex", "add_prefix_space", "trim_offsets"}, where);
+            byte_level = true;
+            rules.use_regex = rule_bool(rule_key(step, "use_regex", where), where + "['use_regex']");
+            rules.add_prefix_space = rule_bool(rule_key(step, "add_prefix_space", where), where + "['add_prefix_space']");
+            rules.trim_offsets = rule_bool(rule_key(step, "trim_offsets", where), where + "['trim_offsets']");
+            // Its regex is GPT-2's, which the named rule splits as.
+            if (rules.use_regex) rules.steps.push_back({bpe::Pattern::kGpt2, bpe::Behavior::kIsolated, false});
+        } else {
+            bad_rule(where + "['type']", "is '" + type + "', not a step this engine runs (Split, Digits or ByteLevel)");
+        }
+    }
+    if (!byte_level) bad_rule("['pre_tokenizer']", "has no ByteLevel step (a byte-level BPE's last step)");
+}
+
+inline bpe::AddedTokens added_from_python(py::handle obj) {
+    std::vector<bpe::AddedToken> tokens;
+    if (obj.is_none()) return {};
+    const py::list list = rule_list(obj, "['added_tokens']");
+    for (size_t k = 0; k < list.size(); ++k) {
+        const std::string where = "['added_tokens'][" + std::to_string(k) + "]";
+        const py::dict d = rule_dict(list[k], where);
+        only_keys(d, {"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}, where);
+        bpe::AddedToken t;
+        t.content = rule_str(rule_key(d, "content", where), where + "['content']");
+        if (t.content.empty()) bad_rule(where + "['content']", "is empty");
+        py::handle id = rule_key(d, "id", where);
+        if (!as_index(id)) bad_rule(where + "['id']", "must be an int, not " + shown(id));
+        t.id = uint32_t(size_from_python(id, "rules" + where + "['id']", 0, bpe::kMaxId, "an id from 0 to MAX_ID"));
+        t.special = rule_bool(rule_key(d, "special", where), where + "['special']");
+        t.normalized = rule_bool(rule_key(d, "normalized", where), where + "['normalized']");
+        t.lstrip = rule_bool(rule_key(d, "lstrip", where), where + "['lstrip']");
+        t.rstrip = rule_bool(rule_key(d, "rstrip", where), where + "['rstrip']");
+        t.single_word = rule_bool(rule_key(d, "single_word", where), where + "['single_word']");
+        tokens.push_back(std::move(t));
+    }
+    return bpe::AddedTokens(std::move(tokens));
+}
+
+// The rules dict, or nullopt for None.
+inline std::optional<bpe::Rules> rules_from_python(py::handle obj) {
+    if (obj.is_none()) return std::nullopt;
+    if (!PyDict_Check(obj.ptr())) throw py::type_error("rules must be a dict or None, not " + type_name(obj));
+    const py::dict d = py::reinterpret_borrow<py::dict>(obj);
+    for (auto item : d) {
+        bool known = false;
+        if (PyUnicode_Check(item.first.ptr()))
+            for (const char* key : kRuleKeys) known |= py::cast<std::string>(item.first) == key;
+        if (!known) throw py::value_error("rules has a key it does not know: " + std::string(py::repr(item.first)));
+    }
+    bpe::Rules rules;
+    auto get = [&](const char* key) -> py::handle {
+        PyObject* value = PyDict_GetItemString(d.ptr(), key);
+        return value ? py::handle(value) : py::handle(Py_None);
+    };
+    if (py::handle n = get("normalizer"); !n.is_none()) {
+        if (rule_str(n, "['normalizer']") != "NFC") bad_rule("['normalizer']", "is " + shown(n) + ", not 'NFC' or None");
+        rules.nfc = true;
+    }
+    steps_from_python(get("pre_tokenizer"), rules);
+    rules.added = added_from_python(get("added_tokens"));
+    if (py::handle m = get("ignore_merges"); !m.is_none()) rule_bool(m, "['ignore_merges']");
+    if (py::handle t = get("template"); !t.is_none()) {
+        const py::list parts = rule_list(t, "['template']");
+        if (parts.size() != 2) bad_rule("['template']", "must be [ids before, ids after]");
+        for (size_t k = 0; k < 2; ++k)
+            for (py::handle id : rule_list(parts[k], "['template'][" + std::to_string(k) + "]"))
+                if (!as_index(id)) bad_rule("['template'][" + std::to_string(k) + "]", "holds " + shown(id) + ", not an id");
+    }
+    for (const char* key : {"padding", "truncation"})
+        if (py::handle v = get(key); !v.is_none()) rule_dict(v, std::string("['") + key + "']");
+    return rules;
+}
+
+}  // namespace bindings
