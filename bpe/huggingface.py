@@ -268,10 +268,11 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
     some before their parts are made), the ranked merges are Hugging Face's, in its rank
     order, as [left, right, made] in the core's numbering."""
     try:
-        merges, token_ids, unmade, pair_ranks = load_core().huggingface_merges(vocab, merge_list,
-                                                                               "".join(byte_alphabet().values()))
+        merges, token_ids, unmade, ranked = load_core().huggingface_merges(vocab, merge_list,
+                                                                           "".join(byte_alphabet().values()))
     except ValueError as e:
         raise ValueError(f"{where}, {e}" if str(e).startswith("merge ") else f"{where}: {e}") from None
+    pair_ranks = None if ranked is None else {(a, b): (k, made) for k, (a, b, made) in enumerate(ranked)}
     # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
     # (text never reaches it; the core needs a token for each byte).
     if -1 in token_ids:

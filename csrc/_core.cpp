@@ -507,8 +507,8 @@ void bind_functions(py::module_& m) {
           "A tokenizer.json's vocab ({str: id}) and merges (\"a b\" or [a, b]) in the core's numbering, read "
           "through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of "
           "each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are "
-          "not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge "
-          "(csrc/py_huggingface.h).");
+          "not the file's in its order the ranked merges [[left, right, made], ...] in Hugging Face's rank order, "
+          "as Encoder's rules[\"ranked_merges\"]). ValueError names a bad merge (csrc/py_huggingface.h).");
     m.def(
         "threads_for", [](py::handle bytes, py::handle threads) {
             return bpe::threads_for(size_t(size_from_python(bytes, "bytes", 0, LLONG_MAX)), threads_asked(threads));
@@ -707,8 +707,9 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
     std::vector<std::string> special_tokens = special_tokens_from_python(special_tokens_arg);
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
     std::optional<bpe::Rules> rules = rules_from_python(rules_arg);
+    bpe::ModelOptions options = model_options_from(rules_arg);
     auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids),
-                                                  std::move(rules));
+                                                  std::move(rules), options);
     if (const bpe::Rules* r = encoder->rules())
         for (size_t k = 0; k < r->added.tokens().size(); ++k)
             if (!encoder->has_id(r->added.tokens()[k].id))
@@ -1016,7 +1017,10 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
              "order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the "
              "vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all "
              "different, gaps allowed. rules: None, or a tokenizer.json's rules as a dict (normalizer, pre_tokenizer, "
-             "added_tokens, ...), which then split the text and match the added tokens in it.")
+             "added_tokens, ...), which then split the text and match the added tokens in it; of it, the model's options: "
+             "ignore_merges (a chunk that is a token is that token), ranked_merges (None, or [left, right, made] "
+             "in Hugging Face's rank order: the pair of lowest rank merges first), unmade_tokens ({text in the "
+             "byte alphabet: id}, tokens no merge makes).")
         .def("encode", &encode, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all",
              "The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one "

@@ -48,7 +48,9 @@ namespace bpe {
 //
 // Three ways to the same ids, by the chunk's length: a scan of every pair for a word,
 // a heap for a longer chunk, and buckets by rank for a chunk so long that a bucket
-// per merge pays off. The ids are in our numbering (vocabulary.h).
+// per merge pays off. Ranked merges (several merges a token, a merge before its parts:
+// ModelOptions) take two: the same scan, and a tree of minima (encode_ranked_long).
+// The ids are in our numbering (vocabulary.h).
 
 // Chunks up to this length are merged by scanning all pairs again after each merge,
 // which is quadratic but fastest for the handful of bytes a word has.
@@ -62,6 +64,9 @@ inline constexpr size_t kShortChunk = 32;
 // equal ranks being the smaller: a loop without a branch, which the compiler
 // vectorises (docs/design-notes.md). Ranks are below 2^24, so a real pair's packed value
 // is below 2^29 and kNoRank's is above.
+// kRanked: with ranked merges (Vocabulary::ranked), where the merge of rank r makes
+// made(r) rather than 256 + r: the rule and the loop are the same.
+template <bool kRanked>
 inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
     static_assert(kShortChunk <= 32, "positions are packed in 5 bits");
     uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
@@ -75,7 +80,7 @@ inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, s
         if (lowest >= uint32_t(1) << 29) break;  // no pair is a merge
         const uint32_t best = lowest >> 5;
         const size_t at = lowest & 31;
-        ids[at] = 256 + best;
+        ids[at] = kRanked ? vocabulary.made(best) : 256 + best;
         for (size_t i = at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
         for (size_t i = at + 1; i + 2 < n; ++i) ranks[i] = ranks[i + 1];
         --n;
@@ -220,9 +225,104 @@ inline void encode_buckets(const Vocabulary& vocabulary, std::string_view chunk,
     for (int32_t p = 0; p >= 0; p = next_start(p)) out.push_back(slot[p]);
 }
 
-// The ids of one chunk, with merges applied in rank order.
+// Ranked merges (Vocabulary::ranked) for a chunk longer than kShortChunk, in
+// O(n log n) and 8 bytes per byte of the chunk. Neither fact that lets encode_buckets
+// take the ranks in order holds for them: a merge may make a pair of lower rank (its
+// token is a part of an earlier merge), and then that pair merges before the other
+// occurrences of the first, leftmost first. So the lowest pair is looked for after
+// every merge, as the rule says, in a tree of minima: rank_at[p] is the rank of the
+// pair starting at p (kNoRank where none does), each block of kRankBlock positions has
+// its minimum at the foot of a binary tree whose nodes hold their children's, and the
+// leftmost lowest pair is found by going down from the root, always to the left child
+// if it holds the minimum, then scanning that block. After a merge three positions
+// change (its two tokens' and the one before), and each updates its block and the
+// nodes above. Tokens are found from their byte lengths, as in encode_buckets.
+inline constexpr size_t kRankBlock = 32;
+
+inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+    if (chunk.size() >= size_t(INT32_MAX)) throw std::length_error("a chunk of 2 GB or more cannot be encoded");
+    constexpr uint32_t kNoRank = Vocabulary::kNoRank;
+    const int32_t n = int32_t(chunk.size());
+    const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
+    std::vector<uint32_t> slot(n);  // as encode_buckets's
+    for (int32_t i = 0; i < n; ++i) slot[i] = bytes[i];
+    auto next_start = [&](int32_t p) -> int32_t {
+        int64_t after = int64_t(p) + int64_t(vocabulary.token_size(slot[p]));
+        return after < n ? int32_t(after) : -1;
+    };
+    auto prev_start = [&](int32_t p) -> int32_t {
+        if (p == 0) return -1;
+        uint32_t before = slot[p - 1];
+        return (before & kLink) ? int32_t(before & ~kLink) : p - 1;
+    };
+    {
+        std::vector<uint32_t> rank_at(n, kNoRank);
+        for (int32_t i = 0; i + 1 < n; ++i) rank_at[i] = vocabulary.byte_pair_rank(bytes[i], bytes[i + 1]);
+        const size_t blocks = (size_t(n) + kRankBlock - 1) / kRankBlock;
+        size_t leaves = 1;
+        while (leaves < blocks) leaves *= 2;
+        std::vector<uint32_t> tree(2 * leaves, kNoRank);  // node i's children: 2i, 2i + 1; block b: leaves + b
+        auto block_min = [&](size_t b) {
+            uint32_t m = kNoRank;
+            const size_t end = std::min(size_t(n), (b + 1) * kRankBlock);
+            for (size_t p = b * kRankBlock; p < end; ++p) m = std::min(m, rank_at[p]);
+            return m;
+        };
+        for (size_t b = 0; b < blocks; ++b) tree[leaves + b] = block_min(b);
+        for (size_t i = leaves - 1; i >= 1; --i) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+        auto refresh = [&](size_t b) {
+            size_t i = leaves + b;
+            tree[i] = block_min(b);
+            for (i /= 2; i >= 1; i /= 2) {
+                uint32_t m = std::min(tree[2 * i], tree[2 * i + 1]);
+                if (tree[i] == m) break;  // the nodes above hold what they held
+                tree[i] = m;
+            }
+        };
+        auto pair_rank = [&](int32_t p) {
+            int32_t q = next_start(p);
+            return q < 0 ? kNoRank : vocabulary.rank(slot[p], slot[q]);
+        };
+        while (tree[1] != kNoRank) {
+            const uint32_t r = tree[1];
+            size_t i = 1;
+            while (i < leaves) i = tree[2 * i] == r ? 2 * i : 2 * i + 1;
+            const size_t b = i - leaves;
+            int32_t p = int32_t(b * kRankBlock);
+            while (rank_at[p] != r) ++p;
+            const int32_t q = next_start(p), left = prev_start(p);
+            const int64_t last = int64_t(q) + int64_t(vocabulary.token_size(slot[q])) - 1;
+            slot[q] = kDead;
+            slot[p] = vocabulary.made(r);
+            slot[last] = kLink | uint32_t(p);
+            rank_at[q] = kNoRank;
+            rank_at[p] = pair_rank(p);
+            if (left >= 0) rank_at[left] = pair_rank(left);
+            refresh(b);
+            if (size_t(q) / kRankBlock != b) refresh(size_t(q) / kRankBlock);
+            if (left >= 0 && size_t(left) / kRankBlock != b) refresh(size_t(left) / kRankBlock);
+        }
+    }
+    for (int32_t p = 0; p >= 0; p = next_start(p)) out.push_back(slot[p]);
+}
+
+// The ids of one chunk: its own token, under ignore_merges, when it is one; else the
+// merges applied in rank order, by the loop for its length and the vocabulary's kind
+// of ranks.
 inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
-    if (chunk.size() <= kShortChunk) encode_short(vocabulary, chunk, out);
+    if (vocabulary.ignore_merges()) {
+        uint32_t whole = vocabulary.whole_token(chunk);
+        if (whole != Vocabulary::kNoToken) {
+            out.push_back(whole);
+            return;
+        }
+    }
+    if (vocabulary.ranked()) {
+        if (chunk.size() <= kShortChunk) encode_short<true>(vocabulary, chunk, out);
+        else encode_ranked_long(vocabulary, chunk, out);
+        return;
+    }
+    if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
     else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
     else encode_buckets(vocabulary, chunk, out);
 }
@@ -239,8 +339,8 @@ public:
     explicit Encoder(const std::vector<Pair>& merges, SplitRule pattern = Pattern::kDefault,
                      const std::vector<std::string>& special_tokens = {},
                      std::optional<std::vector<uint32_t>> token_ids = std::nullopt,
-                     std::optional<Rules> rules = std::nullopt)
-        : vocabulary_(merges, special_tokens, std::move(token_ids)), pattern_(std::move(pattern)),
+                     std::optional<Rules> rules = std::nullopt, const ModelOptions& options = {})
+        : vocabulary_(merges, special_tokens, std::move(token_ids), options), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
         if (rules) rules_ = std::make_shared<const RuleState>(std::move(*rules));
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,

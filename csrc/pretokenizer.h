@@ -23,7 +23,8 @@
 #include <vector>
 
 #include "split.h"
-#include "stubs_tmp.h"
+#include "added_tokens.h"
+#include "normalize.h"
 
 namespace bpe {
 

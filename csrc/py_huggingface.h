@@ -18,8 +18,10 @@
 // ranks, Llama 3's and GLM's, hold every split of a token whose two parts are tokens).
 // The core needs one merge per token, after its parts: each token's first merge whose
 // parts are made before it. Where these are not the file's merges in its order, the
-// pair table is given too, (left, right) -> (k, made) in the core's ids, by which the
-// caller ranks as Hugging Face does.
+// ranked merges are given too (ModelOptions::ranked_merges, vocabulary.h): the file's
+// merges as (left, right, made) in the core's ids, in its order, by which the engine
+// ranks as Hugging Face does. Hugging Face keeps a pair written twice at its last
+// place (its table of pairs is filled in the file's order), and so do they.
 //
 // Mistakes are ValueErrors that name the merge by its number and the tokens by their
 // text, as the file writes them; the caller puts the file's name in front.
@@ -28,10 +30,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include "py_args.h"
+#include "vocabulary.h"
 
 namespace bindings {
 
@@ -113,18 +120,25 @@ class HuggingFaceMerges {
             }
         }
 
-        // 3. Where they are not, Hugging Face's ranks: (left, right) -> (k, made), in the
-        // core's ids; a pair written twice ranks at its first place.
-        py::object pairs = py::none();
+        // 3. Where they are not, the ranked merges: [left, right, made] in the core's ids,
+        // in the file's order, without the merges that never apply; a pair written twice
+        // only at its last place, where Hugging Face ranks it.
+        py::object ranked = py::none();
         if (!in_order) {
-            py::dict ranks;
+            std::unordered_map<uint64_t, Py_ssize_t> last_place;  // (left, right) in tokens_ -> the last k
+            for (Py_ssize_t k = 0; k < n; ++k)
+                if (done[size_t(k)]) last_place[pair_of(all[size_t(k)])] = k;
+            py::list list;
             for (Py_ssize_t k = 0; k < n; ++k) {
                 const Merge& m = all[size_t(k)];
-                if (!done[size_t(k)]) continue;  // it never applies
-                py::tuple pair = py::make_tuple(tokens_[size_t(m.left)].core_id, tokens_[size_t(m.right)].core_id);
-                if (!ranks.contains(pair)) ranks[pair] = py::make_tuple(k, tokens_[size_t(m.made)].core_id);
+                if (!done[size_t(k)] || last_place[pair_of(m)] != k) continue;  // it never applies, or again later
+                PyObject* merge = Py_BuildValue("[LLL]", (long long)tokens_[size_t(m.left)].core_id,
+                                                (long long)tokens_[size_t(m.right)].core_id,
+                                                (long long)tokens_[size_t(m.made)].core_id);
+                if (merge == nullptr) throw py::error_already_set();
+                list.append(py::reinterpret_steal<py::object>(merge));
             }
-            pairs = ranks;
+            ranked = list;
         }
         py::list unmade;  // the vocabulary's tokens that neither a byte nor a merge makes
         for (const Token& t : tokens_)
@@ -132,7 +146,7 @@ class HuggingFaceMerges {
         for (py::handle key : not_bytes_) unmade.append(key);
         py::list token_ids;
         for (int64_t i : ids) token_ids.append(i);
-        return py::make_tuple(core_merges, token_ids, unmade, pairs);
+        return py::make_tuple(core_merges, token_ids, unmade, ranked);
     }
 
   private:
@@ -146,6 +160,7 @@ class HuggingFaceMerges {
     struct Merge {
         int32_t left, right, made;  // indices in tokens_
     };
+    static uint64_t pair_of(const Merge& m) { return uint64_t(uint32_t(m.left)) << 32 | uint32_t(m.right); }
 
     std::vector<int> byte_of_;           // character -> byte, -1 outside the alphabet
     std::vector<Token> tokens_;          // the vocabulary's tokens of the alphabet
@@ -319,10 +334,109 @@ class HuggingFaceMerges {
 
 // The binding: (merges as (left, right) in the core's ids, the file's id of each core
 // token (bytes then merges; -1 for a byte UTF-8 never holds that has no token), the
-// vocabulary's tokens no byte or merge makes, and None when the core's merges are the
-// file's in its order, else the pair table {(left, right): (k, made)}).
+// vocabulary's tokens no byte or merge makes, and the rules' "ranked_merges": None when
+// the core's merges are the file's in its order, else [[left, right, made], ...]).
 inline py::tuple huggingface_merges(py::handle vocab, py::handle merges, py::handle alphabet) {
     return HuggingFaceMerges(alphabet).read(vocab, merges);
+}
+
+// GPT-2's byte alphabet, in which a tokenizer.json writes its tokens: the byte of each
+// character, -1 for a character outside it. Bytes that print as one Latin-1 character
+// stand for themselves; the others, in order, for U+0100 on.
+inline const std::vector<int>& alphabet_bytes() {
+    static const std::vector<int> byte_of = [] {
+        std::vector<int> table(256 + 68, -1);
+        int next = 256;
+        for (int b = 0; b < 256; ++b) {
+            bool prints = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            table[size_t(prints ? b : next++)] = b;
+        }
+        return table;
+    }();
+    return byte_of;
+}
+
+// The model's options from the rules dict (the keys "ignore_merges", "ranked_merges",
+// "unmade_tokens"; the others are another reader's), None for none. A mistake is a
+// TypeError or ValueError that names the key.
+inline bpe::ModelOptions model_options_from(py::handle rules) {
+    bpe::ModelOptions options;
+    if (rules.is_none()) return options;
+    if (!PyDict_Check(rules.ptr())) throw py::type_error("rules must be a dict, not " + type_name(rules));
+    auto get = [&](const char* key) -> py::handle {
+        PyObject* value = PyDict_GetItemString(rules.ptr(), key);
+        return value == nullptr ? py::none() : py::handle(value);
+    };
+    auto id_from = [](py::handle item, const std::string& what) -> uint32_t {
+        std::optional<py::int_> value = PyBool_Check(item.ptr()) ? std::nullopt : as_index(item);
+        if (!value) throw py::type_error(what + " must be an int, not " + type_name(item));
+        long long id = clamped_long_long(*value);
+        if (id < 0 || id > bpe::kMaxId)
+            throw py::value_error(what + " is " + std::string(py::repr(item)) + ": ids must be between 0 and " +
+                                  std::to_string(bpe::kMaxId));
+        return uint32_t(id);
+    };
+
+    py::handle ignore = get("ignore_merges");
+    if (!ignore.is_none()) {
+        if (!PyBool_Check(ignore.ptr()))
+            throw py::type_error("rules[\"ignore_merges\"] must be True or False, not " + type_name(ignore));
+        options.ignore_merges = ignore.ptr() == Py_True;
+    }
+
+    py::handle ranked = get("ranked_merges");
+    if (!ranked.is_none()) {
+        if (!PyList_Check(ranked.ptr()))
+            throw py::type_error("rules[\"ranked_merges\"] must be None or a list of [left, right, made], not " +
+                                 type_name(ranked));
+        Py_ssize_t n = PyList_GET_SIZE(ranked.ptr());
+        options.ranked_merges.reserve(size_t(n));
+        for (Py_ssize_t k = 0; k < n; ++k) {
+            py::handle merge = PyList_GET_ITEM(ranked.ptr(), k);
+            std::string what = "rules[\"ranked_merges\"][" + std::to_string(k) + "]";
+            bool sequence = PyList_Check(merge.ptr()) || PyTuple_Check(merge.ptr());
+            if (!sequence || PySequence_Size(merge.ptr()) != 3)
+                throw py::type_error(what + " must be [left, right, made], not " +
+                                     (sequence ? std::string(py::repr(merge)).substr(0, 80) : type_name(merge)));
+            std::array<uint32_t, 3> ids;
+            for (int i = 0; i < 3; ++i)
+                ids[size_t(i)] = id_from(PySequence_Fast_GET_ITEM(merge.ptr(), i), what + "[" + std::to_string(i) + "]");
+            options.ranked_merges.push_back(ids);
+        }
+    }
+
+    py::handle unmade = get("unmade_tokens");
+    if (!unmade.is_none()) {
+        if (!PyDict_Check(unmade.ptr()))
+            throw py::type_error("rules[\"unmade_tokens\"] must be None or a dict from token text to id, not " +
+                                 type_name(unmade));
+        const std::vector<int>& byte_of = alphabet_bytes();
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(unmade.ptr(), &pos, &key, &value)) {
+            if (!PyUnicode_Check(key))
+                throw py::type_error("rules[\"unmade_tokens\"]'s keys must be str, not " + type_name(key));
+            std::string what = "rules[\"unmade_tokens\"][" + std::string(py::repr(key)).substr(0, 80) + "]";
+            bpe::ModelOptions::UnmadeToken token;
+            token.id = id_from(value, what);
+            // Its bytes through the alphabet; a token written outside it (as Hugging Face's
+            // decoder does) its text's UTF-8, and no chunk, written in the alphabet, is it.
+            Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+            for (Py_ssize_t i = 0; i < length && token.whole; ++i) {
+                Py_UCS4 c = PyUnicode_READ_CHAR(key, i);
+                if (c < byte_of.size() && byte_of[c] >= 0) token.bytes.push_back(char(byte_of[c]));
+                else token.whole = false;
+            }
+            if (!token.whole) {
+                Py_ssize_t size;
+                const char* utf8 = PyUnicode_AsUTF8AndSize(key, &size);
+                if (utf8 == nullptr) throw py::error_already_set();  // a lone surrogate
+                token.bytes.assign(utf8, size_t(size));
+            }
+            options.unmade_tokens.push_back(std::move(token));
+        }
+    }
+    return options;
 }
 
 }  // namespace bindings

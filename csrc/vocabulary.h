@@ -2,8 +2,9 @@
 // are numbered, each token's bytes (for decoding), and the tokens that are whole
 // chunks.
 //
-// Our numbering: ids 0-255 are the bytes, merge k makes token 256 + k, and the special
-// tokens follow the merges in the order given. Merging works in those numbers. A
+// Our numbering: ids 0-255 are the bytes, merge k makes token 256 + k, the special
+// tokens follow the merges in the order given, and the model's unmade tokens (ModelOptions)
+// come last. Merging works in those numbers. A
 // vocabulary may number its tokens its own way (GPT-2 and GPT-4 do): token_ids then
 // gives the id of every token, in that order, and what the encoder returns, keeps and
 // decodes are those ids.
@@ -14,7 +15,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -40,18 +43,45 @@ inline constexpr uint32_t kMaxId = (1u << 24) - 1;
 // lines of a file must not be able to ask for that much memory.
 inline constexpr uint64_t kMaxVocabularyBytes = uint64_t(1) << 28;
 
+// What a model file may ask of merging beyond one merge per token in rank order: Hugging
+// Face's BPE model (tokenizer.json) has all three.
+struct ModelOptions {
+    // A chunk that is a whole token (one a merge makes, or an unmade token) is that token,
+    // whatever its merges would give.
+    bool ignore_merges = false;
+    // Empty, or the merges in Hugging Face's rank order as (left, right, made), in our
+    // numbering: in a chunk the neighbouring pair of lowest rank, the leftmost of equals,
+    // becomes the token its merge makes. Unlike the merges (one per token, after its
+    // parts), a token may be made by several, and a merge may come before its parts'.
+    std::vector<std::array<uint32_t, 3>> ranked_merges;
+    // The model's tokens that no merge makes (reserved tokens; a few that no two tokens
+    // join to make), as (bytes, id): decoded as their bytes, never matched in text, and
+    // found whole under ignore_merges when `whole` (false where the file writes the
+    // token outside the byte alphabet, so that no chunk can be it).
+    struct UnmadeToken {
+        std::string bytes;
+        uint32_t id = 0;
+        bool whole = true;
+    };
+    std::vector<UnmadeToken> unmade_tokens;
+};
+
 class Vocabulary {
 public:
     static constexpr uint32_t kNoRank = RankTable::kMissing;
+    static constexpr uint32_t kNoToken = UINT32_MAX;
 
     // token_ids, when given, holds one id for every token, in our order (the bytes,
     // the merges, the specials). Throws std::invalid_argument for merges that could not
     // have been learned (merge k may use only the bytes and the tokens of the merges
     // before it, once each), for token_ids of the wrong length, with an id repeated or
-    // above kMaxId, and for merges whose tokens would hold more than kMaxVocabularyBytes.
+    // above kMaxId, and for merges whose tokens would hold more than kMaxVocabularyBytes;
+    // for options, ranked merges that do not make their token from its two parts, and
+    // unmade tokens with an id that another token has (but a special token's own, with
+    // its bytes: GPT-2's "<|endoftext|>" is both).
     Vocabulary(const std::vector<Pair>& merges, const std::vector<std::string>& special_tokens,
-               std::optional<std::vector<uint32_t>> token_ids)
-        : ranks_(merges.size()), merges_(merges) {
+               std::optional<std::vector<uint32_t>> token_ids, const ModelOptions& options = {})
+        : ranks_(merges.size()), merges_(merges), ignore_merges_(options.ignore_merges) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -85,8 +115,11 @@ public:
         for (size_t j = 0; j < special_tokens.size(); ++j)
             specials.emplace_back(special_tokens[j], id_of(uint32_t(256 + merges.size() + j)));
         specials_ = SpecialTokens(std::move(specials));
-        number_tokens(tokens);
+        add_unmade_tokens(options.unmade_tokens, tokens);
+        number_tokens(256 + merges.size() + special_tokens.size() + unmade_.size());
         store_token_bytes(merges);
+        if (!options.ranked_merges.empty()) rank_as_given(options.ranked_merges);
+        if (ignore_merges_) index_whole_tokens();
     }
 
     // --- what merging reads: our numbering ---------------------------------------------
@@ -94,10 +127,27 @@ public:
     size_t num_merges() const { return merges_.size(); }
     // The merges by rank: merge r makes token 256 + r.
     const std::vector<Pair>& merges() const { return merges_; }
-    // The caller's id of each token, as given; empty when token i is id i.
-    const std::vector<uint32_t>& token_ids() const { return token_ids_; }
-    // The rank of the merge of (a, b), or kNoRank.
+    // The caller's id of each token but the unmade ones, as given; empty when token i is
+    // id i.
+    const std::vector<uint32_t>& token_ids() const { return unmade_.empty() ? token_ids_ : given_token_ids_; }
+    // The rank of the merge of (a, b), or kNoRank: with ranked merges, the rank in their
+    // order, and made(rank) is the token it makes; else merge r makes 256 + r.
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
+    bool ranked() const { return !made_.empty(); }
+    uint32_t made(uint32_t rank) const { return made_[rank]; }
+    size_t num_ranked() const { return made_.size(); }
+    bool ignore_merges() const { return ignore_merges_; }
+    // The token (ours) whose bytes `chunk` is, for ignore_merges; kNoToken if none.
+    uint32_t whole_token(std::string_view chunk) const {
+        if (whole_.empty()) return kNoToken;
+        const size_t mask = whole_.size() - 1;
+        for (size_t i = std::hash<std::string_view>{}(chunk) & mask;; i = (i + 1) & mask) {
+            uint32_t t = whole_[i];
+            if (t == kNoToken || own_bytes(t) == chunk) return t;
+        }
+    }
+    // The model's unmade tokens, as given.
+    const std::vector<ModelOptions::UnmadeToken>& unmade_tokens() const { return unmade_; }
     // The rank of the merge of two bytes, or kNoRank: every chunk new to the encoder's
     // table starts with a round of these, from a dense table (256 KB) rather than the
     // hash table of all merges (docs/design-notes.md).
@@ -136,13 +186,13 @@ public:
         size_t total = 0;
         for (size_t i = 0; i < n; ++i) {
             uint32_t t = token_of(ids[i]);
-            if (!(skip_special && t >= first_special_)) total += offsets_[t + 1] - offsets_[t];
+            if (!(skip_special && is_special(t))) total += offsets_[t + 1] - offsets_[t];
         }
         out.resize(total);
         char* at = out.data();
         for (size_t i = 0; i < n; ++i) {
             uint32_t t = token_of(ids[i]);
-            if (skip_special && t >= first_special_) continue;
+            if (skip_special && is_special(t)) continue;
             size_t len = offsets_[t + 1] - offsets_[t];
             std::memcpy(at, bytes_.data() + offsets_[t], len);
             at += len;
@@ -177,30 +227,121 @@ public:
     // the encoder's table is seeded with (under GPT-2's and GPT-4's vocabularies most
     // chunks are one token). Each token is checked by merging its bytes, not assumed:
     // two merges can make the same bytes, and a token's bytes can merge, in rank order,
-    // into other tokens. The views of bytes last as long as the vocabulary.
+    // into other tokens. The unmade tokens are checked too (under ignore_merges those
+    // the chunk finds whole are kept). The views of bytes last as long as the vocabulary.
     template <class Merge, class Keep>
     void find_whole_tokens(size_t longest, Merge&& merge, Keep&& keep) const {
-        const size_t ordinary_tokens = 256 + merges_.size();
         std::vector<uint32_t> ids;
-        for (uint32_t t = 0; t < ordinary_tokens; ++t) {
-            std::string_view bytes(bytes_.data() + offsets_[t], offsets_[t + 1] - offsets_[t]);
-            if (bytes.size() > longest) continue;
+        auto check = [&](uint32_t t) {
+            std::string_view bytes = own_bytes(t);
+            if (bytes.size() > longest) return;
             ids.clear();
             merge(bytes, ids);
             if (ids.size() == 1 && ids[0] == t) keep(bytes, id_of(t));
-        }
+        };
+        for (uint32_t t = 0; t < 256 + merges_.size(); ++t) check(t);
+        for (size_t j = 0; j < unmade_.size(); ++j) check(first_unmade_ + uint32_t(j));
     }
 
 private:
-    static constexpr uint32_t kNoToken = UINT32_MAX;
-
     uint32_t id_of(uint32_t token) const { return token_ids_.empty() ? token : token_ids_[token]; }
+    bool is_special(uint32_t token) const { return token >= first_special_ && token < first_unmade_; }
+    std::string_view own_bytes(uint32_t token) const {
+        return std::string_view(bytes_.data() + offsets_[token], offsets_[token + 1] - offsets_[token]);
+    }
+
+    // The unmade tokens follow the `tokens` given ones in our numbering, with their own
+    // ids; token_ids_ then covers them too (token_ids() still gives what was given). One
+    // with a special token's id and bytes is that special token, found whole under
+    // ignore_merges and nothing more.
+    void add_unmade_tokens(const std::vector<ModelOptions::UnmadeToken>& unmade, size_t tokens) {
+        first_special_ = uint32_t(tokens - specials_.size());
+        first_unmade_ = uint32_t(tokens);
+        if (unmade.empty()) return;
+        std::vector<std::pair<uint32_t, uint32_t>> special_ids;  // (id, token)
+        for (size_t j = 0; j < specials_.size(); ++j)
+            special_ids.emplace_back(id_of(first_special_ + uint32_t(j)), first_special_ + uint32_t(j));
+        std::sort(special_ids.begin(), special_ids.end());
+        for (const auto& token : unmade) {
+            auto it = std::lower_bound(special_ids.begin(), special_ids.end(), std::make_pair(token.id, uint32_t(0)));
+            if (it != special_ids.end() && it->first == token.id) {
+                const std::string& text = specials_.tokens()[it->second - first_special_].first;
+                if (text != token.bytes)
+                    throw std::invalid_argument("the unmade token with id " + std::to_string(token.id) +
+                                                " has other bytes than the special token with that id");
+                if (token.whole) whole_specials_.push_back(it->second);
+                continue;
+            }
+            unmade_.push_back(token);
+        }
+        if (unmade_.empty()) return;
+        if (tokens + unmade_.size() - 1 > kMaxId)
+            throw std::invalid_argument("a vocabulary of " + std::to_string(tokens + unmade_.size()) +
+                                        " tokens has more than the largest id allowed, " + std::to_string(kMaxId));
+        given_token_ids_ = token_ids_;
+        if (token_ids_.empty())
+            for (uint32_t t = 0; t < tokens; ++t) token_ids_.push_back(t);
+        bool identity = given_token_ids_.empty();
+        for (size_t j = 0; j < unmade_.size(); ++j) {
+            token_ids_.push_back(unmade_[j].id);
+            identity = identity && unmade_[j].id == tokens + j;
+        }
+        if (identity) token_ids_.clear();
+    }
+
+    // The ranks become those of options.ranked_merges, each checked: its parts are bytes
+    // or merges' tokens, it makes a merge's token, whose bytes are its parts' joined.
+    void rank_as_given(const std::vector<std::array<uint32_t, 3>>& ranked) {
+        if (ranked.size() >= (size_t(1) << 24))  // encode_short packs a rank in 24 bits
+            throw std::invalid_argument("ranked_merges holds " + std::to_string(ranked.size()) +
+                                        " merges, more than the " + std::to_string((1u << 24) - 1) + " allowed");
+        const size_t ordinary = 256 + merges_.size();
+        RankTable table(ranked.size());
+        std::vector<uint32_t> byte_ranks(256 * 256, kNoRank);
+        made_.reserve(ranked.size());
+        for (size_t r = 0; r < ranked.size(); ++r) {
+            auto [a, b, m] = ranked[r];
+            auto at = [&] { return "ranked merge " + std::to_string(r) + " (" + std::to_string(a) + ", " +
+                                   std::to_string(b) + ") -> " + std::to_string(m); };
+            if (a >= ordinary || b >= ordinary || m >= ordinary || m < 256)
+                throw std::invalid_argument(at() + ": its parts must be bytes or merges' tokens, and what it makes a "
+                                            "merge's token, all below " + std::to_string(ordinary));
+            if (own_bytes(m).size() != own_bytes(a).size() + own_bytes(b).size() ||
+                own_bytes(m).substr(0, own_bytes(a).size()) != own_bytes(a) ||
+                own_bytes(m).substr(own_bytes(a).size()) != own_bytes(b))
+                throw std::invalid_argument(at() + ": the token made is not its two parts joined");
+            if (!table.insert(a, b, uint32_t(r)))
+                throw std::invalid_argument(at() + " repeats ranked merge " + std::to_string(table.get(a, b)));
+            if (a < 256 && b < 256) byte_ranks[a << 8 | b] = uint32_t(r);
+            made_.push_back(m);
+        }
+        ranks_ = std::move(table);
+        byte_ranks_ = std::move(byte_ranks);
+    }
+
+    // The table of whole_token: the merges' tokens first (of two with the same bytes, the
+    // first), then the unmade tokens found whole, then the special tokens that are also
+    // unmade tokens.
+    void index_whole_tokens() {
+        std::vector<uint32_t> tokens;
+        for (uint32_t t = 0; t < 256 + merges_.size(); ++t) tokens.push_back(t);
+        for (size_t j = 0; j < unmade_.size(); ++j)
+            if (unmade_[j].whole) tokens.push_back(first_unmade_ + uint32_t(j));
+        tokens.insert(tokens.end(), whole_specials_.begin(), whole_specials_.end());
+        whole_.assign(table_capacity(tokens.size()), kNoToken);
+        const size_t mask = whole_.size() - 1;
+        for (uint32_t t : tokens) {
+            std::string_view bytes = own_bytes(t);
+            size_t i = std::hash<std::string_view>{}(bytes) & mask;
+            while (whole_[i] != kNoToken && own_bytes(whole_[i]) != bytes) i = (i + 1) & mask;
+            if (whole_[i] == kNoToken) whole_[i] = t;
+        }
+    }
 
     // Checks the ids and makes the table from id back to token: dense (4 bytes an id)
     // when the numbering has few gaps, else sorted pairs searched by halves, so that
     // memory follows the number of tokens and never the largest id.
     void number_tokens(size_t tokens) {
-        first_special_ = uint32_t(tokens - specials_.size());
         std::vector<std::pair<uint32_t, uint32_t>> by_id;  // (id, token)
         by_id.reserve(tokens);
         for (uint32_t t = 0; t < tokens; ++t) {
@@ -244,7 +385,10 @@ private:
                                             "long could not have been learned from real text");
         }
         for (const auto& [text, id] : specials_.tokens()) total += text.size();
-        offsets_.reserve(size.size() + specials_.size() + 1);
+        for (const auto& token : unmade_) total += token.bytes.size();
+        if (total > kMaxVocabularyBytes)
+            throw std::invalid_argument("the tokens hold more than " + std::to_string(kMaxVocabularyBytes) + " bytes");
+        offsets_.reserve(size.size() + specials_.size() + unmade_.size() + 1);
         bytes_.reserve(total);
         offsets_.push_back(0);
         for (uint32_t b = 0; b < 256; ++b) bytes_.push_back(char(b)), offsets_.push_back(bytes_.size());
@@ -254,6 +398,7 @@ private:
             offsets_.push_back(bytes_.size());
         }
         for (const auto& [text, id] : specials_.tokens()) bytes_ += text, offsets_.push_back(bytes_.size());
+        for (const auto& token : unmade_) bytes_ += token.bytes, offsets_.push_back(bytes_.size());
     }
 
     // How many characters begin in text[at, end): the bytes that are not 10xxxxxx,
@@ -281,10 +426,17 @@ private:
     RankTable ranks_;
     std::vector<uint32_t> byte_ranks_ = std::vector<uint32_t>(256 * 256, kNoRank);  // see byte_pair_rank
     std::vector<Pair> merges_;  // by rank
+    std::vector<uint32_t> made_;  // with ranked merges: the token each makes, by rank; else empty
+    bool ignore_merges_ = false;
+    std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
-    std::vector<uint32_t> token_ids_;  // empty: token i is id i
+    std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on
+    std::vector<uint32_t> whole_specials_;  // special tokens that are also unmade tokens
+    std::vector<uint32_t> token_ids_;  // every token's id, the unmade ones' too; empty: token i is id i
+    std::vector<uint32_t> given_token_ids_;  // token_ids as given, where unmade tokens make token_ids_ longer
     size_t n_vocab_ = 0;
     uint32_t first_special_ = 0;  // our number of the first special token
+    uint32_t first_unmade_ = 0;  // our number of the first unmade token
     std::vector<uint32_t> dense_;  // id -> token, or kNoToken; empty when sparse_ is used
     std::vector<std::pair<uint32_t, uint32_t>> sparse_;  // (id, token), sorted by id
     std::string bytes_;  // every token's bytes, back to back
