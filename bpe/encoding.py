@@ -80,6 +80,10 @@ class BPETokenizer:
         # different, none above bpe.MAX_ID) and gives them back as ints.
         if rules is not None:
             rules, pattern = _checked_rules(rules, pattern)
+            # With rules, special_tokens are the tokens (numbered by token_ids) that no merge
+            # makes: the added tokens' and the like. Which are special, matched only where
+            # allowed, the rules' added tokens say: that is what special_tokens reports.
+            special_tokens = special_tokens_list(special_tokens)
             self._encoder = core.Encoder(merges, pattern="default", special_tokens=special_tokens,
                                          token_ids=token_ids, rules=rules)
         else:
@@ -93,6 +97,8 @@ class BPETokenizer:
         self._pattern = self._encoder.pattern if rules is None else pattern
         self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
         self._special_tokens = tuple(self._special_ids)
+        # The tokens after the merges, which token_ids numbers and the state holds.
+        self._numbered_specials = self._special_tokens if rules is None else special_tokens
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
@@ -516,7 +522,7 @@ class BPETokenizer:
         holds, and what a checkpoint embeds. BPETokenizer.from_state gives it back.
         "name" is there only when the tokenizer has one (files without it load as
         before; version 1 of the format allows it)."""
-        return formats.bpe_state(self.merges, self.pattern, self.special_tokens, self.token_ids, self.name,
+        return formats.bpe_state(self.merges, self.pattern, self._numbered_specials, self.token_ids, self.name,
                                  self.rules)
 
     @classmethod
@@ -658,7 +664,7 @@ class BPETokenizer:
         from_gpt2 reads them with GPT-2's unless told another. A tokenizer with rules: as
         for save_tiktoken."""
         self._refuse_rules("GPT-2's vocab.json and merges.txt")
-        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
+        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self._numbered_specials,
                           token_ids=self.token_ids)
 
     def as_hf(self) -> "Any":
@@ -680,7 +686,7 @@ class BPETokenizer:
         if self._rules is not None:
             # The rules as Hugging Face writes them; a folder gets transformers' two files,
             # the special added tokens named there.
-            return huggingface.save_rules(path, self.merges, self.special_tokens, self.token_ids, self._rules)
+            return huggingface.save_rules(path, self.merges, self._numbered_specials, self.token_ids, self._rules)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
@@ -700,8 +706,8 @@ class BPETokenizer:
             why.append("added tokens that are not special or have flags (lstrip, rstrip, single_word)")
         elif len({t["normalized"] for t in rules["added_tokens"]}) > 1:
             why.append("added tokens matched before and after normalizing")
-        if set(t["content"] for t in rules["added_tokens"]) != set(self.special_tokens):
-            why.append("special tokens that are vocabulary tokens")
+        if set(t["content"] for t in rules["added_tokens"]) != set(self._numbered_specials):
+            why.append("added tokens that are vocabulary tokens")
         if rules["ignore_merges"]:
             why.append("ignore_merges")
         if rules["ranked_merges"]:

@@ -169,7 +169,7 @@ class TransformersFace:
         writes every token there)."""
         rules = self.tokenizer.rules
         if rules is not None:  # the core's special tokens are the added tokens no merge makes
-            return len(self) - len(self.tokenizer.special_tokens)
+            return len(self) - len(self.tokenizer._numbered_specials)
         return len(self)
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:

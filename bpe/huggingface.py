@@ -272,7 +272,6 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
                                                                            "".join(byte_alphabet().values()))
     except ValueError as e:
         raise ValueError(f"{where}, {e}" if str(e).startswith("merge ") else f"{where}: {e}") from None
-    pair_ranks = None if ranked is None else {(a, b): (k, made) for k, (a, b, made) in enumerate(ranked)}
     # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
     # (text never reaches it; the core needs a token for each byte).
     if -1 in token_ids:
@@ -287,10 +286,7 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
             continue  # a merge makes it: an ordinary token
         special_ids.setdefault(token["content"], token["id"])
     unmade_tokens = {t: vocab[t] for t in sorted(unmade_set, key=vocab.__getitem__) if t not in special_ids}
-    ranked = None
-    if pair_ranks is not None:
-        ranked = [[left, right, made] for (left, right), (_, made) in sorted(pair_ranks.items(),
-                                                                           key=lambda item: item[1][0])]
+    ranked = None if ranked is None else [list(merge) for merge in ranked]
     return _numbering(merges, token_ids[:256 + len(merges)], special_ids), unmade_tokens, ranked
 
 

@@ -102,9 +102,13 @@ def test_offsets_are_huggingfaces(pair):
 
 def test_decode_and_the_stream_decoder_round_trip(pair):
     name, _, ours, theirs = pair
+    # Hugging Face's ByteLevel decoder reads an added token's text through the byte
+    # alphabet too, so that "café" decodes to "caf\ufffd": compared where no such token is.
+    unreadable = {t["id"] for t in (ours.rules or {}).get("added_tokens", []) if not t["content"].isascii()}
     for text in TEXTS:
         ids = ours.encode(text, allowed_special="all")
-        assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False), (name, text)
+        if not unreadable.intersection(ids):
+            assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False), (name, text)
         decoder = ours.decoder()
         assert "".join(decoder.add(i) for i in ids) + decoder.flush() == ours.decode(ids)
 
@@ -148,10 +152,11 @@ def test_save_tiktoken_works_or_refuses_in_one_line(pair, tmp_path):
 def test_truncate_gives_a_part_of_the_text_within_the_budget(pair):
     name, _, ours, _ = pair
     for text in TEXTS:
-        n = ours.count(text)
+        n = ours.count(text, allowed_special="all")
         for budget in {0, 1, n // 2, n}:
-            head = ours.truncate(text, budget)
-            tail = ours.truncate(text, budget, from_end=True)
+            head = ours.truncate(text, budget, allowed_special="all")
+            tail = ours.truncate(text, budget, from_end=True, allowed_special="all")
             assert text.startswith(head) and text.endswith(tail), (name, text, budget)
-            assert ours.count(head) <= budget and ours.count(tail) <= budget, (name, text, budget)
-        assert ours.truncate(text, n) == text
+            assert ours.count(head, allowed_special="all") <= budget, (name, text, budget)
+            assert ours.count(tail, allowed_special="all") <= budget, (name, text, budget)
+        assert ours.truncate(text, n, allowed_special="all") == text
