@@ -165,11 +165,7 @@ class TransformersFace:
     @property
     def vocab_size(self) -> int:
         """The number of tokens of the model: the tokenizer.json's model vocabulary, which
-        for a file read by from_huggingface leaves out its added tokens (save_huggingface
-        writes every token there)."""
-        rules = self.tokenizer.rules
-        if rules is not None:  # the core's special tokens are the added tokens no merge makes
-            return len(self) - len(self.tokenizer._numbered_specials)
+        save_huggingface writes every token into, added ones included."""
         return len(self)
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
