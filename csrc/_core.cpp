@@ -383,17 +383,25 @@ std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::s
     return out;
 }
 
-size_t count_chunks(py::handle text, const std::string& pattern_name) {
+// The regex dialect a test names: "python" (pattern='s, tiktoken's) or "oniguruma" (a
+// Hugging Face Split's).
+bpe::Dialect dialect_named(const std::string& name) {
+    if (name == "python") return bpe::Dialect::kPython;
+    if (name == "oniguruma") return bpe::Dialect::kOniguruma;
+    throw py::value_error("unknown regex dialect '" + name + "': expected 'python' or 'oniguruma'");
+}
+
+size_t count_chunks(py::handle text, const std::string& pattern_name, const std::string& dialect) {
     BytesArg arg(text, "text");
-    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name, dialect_named(dialect));
     check_text_for(pattern, arg.view, "text");
     GilReleased released;
     return bpe::count_chunks(arg.view, pattern);
 }
 
-py::list pretokenize(py::handle text, const std::string& pattern_name) {
+py::list pretokenize(py::handle text, const std::string& pattern_name, const std::string& dialect) {
     BytesArg arg(text, "text");
-    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name);
+    bpe::SplitRule pattern = bpe::parse_pattern(pattern_name, dialect_named(dialect));
     check_text_for(pattern, arg.view, "text");
     std::vector<std::string_view> chunks;
     {
@@ -486,12 +494,13 @@ void bind_functions(py::module_& m) {
           "The named split rules, as (name, regex, oniguruma, texts): the rule's published regex (tiktoken's "
           "dialect, which Python's regex module reads), the same in Oniguruma's syntax (Hugging Face tokenizers), "
           "and the regex texts that pattern= takes as this rule (it then runs on the rule's splitter).");
-    m.def("count_chunks", &count_chunks, py::arg("text"), py::arg("pattern") = "default",
+    m.def("count_chunks", &count_chunks, py::arg("text"), py::arg("pattern") = "default", py::arg("dialect") = "python",
           "How many chunks pretokenize(text, pattern) would give, without making them: the split alone.");
-    m.def("pretokenize", &pretokenize, py::arg("text"), py::arg("pattern") = "default",
+    m.def("pretokenize", &pretokenize, py::arg("text"), py::arg("pattern") = "default", py::arg("dialect") = "python",
           "Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's "
           "rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; "
-          "valid UTF-8 only), or a regex (split_rules() has the rules' own).");
+          "valid UTF-8 only), or a regex (split_rules() has the rules' own). dialect: the regex's, 'python' "
+          "(Python's regex module, as tiktoken's) or 'oniguruma' (as a Hugging Face Split's).");
     m.def("lower_rank_splits", &lower_rank_splits, py::arg("ranks"), py::arg("tokens"),
           "For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks "
           "below its own: the length of the first part when that ends as two parts (the pair that made the "

@@ -1000,7 +1000,7 @@ public:
         char_of[text.size()] = chars;
         auto char_end = [&](size_t byte) { return int64_t(char_of[byte]) + 1; };
         spans.assign(2 * ids.size(), 0);
-        const bool trim = rules_->rules.trim_offsets, prefix = rules_->rules.add_prefix_space;
+        const bool trim = rules_->rules.trim_offsets, prefix = rules_->rules.trim_prefix_space;
         size_t t = 0;
         auto put = [&](size_t a, size_t b, std::string_view bytes) {
             int64_t start = char_of[work.origin[a]], end = char_end(work.origin[b - 1]);

@@ -19,11 +19,31 @@
 // named groups, other inline flags, atomic groups (?>...), conditionals, scripts and
 // other properties (\p{Han}), POSIX classes, nested sets and set operations.
 //
+// The Oniguruma dialect (Dialect::kOniguruma: Hugging Face's Split regexes, which its
+// tokenizers read with Oniguruma, Ruby's syntax, no options) is the same but for:
+//   - $ is the end of a line (before any \n, or at the end), ^ its start (the text's,
+//     or after any \n); \A the text's start, \z its end, \Z its end or before a final \n;
+//   - (?i) (?m) (?-i) (?im-i) alone or as (?flags:...), where (?m) lets `.` match \n
+//     too (Ruby's dotall); alone, they hold to the end of the group, its other branches
+//     too ("a(?i)b|c" is "a(?i:b|c)");
+//   - \h is a hex digit [0-9A-Fa-f], \H any other character;
+//   - \w is not U+200C, U+200D; outside [...] it also holds ² ³ ¹ ¼ ½ ¾;
+//   - (?i) widens no class escape outside [...] (\p{Lu} stays Lu), and in [...] takes
+//     each character's case variants; it pairs no I with ı, and a character whose case
+//     folding is several (ß: ss), or a pair of literals that could be such a folding, is
+//     refused, as Oniguruma matches them to each other;
+//   - {m,n}+ (a repeat of a repeat), {n}? (optional), \U and \pL (without braces) are
+//     refused; {,} is the three characters;
+//   - the first match at a place counts even where it is empty, and cuts the text there.
+//
 // How a text splits (split_with_regex): from each position the first match in the
 // pattern's order that is not empty is a chunk; where no alternative matches, the
 // characters up to the next match are kept as a chunk of their own. tiktoken drops
 // such text instead (its findall skips it), and so would lose it: the patterns in use
-// match every character, where the two agree.
+// match every character, where the two agree. In the Oniguruma dialect the first match
+// at a position is the only one looked at there: where it is empty, the text up to the
+// next position where something matches (empty or not) is a chunk, as Hugging Face's
+// Split keeps it.
 //
 // Character classes read the tables of unicode_tables.h (tiktoken's Unicode, as the
 // hand-written splitters do); (?i) reads its case variants, taken from `regex`.
@@ -32,8 +52,9 @@
 //   - a pattern of at most kMaxPatternBytes (64 KiB), with groups nested at most
 //     kMaxNesting (100) deep: past either, a ValueError naming the limit. Compiling
 //     recurses only with the nesting, and takes time linear in the pattern's size;
-//   - a match recurses at most Regex::kMaxDepth (1,000) levels, one for each choice it
-//     may come back to, well inside a 512 KB thread stack: past it, a RuntimeError;
+//   - a match keeps the choices it may come back to on a stack of its own, on the heap,
+//     so that no text deepens a recursion; at most Regex::kFramesPerByte (4) a byte of
+//     text, and 1 million more: past it, a RuntimeError;
 //   - a text's matching takes at most Regex::kStepsPerByte (100) steps a byte, and at
 //     least 4 million in all; a step is a node of the program visited, a branch looked
 //     at, or a character a repeat takes or gives back, each a bounded amount of work.
@@ -65,7 +86,15 @@
 
 namespace bpe {
 
+// Which meanings a pattern's text is read with: Python's `regex` module's (tiktoken's
+// pat_str, pattern=), or Oniguruma's with Ruby syntax and no options (the engine of
+// Hugging Face tokenizers' Split regexes). They differ in $ ^ \Z, (?m), \h, \w past
+// ASCII, case folding, and what an empty match does (Regex::Matcher::find_at).
+enum class Dialect { kPython, kOniguruma };
+
 namespace regex_engine {
+
+inline bool folds_to_several(uint32_t cp);
 
 // --- character sets ------------------------------------------------------------------
 
@@ -78,6 +107,11 @@ struct CharSet {
     std::vector<std::pair<uint32_t, uint32_t>> ranges;  // first, last
     bool negated = false;
     bool icase = false;
+    // (?i) with Oniguruma's case folding: `regex`'s variants but for I and dotless ı,
+    // which it does not pair, and the characters that fold to several (ß, ﬁ), which it
+    // matches to those several (refused in a pattern, Parser::refuse_multi_fold) and to
+    // no single other character.
+    bool oniguruma = false;
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
     // The ASCII part as at most kMaxRuns ranges, for ascii_run's 16 bytes at a time
     // (none where it takes more: then a byte at a time): each range's first byte and its
@@ -106,11 +140,13 @@ struct CharSet {
     // The definition: in the items, or (case-insensitive) some case variant of cp is.
     bool contains_slow(uint32_t cp) const {
         bool in = in_items(cp);
-        if (!in && icase) {
+        if (!in && icase && !(oniguruma && folds_to_several(cp))) {
             const auto* begin = std::begin(unicode::kCaseVariants);
             const auto* end = std::end(unicode::kCaseVariants);
             const auto* it = std::lower_bound(begin, end, cp, [](const unicode::CaseVariant& v, uint32_t c) { return v.cp < c; });
-            for (; it != end && it->cp == cp && !in; ++it) in = in_items(it->other);
+            for (; it != end && it->cp == cp && !in; ++it)
+                if (!(oniguruma && (it->cp == 0x49 || it->cp == 0x131) && (it->other == 0x49 || it->other == 0x131)))
+                    in = in_items(it->other);
         }
         return in != negated;
     }
@@ -208,6 +244,33 @@ private:
     }
 };
 
+// The characters whose full case folding is several characters (CaseFolding.txt's F
+// lines: ß -> ss, ﬁ -> fi, İ -> i̇), and the first two characters of those foldings.
+inline constexpr uint32_t kFoldsToSeveral[] = {
+    0xDF, 0x130, 0x149, 0x1F0, 0x390, 0x3B0, 0x587, 0x1E96, 0x1E97, 0x1E98, 0x1E99, 0x1E9A, 0x1E9E, 0x1F50, 0x1F52,
+    0x1F54, 0x1F56, 0x1F80, 0x1F81, 0x1F82, 0x1F83, 0x1F84, 0x1F85, 0x1F86, 0x1F87, 0x1F88, 0x1F89, 0x1F8A, 0x1F8B,
+    0x1F8C, 0x1F8D, 0x1F8E, 0x1F8F, 0x1F90, 0x1F91, 0x1F92, 0x1F93, 0x1F94, 0x1F95, 0x1F96, 0x1F97, 0x1F98, 0x1F99,
+    0x1F9A, 0x1F9B, 0x1F9C, 0x1F9D, 0x1F9E, 0x1F9F, 0x1FA0, 0x1FA1, 0x1FA2, 0x1FA3, 0x1FA4, 0x1FA5, 0x1FA6, 0x1FA7,
+    0x1FA8, 0x1FA9, 0x1FAA, 0x1FAB, 0x1FAC, 0x1FAD, 0x1FAE, 0x1FAF, 0x1FB2, 0x1FB3, 0x1FB4, 0x1FB6, 0x1FB7, 0x1FBC,
+    0x1FC2, 0x1FC3, 0x1FC4, 0x1FC6, 0x1FC7, 0x1FCC, 0x1FD2, 0x1FD3, 0x1FD6, 0x1FD7, 0x1FE2, 0x1FE3, 0x1FE4, 0x1FE6,
+    0x1FE7, 0x1FF2, 0x1FF3, 0x1FF4, 0x1FF6, 0x1FF7, 0x1FFC, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06,
+    0xFB13, 0xFB14, 0xFB15, 0xFB16, 0xFB17};
+inline constexpr std::pair<uint32_t, uint32_t> kSeveralFoldStarts[] = {
+    {0x61, 0x2BE}, {0x66, 0x66}, {0x66, 0x69}, {0x66, 0x6C}, {0x68, 0x331}, {0x69, 0x307}, {0x6A, 0x30C},
+    {0x73, 0x73}, {0x73, 0x74}, {0x74, 0x308}, {0x77, 0x30A}, {0x79, 0x30A}, {0x2BC, 0x6E}, {0x3AC, 0x3B9},
+    {0x3AE, 0x3B9}, {0x3B1, 0x342}, {0x3B1, 0x3B9}, {0x3B7, 0x342}, {0x3B7, 0x3B9}, {0x3B9, 0x308}, {0x3B9, 0x342},
+    {0x3C1, 0x313}, {0x3C5, 0x308}, {0x3C5, 0x313}, {0x3C5, 0x342}, {0x3C9, 0x342}, {0x3C9, 0x3B9}, {0x3CE, 0x3B9},
+    {0x565, 0x582}, {0x574, 0x565}, {0x574, 0x56B}, {0x574, 0x56D}, {0x574, 0x576}, {0x57E, 0x576}, {0x1F00, 0x3B9},
+    {0x1F01, 0x3B9}, {0x1F02, 0x3B9}, {0x1F03, 0x3B9}, {0x1F04, 0x3B9}, {0x1F05, 0x3B9}, {0x1F06, 0x3B9},
+    {0x1F07, 0x3B9}, {0x1F20, 0x3B9}, {0x1F21, 0x3B9}, {0x1F22, 0x3B9}, {0x1F23, 0x3B9}, {0x1F24, 0x3B9},
+    {0x1F25, 0x3B9}, {0x1F26, 0x3B9}, {0x1F27, 0x3B9}, {0x1F60, 0x3B9}, {0x1F61, 0x3B9}, {0x1F62, 0x3B9},
+    {0x1F63, 0x3B9}, {0x1F64, 0x3B9}, {0x1F65, 0x3B9}, {0x1F66, 0x3B9}, {0x1F67, 0x3B9}, {0x1F70, 0x3B9},
+    {0x1F74, 0x3B9}, {0x1F7C, 0x3B9}};
+
+inline bool folds_to_several(uint32_t cp) {
+    return cp >= 0xDF && std::binary_search(std::begin(kFoldsToSeveral), std::end(kFoldsToSeveral), cp);
+}
+
 // --- the compiled program ------------------------------------------------------------
 
 enum class Op : uint8_t {
@@ -220,7 +283,15 @@ enum class Op : uint8_t {
     kRepeatLoop,   // another time through `body`, or on to `next`, by `mode`
     kPossessive,   // body `body` matched once as a whole, its first way, then `next`
     kLookahead,    // body `body` must (or, `negative`, must not) match here
-    kEndOfText,    // $
+    kAnchor,       // a place, not a character: Anchor `arg`
+};
+// The anchors: each a test of the place between two characters.
+enum Anchor : int {
+    kEndOrFinalNewline,  // Python's $, Oniguruma's \Z: the end, or before a final \n
+    kEnd,                // Oniguruma's \z
+    kStart,              // Oniguruma's \A
+    kLineEnd,            // Oniguruma's $: the end, or before any \n
+    kLineStart,          // Oniguruma's ^: the start, or after any \n
 };
 enum class Mode : uint8_t { kGreedy, kLazy, kPossessive };
 
@@ -293,8 +364,8 @@ constexpr uint32_t kUnbounded = UINT32_MAX;
 // --- the parser: pattern text -> syntax tree ------------------------------------------
 
 struct Ast {
-    enum Kind { kSet, kSeq, kAlt, kRepeat, kLookahead, kEndOfText } kind;
-    int set = -1;
+    enum Kind { kSet, kSeq, kAlt, kRepeat, kLookahead, kAnchor } kind;
+    int set = -1;  // kSet: the set; kAnchor: the Anchor
     std::vector<std::unique_ptr<Ast>> items;  // kSeq, kAlt: the parts; kRepeat, kLookahead: one
     uint32_t min = 1, max = 1;
     Mode mode = Mode::kGreedy;
@@ -309,9 +380,16 @@ struct Ast {
 inline constexpr size_t kMaxPatternBytes = 65536;
 inline constexpr int kMaxNesting = 100;
 
+// The inline flags in force: (?i) case-insensitive; (?m) in Oniguruma's Ruby syntax, `.`
+// matches \n too.
+struct Flags {
+    bool icase = false;
+    bool dotall = false;
+};
+
 class Parser {
 public:
-    Parser(std::string_view text, std::vector<CharSet>& sets) : sets_(sets) {
+    Parser(std::string_view text, std::vector<CharSet>& sets, Dialect dialect) : sets_(sets), dialect_(dialect) {
         if (text.size() > kMaxPatternBytes)
             throw std::invalid_argument("split pattern: " + std::to_string(text.size()) + " bytes, over the limit of " +
                                         std::to_string(kMaxPatternBytes) + " bytes");
@@ -327,7 +405,7 @@ public:
     }
 
     std::unique_ptr<Ast> parse() {
-        auto ast = alternation(false);
+        auto ast = alternation(Flags{});
         if (pos_ < cps_.size()) fail("an unmatched ')'");
         return ast;
     }
@@ -336,8 +414,14 @@ private:
     std::vector<uint32_t> cps_;
     size_t pos_ = 0;
     std::vector<CharSet>& sets_;
+    Dialect dialect_;
     int nesting_ = 0;  // groups open at pos_
+    // Oniguruma: the case-insensitive literal just before pos_ (0x110000: none), whose
+    // pair with the next could be a character's folding to several (refuse_multi_fold).
+    uint32_t last_icase_literal_ = 0x110000;
+    uint32_t literal_before_atom_ = 0x110000;  // its value as the atom at pos_ began
 
+    bool onig() const { return dialect_ == Dialect::kOniguruma; }
     [[noreturn]] void fail(const std::string& what) const {
         throw std::invalid_argument("split pattern: " + what + " at position " + std::to_string(pos_) +
                                     " is outside the supported regex dialect");
@@ -360,23 +444,88 @@ private:
     }
 
     int new_set(CharSet set) {
+        set.oniguruma = onig();
+        if (set.icase && onig()) refuse_multi_fold(set);
         set.finish();
         sets_.push_back(std::move(set));
         return int(sets_.size() - 1);
     }
 
-    std::unique_ptr<Ast> alternation(bool icase) {
+    // Oniguruma matches a case-insensitive ß to "ss" and "ss" to ß (full case folding),
+    // in a literal, across (?:...) and in a class's characters (not its \p classes): a
+    // character or a pair of literals that could take part in such a folding is refused.
+    void refuse_multi_fold(const CharSet& set) {
+        for (const auto& [first, last] : set.ranges) {
+            auto it = std::lower_bound(std::begin(kFoldsToSeveral), std::end(kFoldsToSeveral), first);
+            if (it != std::end(kFoldsToSeveral) && *it <= last) {
+                std::string cp(4, '\0');
+                cp.resize(size_t(encode_utf8_cp(*it, cp.data())));
+                fail("a case-insensitive '" + cp + "' (Oniguruma matches it to the several characters it folds to)");
+            }
+        }
+    }
+    static bool may_fold_to(uint32_t c, uint32_t target) {
+        if (c == target) return true;
+        const auto* it = std::lower_bound(std::begin(unicode::kCaseVariants), std::end(unicode::kCaseVariants), c,
+                                          [](const unicode::CaseVariant& v, uint32_t x) { return v.cp < x; });
+        for (; it != std::end(unicode::kCaseVariants) && it->cp == c; ++it)
+            if (it->other == target) return true;
+        return false;
+    }
+    void icase_literal_pair(uint32_t cp) {
+        const uint32_t before = literal_before_atom_;
+        last_icase_literal_ = cp;
+        if (before == 0x110000) return;
+        for (const auto& [a, b] : kSeveralFoldStarts)
+            if (may_fold_to(before, a) && may_fold_to(cp, b)) {
+                std::string pair(8, '\0');
+                size_t len = size_t(encode_utf8_cp(before, pair.data()));
+                len += size_t(encode_utf8_cp(cp, pair.data() + len));
+                pair.resize(len);
+                fail("a case-insensitive '" + pair + "' (Oniguruma matches it to a character that folds to it)");
+            }
+    }
+    static int encode_utf8_cp(uint32_t cp, char* out) {
+        if (cp < 0x80) return out[0] = char(cp), 1;
+        if (cp < 0x800) return out[0] = char(0xC0 | cp >> 6), out[1] = char(0x80 | (cp & 63)), 2;
+        if (cp < 0x10000)
+            return out[0] = char(0xE0 | cp >> 12), out[1] = char(0x80 | (cp >> 6 & 63)), out[2] = char(0x80 | (cp & 63)), 3;
+        out[0] = char(0xF0 | cp >> 18), out[1] = char(0x80 | (cp >> 12 & 63));
+        out[2] = char(0x80 | (cp >> 6 & 63)), out[3] = char(0x80 | (cp & 63));
+        return 4;
+    }
+
+    std::unique_ptr<Ast> alternation(Flags flags) {
         auto alt = node(Ast::kAlt);
-        alt->items.push_back(sequence(icase));
-        while (eat('|')) alt->items.push_back(sequence(icase));
+        alt->items.push_back(sequence(flags));
+        while (eat('|')) {
+            last_icase_literal_ = 0x110000;
+            alt->items.push_back(sequence(flags));
+        }
         if (alt->items.size() == 1) return std::move(alt->items[0]);
         return alt;
     }
 
-    std::unique_ptr<Ast> sequence(bool icase) {
+    std::unique_ptr<Ast> sequence(Flags flags) {
         auto seq = node(Ast::kSeq);
         while (!at_end() && peek() != '|' && peek() != ')') {
-            auto atom_ast = atom(icase);
+            // Oniguruma's (?i) or (?m) alone: the rest of the group, its other branches
+            // too, is read with the flags ("a(?i)b|c" is "a(?i:b|c)").
+            if (onig() && peek() == '(' && peek(1) == '?') {
+                Flags changed = flags;
+                size_t after = 0;
+                if (inline_flags(changed, after) && after < cps_.size() && cps_[after] == ')') {
+                    if (nesting_ == kMaxNesting)
+                        bad("a group nested " + std::to_string(kMaxNesting + 1) + " deep, past the limit of " +
+                            std::to_string(kMaxNesting) + ",");
+                    pos_ = after + 1;
+                    ++nesting_;
+                    seq->items.push_back(alternation(changed));
+                    --nesting_;
+                    break;
+                }
+            }
+            auto atom_ast = atom(flags);
             seq->items.push_back(quantified(std::move(atom_ast)));
         }
         if (seq->items.size() == 1) return std::move(seq->items[0]);
@@ -392,12 +541,17 @@ private:
         else if (eat('+')) min = 1, max = kUnbounded;
         else if (peek() == '{' && counted(min, max)) {
         } else return atom_ast;
-        if (atom_ast->kind == Ast::kLookahead || atom_ast->kind == Ast::kEndOfText) {
+        last_icase_literal_ = 0x110000;
+        const bool counted_repeat = cps_[start] == '{';
+        if (atom_ast->kind == Ast::kLookahead || atom_ast->kind == Ast::kAnchor) {
             pos_ = start;
             fail("a quantifier on a lookahead or anchor");
         }
         auto rep = node(Ast::kRepeat);
         rep->min = min, rep->max = max;
+        // Ruby's syntax: {m,n}+ repeats the repeat, and {n}? is (?:X{n})?.
+        if (onig() && counted_repeat && peek() == '+') fail("a quantifier after a quantifier ('{m,n}+')");
+        if (onig() && counted_repeat && peek() == '?' && min == max) fail("a '?' after '{n}' (optional, in Ruby's syntax)");
         if (eat('?')) rep->mode = Mode::kLazy;
         else if (eat('+')) rep->mode = Mode::kPossessive;
         if (peek() == '?' || peek() == '*' || peek() == '+' || peek() == '{') {
@@ -432,6 +586,8 @@ private:
         };
         if (!number(min)) {
             if (p >= cps_.size() || cps_[p] != ',') return false;
+            // {,} is 0 or more in `regex`; Oniguruma reads it as the three characters.
+            if (onig() && p + 1 < cps_.size() && cps_[p + 1] == '}') return false;
             min = 0;
         }
         if (p < cps_.size() && cps_[p] == '}') {
@@ -458,25 +614,43 @@ private:
         CharSet set;
         set.ranges.push_back({cp, cp});
         set.icase = icase;
-        return set_atom(std::move(set));
+        auto a = set_atom(std::move(set));
+        if (icase && onig()) icase_literal_pair(cp);
+        return a;
     }
 
-    std::unique_ptr<Ast> atom(bool icase) {
+    std::unique_ptr<Ast> anchor(Anchor which, size_t length) {
+        pos_ += length;
+        auto a = node(Ast::kAnchor);
+        a->set = which;
+        return a;
+    }
+
+    std::unique_ptr<Ast> atom(Flags flags) {
         const uint32_t c = peek();
-        if (c == '(') return group(icase);
+        const bool icase = flags.icase;
+        literal_before_atom_ = last_icase_literal_;
+        if (c != '(') last_icase_literal_ = 0x110000;  // a literal sets it again
+        if (c == '(') return group(flags);
         if (c == '[') return set_atom(bracket(icase));
         if (c == '.') {
             ++pos_;
             CharSet set;
             set.ranges.push_back({'\n', '\n'});
             set.negated = true;
+            if (flags.dotall) set.ranges.clear();
             return set_atom(std::move(set));
         }
-        if (c == '$') {
-            ++pos_;
-            return node(Ast::kEndOfText);
+        if (c == '$') return anchor(onig() ? kLineEnd : kEndOrFinalNewline, 1);
+        if (c == '^') {
+            if (onig()) return anchor(kLineStart, 1);
+            fail("the anchor '^'");
         }
-        if (c == '^') fail("the anchor '^'");
+        if (c == '\\' && onig()) {
+            if (peek(1) == 'A') return anchor(kStart, 2);
+            if (peek(1) == 'Z') return anchor(kEndOrFinalNewline, 2);
+            if (peek(1) == 'z') return anchor(kEnd, 2);
+        }
         if (c == '*' || c == '+' || c == '?') fail(std::string("a quantifier '") + char(c) + "' with nothing to repeat");
         if (c == '{') {
             uint32_t a, b;
@@ -486,14 +660,39 @@ private:
             CharSet set;
             set.icase = icase;
             uint32_t cp;
-            if (escape(set, cp, false)) return set_atom(std::move(set));
+            if (escape(set, cp, false)) {
+                // Oniguruma takes a class escape outside [...] as it is, (?i) or not.
+                if (onig()) set.icase = false;
+                return set_atom(std::move(set));
+            }
             return literal(cp, icase);
         }
         ++pos_;
         return literal(c, icase);
     }
 
-    std::unique_ptr<Ast> group(bool icase) {
+    // Oniguruma's inline flags at pos_ ("(?" then i, m, a '-' and more of them, up to
+    // the ':' or ')' at `after`), applied to `flags`; false where it is not such a group.
+    // (?x) is refused: its pattern text means something else.
+    bool inline_flags(Flags& flags, size_t& after) {
+        size_t p = pos_ + 2;
+        bool on = true, any = false;
+        for (; p < cps_.size(); ++p) {
+            const uint32_t c = cps_[p];
+            if (c == 'i') flags.icase = on;
+            else if (c == 'm') flags.dotall = on;
+            else if (c == '-' && on) on = false;
+            else if (c == 'x') {
+                pos_ = p;
+                fail("the inline flag '(?x' (extended syntax)");
+            } else break;
+            any = true;
+        }
+        after = p;
+        return any && p < cps_.size() && (cps_[p] == ':' || cps_[p] == ')');
+    }
+
+    std::unique_ptr<Ast> group(Flags flags) {
         const size_t start = pos_;
         // A group the dialect has not: named by where it starts.
         auto refuse = [&](const std::string& what) {
@@ -504,17 +703,21 @@ private:
         if (nesting_ == kMaxNesting)
             bad("a group nested " + std::to_string(kMaxNesting + 1) + " deep, past the limit of " +
                 std::to_string(kMaxNesting) + ",");
-        ++pos_;  // (
         bool lookahead = false, negative = false;
-        if (eat('?')) {
+        // Oniguruma's (?flags:...) (the form without ':' is sequence()'s).
+        Flags changed = flags;
+        if (size_t after = 0; onig() && peek(1) == '?' && inline_flags(changed, after) && cps_[after] == ':') {
+            pos_ = after + 1;
+            flags = changed;
+        } else if (++pos_, eat('?')) {
             if (eat(':')) {
             } else if (eat('=')) {
                 lookahead = true;
             } else if (eat('!')) {
                 lookahead = true, negative = true;
-            } else if (peek() == 'i' && peek(1) == ':') {
+            } else if (!onig() && peek() == 'i' && peek(1) == ':') {
                 pos_ += 2;
-                icase = true;
+                flags.icase = true;
             } else if (peek() == '<' && (peek(1) == '=' || peek(1) == '!')) {
                 refuse("a lookbehind '(?<" + std::string(1, char(peek(1))) + "'");
             } else if (peek() == 'P' || peek() == '<' || peek() == '\'') {
@@ -530,10 +733,12 @@ private:
             }
         }
         ++nesting_;
-        auto body = alternation(icase);
+        if (lookahead) last_icase_literal_ = 0x110000;
+        auto body = alternation(flags);
         --nesting_;
         if (!eat(')')) bad("a missing ')'");
         if (!lookahead) return body;
+        last_icase_literal_ = 0x110000;
         auto look = node(Ast::kLookahead);
         look->negative = negative;
         look->items.push_back(std::move(body));
@@ -594,6 +799,7 @@ private:
                     while (!at_end() && peek() != '}') name += char(cps_[pos_++] & 0x7f);
                     if (!eat('}')) bad("an unclosed \\p{");
                 } else if (!at_end()) {
+                    if (onig()) fail("the property '\\" + std::string(1, char(c)) + "' without braces");
                     name = std::string(1, char(cps_[pos_++] & 0x7f));
                 }
                 std::string_view n = name;
@@ -605,7 +811,7 @@ private:
                 }
                 // Case-insensitive, `regex` takes each of Lu, Ll and Lt for all three (any
                 // cased letter), before a negation.
-                if (set.icase && (n == "Lu" || n == "Ll" || n == "Lt")) {
+                if (set.icase && !onig() && (n == "Lu" || n == "Ll" || n == "Lt")) {
                     std::array<uint64_t, 2> more;
                     for (std::string_view cased : {"Lu", "Ll", "Lt"})
                         if (category_bits(cased, more)) bits[0] |= more[0], bits[1] |= more[1];
@@ -615,7 +821,32 @@ private:
             }
             case 'd': case 'D': category_bits("Nd", bits); if (c == 'D') bits = complement(bits); break;
             case 's': case 'S': bits = flag_bits(unicode::kSpaceBit); if (c == 'S') bits = complement(bits); break;
-            case 'w': case 'W': bits = flag_bits(unicode::kWordBit); if (c == 'W') bits = complement(bits); break;
+            case 'w': case 'W':
+                bits = flag_bits(unicode::kWordBit);
+                if (onig()) {
+                    // Oniguruma's word: not the joiners U+200C and U+200D (format
+                    // characters, the only ones `regex` counts); outside [...] also
+                    // ² ³ ¹ ¼ ½ ¾, as its Latin-1 table has them.
+                    std::array<uint64_t, 2> format{};
+                    category_bits("Cf", format);
+                    bits[0] &= ~format[0], bits[1] &= ~format[1];
+                    if (!in_class) {
+                        set.ranges.insert(set.ranges.end(), {{0xB2, 0xB3}, {0xB9, 0xB9}, {0xBC, 0xBE}});
+                        set.negated = c == 'W';
+                        break;
+                    }
+                }
+                if (c == 'W') bits = complement(bits);
+                break;
+            case 'h': case 'H': {
+                if (!onig()) fail("the escape '\\" + std::string(1, char(c)) + "'");
+                // Oniguruma's Ruby syntax: a hexadecimal digit.
+                std::vector<std::pair<uint32_t, uint32_t>> hex = {{'0', '9'}, {'A', 'F'}, {'a', 'f'}};
+                if (c == 'H' && in_class) hex = {{0, '0' - 1}, {'9' + 1, 'A' - 1}, {'F' + 1, 'a' - 1}, {'f' + 1, 0x10FFFF}};
+                set.ranges.insert(set.ranges.end(), hex.begin(), hex.end());
+                if (c == 'H' && !in_class) set.negated = true;
+                return true;
+            }
             case 'n': cp = '\n'; return false;
             case 'r': cp = '\r'; return false;
             case 't': cp = '\t'; return false;
@@ -641,6 +872,7 @@ private:
                 return false;
             case 'u': cp = hex_digits(4); return false;
             case 'U':
+                if (onig()) fail("the escape '\\U'");
                 cp = hex_digits(8);
                 if (cp > 0x10FFFF) bad("a code point past U+10FFFF");
                 return false;
@@ -716,9 +948,9 @@ public:
                 n.arg = ast.set, n.next = next;
                 return add(std::move(n));
             }
-            case Ast::kEndOfText: {
-                Node n{Op::kEndOfText};
-                n.next = next;
+            case Ast::kAnchor: {
+                Node n{Op::kAnchor};
+                n.arg = ast.set, n.next = next;
                 return add(std::move(n));
             }
             case Ast::kSeq: {
@@ -802,8 +1034,8 @@ public:
     // which also bounds the time spent making them.
     static constexpr size_t kSecondsBudget = size_t(1) << 16;
 
-    explicit Regex(std::string_view pattern) : text_(pattern) {
-        Parser parser(pattern, sets_);
+    explicit Regex(std::string_view pattern, Dialect dialect = Dialect::kPython) : text_(pattern), dialect_(dialect) {
+        Parser parser(pattern, sets_, dialect);
         auto ast = parser.parse();
         Compiler compiler(nodes_, counters_);
         const int match = int(nodes_.size());
@@ -905,7 +1137,7 @@ private:
                 f.ascii = sets_[size_t(node.arg)].ascii;
                 f.non_ascii = true;
                 return f;
-            case Op::kMatch: case Op::kSubEnd: case Op::kEndOfText: return FirstChars::any();
+            case Op::kMatch: case Op::kSubEnd: case Op::kAnchor: return FirstChars::any();
             default: return f;
         }
     }
@@ -1090,6 +1322,11 @@ private:
             id = node.next;
         }
         if (items.empty()) return {};
+        // Oniguruma's first match may be empty, which a straight branch does not tell
+        // from none: one that can match nothing is left to the interpreter.
+        if (dialect_ == Dialect::kOniguruma && tail < 0 &&
+            std::all_of(items.begin(), items.end(), [](const Item& it) { return it.item.min == 0; }))
+            return {};
         Straight st;
         if (items.size() >= 2 && tail < 0) {
             const Item &run = items[items.size() - 2], &last = items.back();
@@ -1136,12 +1373,13 @@ private:
     };
 
 public:
-    // Backtracking recurses a level for each choice it may come back to (a branch with
-    // others after it, a repeat that may give back or go on, a lookahead's body), on the
-    // caller's stack: a thread's may be 512 KB (macOS). Past kMaxDepth levels a match is
-    // a RuntimeError instead. A repeat of a single class (\p{L}+) whose rest cannot start
-    // inside it loops and takes no level.
-    static constexpr int kMaxDepth = 1000;
+    // Backtracking keeps the choices it may come back to (a branch with others after it,
+    // a repeat that may give back or go on, a lookahead's body) on a stack of its own, on
+    // the heap, not the caller's: a match may be as long as the text, whatever the
+    // pattern. That stack holds at most kMinFrames + kFramesPerByte a byte of text
+    // (32 bytes each); past it, a RuntimeError. A repeat of a single class (\p{L}+)
+    // whose rest cannot start inside it keeps none.
+    static constexpr size_t kFramesPerByte = 4, kMinFrames = size_t(1) << 20;
     // Steps one text may take, all positions together: a node of the program visited, a
     // branch looked at, and a character a repeat takes or gives back are each one. A
     // pattern that backtracks exponentially ((?:a+)+b on "aaaa...") or scans the rest of
@@ -1149,9 +1387,12 @@ public:
     // The patterns in use take a few steps a byte.
     static constexpr size_t kStepsPerByte = 100, kMinSteps = size_t(1) << 22;
 
+    Dialect dialect() const { return dialect_; }
+
 private:
 
     std::string text_;
+    Dialect dialect_;
     std::vector<CharSet> sets_;
     std::vector<Node> nodes_;
     std::vector<FirstChars> starts_;  // what a match from each node can start with
@@ -1168,17 +1409,26 @@ public:
     public:
         Matcher(const Regex& re, std::string_view text)
             : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
-              counters(size_t(re.counters_)), steps_left(ptrdiff_t(kMinSteps + kStepsPerByte * text.size())) {}
+              counters(size_t(re.counters_)), steps_left(ptrdiff_t(kMinSteps + kStepsPerByte * text.size())),
+              max_frames(kMinFrames + kFramesPerByte * text.size()),
+              empty_matches(re.dialect_ == Dialect::kOniguruma) {}
 
-        // The end of the first non-empty match at byte `at`, or `at` where there is none.
-        size_t match_at(size_t at) {
-            origin = at, depth = 0;
+        // Whether the pattern matches at byte `at`, its first match's end in `end_out`.
+        // In Python's dialect only a match that is not empty counts, the branches and
+        // repeats after an empty one tried in turn; in Oniguruma's the first match counts,
+        // empty or not (Hugging Face's Split then cuts the text there).
+        bool find_at(size_t at, size_t& end_out) {
+            origin = at;
             check_budget();
             std::fill(counters.begin(), counters.end(), Counter{});
             const Node& top = re.nodes_[size_t(re.start_)];
-            if (top.op != Op::kAlt) return step(re.start_, at) ? end : at;
-            // The pattern's alternatives, tried here rather than in a level of their own:
-            // a chunk costs one call less.
+            if (top.op != Op::kAlt) {
+                if (!run(re.start_, at)) return false;
+                end_out = end;
+                return true;
+            }
+            // The pattern's alternatives, tried here rather than from a frame: a chunk
+            // costs one frame less, and the straight branches run without the interpreter.
             const uint16_t *k = top.branches.data() + top.by_first[first_key(at)],
                            *last = top.branches.data() + top.by_first[first_key(at) + 1];
             charge(last - k);
@@ -1187,29 +1437,48 @@ public:
                 const Straight& straight = re.straights_[*k];
                 if (straight.count) {
                     const size_t e = run_straight(straight, at);
-                    if (e > at) return e;
-                } else if (step(top.alts[*k], at)) {
-                    return end;
+                    if (e > at) return end_out = e, true;
+                } else if (run(top.alts[*k], at)) {
+                    return end_out = end, true;
                 }
             }
-            return at;
+            return false;
         }
 
     private:
+        // A choice to come back to, or a state to restore on the way back.
+        enum class Back : uint8_t {
+            kAlt,        // branches[a..b) of alternation `node` at pos, still to try
+            kBackOff,    // greedy repeat `node` took a characters from `extra` to pos: one fewer
+            kLazySet,    // lazy repeat `node` took a characters, up to pos: one more
+            kLoopNext,   // greedy repeated group `node` at pos: on past it instead
+            kLoopAgain,  // lazy repeated group `node` at pos: another time through instead
+            kRestore,    // counter a was {b, extra}
+            kBarrier,    // lookahead or possessive group `node` began at pos; extra: the barrier before
+        };
+        struct Frame {
+            Back kind;
+            int node;
+            uint32_t a, b;
+            size_t pos, extra;
+        };
+
         const Regex& re;
         const unsigned char* s;
         size_t n;
         std::vector<Counter> counters;
+        std::vector<Frame> frames;  // kept between matches, so that each reuses the memory
         size_t origin = 0;
         size_t end = 0;
-        size_t sub_end = 0;
-        int depth = 0;
+        size_t barrier = SIZE_MAX;  // the innermost open lookahead's or possessive group's frame
         ptrdiff_t steps_left;
+        size_t max_frames;
+        bool empty_matches;
 
-        [[noreturn, gnu::noinline, gnu::cold]] static void too_deep() {
-            throw std::runtime_error("split pattern: the match recursed too deep (over " + std::to_string(kMaxDepth) +
-                                     " levels, one for each repeat, alternative or lookahead it may come back "
-                                     "to); simplify the pattern");
+        [[noreturn, gnu::noinline, gnu::cold]] void too_many_frames() const {
+            throw std::runtime_error("split pattern: the match kept too many choices to come back to (over " +
+                                     std::to_string(max_frames) + " for this text: " + std::to_string(kFramesPerByte) +
+                                     " a byte); simplify the pattern");
         }
         [[noreturn, gnu::noinline, gnu::cold]] static void too_many_steps() {
             throw std::runtime_error("split pattern: the match backtracked too much (over " +
@@ -1219,12 +1488,17 @@ public:
         }
         // Counts `count` steps against the budget; check_budget ends the match once it
         // is spent. Charging does not check, so that the hot loops only subtract: the
-        // checks come at each level (step), each place tried (match_at) and each place a
-        // repeat gives back, so that at most a level's walk and one scan of the text
-        // pass between two of them.
+        // checks come at each frame kept and each taken back, each place tried (find_at)
+        // and each place a repeat gives back, so that at most one scan of the text
+        // passes between two of them.
         BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
         BPE_ALWAYS_INLINE void check_budget() const {
             if (steps_left < 0) too_many_steps();
+        }
+        BPE_ALWAYS_INLINE void push(Back kind, int node, uint32_t a, uint32_t b, size_t pos, size_t extra) {
+            if (frames.size() >= max_frames) too_many_frames();
+            check_budget();
+            frames.push_back(Frame{kind, node, a, b, pos, extra});
         }
 
         // The character at i (i < n): its code point, and its length in `len`.
@@ -1239,38 +1513,58 @@ public:
             return i;
         }
 
-        BPE_ALWAYS_INLINE bool step(int id, size_t i) {  // one call a level, not two
-            if (++depth > kMaxDepth) too_deep();
-            check_budget();
-            bool ok = run_node(id, i);
-            --depth;
-            return ok;
+        bool at_anchor(int which, size_t i) const {
+            switch (which) {
+                case kEndOrFinalNewline: return i == n || (i + 1 == n && s[i] == '\n');
+                case kEnd: return i == n;
+                case kStart: return i == 0;
+                case kLineEnd: return i == n || s[i] == '\n';
+                default: return i == 0 || s[i - 1] == '\n';  // kLineStart
+            }
         }
 
-        // The nodes run_node visits, a step each: counted in a register and charged as it
-        // returns (a level visits each node at most once, as each moves on to one made
-        // before it).
-        struct Visits {
-            ptrdiff_t& steps_left;
-            ptrdiff_t count = 0;
-            ~Visits() { steps_left -= count; }
-        };
-
-        bool run_node(int id, size_t i) {
-            Visits visits{steps_left};
+        // A match of the program from node id at i: forward until it matches or fails,
+        // then back to the last choice kept, until none is left.
+        bool run(int id, size_t i) {
+            frames.clear();
+            barrier = SIZE_MAX;
             while (true) {
-                ++visits.count;
+                if (forward(id, i)) return true;
+                if (!backtrack(id, i)) return false;
+            }
+        }
+
+        // From node id at i until the match ends (true: `end` is set) or fails here
+        // (false: back to the last choice). Choices are kept as frames.
+        bool forward(int& id, size_t& i) {
+            while (true) {
+                charge(1);
                 const Node& node = re.nodes_[size_t(id)];
                 switch (node.op) {
                     case Op::kMatch:
-                        if (i == origin) return false;  // an empty match never makes a chunk
+                        if (i == origin && !empty_matches) return false;  // Python's: an empty match never makes a chunk
                         end = i;
                         return true;
-                    case Op::kSubEnd:
-                        sub_end = i;
-                        return true;
-                    case Op::kEndOfText:
-                        if (!(i == n || (i + 1 == n && s[i] == '\n'))) return false;
+                    case Op::kSubEnd: {
+                        // The body of the innermost lookahead or possessive group matched:
+                        // its choices are dropped (the counters they changed restored), as
+                        // the group is matched once, its first way.
+                        const size_t b = barrier;
+                        for (size_t k = frames.size(); k-- > b + 1;)
+                            if (frames[k].kind == Back::kRestore) counters[frames[k].a] = Counter{frames[k].b, frames[k].extra};
+                        const Frame f = frames[b];
+                        frames.resize(b);
+                        barrier = f.extra;
+                        const Node& group = re.nodes_[size_t(f.node)];
+                        if (group.op == Op::kLookahead) {
+                            if (group.negative) return false;
+                            i = f.pos;
+                        }
+                        id = group.next;
+                        continue;
+                    }
+                    case Op::kAnchor:
+                        if (!at_anchor(node.arg, i)) return false;
                         id = node.next;
                         continue;
                     case Op::kSet: {
@@ -1282,58 +1576,91 @@ public:
                         continue;
                     }
                     case Op::kSetRepeat: {
-                        if (node.mode == Mode::kLazy) return lazy_set_repeat(node, i);
+                        if (node.mode == Mode::kLazy) {
+                            if (node.min == 0) {
+                                push(Back::kLazySet, id, 0, 0, i, 0);
+                                id = node.next;
+                                continue;
+                            }
+                            // The minimum first, then as kLazySet from there.
+                            const uint32_t count = take_set(*node.set, node.min, i);
+                            if (count < node.min) return false;
+                            push(Back::kLazySet, id, count, 0, i, 0);
+                            id = node.next;
+                            continue;
+                        }
                         const size_t from = i;
                         const uint32_t count = take_set(node, i);
                         if (count < node.min) return false;
                         // Possessive, or greedy with the match ending here: the longest
-                        // is the only try, so no call to come back to.
+                        // is the only try, so no frame to come back to.
                         if (node.ends_match) {  // kMatch, here: one dispatch less
-                            if (i == origin) return false;
+                            if (i == origin && !empty_matches) return false;
                             end = i;
                             return true;
                         }
                         // Possessive; or greedy where giving back cannot help: the rest
                         // matches after the longest anyway (the match is not empty, as
                         // count > min), or cannot start at any place given back. Then
-                        // on, without a call to come back to.
+                        // on, without a frame.
                         if (node.keeps_all || count == node.min || !any_back_off(node, from, i, count)) {
                             id = node.next;
                             continue;
                         }
-                        return greedy_back_off(node, from, i, count);
+                        push(Back::kBackOff, id, count, 0, i, from);
+                        if (!may_start(node.next, i)) return false;  // straight to a shorter one
+                        id = node.next;
+                        continue;
                     }
                     case Op::kAlt: {
                         // Only the branches that can start with the character here
                         // (at the end, all: some may match nothing there).
-                        // The last of them is tried without a call: nothing comes after
-                        // it to come back for.
-                        const uint16_t *k = node.branches.data() + node.by_first[first_key(i)],
-                                       *last = node.branches.data() + node.by_first[first_key(i) + 1];
-                        if (k == last) return false;
-                        charge(last - k);
-                        --last;
-                        for (; k < last; ++k)
-                            if (second_allows(node, *k, i) && step(node.alts[*k], i)) return true;
-                        id = node.alts[*last];
+                        const uint32_t first = node.by_first[first_key(i)], last = node.by_first[first_key(i) + 1];
+                        if (first == last) return false;
+                        charge(last - first);
+                        const uint32_t k = next_branch(node, first, last, i);
+                        if (k + 1 < last) push(Back::kAlt, id, k + 1, last, i, 0);
+                        id = node.alts[node.branches[k]];
                         continue;
                     }
                     case Op::kRepeatEnter: {
-                        Counter saved = counters[size_t(node.arg)];
+                        const Counter saved = counters[size_t(node.arg)];
+                        push(Back::kRestore, id, uint32_t(node.arg), saved.count, 0, saved.optional_start);
                         counters[size_t(node.arg)] = Counter{0, SIZE_MAX};
-                        bool ok = step(node.next, i);
-                        counters[size_t(node.arg)] = saved;
-                        return ok;
-                    }
-                    case Op::kRepeatLoop: return repeat_loop(node, i);
-                    case Op::kPossessive: {
-                        if (!step(node.body, i)) return false;
-                        i = sub_end;
                         id = node.next;
                         continue;
                     }
+                    case Op::kRepeatLoop: {
+                        const Counter saved = counters[size_t(node.arg)];
+                        // A time through past the minimum that matched nothing ends the
+                        // repeat (no endless loop); one before it does not.
+                        const bool can_go_on = saved.count < node.max && saved.optional_start != i;
+                        if (saved.count < node.min) {
+                            again(node, i);
+                            id = node.body;
+                            continue;
+                        }
+                        if (node.mode == Mode::kLazy) {
+                            if (can_go_on) push(Back::kLoopAgain, id, 0, 0, i, 0);
+                            id = node.next;
+                            continue;
+                        }
+                        if (!can_go_on) {
+                            id = node.next;
+                            continue;
+                        }
+                        push(Back::kLoopNext, id, 0, 0, i, 0);
+                        again(node, i);
+                        id = node.body;
+                        continue;
+                    }
+                    case Op::kPossessive:
+                        push(Back::kBarrier, id, 0, 0, i, barrier);
+                        barrier = frames.size() - 1;
+                        id = node.body;
+                        continue;
                     case Op::kLookahead: {
-                        // (?!\S), (?=x): one character's test, without a call.
+                        // (?!\S), (?=x): one character's test, without a frame.
                         const Node& body = re.nodes_[size_t(node.body)];
                         if (body.op == Op::kSet && re.nodes_[size_t(body.next)].op == Op::kSubEnd) {
                             uint32_t len;
@@ -1342,15 +1669,104 @@ public:
                             id = node.next;
                             continue;
                         }
-                        const size_t saved_sub = sub_end;
-                        bool found = step(node.body, i);
-                        sub_end = saved_sub;
-                        if (found == node.negative) return false;
-                        id = node.next;
+                        push(Back::kBarrier, id, 0, 0, i, barrier);
+                        barrier = frames.size() - 1;
+                        id = node.body;
                         continue;
                     }
                 }
             }
+        }
+
+        // Another time through repeated group `node` at i: its counter one on, the old
+        // value kept to restore.
+        void again(const Node& node, size_t i) {
+            const Counter saved = counters[size_t(node.arg)];
+            push(Back::kRestore, -1, uint32_t(node.arg), saved.count, 0, saved.optional_start);
+            counters[size_t(node.arg)] = Counter{saved.count + 1, saved.count < node.min ? saved.optional_start : i};
+        }
+
+        // The first of branches[k..last) of an alternation worth trying at i: the last is
+        // tried whatever its second character, as no frame is kept for it.
+        uint32_t next_branch(const Node& node, uint32_t k, uint32_t last, size_t i) const {
+            while (k + 1 < last && !second_allows(node, node.branches[k], i)) ++k;
+            return k;
+        }
+
+        // Back to the last choice kept: its next way on, as (id, i); false where none is
+        // left. Frames that restore state are undone on the way.
+        bool backtrack(int& id, size_t& i) {
+            check_budget();
+            while (!frames.empty()) {
+                Frame& f = frames.back();
+                const Node& node = re.nodes_[size_t(f.node >= 0 ? f.node : 0)];
+                switch (f.kind) {
+                    case Back::kRestore:
+                        counters[f.a] = Counter{f.b, f.extra};
+                        frames.pop_back();
+                        continue;
+                    case Back::kBarrier: {
+                        // The group's body failed: a negative lookahead holds.
+                        const Frame gone = f;
+                        frames.pop_back();
+                        barrier = gone.extra;
+                        if (node.op == Op::kLookahead && node.negative) {
+                            id = node.next, i = gone.pos;
+                            return true;
+                        }
+                        continue;
+                    }
+                    case Back::kAlt: {
+                        const uint32_t k = next_branch(node, f.a, f.b, f.pos);
+                        id = node.alts[node.branches[k]], i = f.pos;
+                        if (k + 1 < f.b) f.a = k + 1;
+                        else frames.pop_back();
+                        return true;
+                    }
+                    case Back::kBackOff: {
+                        // One character shorter at a time, to a place where the rest can start.
+                        while (f.a > node.min) {
+                            f.pos = back_one(f.pos, f.extra), --f.a;
+                            charge(1);
+                            if (may_start(node.next, f.pos)) {
+                                id = node.next, i = f.pos;
+                                if (f.a == node.min) frames.pop_back();
+                                return true;
+                            }
+                        }
+                        check_budget();
+                        frames.pop_back();
+                        continue;
+                    }
+                    case Back::kLazySet: {
+                        uint32_t len;
+                        if (f.a == node.max || f.pos >= n || !node.set->contains(char_at(f.pos, len))) {
+                            frames.pop_back();
+                            continue;
+                        }
+                        charge(1);
+                        f.pos += len, ++f.a;
+                        id = node.next, i = f.pos;
+                        return true;
+                    }
+                    case Back::kLoopNext: {
+                        id = node.next, i = f.pos;
+                        frames.pop_back();
+                        return true;
+                    }
+                    case Back::kLoopAgain: {
+                        // The counter is back to its value when the frame was kept.
+                        const size_t at = f.pos;
+                        frames.pop_back();
+                        const Counter c = counters[size_t(node.arg)];
+                        if (!(c.count < node.max && c.optional_start != at)) continue;
+                        again(node, at);
+                        id = node.body, i = at;
+                        return true;
+                    }
+                }
+            }
+            return false;
         }
 
         // The end of a straight branch's match at i (Straight), or i where it has none.
@@ -1452,53 +1868,6 @@ public:
             }
             return false;
         }
-
-        // A greedy repeat that took `count` characters from `from` to i: the rest of
-        // the pattern after the longest, then one character shorter at a time (only
-        // where the rest can start).
-        [[gnu::noinline]] bool greedy_back_off(const Node& node, size_t from, size_t i, uint32_t count) {
-            while (true) {
-                if (may_start(node.next, i) && step(node.next, i)) return true;
-                if (count == node.min) return false;
-                i = back_one(i, from), --count;
-                charge(1);
-                check_budget();
-            }
-        }
-
-        [[gnu::noinline]] bool lazy_set_repeat(const Node& node, size_t i) {
-            const CharSet& set = *node.set;
-            for (uint32_t count = 0;; ++count) {
-                if (count >= node.min && step(node.next, i)) return true;
-                if (count == node.max || i >= n) return false;
-                charge(1);
-                check_budget();
-                uint32_t len;
-                if (!set.contains(char_at(i, len))) return false;
-                i += len;
-            }
-        }
-
-        [[gnu::noinline]] bool repeat_loop(const Node& node, size_t i) {
-            Counter& c = counters[size_t(node.arg)];
-            const Counter saved = c;
-            // A time through past the minimum that matched nothing ends the repeat (no
-            // endless loop); one before it does not.
-            const bool can_go_on = c.count < node.max && c.optional_start != i;
-            auto again = [&] {
-                counters[size_t(node.arg)] = Counter{saved.count + 1, saved.count < node.min ? saved.optional_start : i};
-                bool ok = step(node.body, i);
-                counters[size_t(node.arg)] = saved;
-                return ok;
-            };
-            if (saved.count < node.min) return again();
-            if (node.mode == Mode::kLazy) {
-                if (step(node.next, i)) return true;
-                return can_go_on && again();
-            }
-            if (can_go_on && again()) return true;
-            return step(node.next, i);
-        }
     };
 
 };
@@ -1508,18 +1877,19 @@ public:
 using regex_engine::Regex;
 
 // The end of the chunk that starts at byte i under a compiled pattern: a match's end,
-// or, where nothing matches at i, the next position where something does (or the
-// text's end), so that unmatched text is a chunk of its own.
+// or, where nothing matches at i (or, in Oniguruma's dialect, the match is empty), the
+// next position where something matches (or the text's end), so that unmatched text is
+// a chunk of its own. An empty match there cuts the text as Hugging Face's Split does.
 // `matcher` is the pattern's on this text.
 inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, size_t i) {
-    const size_t end = matcher.match_at(i);
-    if (end > i) return end;
+    size_t end = i;
+    if (matcher.find_at(i, end) && end > i) return end;
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     size_t j = i;
     do {
         ++j;
         while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
-    } while (j < text.size() && matcher.match_at(j) == j);
+    } while (j < text.size() && !matcher.find_at(j, end));
     return j;
 }
 

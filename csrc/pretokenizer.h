@@ -42,6 +42,7 @@ struct Rules {
     bool add_prefix_space = false;  // ByteLevel's: a space before each piece that reaches it without one
     bool use_regex = false;         // ByteLevel's: steps.back() is its split by GPT-2's rule
     bool trim_offsets = false;      // ByteLevel's post-processing of offsets
+    bool trim_prefix_space = false; // the post-processor's add_prefix_space: a first token's one space is kept
     AddedTokens added;
 };
 
@@ -101,19 +102,32 @@ private:
             });
             return;
         }
+        // Onig's search from each place in turn, as Hugging Face's find_iter takes its
+        // matches: the leftmost from where the last ended; an empty one counts (it cuts
+        // the text), but not twice at one place, where the search moves a character on.
         Regex::Matcher matcher(*rule.regex(), s);
         const auto* u = reinterpret_cast<const unsigned char*>(s.data());
-        size_t gap = 0;
-        for (size_t i = 0; i < s.size();) {
-            const size_t e = matcher.match_at(i);
-            if (e > i) {
-                if (gap < i) marks_.push_back({base + gap, base + i, invert});
-                marks_.push_back({base + i, base + e, !invert});
-                i = gap = e;
-                continue;
-            }
+        auto next_char = [&](size_t i) {
             do ++i;
             while (i < s.size() && (u[i] & 0xC0) == 0x80);
+            return i;
+        };
+        size_t gap = 0, last_end = SIZE_MAX;
+        for (size_t i = 0; i <= s.size();) {
+            size_t e = i;
+            if (!matcher.find_at(i, e)) {
+                if (i == s.size()) break;
+                i = next_char(i);
+                continue;
+            }
+            if (e == i && last_end == i) {  // the empty match where the last one ended
+                if (i == s.size()) break;
+                i = next_char(i);
+                continue;
+            }
+            if (gap < i) marks_.push_back({base + gap, base + i, invert});
+            marks_.push_back({base + i, base + e, !invert});
+            gap = last_end = i = e;
         }
         if (gap < s.size()) marks_.push_back({base + gap, base + s.size(), invert});
     }

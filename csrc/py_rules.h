@@ -75,7 +75,7 @@ inline bpe::SplitRule split_rule_from_regex(const std::string& text, const std::
         if (rule.text_names_rule && (text == rule.regex || (!rule.same_split.empty() && text == rule.same_split)))
             return rule.pattern;
     try {
-        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text));
+        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text, bpe::Dialect::kOniguruma));
     } catch (const std::exception& e) {
         bad_rule(where, "is a regex the engine cannot run: " + std::string(e.what()));
     }
@@ -113,14 +113,19 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
             only_keys(step, {"type", "individual_digits"}, where);
             const bool each = rule_bool(rule_key(step, "individual_digits", where), where + "['individual_digits']");
             // Each numeric character is a match of its own (digits.rs): apart, or in runs.
-            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})"));
+            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})", bpe::Dialect::kOniguruma));
             rules.steps.push_back({numeric, each ? bpe::Behavior::kIsolated : bpe::Behavior::kContiguous, false});
         } else if (type == "ByteLevel") {
-            only_keys(step, {"type", "use_regex", "add_prefix_space", "trim_offsets"}, where);
+            only_keys(step, {"type", "use_regex", "add_prefix_space", "trim_offsets", "trim_prefix_space"}, where);
             byte_level = true;
             rules.use_regex = rule_bool(rule_key(step, "use_regex", where), where + "['use_regex']");
             rules.add_prefix_space = rule_bool(rule_key(step, "add_prefix_space", where), where + "['add_prefix_space']");
             rules.trim_offsets = rule_bool(rule_key(step, "trim_offsets", where), where + "['trim_offsets']");
+            // Trimming is the post-processor's, and reads its own add_prefix_space (as
+            // this step's where the file says nothing else).
+            rules.trim_prefix_space = rules.add_prefix_space;
+            if (PyObject* v = PyDict_GetItemString(step.ptr(), "trim_prefix_space"))
+                rules.trim_prefix_space = rule_bool(v, where + "['trim_prefix_space']");
             // Its regex is GPT-2's, which the named rule splits as.
             if (rules.use_regex) rules.steps.push_back({bpe::Pattern::kGpt2, bpe::Behavior::kIsolated, false});
         } else {

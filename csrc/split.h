@@ -45,7 +45,8 @@ public:
     // split by one is never cut there (parallel.h splits each segment whole).
     bool cuts_at_safe_cuts() const { return pattern_ != Pattern::kRegex; }
     bool operator==(const SplitRule& other) const {
-        return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || regex_->text() == other.regex_->text());
+        return pattern_ == other.pattern_ && (pattern_ != Pattern::kRegex || (regex_->text() == other.regex_->text() &&
+                                                                            regex_->dialect() == other.regex_->dialect()));
     }
     bool operator!=(const SplitRule& other) const { return !(*this == other); }
 
@@ -57,15 +58,16 @@ private:
 // A rule from its name ("default", "gpt2", "gpt4", "qwen2", "o200k") or a regex: a regex
 // that is the text of a hand-written rule is that rule (and takes its name); any other is
 // compiled (std::invalid_argument names what it cannot take).
-inline SplitRule parse_pattern(std::string_view name) {
+inline SplitRule parse_pattern(std::string_view name, Dialect dialect = Dialect::kPython) {
     for (const NamedRule& rule : kNamedRules) {
+        if (dialect != Dialect::kPython) break;  // (a rule's text is in Python's dialect)
         if (name == rule.name) return rule.pattern;
         if (rule.text_names_rule && (name == rule.regex || (!rule.same_split.empty() && name == rule.same_split)))
             return rule.pattern;
     }
     // A bare word is a mistyped name, not a regex: as a regex it would match itself
     // and leave the rest of the text in gaps, which no one means.
-    const bool word = std::all_of(name.begin(), name.end(), [](char c) {
+    const bool word = dialect == Dialect::kPython && std::all_of(name.begin(), name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     });
     if (word) {
@@ -73,7 +75,7 @@ inline SplitRule parse_pattern(std::string_view name) {
         for (const NamedRule& rule : kNamedRules) names += (names.empty() ? "'" : "', '") + std::string(rule.name);
         throw std::invalid_argument("unknown split pattern '" + std::string(name) + "': expected " + names + "' or a regex");
     }
-    return SplitRule(std::make_shared<const Regex>(name));
+    return SplitRule(std::make_shared<const Regex>(name, dialect));
 }
 
 inline std::string pattern_name(const SplitRule& rule) { return rule.name(); }

@@ -52,13 +52,13 @@ def _steps(pre):
     raise KeyError(pre["type"])
 
 
-def _trims(post):
-    """Whether the post-processor trims offsets (ByteLevel's, alone or in a Sequence)."""
+def _trimming(post):
+    """The ByteLevel post-processor that trims offsets (alone or in a Sequence), or None."""
     if post is None:
-        return False
+        return None
     if post["type"] == "Sequence":
-        return any(_trims(p) for p in post["processors"])
-    return post["type"] == "ByteLevel" and post["trim_offsets"]
+        return next((p for p in map(_trimming, post["processors"]) if p), None)
+    return post if post["type"] == "ByteLevel" and post["trim_offsets"] else None
 
 
 def rules_of(document):
@@ -68,7 +68,10 @@ def rules_of(document):
         assert all(n["type"] == "NFC" for n in normalizer["normalizers"])
         normalizer = normalizer["normalizers"][0] if normalizer["normalizers"] else None
     steps = _steps(document["pre_tokenizer"])
-    steps[-1]["trim_offsets"] = _trims(document["post_processor"])
+    trimming = _trimming(document["post_processor"])
+    steps[-1]["trim_offsets"] = trimming is not None
+    if trimming is not None:
+        steps[-1]["trim_prefix_space"] = trimming["add_prefix_space"]
     return {"normalizer": None if normalizer is None else normalizer["type"],
             "pre_tokenizer": steps,
             "added_tokens": [{k: t[k] for k in ("content", "id", "special", "normalized", "lstrip", "rstrip",
@@ -84,9 +87,34 @@ def encoder_of(path, rules=None):
                          rules=rules)
 
 
-@pytest.fixture(scope="module", params=SHAPES)
+def extra_shape(name):
+    """Shapes beyond the models': ByteLevel's space put before every piece a Split leaves,
+    with and without its regex, and offsets trimmed by the ByteLevel post-processor."""
+    from test_huggingface_models import byte_level, split, train
+    seq, post = tokenizers.pre_tokenizers.Sequence, tokenizers.processors
+    if name == "split-prefix-regex":
+        tk = train(seq([split(r"\s+|\p{N}+", "isolated"), byte_level(use_regex=True, add_prefix_space=True)]))
+    elif name == "split-prefix":
+        tk = train(seq([split(r"\s+|\p{N}+", "removed"), byte_level(add_prefix_space=True)]))
+    elif name == "prefix-trimmed":
+        tk = train(byte_level(use_regex=True, add_prefix_space=True))
+        tk.post_processor = post.ByteLevel(trim_offsets=True)
+    elif name == "trimmed-nfc":
+        tk = train(seq([split(r"\s+|\p{N}+", "merged_with_next"), byte_level(use_regex=True)]),
+                   tokenizers.normalizers.NFC())
+        tk.post_processor = post.ByteLevel(trim_offsets=True)
+        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+    else:
+        raise KeyError(name)
+    return tk
+
+
+EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"]
+
+
+@pytest.fixture(scope="module", params=SHAPES + EXTRA)
 def pair(request, tmp_path_factory):
-    tk = shape(request.param)
+    tk = extra_shape(request.param) if request.param in EXTRA else shape(request.param)
     path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
     tk.save(str(path))
     theirs = Tokenizer.from_file(str(path))
@@ -208,6 +236,7 @@ def test_a_bool_written_as_a_str_is_a_value_error_naming_it(tmp_path, where):
     (lambda r: r["pre_tokenizer"].insert(0, {"type": "Whitespace"}), "Whitespace"),
     (lambda r: r["pre_tokenizer"][0].update(behavior="Sideways"), "Sideways"),
     (lambda r: r["pre_tokenizer"][0].update(pattern="(?<=a)b"), "pattern"),
+    (lambda r: r["pre_tokenizer"][0].update(pattern=r"\bx"), "word boundary"),
     (lambda r: r.update(normalizer="NFKC"), "NFKC"),
     (lambda r: r.update(pre_tokenizer="ByteLevel"), "pre_tokenizer"),
     (lambda r: r["pre_tokenizer"].append({"type": "Digits", "individual_digits": True}), "after ByteLevel"),
@@ -233,3 +262,19 @@ def test_a_regex_with_a_repeated_group_runs_on_long_text(tmp_path):
     ours, theirs = encoder_of(path), Tokenizer.from_file(str(path))
     text = "a" * 999 + " é" * 50
     assert ours.encode(text, (), ()) == theirs_encoding(theirs, text, False).ids
+
+
+@pytest.mark.parametrize("regex", [r"[^\n]+$", r"\w+$", r"\s+$", r"(?m)^.", r"\w+\Z", r"\h+", r"(?i:\p{Lu})",
+                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)"])
+@pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"])
+def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path, regex, behavior):
+    from test_huggingface_models import byte_level, split, train
+    tk = train(tokenizers.pre_tokenizers.Sequence([split(regex, behavior), byte_level()]))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    ours = encoder_of(path)
+    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff"] + HOSTILE[:12]:
+        encoding = theirs_encoding(tk, text, False)
+        ids, spans = ours.encode_with_offsets(text, (), ())
+        assert ids == encoding.ids, text
+        assert [tuple(s) for s in spans.tolist()] == encoding.offsets, text
