@@ -174,3 +174,13 @@ def test_what_hugging_face_refuses_is_refused_naming_the_field(tmp_path, field):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=field):
         BPETokenizer.from_huggingface(path)
+
+
+def test_a_normalized_added_token_is_matched_as_its_content_normalized(tmp_path):
+    # Hugging Face normalizes a normalized added token's content before matching it: a
+    # decomposed "e\u0301" token is found where the NFC text holds "é" (and decodes to its content).
+    from tokenizers import normalizers
+    tk = train(_plain(), normalizers.NFC())
+    tk.add_tokens([AddedToken("e\u0301", special=False, normalized=True)])
+    ours, theirs = _pair(tmp_path, tk)
+    _same(ours, theirs, ["\u00e9", "e\u0301", "caf\u00e9!", "cafe\u0301 x", "ee\u0301e"])
