@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import formats, huggingface, registry, sources, tekken
-from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, array_dtype, load_core,
+from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, load_core,
                    special_tokens_list)
 
 END_OF_TEXT = "<|endoftext|>"

@@ -11,7 +11,6 @@ import gc
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from .core import Merges, PathArg, load_core
 from .atomic_writes import write_text, write_texts
@@ -113,12 +112,6 @@ def save_huggingface_folder(folder: PathArg, merges: Merges, pattern: str = "def
     write_texts({folder / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
                  folder / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
                  folder / "tokenizer.json": tokenizer})
-
-
-def load_huggingface(path: PathArg) -> dict:
-    """A Hugging Face tokenizer.json of a byte-level BPE as BPETokenizer's arguments
-    (merges, pattern, special_tokens, token_ids, rules: see read_huggingface)."""
-    return read_huggingface(path)
 
 
 def read_huggingface(path: PathArg) -> dict:
@@ -301,13 +294,15 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 #   {"normalizer": "NFC" | None,
 #    "pre_tokenizer": [{"type": "Split", "pattern": regex (Oniguruma's meanings), "behavior", "invert"}
 #                      | {"type": "Digits", "individual_digits"}
-#                      | {"type": "ByteLevel", "use_regex", "add_prefix_space", "trim_offsets"} (last, once)],
+#                      | {"type": "ByteLevel", "use_regex", "add_prefix_space", "trim_offsets",
+#                         "trim_prefix_space" (where trim_offsets)} (last, once)],
 #    "added_tokens": [{"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}],
 #    "ignore_merges": bool, "ranked_merges": None | [[left, right, made], ...],
 #    "unmade_tokens": None | {text in the byte alphabet: id},
 #    "template": None | [[ids before], [ids after]], "padding": None | dict, "truncation": None | dict}
 # ByteLevel's trim_offsets is the post-processor's: Hugging Face trims offsets there, and
-# the pre-tokenizer's field of that name changes nothing.
+# the pre-tokenizer's field of that name changes nothing; where it trims, trim_prefix_space
+# is the post-processor's add_prefix_space (a first token's one space is kept).
 
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
@@ -343,13 +338,14 @@ def read_rules(document: dict, where: str) -> dict:
     post-processor, with padding and truncation as the file has them (kept to be written
     back); added_tokens, ranked_merges and unmade_tokens are the loader's to fill in."""
     model = document["model"]
-    template, trim_offsets = _post_processor(document.get("post_processor"), where)
+    template, trim_offsets, trim_prefix_space = _post_processor(document.get("post_processor"), where)
     padding, truncation = document.get("padding"), document.get("truncation")
     for name, value in (("padding", padding), ("truncation", truncation)):
         if value is not None and not isinstance(value, dict):
             raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
     return {"normalizer": "NFC" if _normalizer_is_nfc(document.get("normalizer"), where) else None,
-            "pre_tokenizer": _pre_tokenizer_steps(document.get("pre_tokenizer"), where, trim_offsets),
+            "pre_tokenizer": _pre_tokenizer_steps(document.get("pre_tokenizer"), where, trim_offsets,
+                                                  trim_prefix_space),
             "added_tokens": [],
             "ignore_merges": _flag(model, "ignore_merges", False, where, "the model", null_is_default=True),
             "ranked_merges": None, "unmade_tokens": None, "template": template,
@@ -379,7 +375,7 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in _META else c for c in text)
 
 
-def _pre_tokenizer_steps(pre_tokenizer, where: str, trim_offsets: bool) -> list:
+def _pre_tokenizer_steps(pre_tokenizer, where: str, trim_offsets: bool, trim_prefix_space: bool) -> list:
     """The pre-tokenizer as the rules' flat list of steps, ending with ByteLevel. Digits
     and Split are steps of their own; anything else is refused by name."""
     steps: list[dict] = []
@@ -423,7 +419,8 @@ def _pre_tokenizer_steps(pre_tokenizer, where: str, trim_offsets: bool) -> list:
             _flag(step, "trim_offsets", True, where, what)  # checked as Hugging Face checks it; the post-processor's counts
             steps.append({"type": "ByteLevel", "use_regex": _flag(step, "use_regex", True, where, what),
                           "add_prefix_space": _flag(step, "add_prefix_space", True, where, what),
-                          "trim_offsets": trim_offsets})
+                          "trim_offsets": trim_offsets,
+                          **({"trim_prefix_space": trim_prefix_space} if trim_offsets else {})})
         elif kind == "Metaspace":
             raise ValueError(f"{where}: its pre-tokenizer is Metaspace, SentencePiece's way (spaces as \u2581, not "
                              "bytes): only byte-level BPE is supported")
@@ -481,11 +478,12 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
 
 
 def _post_processor(processor, where: str, depth: int = 0) -> tuple:
-    """(template, trim_offsets): the TemplateProcessing's single-sequence template as
-    [ids before, ids after] or None, and whether a ByteLevel post-processor trims the
-    offsets. Other post-processors are refused by name."""
+    """(template, trim_offsets, trim_prefix_space): the TemplateProcessing's single-sequence
+    template as [ids before, ids after] or None, whether a ByteLevel post-processor trims
+    the offsets, and whether it keeps a first token's one space then (its own
+    add_prefix_space). Other post-processors are refused by name."""
     if processor is None:
-        return None, False
+        return None, False, False
     processor = _object(processor, where, "post_processor")
     kind = processor["type"]
     if kind == "Sequence" and depth < _MAX_DEPTH:
@@ -493,12 +491,15 @@ def _post_processor(processor, where: str, depth: int = 0) -> tuple:
         if not isinstance(steps, list):
             raise ValueError(f"{where}: a Sequence post-processor without a list of \"processors\"")
         found = [_post_processor(s, where, depth + 1) for s in steps]
-        templates = [t for t, _ in found if t is not None]
+        templates = [t for t, _, _ in found if t is not None]
         if len(templates) > 1:
             raise ValueError(f"{where}: its post-processor has two templates, which is not supported here")
-        return (templates[0] if templates else None), any(trim for _, trim in found)
+        trimming = [prefix for _, trim, prefix in found if trim]
+        return (templates[0] if templates else None), bool(trimming), bool(trimming) and trimming[0]
     if kind == "ByteLevel":
-        return None, _flag(processor, "trim_offsets", True, where, "the ByteLevel post-processor")
+        what = "the ByteLevel post-processor"
+        trim = _flag(processor, "trim_offsets", True, where, what)
+        return None, trim, trim and _flag(processor, "add_prefix_space", True, where, what)
     if kind == "TemplateProcessing":
         single, specials = processor.get("single"), processor.get("special_tokens") or {}
         if not isinstance(single, list) or not isinstance(specials, dict):
@@ -523,7 +524,7 @@ def _post_processor(processor, where: str, depth: int = 0) -> tuple:
                                  "SpecialToken nor the Sequence")
         if not seen:
             raise ValueError(f"{where}: a TemplateProcessing whose template has no place for the text")
-        return [before, after], False
+        return [before, after], False, False
     raise ValueError(f"{where}: its \"post_processor\" ({kind!r:.80}) is not supported here (TemplateProcessing, "
                      "ByteLevel and Sequences of them are)")
 
@@ -655,7 +656,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
     byte_level = rules["pre_tokenizer"][-1]
     processors = []
     if byte_level["trim_offsets"]:
-        processors.append({"type": "ByteLevel", "add_prefix_space": byte_level["add_prefix_space"],
+        processors.append({"type": "ByteLevel", "add_prefix_space": byte_level.get("trim_prefix_space", False),
                            "trim_offsets": True, "use_regex": byte_level["use_regex"]})
     if rules["template"] is not None:
         processors.append(_template_processing(rules["template"], vocab))

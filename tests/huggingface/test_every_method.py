@@ -6,7 +6,6 @@ import importlib.util
 import pickle
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from bpe import BPETokenizer

@@ -9,7 +9,7 @@ import pytest
 from bpe import BPETokenizer
 
 tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import AddedToken, Regex, Tokenizer, pre_tokenizers, processors  # noqa: E402
+from tokenizers import AddedToken, Tokenizer, pre_tokenizers, processors  # noqa: E402
 
 from test_huggingface_models import byte_level, split, train  # noqa: E402
 

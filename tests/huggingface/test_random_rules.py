@@ -14,7 +14,7 @@ from bpe import BPETokenizer
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer  # noqa: E402
 
-from test_huggingface_models import byte_level, split, train  # noqa: E402
+from test_huggingface_models import byte_level, train  # noqa: E402
 
 REGEXES = [r"\s+$", r"[^\n]+$", r"^\s+", r"\w+\Z", r"\p{L}+$", r"(?m)^\p{L}", r".$", r"\n$", r"\p{N}+|\s+$",
            r"^.", r"\p{L}+|\p{N}+", r" ?\p{L}+| ?\p{N}+|\s+", r"\s+(?!\S)|\s+", r"[^\r\n]+\Z", r"(?:\r?\n)+$",
