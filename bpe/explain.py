@@ -51,7 +51,7 @@ def explain(tokenizer: "BPETokenizer", text: str) -> list[Chunk]:
     one split pattern's chunks."""
     if tokenizer.rules is not None:
         raise ValueError("explain replays the merges of one split pattern's chunks; this tokenizer runs a "
-                         f"tokenizer.json's rules ({tokenizer.pattern}, added tokens, normalizer), whose chunks the "
+                         f"tokenizer.json's rules (pre-tokenizer: {tokenizer.pattern}), whose chunks the "
                          "engine does not give back: `bpe encode` shows its tokens")
     data = text.encode("utf-8")
     ranks = {pair: k for k, pair in enumerate(tokenizer.merges)}
