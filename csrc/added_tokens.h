@@ -47,7 +47,9 @@
 #include <utility>
 #include <vector>
 
-#include "special.h"  // Segment
+#include "compiler.h"
+#include "special.h"      // Segment
+#include "split_bytes.h"  // BPE_SSE2
 #include "unicode_tables.h"
 
 namespace bpe {
@@ -159,7 +161,12 @@ private:
                     node.byte = byte;
                     nodes_.push_back(node);
                     ++nodes_[run.node].children;
-                    if (run.depth == 0) root_[byte] = uint32_t(nodes_.size() - 1), ++first_bytes_, first_byte_ = byte;
+                    if (run.depth == 0) {
+                        root_[byte] = uint32_t(nodes_.size() - 1), first_byte_ = byte;
+                        // the unused places repeat a first byte, so that comparing with them finds nothing new
+                        if (first_bytes_ < kFewFirstBytes) std::fill(few_first_ + first_bytes_, std::end(few_first_), byte);
+                        ++first_bytes_;
+                    }
                     runs.push_back({uint32_t(nodes_.size() - 1), at, next, run.depth + 1});
                     at = next;
                 }
@@ -186,6 +193,20 @@ private:
                 const void* found = std::memchr(text.data() + i, first_byte_, text.size() - i);
                 return found ? static_cast<const char*>(found) - text.data() : text.size();
             }
+#if defined(BPE_SSE2)
+            // A few first bytes (a file's tokens mostly begin with "<" or "[", or with one
+            // character's lead byte): 16 bytes compared with each at once.
+            if (first_bytes_ <= kFewFirstBytes) {
+                __m128i wanted[kFewFirstBytes];
+                for (int k = 0; k < kFewFirstBytes; ++k) wanted[k] = _mm_set1_epi8(char(few_first_[k]));
+                for (; i + 16 <= text.size(); i += 16) {
+                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+                    __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
+                    for (int k = 1; k < kFewFirstBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
+                    if (uint32_t mask = uint32_t(_mm_movemask_epi8(hits))) return i + count_trailing_zeros(mask);
+                }
+            }
+#endif
             while (i < text.size() && root_[static_cast<unsigned char>(text[i])] == kNone) ++i;
             return i;
         }
@@ -193,6 +214,7 @@ private:
     private:
         static constexpr uint32_t kNone = UINT32_MAX;  // no such child
         static constexpr uint16_t kScanChildren = 8;   // more children than this: binary search
+        static constexpr int kFewFirstBytes = 4;       // this many first bytes or fewer: compared 16 bytes at a time
 
         struct Node {
             uint32_t first_child = 0;
@@ -220,7 +242,8 @@ private:
         std::vector<Node> nodes_{Node{}};  // nodes_[0] is the root
         uint32_t root_[256] = {};          // the root's child along each byte, or kNone (set by build)
         int first_bytes_ = 0;              // how many different bytes begin a token
-        unsigned char first_byte_ = 0;
+        unsigned char first_byte_ = 0;     // the last of them
+        unsigned char few_first_[kFewFirstBytes] = {};  // the first kFewFirstBytes of them
     };
 
     // The code point that starts at byte i, and its length in bytes (1 for a byte that

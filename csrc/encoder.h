@@ -586,12 +586,7 @@ public:
     // a numpy array) can then copy each part on its own thread.
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
-        if (rules_) {  // one thread: a regex's chunks may cross any place a text could be cut
-            std::vector<std::vector<uint32_t>> parts(1);
-            RulesWork work;
-            encode_rules(text, allowed, parts[0], interrupt, work);
-            return parts;
-        }
+        if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
@@ -629,12 +624,16 @@ public:
     template <class Take>
     std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                       Interrupt* interrupt, Take&& take) const {
-        if (rules_) {
-            std::vector<uint32_t> ids;
-            RulesWork work;
-            encode_rules(text, allowed, ids, interrupt, work);
-            take(size_t(0), size_t(0), ids);
-            return {RunIds{0, ids.size()}};
+        if (rules_) {  // the ids of a run, not its bytes, say where it goes: a space put in adds ids
+            std::vector<std::vector<uint32_t>> parts = encode_parts_by_rules(text, allowed, threads, interrupt);
+            std::vector<RunIds> done;
+            size_t at = 0;
+            for (size_t k = 0; k < parts.size(); ++k) {
+                take(k, at, parts[k]);
+                done.push_back({at, parts[k].size()});
+                at += parts[k].size();
+            }
+            return done;
         }
         std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
         std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
@@ -679,15 +678,40 @@ public:
     static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
-        if (rules_) {  // a document at a time (its added tokens and pieces are its own)
+        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
+        if (rules_) {
+            // As below, a group at a time: each document's items found on their own (its
+            // added tokens and pieces are its own), its text (as the rules left it) put
+            // after the group's, and a mark after its items.
             RulesWork work;
+            std::string group;
+            std::vector<Segment> items;
+            auto encode_group = [&] {
+                size_t at = ids.size();
+                encode_items(group, items, ids, interrupt);
+                for (size_t from = at; from < ids.size();) {
+                    size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
+                    if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
+                    at += mark - from;
+                    ends.push_back(at);
+                    from = mark + 1;
+                }
+                ids.resize(at);
+                group.clear();
+                items.clear();
+            };
             for (size_t i = 0; i < n; ++i) {
-                encode_rules(texts[i], allowed, ids, interrupt, work);
-                ends.push_back(ids.size());
+                prepare(texts[i], allowed, work, false);
+                const std::string_view view = work.view(texts[i]);
+                if (!items.empty() && group.size() + view.size() > kGroup) encode_group();
+                const size_t base = group.size();
+                group.append(view);
+                for (const Segment& item : work.items) items.push_back({base + item.begin, base + item.end, item.special});
+                items.push_back({group.size(), group.size(), kMark});
             }
+            if (!items.empty()) encode_group();
             return;
         }
-        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
         size_t bytes = 0;
         for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
@@ -967,6 +991,42 @@ public:
                       Interrupt* interrupt) const {
         if (rules_->one_named_split) encode_segments_as<false>(view, items, out, interrupt, rules_->rules.steps[0].rule);
         else encode_segments_as<true>(view, items, out, interrupt, pattern_);
+    }
+
+    // The ids of a text under the rules in consecutive parts, one a thread: its items are
+    // found on one thread, then shared out, each run merged on a thread of its own. Whole
+    // chunks are shared as they are; a named rule's pieces are cut where that rule's
+    // chunks break anyway (split.h's safe cuts), as plain text is.
+    std::vector<std::vector<uint32_t>> encode_parts_by_rules(std::string_view text, const SpecialSet& allowed,
+                                                             unsigned threads, Interrupt* interrupt) const {
+        RulesWork work;
+        prepare(text, allowed, work, false);
+        const std::string_view view = work.view(text);
+        const size_t n = threads_for(view.size(), threads);
+        std::vector<std::vector<Segment>> runs;
+        const SplitRule& named = rules_->one_named_split ? rules_->rules.steps[0].rule : pattern_;
+        if (n <= 1) {
+            runs.push_back(std::move(work.items));
+        } else if (rules_->one_named_split) {
+            runs = share_out(view, work.items, n, named);
+        } else {
+            const size_t share = std::max<size_t>(view.size() / n, 1);
+            runs.emplace_back();
+            size_t filled = 0;
+            for (const Segment& item : work.items) {
+                if (filled >= share * runs.size() && runs.size() < n) runs.emplace_back();
+                runs.back().push_back(item);
+                filled += item.end - item.begin;
+            }
+        }
+        std::vector<std::vector<uint32_t>> parts(runs.size());
+        run_threads(runs.size(), [&](size_t k) {
+            std::vector<uint32_t> ids;  // its own, not beside the others' (false sharing)
+            if (rules_->one_named_split) encode_segments_as<false>(view, runs[k], ids, interrupt, named);
+            else encode_segments_as<true>(view, runs[k], ids, interrupt, named);
+            parts[k] = std::move(ids);
+        });
+        return parts;
     }
 
     void encode_rules(std::string_view text, const SpecialSet& allowed, std::vector<uint32_t>& out,

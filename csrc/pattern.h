@@ -1097,6 +1097,8 @@ public:
         // branches without the interpreter.
         if (nodes_[size_t(start_)].op == Op::kAlt)
             for (int branch : nodes_[size_t(start_)].alts) straights_.push_back(straight_line(branch));
+        else
+            whole_straight_ = straight_line(start_);  // (\p{N}{1,3}: one class, repeated)
     }
 
     // Not copied or moved: the straight branches point into sets_.
@@ -1398,6 +1400,7 @@ private:
     std::vector<FirstChars> starts_;  // what a match from each node can start with
     std::vector<char> succeeds_;      // always_succeeds, for each node
     std::vector<Straight> straights_;  // for each branch of the pattern's alternation (Straight)
+    Straight whole_straight_;          // the pattern's, where it is not an alternation
     std::vector<StraightItem> straight_items_;  // their items
     int counters_ = 0;
     int start_ = 0;
@@ -1423,6 +1426,10 @@ public:
             std::fill(counters.begin(), counters.end(), Counter{});
             const Node& top = re.nodes_[size_t(re.start_)];
             if (top.op != Op::kAlt) {
+                if (re.whole_straight_.count) {
+                    const size_t e = run_straight(re.whole_straight_, at);
+                    return e > at && (end_out = e, true);
+                }
                 if (!run(re.start_, at)) return false;
                 end_out = end;
                 return true;
@@ -1445,13 +1452,17 @@ public:
             return false;
         }
 
+        // Whether a match may start at byte `at` (false: surely none does, not even an
+        // empty one), from its first byte alone.
+        bool may_match_at(size_t at) const { return may_start(re.start_, at); }
+
     private:
         // A choice to come back to, or a state to restore on the way back.
         enum class Back : uint8_t {
             kAlt,        // branches[a..b) of alternation `node` at pos, still to try
             kBackOff,    // greedy repeat `node` took a characters from `extra` to pos: one fewer
             kLazySet,    // lazy repeat `node` took a characters, up to pos: one more
-            kLoopNext,   // greedy repeated group `node` at pos: on past it instead
+            kLoopNext,   // greedy repeated group `node` at pos: on past it instead, counter a back to {b, extra}
             kLoopAgain,  // lazy repeated group `node` at pos: another time through instead
             kRestore,    // counter a was {b, extra}
             kBarrier,    // lookahead or possessive group `node` began at pos; extra: the barrier before
@@ -1488,16 +1499,14 @@ public:
         }
         // Counts `count` steps against the budget; check_budget ends the match once it
         // is spent. Charging does not check, so that the hot loops only subtract: the
-        // checks come at each frame kept and each taken back, each place tried (find_at)
-        // and each place a repeat gives back, so that at most one scan of the text
-        // passes between two of them.
+        // checks come at each choice taken back, each place tried (find_at) and each
+        // place a repeat gives back.
         BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
         BPE_ALWAYS_INLINE void check_budget() const {
             if (steps_left < 0) too_many_steps();
         }
         BPE_ALWAYS_INLINE void push(Back kind, int node, uint32_t a, uint32_t b, size_t pos, size_t extra) {
             if (frames.size() >= max_frames) too_many_frames();
-            check_budget();
             frames.push_back(Frame{kind, node, a, b, pos, extra});
         }
 
@@ -1536,9 +1545,19 @@ public:
 
         // From node id at i until the match ends (true: `end` is set) or fails here
         // (false: back to the last choice). Choices are kept as frames.
-        bool forward(int& id, size_t& i) {
+        // The nodes forward visits, a step each: counted in a register and charged as it
+        // returns (budget checks come at backtracking; between two, forward's walk is
+        // bounded by the frames it may keep and the text).
+        struct Visits {
+            ptrdiff_t& steps_left;
+            ptrdiff_t count = 0;
+            ~Visits() { steps_left -= count; }
+        };
+
+        bool forward(int id, size_t i) {
+            Visits visits{steps_left};
             while (true) {
-                charge(1);
+                ++visits.count;
                 const Node& node = re.nodes_[size_t(id)];
                 switch (node.op) {
                     case Op::kMatch:
@@ -1551,7 +1570,8 @@ public:
                         // the group is matched once, its first way.
                         const size_t b = barrier;
                         for (size_t k = frames.size(); k-- > b + 1;)
-                            if (frames[k].kind == Back::kRestore) counters[frames[k].a] = Counter{frames[k].b, frames[k].extra};
+                            if (frames[k].kind == Back::kRestore || frames[k].kind == Back::kLoopNext)
+                                counters[frames[k].a] = Counter{frames[k].b, frames[k].extra};
                         const Frame f = frames[b];
                         frames.resize(b);
                         barrier = f.extra;
@@ -1649,8 +1669,9 @@ public:
                             id = node.next;
                             continue;
                         }
-                        push(Back::kLoopNext, id, 0, 0, i, 0);
-                        again(node, i);
+                        // One frame both to restore the counter and to go on past.
+                        push(Back::kLoopNext, id, uint32_t(node.arg), saved.count, i, saved.optional_start);
+                        counters[size_t(node.arg)] = Counter{saved.count + 1, i};
                         id = node.body;
                         continue;
                     }
@@ -1750,6 +1771,7 @@ public:
                         return true;
                     }
                     case Back::kLoopNext: {
+                        counters[f.a] = Counter{f.b, f.extra};
                         id = node.next, i = f.pos;
                         frames.pop_back();
                         return true;
@@ -1889,7 +1911,7 @@ inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, si
     do {
         ++j;
         while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
-    } while (j < text.size() && !matcher.find_at(j, end));
+    } while (j < text.size() && !(matcher.may_match_at(j) && matcher.find_at(j, end)));
     return j;
 }
 

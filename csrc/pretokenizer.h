@@ -52,11 +52,21 @@ struct Span {
 };
 
 // Whether the steps are one named rule's chunks as they are: the chunk loop of split.h
-// (for_each_chunk_run) then splits without this file.
+// (for_each_chunk_run) then splits without this file. A named rule's regex matches
+// every character, so its marks are all matches (or, inverted, all gaps), one after
+// the other: Isolated keeps each, and so do the merges, which join a match only to a
+// gap; Removed of inverted marks removes none.
 inline bool is_one_named_split(const std::vector<SplitStep>& steps) {
-    return steps.size() == 1 && steps[0].rule.pattern() != Pattern::kRegex &&
-           steps[0].rule.pattern() != Pattern::kDefault && steps[0].behavior == Behavior::kIsolated &&
-           !steps[0].invert;
+    if (steps.size() != 1) return false;
+    const SplitStep& step = steps[0];
+    if (step.rule.pattern() == Pattern::kRegex || step.rule.pattern() == Pattern::kDefault) return false;
+    switch (step.behavior) {
+        case Behavior::kIsolated:
+        case Behavior::kMergedWithPrevious:
+        case Behavior::kMergedWithNext: return true;
+        case Behavior::kRemoved: return step.invert;
+        default: return false;
+    }
 }
 
 class PreTokenizer {

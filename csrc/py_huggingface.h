@@ -30,11 +30,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "py_args.h"
@@ -125,18 +125,23 @@ class HuggingFaceMerges {
         // only at its last place, where Hugging Face ranks it.
         py::object ranked = py::none();
         if (!in_order) {
-            std::unordered_map<uint64_t, Py_ssize_t> last_place;  // (left, right) in tokens_ -> the last k
+            // A merge is left out where the same pair comes again later: sorted by pair,
+            // then place, each pair's last place is the end of its run.
+            std::vector<std::pair<uint64_t, int32_t>> places;  // (pair, k), the merges that apply
             for (Py_ssize_t k = 0; k < n; ++k)
-                if (done[size_t(k)]) last_place[pair_of(all[size_t(k)])] = k;
+                if (done[size_t(k)]) places.emplace_back(pair_of(all[size_t(k)]), int32_t(k));
+            std::sort(places.begin(), places.end());
+            for (size_t i = 0; i + 1 < places.size(); ++i)
+                if (places[i].first == places[i + 1].first) done[size_t(places[i].second)] = false;
             py::list list;
             for (Py_ssize_t k = 0; k < n; ++k) {
                 const Merge& m = all[size_t(k)];
-                if (!done[size_t(k)] || last_place[pair_of(m)] != k) continue;  // it never applies, or again later
-                PyObject* merge = Py_BuildValue("[LLL]", (long long)tokens_[size_t(m.left)].core_id,
-                                                (long long)tokens_[size_t(m.right)].core_id,
-                                                (long long)tokens_[size_t(m.made)].core_id);
-                if (merge == nullptr) throw py::error_already_set();
-                list.append(py::reinterpret_steal<py::object>(merge));
+                if (!done[size_t(k)]) continue;  // it never applies, or its pair comes again later
+                py::list merge(3);
+                PyList_SET_ITEM(merge.ptr(), 0, py::int_(tokens_[size_t(m.left)].core_id).release().ptr());
+                PyList_SET_ITEM(merge.ptr(), 1, py::int_(tokens_[size_t(m.right)].core_id).release().ptr());
+                PyList_SET_ITEM(merge.ptr(), 2, py::int_(tokens_[size_t(m.made)].core_id).release().ptr());
+                list.append(merge);
             }
             ranked = list;
         }

@@ -67,15 +67,11 @@ inline void only_keys(const py::dict& d, std::initializer_list<const char*> keys
     }
 }
 
-// A Split's regex, in Oniguruma's meanings. A regex that is the text of a named rule is
-// that rule (its fast splitter); a bare word stays a regex that matches itself, as
-// Hugging Face reads it, never a rule's name.
+// A Split's regex, in Oniguruma's meanings (split.h: a named rule's text is that rule,
+// its fast splitter; a bare word is a regex that matches itself, as Hugging Face reads it).
 inline bpe::SplitRule split_rule_from_regex(const std::string& text, const std::string& where) {
-    for (const bpe::NamedRule& rule : bpe::kNamedRules)
-        if (rule.text_names_rule && (text == rule.regex || (!rule.same_split.empty() && text == rule.same_split)))
-            return rule.pattern;
     try {
-        return bpe::SplitRule(std::make_shared<const bpe::Regex>(text, bpe::Dialect::kOniguruma));
+        return bpe::parse_pattern(text, bpe::Dialect::kOniguruma);
     } catch (const std::exception& e) {
         bad_rule(where, "is a regex the engine cannot run: " + std::string(e.what()));
     }
@@ -113,7 +109,7 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
             only_keys(step, {"type", "individual_digits"}, where);
             const bool each = rule_bool(rule_key(step, "individual_digits", where), where + "['individual_digits']");
             // Each numeric character is a match of its own (digits.rs): apart, or in runs.
-            static const bpe::SplitRule numeric(std::make_shared<const bpe::Regex>(R"(\p{N})", bpe::Dialect::kOniguruma));
+            static const bpe::SplitRule numeric = bpe::parse_pattern(R"(\p{N})", bpe::Dialect::kOniguruma);
             rules.steps.push_back({numeric, each ? bpe::Behavior::kIsolated : bpe::Behavior::kContiguous, false});
         } else if (type == "ByteLevel") {
             only_keys(step, {"type", "use_regex", "add_prefix_space", "trim_offsets", "trim_prefix_space"}, where);
@@ -175,6 +171,14 @@ inline std::optional<bpe::Rules> rules_from_python(py::handle obj) {
         PyObject* value = PyDict_GetItemString(d.ptr(), key);
         return value ? py::handle(value) : py::handle(Py_None);
     };
+    // Without a pre-tokenizer the dict holds the model's options alone (vocabulary.h's),
+    // and `pattern` splits the text as it does with no rules.
+    if (get("pre_tokenizer").is_none()) {
+        for (const char* key : {"normalizer", "added_tokens"})
+            if (!get(key).is_none())
+                bad_rule("['pre_tokenizer']", std::string("is needed with ") + key + " (a list of steps, ByteLevel last)");
+        return std::nullopt;
+    }
     if (py::handle n = get("normalizer"); !n.is_none()) {
         if (rule_str(n, "['normalizer']") != "NFC") bad_rule("['normalizer']", "is " + shown(n) + ", not 'NFC' or None");
         rules.nfc = true;

@@ -59,10 +59,13 @@ private:
 // that is the text of a hand-written rule is that rule (and takes its name); any other is
 // compiled (std::invalid_argument names what it cannot take).
 inline SplitRule parse_pattern(std::string_view name, Dialect dialect = Dialect::kPython) {
+    // In Oniguruma's dialect a name is a regex like any other, and a rule's texts name it
+    // as they split alike in both dialects (tests/engine/test_pattern_oniguruma.py checks it).
+    const bool python = dialect == Dialect::kPython;
     for (const NamedRule& rule : kNamedRules) {
-        if (dialect != Dialect::kPython) break;  // (a rule's text is in Python's dialect)
-        if (name == rule.name) return rule.pattern;
-        if (rule.text_names_rule && (name == rule.regex || (!rule.same_split.empty() && name == rule.same_split)))
+        if (python && name == rule.name) return rule.pattern;
+        if (rule.text_names_rule && (name == rule.regex || (!rule.same_split.empty() && name == rule.same_split) ||
+                                     (!python && !rule.oniguruma.empty() && name == rule.oniguruma)))
             return rule.pattern;
     }
     // A bare word is a mistyped name, not a regex: as a regex it would match itself

@@ -171,3 +171,30 @@ def test_random_patterns_split_as_hugging_face():
             assert ours(pattern, text) == expected, (pattern, text)
             compared += 1
     assert compared > 3000 and refused < 150, (compared, refused)
+
+
+# --- the named rules, found by their texts in both dialects ----------------------------------
+
+NAMED_PIECES = list("aZ09 \t\r\n'!?.,-_/\\\"#()[]{}<>|~") + [
+    "\u0301", "\u1100", "\uac00", "\u4e00", "\u3042", "\uff01", "\u3000", "\u2018", "\U0001F600", "\u200d", "\u0663",
+    "\u00b2", "\u00e9", "\u03a3", "\u00a0", "\u0e01", "\u0915", "\u093f", "'s", "'LL", "'ſ", "'S", "'T", "'\u212a",
+    "ı", "İ", "123456", "  ", "\r\n", "\n\n", "Ab", "aB", "\x1c", "\u2028", "\x85", "\u200c"]
+
+
+@pytest.mark.parametrize("rule", [r for r in _core.split_rules() if r[0] != "default"], ids=lambda r: r[0])
+def test_a_named_rules_texts_split_as_hugging_face_reads_them(rule):
+    # Oniguruma's dialect runs a rule's texts on its hand-written splitter: they must
+    # split as Hugging Face splits them.
+    name, _, _, texts = rule
+    rng = random.Random(5)
+    samples = ["".join(rng.choice(NAMED_PIECES) for _ in range(rng.randint(0, 30))) for _ in range(400)]
+    for text in set(texts) | {rule[2]}:
+        assert _core.count_chunks(b"x", text, dialect="oniguruma") == 1
+        for sample in samples:
+            assert ours(text, sample) == hugging_face(text, sample), (text, sample)
+            assert ours(text, sample) == [c.decode() for c in _core.pretokenize(sample.encode(), name)]
+
+
+def test_a_name_is_a_regex_in_the_oniguruma_dialect():
+    assert ours("gpt2", "a gpt2 b") == ["a ", "gpt2", " b"] == hugging_face("gpt2", "a gpt2 b")
+    assert ours(".", "ab") == ["a", "b"]

@@ -206,6 +206,18 @@ def test_space_tokens_that_strip_cost_the_text_once(flags):
     assert elapsed < 1.0, f"{elapsed:.2f} s for {len(text)} spaces"
 
 
+@pytest.mark.parametrize("firsts", [["<a>"], ["<a>", "é!"], ["<a>", "é!", "中x", "[b]"], ["<a>", "é!", "中x", "[b]", "1", "?"]])
+def test_tokens_found_at_every_place_of_a_long_text(firsts):
+    # One first byte, a few, or many: each way of finding where a token may begin,
+    # with the token at every place of a text longer than a block of 16 bytes.
+    tokens = [entry(content) for content in firsts]
+    tok = hugging_face(tokens)
+    for token in tokens:
+        for before in range(40):
+            text = "y" * before + token["content"] + "z" * (40 - before) + token["content"]
+            assert ours(text, tokens, True) == hf_segments(tok, text, True)
+
+
 # --- the entries' checks ----------------------------------------------------------------------
 
 

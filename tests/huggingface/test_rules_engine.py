@@ -17,7 +17,7 @@ from bpe import _core  # noqa: E402
 from bpe.huggingface import read_huggingface  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_huggingface_models import CORPUS, HOSTILE, SHAPES, shape  # noqa: E402
+from test_huggingface_models import CORPUS, HOSTILE, QWEN2, SHAPES, shape  # noqa: E402
 
 
 def stories():
@@ -104,12 +104,18 @@ def extra_shape(name):
                    tokenizers.normalizers.NFC())
         tk.post_processor = post.ByteLevel(trim_offsets=True)
         tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+    elif name.startswith("named-"):  # a named rule's regex under each behaviour (MiniMax: removed, inverted)
+        behavior, _, inv = name[len("named-"):].partition("-")
+        tk = train(seq([split(QWEN2, behavior, invert=inv == "invert"), byte_level()]),
+                   tokenizers.normalizers.NFC())
     else:
         raise KeyError(name)
     return tk
 
 
-EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"]
+EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"] + [
+    f"named-{b}{i}" for b in ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
+    for i in ("", "-invert")]
 
 
 @pytest.fixture(scope="module", params=SHAPES + EXTRA)
@@ -245,6 +251,7 @@ def test_a_bool_written_as_a_str_is_a_value_error_naming_it(tmp_path, where):
     (lambda r: r["added_tokens"][0].update(content=""), "'content'"),
     (lambda r: r["pre_tokenizer"][0].update(extra=1), "extra"),
     (lambda r: r.update(surprise=1), "surprise"),
+    (lambda r: r.update(pre_tokenizer=None), "needed with normalizer"),
 ])
 def test_a_rule_the_engine_cannot_run_is_a_value_error_naming_it(tmp_path, change, named):
     args, rules = _base(tmp_path)
@@ -265,7 +272,7 @@ def test_a_regex_with_a_repeated_group_runs_on_long_text(tmp_path):
 
 
 @pytest.mark.parametrize("regex", [r"[^\n]+$", r"\w+$", r"\s+$", r"(?m)^.", r"\w+\Z", r"\h+", r"(?i:\p{Lu})",
-                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)"])
+                                   r"\s*", r"a*|b", r"$", r"^", r"(?=\s)", "gpt2"])
 @pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"])
 def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path, regex, behavior):
     from test_huggingface_models import byte_level, split, train
@@ -273,7 +280,7 @@ def test_a_split_reads_its_regex_as_oniguruma_and_cuts_at_empty_matches(tmp_path
     path = tmp_path / "tokenizer.json"
     tk.save(str(path))
     ours = encoder_of(path)
-    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff"] + HOSTILE[:12]:
+    for text in ["a\nb\nc", "word\n", "Ab CD ef\n\n x ", "  ", "", "bab aab\n", "ABC def 0x1F ff", "a gpt2 b"] + HOSTILE[:12]:
         encoding = theirs_encoding(tk, text, False)
         ids, spans = ours.encode_with_offsets(text, (), ())
         assert ids == encoding.ids, text
