@@ -79,13 +79,24 @@ class BPETokenizer:
         # pattern's name, the special tokens, the ids: one for every token, all
         # different, none above bpe.MAX_ID) and gives them back as ints.
         if rules is not None:
-            rules, pattern = _checked_rules(rules, pattern)
+            rules = _plain_rules(rules)
             # With rules, special_tokens are the tokens (numbered by token_ids) that no merge
             # makes: the added tokens' and the like. Which are special, matched only where
             # allowed, the rules' added tokens say: that is what special_tokens reports.
             special_tokens = special_tokens_list(special_tokens)
-            self._encoder = core.Encoder(merges, pattern="default", special_tokens=special_tokens,
-                                         token_ids=token_ids, rules=rules)
+            # The core checks the rules, naming what is wrong; a pre-tokenizer in them splits,
+            # else the pattern does (the model's options alone).
+            splits = rules["pre_tokenizer"] is not None
+            self._encoder = core.Encoder(merges, pattern="default" if splits else pattern,
+                                         special_tokens=special_tokens, token_ids=token_ids, rules=rules)
+            if splits:
+                made = huggingface.rules_pattern(rules)
+                if pattern not in ("default", made):
+                    raise ValueError(f"pattern is {pattern!r}, but the rules' pre-tokenizer splits ({made!r}): "
+                                     "leave pattern out")
+                pattern = made
+            else:
+                pattern = self._encoder.pattern
         else:
             self._encoder = core.Encoder(merges, pattern=pattern, special_tokens=special_tokens, token_ids=token_ids)
         self._rules = rules
@@ -686,7 +697,8 @@ class BPETokenizer:
         if self._rules is not None:
             # The rules as Hugging Face writes them; a folder gets transformers' two files,
             # the special added tokens named there.
-            return huggingface.save_rules(path, self.merges, self._numbered_specials, self.token_ids, self._rules)
+            return huggingface.save_rules(path, self.merges, self._numbered_specials, self.token_ids, self._rules,
+                                          self.pattern)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
@@ -699,14 +711,14 @@ class BPETokenizer:
         why = []
         if rules["normalizer"] is not None:
             why.append(f"a normalizer ({rules['normalizer']})")
-        if huggingface.named_split(rules) is None:
+        if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:
             why.append("a pre-tokenizer that is not one of our split patterns ("
                        + ", ".join(step["type"] for step in rules["pre_tokenizer"]) + ")")
-        if any(not t["special"] or t["lstrip"] or t["rstrip"] or t["single_word"] for t in rules["added_tokens"]):
+        if any(not t["special"] or t["lstrip"] or t["rstrip"] or t["single_word"] for t in (rules["added_tokens"] or [])):
             why.append("added tokens that are not special or have flags (lstrip, rstrip, single_word)")
-        elif len({t["normalized"] for t in rules["added_tokens"]}) > 1:
+        elif len({t["normalized"] for t in (rules["added_tokens"] or [])}) > 1:
             why.append("added tokens matched before and after normalizing")
-        if set(t["content"] for t in rules["added_tokens"]) != set(self._numbered_specials):
+        if set(t["content"] for t in (rules["added_tokens"] or [])) != set(self._numbered_specials):
             why.append("added tokens that are vocabulary tokens")
         if rules["ignore_merges"]:
             why.append("ignore_merges")
@@ -805,23 +817,16 @@ class StreamDecoder:
         return text
 
 
-def _checked_rules(rules, pattern) -> tuple[dict, str]:
-    """(rules as plain JSON data, the pattern they make): rules must be a dict (the core
-    checks what it holds); pattern must be left "default", or be the one the rules make
-    (as a state written by state() has it)."""
+def _plain_rules(rules) -> dict:
+    """rules as plain JSON data, a copy, with every key of bpe.huggingface's rules dict
+    (None where absent): rules must be a dict; what it holds, the core checks."""
     if not isinstance(rules, dict):
         raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
     try:
         rules = json.loads(json.dumps(rules))
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
-    try:
-        made = huggingface.rules_pattern(rules)
-    except (KeyError, TypeError, IndexError, AttributeError) as e:
-        raise ValueError(f"rules are not bpe.huggingface's rules dict: {type(e).__name__} {e}") from None
-    if pattern not in ("default", made):
-        raise ValueError(f"pattern is {pattern!r}, but the rules' pre-tokenizer splits ({made!r}): leave pattern out")
-    return rules, made
+    return {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
 
 
 def _found(id, token):

@@ -75,7 +75,7 @@ class TransformersFace:
         self.tokenizer = tokenizer
         rules = tokenizer.rules
         if rules is not None:  # a tokenizer.json with rules of its own
-            specials = {t["content"]: t["id"] for t in rules["added_tokens"] if t["special"]}
+            specials = {t["content"]: t["id"] for t in (rules["added_tokens"] or []) if t["special"]}
             self._template = rules["template"] or ((), ())
         else:
             specials = tokenizer.special_ids

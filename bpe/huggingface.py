@@ -304,6 +304,9 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 # the pre-tokenizer's field of that name changes nothing; where it trims, trim_prefix_space
 # is the post-processor's add_prefix_space (a first token's one space is kept).
 
+# The rules dict's keys, in order.
+RULE_KEYS = ("normalizer", "pre_tokenizer", "added_tokens", "ignore_merges", "ranked_merges", "unmade_tokens",
+             "template", "padding", "truncation")
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
@@ -536,6 +539,8 @@ def one_split(rules: dict) -> str | None:
     inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
     regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
     steps = rules["pre_tokenizer"]
+    if steps is None:  # the model's options alone: the tokenizer's pattern splits
+        return None
     last = steps[-1]
     if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
         return formats.ONIGURUMA_PATTERNS["gpt2"]
@@ -568,7 +573,7 @@ def rules_pattern(rules: dict) -> str:
     regex = one_split(rules)
     if regex is not None:
         return named_split(rules) or regex
-    return ", ".join(step["type"] for step in rules["pre_tokenizer"])
+    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ())
 
 
 def plain_pattern(rules: dict, special_tokens) -> str | None:
@@ -576,7 +581,7 @@ def plain_pattern(rules: dict, special_tokens) -> str | None:
     None: one of our split patterns, special tokens that are only that (no flags, none a
     vocabulary token, matched in one pass), nothing else to keep."""
     name = named_split(rules)
-    added = rules["added_tokens"]
+    added = (rules["added_tokens"] or [])
     if name is None or rules["normalizer"] is not None or rules["ignore_merges"] or rules["ranked_merges"] or \
             rules["unmade_tokens"] or rules["template"] is not None or rules["padding"] is not None or \
             rules["truncation"] is not None:
@@ -591,7 +596,9 @@ def describe(rules: dict, shown: int = 40) -> list:
     """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full), the
     normalizer, the added tokens (the first `shown` of them) and the template."""
     lines = ["split (Hugging Face's pre-tokenizer, in order; run by the compiled core):"]
-    for step in rules["pre_tokenizer"]:
+    if rules["pre_tokenizer"] is None:
+        lines.append("  none: the split pattern")
+    for step in rules["pre_tokenizer"] or ():
         if step["type"] == "Split":
             # Control characters written as escapes: the regex means the same, and stays on its line.
             shown_source = step["pattern"].translate({c: f"\\x{c:02x}" for c in range(32)}
@@ -603,7 +610,7 @@ def describe(rules: dict, shown: int = 40) -> list:
             lines.append(f"  ByteLevel (use_regex={step['use_regex']}, add_prefix_space={step['add_prefix_space']})")
     lines.append(f"normalizer: {rules['normalizer'] or 'none'}")
     lines.append(f"ignore_merges: {rules['ignore_merges']}")
-    added = rules["added_tokens"]
+    added = (rules["added_tokens"] or [])
     flags = ("normalized", "lstrip", "rstrip", "single_word")
     lines.append(f"added tokens: {len(added)} ({sum(t['special'] for t in added)} special)")
     for t in added[:shown]:
@@ -629,7 +636,8 @@ def describe(rules: dict, shown: int = 40) -> list:
 
 # --- writing the rules back -----------------------------------------------------------------
 
-def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None, rules: dict) -> str:
+def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None, rules: dict,
+               pattern: str = "default") -> str:
     """A tokenizer.json of a tokenizer with rules, which Hugging Face loads to the same
     ids: every token in the model's vocabulary with its id (so that Hugging Face gives
     each added token the id it has here), the merges (the ranked ones where the rules
@@ -644,6 +652,11 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
     pairs = rules["ranked_merges"] or [[a, b, None] for a, b in merges]
     hf_merges = [[_as_alphabet(vocab_bytes[a], alphabet), _as_alphabet(vocab_bytes[b], alphabet)] for a, b, _ in pairs]
     steps = []
+    if rules["pre_tokenizer"] is None:  # the model's options alone: the pattern splits
+        rules = {**rules, "pre_tokenizer": [
+            {"type": "Split", "pattern": pattern_regex(formats.ONIGURUMA_PATTERNS, pattern), "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "use_regex": False, "add_prefix_space": False, "trim_offsets": False}]}
     for step in rules["pre_tokenizer"]:
         if step["type"] == "Split":
             steps.append({"type": "Split", "pattern": {"Regex": step["pattern"]}, "behavior": step["behavior"],
@@ -666,7 +679,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
         "padding": rules["padding"],
         "added_tokens": [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
                           "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
-                         for t in rules["added_tokens"]],
+                         for t in (rules["added_tokens"] or [])],
         "normalizer": {"type": "NFC"} if rules["normalizer"] == "NFC" else None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
         "post_processor": (None if not processors else processors[0] if len(processors) == 1
@@ -682,19 +695,19 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
 
 
 def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None,
-               rules: dict) -> Path:
+               rules: dict, pattern: str = "default") -> Path:
     """Write rules_json at path (a path ending in .json), or a folder that transformers
     loads with it and transformers_config's two files, naming the special added tokens;
     atomically. Returns path."""
     path = Path(path)
-    text = rules_json(merges, special_tokens, token_ids, rules)
+    text = rules_json(merges, special_tokens, token_ids, rules, pattern)
     if path.suffix.lower() == ".json":
         write_text(path, text)
         return path
     if path.exists() and not path.is_dir():
         raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
                          ".json for a single tokenizer.json)")
-    specials = [t for t in rules["added_tokens"] if t["special"]]
+    specials = [t for t in (rules["added_tokens"] or []) if t["special"]]
     config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials})
     # As save_huggingface_folder: all three or none, tokenizer.json last.
     write_texts({path / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
