@@ -235,7 +235,7 @@ class BPETokenizer:
         dict: normalizer, pre_tokenizer, added_tokens, ignore_merges, ranked_merges,
         unmade_tokens, template, padding, truncation), or None for a tokenizer whose
         split is its pattern alone."""
-        return None if self._rules is None else json.loads(json.dumps(self._rules))
+        return None if self._rules is None else _json_copy(self._rules)
 
     @property
     def special_tokens(self) -> tuple[str, ...]:
@@ -823,10 +823,24 @@ def _plain_rules(rules) -> dict:
     if not isinstance(rules, dict):
         raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
     try:
-        rules = json.loads(json.dumps(rules))
+        rules = _json_copy(rules)
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
     return {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+
+
+def _json_copy(data):
+    """data as plain JSON data (tuples made lists), a copy: by orjson where installed, as
+    a Llama-shaped file's rules hold several hundred thousand ranked merges and json's
+    round trip of them was a large share of a load."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(json.dumps(data))
+    try:
+        return orjson.loads(orjson.dumps(data))
+    except orjson.JSONEncodeError as e:  # a TypeError
+        raise TypeError(str(e)) from None
 
 
 def _found(id, token):

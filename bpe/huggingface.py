@@ -279,7 +279,6 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
             continue  # a merge makes it: an ordinary token
         special_ids.setdefault(token["content"], token["id"])
     unmade_tokens = {t: vocab[t] for t in sorted(unmade_set, key=vocab.__getitem__) if t not in special_ids}
-    ranked = None if ranked is None else [list(merge) for merge in ranked]
     return _numbering(merges, token_ids[:256 + len(merges)], special_ids), unmade_tokens, ranked
 
 
