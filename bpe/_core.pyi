@@ -70,9 +70,9 @@ class Encoder:
     """
     Encodes text (str or bytes) with merges and special tokens, keeping a cache of chunks already encoded, and decodes ids back to bytes. Safe to use from several threads at once.
     """
-    def __init__(self, merges: collections.abc.Iterable[tuple[typing.SupportsIndex, typing.SupportsIndex]] | numpy.typing.ArrayLike, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, token_ids: collections.abc.Iterable[typing.SupportsIndex] | None = None) -> None:
+    def __init__(self, merges: collections.abc.Iterable[tuple[typing.SupportsIndex, typing.SupportsIndex]] | numpy.typing.ArrayLike, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, token_ids: collections.abc.Iterable[typing.SupportsIndex] | None = None, rules: dict[str, object] | None = None) -> None:
         """
-        merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed.
+        merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed. rules: None, or a tokenizer's rules as a dict; of it, the model's options: ignore_merges (a chunk that is a token is that token), ranked_merges (None, or [left, right, made] in Hugging Face's rank order: the pair of lowest rank merges first), unmade_tokens ({text in the byte alphabet: id}, tokens no merge makes).
         """
     def count(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> int:
         """
@@ -148,9 +148,9 @@ def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default')
     """
     How many chunks pretokenize(text, pattern) would give, without making them: the split alone.
     """
-def huggingface_merges(vocab: dict[str, int], merges: list[str] | list[list[str]], alphabet: str) -> tuple[list[tuple[int, int]], list[int], list[str], dict[tuple[int, int], tuple[int, int]] | None]:
+def huggingface_merges(vocab: dict[str, int], merges: list[str] | list[list[str]], alphabet: str) -> tuple[list[tuple[int, int]], list[int], list[str], list[list[int]] | None]:
     """
-    A tokenizer.json's vocab ({str: id}) and merges ("a b" or [a, b]) in the core's numbering, read through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are not the file's in its order the pair table {(left, right): (k, made)}). ValueError names a bad merge (csrc/py_huggingface.h).
+    A tokenizer.json's vocab ({str: id}) and merges ("a b" or [a, b]) in the core's numbering, read through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are not the file's in its order the ranked merges [[left, right, made], ...] in Hugging Face's rank order, as Encoder's rules["ranked_merges"]). ValueError names a bad merge (csrc/py_huggingface.h).
     """
 def lower_rank_splits(ranks: dict[bytes, int], tokens: list[bytes]) -> list[int]:
     """

@@ -306,10 +306,10 @@ inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view ch
     for (int32_t p = 0; p >= 0; p = next_start(p)) out.push_back(slot[p]);
 }
 
-// The ids of one chunk: its own token, under ignore_merges, when it is one; else the
-// merges applied in rank order, by the loop for its length and the vocabulary's kind
-// of ranks.
-inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+// A chunk under ranked merges or ignore_merges (ModelOptions), out of line, so that the
+// plain path below is one test more than it was.
+BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk,
+                                               std::vector<uint32_t>& out) {
     if (vocabulary.ignore_merges()) {
         uint32_t whole = vocabulary.whole_token(chunk);
         if (whole != Vocabulary::kNoToken) {
@@ -317,11 +317,21 @@ inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, s
             return;
         }
     }
-    if (vocabulary.ranked()) {
-        if (chunk.size() <= kShortChunk) encode_short<true>(vocabulary, chunk, out);
-        else encode_ranked_long(vocabulary, chunk, out);
-        return;
+    if (!vocabulary.ranked()) {
+        if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
+        else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
+        else encode_buckets(vocabulary, chunk, out);
+    } else if (chunk.size() <= kShortChunk) {
+        encode_short<true>(vocabulary, chunk, out);
+    } else {
+        encode_ranked_long(vocabulary, chunk, out);
     }
+}
+
+// The ids of one chunk: its own token, under ignore_merges, when it is one; else the
+// merges applied in rank order, by the loop for its length.
+inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+    if (!vocabulary.plain()) return encode_chunk_with_options(vocabulary, chunk, out);
     if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
     else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
     else encode_buckets(vocabulary, chunk, out);
@@ -861,10 +871,27 @@ public:
                 (tokens[k].normalized ? any_normalized : any_raw) = true;
             }
             specials = SpecialTokens(std::move(special));
-            one_named_split = is_one_named_split(rules.steps);
+            // (Not where ByteLevel's space comes after a Split of the user's: it must go
+            // before each of that split's chunks, so the split runs here first.)
+            one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
+            // A normalized token is looked for in the normalized text as normalized itself
+            // (its name, for allowed_special, stays as given).
+            if (rules.nfc && any_normalized) {
+                std::vector<AddedToken> matched = tokens;
+                std::string composed;
+                for (AddedToken& token : matched)
+                    if (token.normalized && !is_nfc(token.content)) {
+                        nfc(token.content, composed);
+                        token.content = composed;
+                    }
+                rules.added = AddedTokens(std::move(matched));
+            }
         }
-        // The steps before ByteLevel's own split, which add_prefix_space comes between.
+        // The steps run before ByteLevel's space is put in (each piece then split by the
+        // rest): all but ByteLevel's own split; none where the one step is a named rule's,
+        // which the chunk loop runs on the pieces as they are.
         size_t steps_before_prefix() const {
+            if (one_named_split) return 0;
             return rules.add_prefix_space && rules.use_regex ? rules.steps.size() - 1 : rules.steps.size();
         }
     };

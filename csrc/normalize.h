@@ -14,11 +14,14 @@
 // each kBoundary character (a starter that nothing before it reorders or composes with
 // or across); the NFC of a text is the NFC of its pieces, one after another. Only the
 // piece around a character that fails the check is normalized; the rest is copied, and
-// ASCII is skipped 16 bytes at a time. Each character is in one piece, so the work is
-// linear but for the sort of a long run of marks, which is O(n log n).
+// ASCII is skipped 16 bytes at a time. Text that passes is its own NFC, and tokenizers'
+// steps over it replace each character by itself, so each byte's origin is its own
+// character. Each character is in one piece, so the work is linear but for the sort of
+// a long run of marks, which is O(n log n).
 //
-// Input is valid UTF-8 (the callers check it). On invalid UTF-8 nothing is read past the
-// end: each byte that does not start a valid sequence stands for itself, as a starter.
+// Input is valid UTF-8 (the callers hand over a Python str's). On invalid UTF-8 nothing
+// is read past the end: each byte that does not start a valid sequence stands for
+// itself, as a starter, and is copied.
 #pragma once
 
 #include <algorithm>
@@ -269,6 +272,27 @@ inline size_t skip_ascii(const unsigned char* p, size_t i, size_t n) {
     return i;
 }
 
+// Whether the character of `len` bytes at i passes the quick check as a boundary by what
+// its first bytes say (most characters of most scripts do): no need to decode it. Bytes
+// that are not valid UTF-8 pass either way, as starters, so the answer is the same.
+// The length comes from the first byte alone, so that the next character's place does
+// not wait on the table.
+inline bool passes(const unsigned char* p, size_t i, size_t n, size_t len) {
+    auto cont = [&](size_t k) { return (p[i + k] & 0xC0) == 0x80; };
+    auto bit = [](const uint64_t* words, uint32_t k) { return (words[k >> 6] >> (k & 63)) & 1; };
+    if (i + len > n) return false;
+    const uint32_t b0 = p[i];
+    if (len == 2) return cont(1) && bit(nfc_tables::kPassesBmp, ((b0 & 0x1F) << 6) | (p[i + 1] & 0x3F));
+    if (len == 3)
+        return cont(1) && cont(2) &&
+               bit(nfc_tables::kPassesBmp, ((b0 & 0x0F) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3F));
+    if (len != 4 || !cont(1) || !cont(2) || !cont(3)) return false;
+    const uint32_t high = ((b0 & 0x07) << 6) | (p[i + 1] & 0x3F);  // the code point >> 12
+    return high >= 0x10 && high < 0x110 && bit(nfc_tables::kPasses4, high - 0x10);
+}
+
+inline size_t lead_length(uint32_t b0) { return b0 < 0xC2 ? 0 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : b0 < 0xF5 ? 4 : 0; }
+
 // Runs the quick check over `in`, calling on_piece(begin, end, fails_for_sure) for each
 // piece [begin, end) that holds a character failing it, in order; begin and end are
 // boundaries (or the text's ends). Returns early when on_piece returns false.
@@ -281,9 +305,31 @@ bool quick_check(std::string_view in, OnPiece&& on_piece) {
     uint8_t last_ccc = 0;
     while (i < n) {
         if (p[i] < 0x80) {
-            i = skip_ascii(p, i, n);
+            // One byte at a time between words of other scripts, 16 at a time in runs.
+            i = p[i + 1 < n ? i + 1 : i] < 0x80 ? skip_ascii(p, i, n) : i + 1;
             boundary = i - 1;
             last_ccc = 0;
+            continue;
+        }
+        const size_t len = lead_length(p[i]);
+        if (i + 4 <= n && (len == 2 || len == 3)) {
+            // Two or three bytes, decided without a branch on which: text that mixes
+            // scripts word by word would mispredict one at each change.
+            const uint32_t b0 = p[i], b1 = p[i + 1], b2 = p[i + 2];
+            const bool three = len == 3;
+            const bool valid = (b1 & 0xC0) == 0x80 && (!three || (b2 & 0xC0) == 0x80);
+            const uint32_t cp = three ? ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                                      : ((b0 & 0x1F) << 6) | (b1 & 0x3F);
+            if (valid & ((nfc_tables::kPassesBmp[cp >> 6] >> (cp & 63)) & 1)) {
+                boundary = i;
+                last_ccc = 0;
+                i += len;
+                continue;
+            }
+        } else if (passes(p, i, n, len)) {
+            boundary = i;
+            last_ccc = 0;
+            i += len;
             continue;
         }
         const Decoded c = decode(p + i, stop);
@@ -342,9 +388,17 @@ inline void nfc(std::string_view in, std::string& out, std::vector<uint32_t>* or
         out.append(in.data() + copied, to - copied);
         if (!origin) return;
         const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+        const size_t at = origin->size();
+        origin->resize(at + (to - copied));
+        uint32_t* o = origin->data() + at - copied;
         for (size_t k = copied; k < to;) {
-            const uint32_t len = p[k] < 0x80 ? 1 : nfc_detail::decode(p + k, p + in.size()).len;
-            origin->insert(origin->end(), len, static_cast<uint32_t>(k));
+            if (p[k] < 0x80) {
+                o[k] = static_cast<uint32_t>(k);
+                ++k;
+                continue;
+            }
+            const uint32_t len = nfc_detail::decode(p + k, p + in.size()).len;
+            for (uint32_t j = 0; j < len; ++j) o[k + j] = static_cast<uint32_t>(k);
             k += len;
         }
     };

@@ -89,7 +89,7 @@ namespace bpe {
 // Which meanings a pattern's text is read with: Python's `regex` module's (tiktoken's
 // pat_str, pattern=), or Oniguruma's with Ruby syntax and no options (the engine of
 // Hugging Face tokenizers' Split regexes). They differ in $ ^ \Z, (?m), \h, \w past
-// ASCII, case folding, and what an empty match does (Regex::Matcher::find_at).
+// ASCII, case folding, and what an empty match does (Regex::Matcher::match_at).
 enum class Dialect { kPython, kOniguruma };
 
 namespace regex_engine {
@@ -108,10 +108,14 @@ struct CharSet {
     bool negated = false;
     bool icase = false;
     // (?i) with Oniguruma's case folding: `regex`'s variants but for I and dotless ı,
-    // which it does not pair, and the characters that fold to several (ß, ﬁ), which it
-    // matches to those several (refused in a pattern, Parser::refuse_multi_fold) and to
-    // no single other character.
+    // which it does not pair, and a character that folds to several (İ: i̇) and one that
+    // does not (i), as it folds the one to those several (refused in a pattern,
+    // Parser::refuse_multi_fold) and never to the other.
     bool oniguruma = false;
+    static bool oniguruma_pairs(uint32_t a, uint32_t b) {
+        if ((a == 0x49 && b == 0x131) || (a == 0x131 && b == 0x49)) return false;
+        return folds_to_several(a) == folds_to_several(b);
+    }
     std::array<uint64_t, 2> ascii{};  // the answer for code points < 128
     // The ASCII part as at most kMaxRuns ranges, for ascii_run's 16 bytes at a time
     // (none where it takes more: then a byte at a time): each range's first byte and its
@@ -140,13 +144,12 @@ struct CharSet {
     // The definition: in the items, or (case-insensitive) some case variant of cp is.
     bool contains_slow(uint32_t cp) const {
         bool in = in_items(cp);
-        if (!in && icase && !(oniguruma && folds_to_several(cp))) {
+        if (!in && icase) {
             const auto* begin = std::begin(unicode::kCaseVariants);
             const auto* end = std::end(unicode::kCaseVariants);
             const auto* it = std::lower_bound(begin, end, cp, [](const unicode::CaseVariant& v, uint32_t c) { return v.cp < c; });
             for (; it != end && it->cp == cp && !in; ++it)
-                if (!(oniguruma && (it->cp == 0x49 || it->cp == 0x131) && (it->other == 0x49 || it->other == 0x131)))
-                    in = in_items(it->other);
+                if (!oniguruma || oniguruma_pairs(it->cp, it->other)) in = in_items(it->other);
         }
         return in != negated;
     }
@@ -1416,23 +1419,20 @@ public:
               max_frames(kMinFrames + kFramesPerByte * text.size()),
               empty_matches(re.dialect_ == Dialect::kOniguruma) {}
 
-        // Whether the pattern matches at byte `at`, its first match's end in `end_out`.
-        // In Python's dialect only a match that is not empty counts, the branches and
+        // The end of the first match at byte `at`, or `at` where there is none. In
+        // Python's dialect only a match that is not empty counts, the branches and
         // repeats after an empty one tried in turn; in Oniguruma's the first match counts,
-        // empty or not (Hugging Face's Split then cuts the text there).
-        bool find_at(size_t at, size_t& end_out) {
+        // empty or not (Hugging Face's Split then cuts the text there): `matched_empty`
+        // says whether an empty one was found.
+        size_t match_at(size_t at) {
+            matched_empty = false;
             origin = at;
             check_budget();
             std::fill(counters.begin(), counters.end(), Counter{});
             const Node& top = re.nodes_[size_t(re.start_)];
             if (top.op != Op::kAlt) {
-                if (re.whole_straight_.count) {
-                    const size_t e = run_straight(re.whole_straight_, at);
-                    return e > at && (end_out = e, true);
-                }
-                if (!run(re.start_, at)) return false;
-                end_out = end;
-                return true;
+                if (re.whole_straight_.count) return run_straight(re.whole_straight_, at);
+                return run(re.start_, at) ? found(at) : at;
             }
             // The pattern's alternatives, tried here rather than from a frame: a chunk
             // costs one frame less, and the straight branches run without the interpreter.
@@ -1444,19 +1444,27 @@ public:
                 const Straight& straight = re.straights_[*k];
                 if (straight.count) {
                     const size_t e = run_straight(straight, at);
-                    if (e > at) return end_out = e, true;
+                    if (e > at) return e;
                 } else if (run(top.alts[*k], at)) {
-                    return end_out = end, true;
+                    return found(at);
                 }
             }
-            return false;
+            return at;
         }
+        // Whether a match (empty or not) starts at byte `at`.
+        bool matches_at(size_t at) { return match_at(at) > at || matched_empty; }
+        bool matched_empty = false;
 
         // Whether a match may start at byte `at` (false: surely none does, not even an
         // empty one), from its first byte alone.
         bool may_match_at(size_t at) const { return may_start(re.start_, at); }
 
     private:
+        size_t found(size_t at) {
+            matched_empty = end == at;
+            return end;
+        }
+
         // A choice to come back to, or a state to restore on the way back.
         enum class Back : uint8_t {
             kAlt,        // branches[a..b) of alternation `node` at pos, still to try
@@ -1478,7 +1486,19 @@ public:
         const unsigned char* s;
         size_t n;
         std::vector<Counter> counters;
-        std::vector<Frame> frames;  // kept between matches, so that each reuses the memory
+        // The frames, kept between matches so that each reuses the memory: an array of
+        // its own, so that a push is one test (room left) and a store.
+        struct Frames {
+            std::unique_ptr<Frame[]> data;
+            size_t count = 0, room = 0;
+            size_t size() const { return count; }
+            bool empty() const { return count == 0; }
+            void clear() { count = 0; }
+            Frame& back() { return data[count - 1]; }
+            void pop_back() { --count; }
+            void resize(size_t k) { count = k; }
+            Frame& operator[](size_t k) { return data[k]; }
+        } frames;
         size_t origin = 0;
         size_t end = 0;
         size_t barrier = SIZE_MAX;  // the innermost open lookahead's or possessive group's frame
@@ -1499,15 +1519,23 @@ public:
         }
         // Counts `count` steps against the budget; check_budget ends the match once it
         // is spent. Charging does not check, so that the hot loops only subtract: the
-        // checks come at each choice taken back, each place tried (find_at) and each
+        // checks come at each choice taken back, each place tried (match_at) and each
         // place a repeat gives back.
         BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
         BPE_ALWAYS_INLINE void check_budget() const {
             if (steps_left < 0) too_many_steps();
         }
         BPE_ALWAYS_INLINE void push(Back kind, int node, uint32_t a, uint32_t b, size_t pos, size_t extra) {
-            if (frames.size() >= max_frames) too_many_frames();
-            frames.push_back(Frame{kind, node, a, b, pos, extra});
+            if (frames.count == frames.room) grow();
+            frames.data[frames.count++] = Frame{kind, node, a, b, pos, extra};
+        }
+        [[gnu::noinline]] void grow() {
+            if (frames.room >= max_frames) too_many_frames();
+            const size_t room = std::min(max_frames, std::max<size_t>(64, frames.room * 2));
+            std::unique_ptr<Frame[]> bigger(new Frame[room]);
+            std::copy(frames.data.get(), frames.data.get() + frames.count, bigger.get());
+            frames.data = std::move(bigger);
+            frames.room = room;
         }
 
         // The character at i (i < n): its code point, and its length in `len`.
@@ -1903,15 +1931,15 @@ using regex_engine::Regex;
 // next position where something matches (or the text's end), so that unmatched text is
 // a chunk of its own. An empty match there cuts the text as Hugging Face's Split does.
 // `matcher` is the pattern's on this text.
-inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, size_t i) {
-    size_t end = i;
-    if (matcher.find_at(i, end) && end > i) return end;
+BPE_ALWAYS_INLINE inline size_t regex_chunk_end(Regex::Matcher& matcher, std::string_view text, size_t i) {
+    const size_t end = matcher.match_at(i);
+    if (end > i) return end;
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     size_t j = i;
     do {
         ++j;
         while (j < text.size() && (s[j] & 0xC0) == 0x80) ++j;
-    } while (j < text.size() && !(matcher.may_match_at(j) && matcher.find_at(j, end)));
+    } while (j < text.size() && !(matcher.may_match_at(j) && matcher.matches_at(j)));
     return j;
 }
 

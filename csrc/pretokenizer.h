@@ -124,8 +124,8 @@ private:
         };
         size_t gap = 0, last_end = SIZE_MAX;
         for (size_t i = 0; i <= s.size();) {
-            size_t e = i;
-            if (!matcher.find_at(i, e)) {
+            const size_t e = matcher.match_at(i);
+            if (e == i && !matcher.matched_empty) {
                 if (i == s.size()) break;
                 i = next_char(i);
                 continue;

@@ -120,6 +120,7 @@ public:
         store_token_bytes(merges);
         if (!options.ranked_merges.empty()) rank_as_given(options.ranked_merges);
         if (ignore_merges_) index_whole_tokens();
+        plain_ = !ranked() && !ignore_merges_;
     }
 
     // --- what merging reads: our numbering ---------------------------------------------
@@ -134,6 +135,8 @@ public:
     // order, and made(rank) is the token it makes; else merge r makes 256 + r.
     uint32_t rank(uint32_t a, uint32_t b) const { return ranks_.get(a, b); }
     bool ranked() const { return !made_.empty(); }
+    // Neither ranked merges nor ignore_merges: merging as merge k makes 256 + k, alone.
+    bool plain() const { return plain_; }
     uint32_t made(uint32_t rank) const { return made_[rank]; }
     size_t num_ranked() const { return made_.size(); }
     bool ignore_merges() const { return ignore_merges_; }
@@ -428,6 +431,7 @@ private:
     std::vector<Pair> merges_;  // by rank
     std::vector<uint32_t> made_;  // with ranked merges: the token each makes, by rank; else empty
     bool ignore_merges_ = false;
+    bool plain_ = true;  // see plain()
     std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
     std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on

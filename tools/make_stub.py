@@ -45,6 +45,7 @@ PARAMETERS = {
     "max_memory": "typing.SupportsIndex | None",
     "merges": "collections.abc.Iterable[tuple[typing.SupportsIndex, typing.SupportsIndex]] | numpy.typing.ArrayLike",
     "token_ids": "collections.abc.Iterable[typing.SupportsIndex] | None",
+    "rules": "dict[str, object] | None",
     "ids": "collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer]",
     "id": "typing.SupportsIndex",
     "chunks": "bytes | bytearray | memoryview",
@@ -92,8 +93,7 @@ RETURNS = {
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",
     (None, "added_token_segments"): "list[tuple[int, int, int | None]]",
-    (None, "huggingface_merges"): ("tuple[list[tuple[int, int]], list[int], list[str], "
-                                   "dict[tuple[int, int], tuple[int, int]] | None]"),
+    (None, "huggingface_merges"): "tuple[list[tuple[int, int]], list[int], list[str], list[list[int]] | None]",
 }
 
 

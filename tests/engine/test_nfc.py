@@ -11,8 +11,11 @@ normalizer and a pre-tokenizer that isolates every character gives, for each cha
 of the normalized text, the range of the text as given that Hugging Face maps it to.
 """
 import random
+import subprocess
+import sys
 import time
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -35,6 +38,15 @@ def per_character_tokenizer() -> Tokenizer:
 
 
 HF_TOKENIZER = per_character_tokenizer()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_tables_are_what_the_generator_writes_from_this_tokenizers():
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "make_nfc_tables.py"), "--check"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def newer_than_tokenizers() -> set[str]:

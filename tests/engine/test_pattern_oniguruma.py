@@ -198,3 +198,22 @@ def test_a_named_rules_texts_split_as_hugging_face_reads_them(rule):
 def test_a_name_is_a_regex_in_the_oniguruma_dialect():
     assert ours("gpt2", "a gpt2 b") == ["a ", "gpt2", " b"] == hugging_face("gpt2", "a gpt2 b")
     assert ours(".", "ab") == ["a", "b"]
+
+
+# --- the classes, over the code points ------------------------------------------------------
+
+CODE_POINTS = "\x01".join(chr(c) for c in [*range(0x20, 0x3400), *range(0x3400, 0x110000, 61)]
+                          if not 0xD800 <= c < 0xE000)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"\w", r"\W", r"[\w]", r"[\W]", r"[^\w]", r"[\w\W]", r"\s", r"[\s]", r"\S", r"[^\s]", r"\d", r"[\d]", r"\D",
+    r"\h", r"\H", r"[\h]", r"[\H]", r"[^\h]", r".", r"(?m).", r"\p{L}", r"[\p{N}]", r"\p{M}", r"\P{L}",
+    r"(?i)[a-z]", r"(?i)[^a-z]", r"(?i:[\p{Lu}])", r"(?i:[^\p{Ll}])", r"(?i:\p{Lu})", r"(?i:\P{Ll})", r"(?i)k",
+    r"(?i)s", r"(?i)i", r"(?i)[\x{131}-\x{148}]", r"(?i)[\x{391}-\x{3AF}\x{400}-\x{52F}]", r"(?i)[\x{10400}-\x{1044F}]",
+    r"(?i)\w", r"(?i)[\w]",
+])
+def test_a_class_matches_the_code_points_oniguruma_matches(pattern):
+    # Every code point below U+3400 and every 61st above, each between separators the
+    # class does not match: the pieces tell which ones it matches.
+    assert ours(pattern, CODE_POINTS) == hugging_face(pattern, CODE_POINTS)

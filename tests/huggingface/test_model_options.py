@@ -64,17 +64,21 @@ def trained_tokens(count: int) -> list:
 
 def converted(ranked_tokens: list) -> tuple:
     """(vocab, merges) as a converter from tiktoken's ranks writes them (Llama 3's, GLM-4's):
-    the bytes, then the tokens in rank order; for each token every split into two tokens
-    of the vocabulary, ordered by the rank of the token made, then of the left part, then
-    of the right one."""
+    the bytes, then the tokens in rank order, and every_split's merges."""
     vocab = {text_of(bytes([b])): b for b in range(256)}
     for data in ranked_tokens:
         vocab.setdefault(text_of(data), len(vocab))
+    return vocab, every_split(vocab)
+
+
+def every_split(vocab: dict) -> list:
+    """For each token every split into two tokens of the vocabulary, ordered by the rank
+    (id) of the token made, then of the left part, then of the right one."""
     merges = []
     for token, rank in vocab.items():
         splits = [(token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab]
         merges += sorted(((rank, vocab[a], vocab[b]), [a, b]) for a, b in splits)
-    return vocab, [m for _, m in sorted(merges)]
+    return [m for _, m in sorted(merges)]
 
 
 def shuffled_ranks(tokens: list, seed: int, swaps: int) -> list:
@@ -147,6 +151,31 @@ def test_random_rankings_of_learned_tokens(learned, seed):
             pair.check(joined.decode("utf-8", errors="replace"))
 
 
+def test_a_long_chunk_under_ranked_merges(learned):
+    """One chunk of 60,000 bytes: the tree of minima over thousands of blocks."""
+    vocab, merges = converted(shuffled_ranks(learned, seed=5, swaps=60))
+    pair = Pair(vocab, merges, use_regex=False)
+    rng = random.Random(5)
+    pair.check("".join(rng.choice(learned).decode("utf-8", errors="replace") for _ in range(20_000))[:60_000])
+    pair.check("ab" * 30_000)
+
+
+def test_cl100k_written_as_a_llama_3_file():
+    """GPT-4's ranks as Llama 3's converter writes them (233,378 merges for 100,256
+    tokens): ids as Hugging Face's, and as tiktoken's ranks give them."""
+    from vocabularies import cl100k_path
+    ranks = formats.read_tiktoken(cl100k_path())
+    vocab = {text_of(token): rank for token, rank in ranks.items()}
+    pair = Pair(vocab, every_split(vocab))
+    assert len(pair.ranked_merges) > 2 * len(vocab)
+    texts = hostile_texts(seed=7)
+    for text in texts:
+        pair.check(text)
+    tiktoken_merges, token_ids = formats.merges_from_ranks(ranks)
+    plain = _core.Encoder(tiktoken_merges, pattern="gpt2", token_ids=token_ids)
+    assert pair.ours.encode(texts[0]) == plain.encode(texts[0])
+
+
 def test_merge_before_its_parts():
     """Llama 3's second merge is "Ġ ĠĠĠ": its right part is made by a later merge."""
     vocab = {text_of(bytes([b])): b for b in range(256)}
@@ -179,9 +208,12 @@ def test_a_file_in_order_gives_no_ranked_merges(learned):
         a, b = next((token[:k], token[k:]) for k in range(1, len(token)) if token[:k] in vocab and token[k:] in vocab)
         vocab[token] = len(vocab)
         merges.append(f"{a} {b}")
-    pair = Pair(vocab, merges)
-    assert pair.ranked_merges is None
-    pair.check(made_up_stories(5000))
+    for ignore in (False, True):  # the plain loops, encode_long and encode_buckets too, under ignore_merges
+        for use_regex in (True, False):
+            pair = Pair(vocab, merges, ignore_merges=ignore, use_regex=use_regex)
+            assert pair.ranked_merges is None
+            for text in hostile_texts(seed=4):
+                pair.check(text)
 
 
 # --- ignore_merges ---------------------------------------------------------------------
@@ -217,18 +249,19 @@ def test_ignore_merges_on_a_converted_file(learned):
 
 def unmade_vocabulary() -> tuple:
     vocab = {text_of(bytes([b])): b for b in range(256)}
-    vocab.update({"zz": 256, "zzq": 257})  # zzq: z zq would make it, but "zq" is no token
+    # zzq: no merge makes it; zzqz: a merge does, of zzq, which never applies
+    vocab.update({"zz": 256, "zzq": 257, "zzqz": 258})
     reserved = {"<|reserved_0|>": 300, text_of(b"\xff\xfe\x80"): 301, text_of(b" not utf-8 \xc3"): 302,
                 "中文": 303}  # the last written outside the byte alphabet: no chunk is it
     vocab.update(reserved)
-    return vocab, ["z z"], reserved
+    return vocab, ["z z", "zzq z"], reserved
 
 
 def test_unmade_tokens_decode_to_their_bytes():
     vocab, merges, reserved = unmade_vocabulary()
     pair = Pair(vocab, merges)
     assert sorted(_core.huggingface_merges(vocab, merges, "".join(ALPHABET.values()))[2]) == sorted(
-        ["zzq", *reserved])
+        ["zzq", "zzqz", *reserved])
     assert pair.ours.decode_bytes([301]) == b"\xff\xfe\x80"
     assert pair.ours.decode_bytes([302, 257]) == b" not utf-8 \xc3zzq"
     assert pair.ours.decode_bytes([303]) == "中文".encode()  # as Hugging Face's decoder reads it
@@ -241,11 +274,12 @@ def test_unmade_tokens_are_found_whole_only_under_ignore_merges(ignore):
     vocab, merges, reserved = unmade_vocabulary()
     for use_regex in (True, False):
         pair = Pair(vocab, merges, ignore_merges=ignore, use_regex=use_regex)
-        for text in ["zzq", "zzq zzq", "<|reserved_0|>", "\xff\xfe\x80", " not utf-8 \xc3", "中文", "zzzzq",
+        for text in ["zzq", "zzq zzq", "zzqz", "zzqzzqz", "<|reserved_0|>", "\xff\xfe\x80", " not utf-8 \xc3", "中文", "zzzzq",
                      "x<|reserved_0|>x", "<|reserved_0|>" * 3]:
             pair.check(text)
     no_split = Pair(vocab, merges, ignore_merges=ignore, use_regex=False)
     assert (no_split.ours.encode("<|reserved_0|>") == [300]) == ignore
+    assert (no_split.ours.encode("zzqz") == [258]) == ignore
     assert no_split.ours.encode("中文") != [303]
 
 
@@ -264,14 +298,14 @@ def test_an_unmade_token_that_is_a_special_token():
 # --- the rules' three keys, refused when wrong -------------------------------------------
 
 @pytest.mark.parametrize("rules, error, match", [
-    ({"ignore_merges": "false"}, TypeError, "ignore_merges"),
+    ({"ignore_merges": "false"}, TypeError, r'rules\["ignore_merges"\] must be True or False, not str'),
     ({"ranked_merges": [[97, 98]]}, TypeError, r"ranked_merges\"\]\[0\]"),
     ({"ranked_merges": [[97, 98, "x"]]}, TypeError, "must be an int"),
     ({"ranked_merges": [[97, 98, 300]]}, ValueError, "below 257"),
     ({"ranked_merges": [[97, 99, 256]]}, ValueError, "not its two parts joined"),
     ({"ranked_merges": [[97, 98, 256], [97, 98, 256]]}, ValueError, "repeats ranked merge 0"),
     ({"ranked_merges": [[-1, 98, 256]]}, ValueError, "between 0 and"),
-    ({"unmade_tokens": ["x"]}, TypeError, "unmade_tokens"),
+    ({"unmade_tokens": ["x"]}, TypeError, r'rules\["unmade_tokens"\] must be None or a dict'),
     ({"unmade_tokens": {"x": 97}}, ValueError, "two tokens have the id 97"),
     ({"unmade_tokens": {"x": 2 ** 40}}, ValueError, "between 0 and"),
     ("ignore_merges", TypeError, "rules must be a dict"),

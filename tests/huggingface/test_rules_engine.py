@@ -94,6 +94,9 @@ def extra_shape(name):
     seq, post = tokenizers.pre_tokenizers.Sequence, tokenizers.processors
     if name == "split-prefix-regex":
         tk = train(seq([split(r"\s+|\p{N}+", "isolated"), byte_level(use_regex=True, add_prefix_space=True)]))
+    elif name == "named-prefix":  # a named rule's Split, then ByteLevel's space before each of its chunks
+        tk = train(seq([split(QWEN2, "isolated"), byte_level(add_prefix_space=True)]),
+                   tokenizers.normalizers.NFC())
     elif name == "split-prefix":
         tk = train(seq([split(r"\s+|\p{N}+", "removed"), byte_level(add_prefix_space=True)]))
     elif name == "prefix-trimmed":
@@ -103,7 +106,9 @@ def extra_shape(name):
         tk = train(seq([split(r"\s+|\p{N}+", "merged_with_next"), byte_level(use_regex=True)]),
                    tokenizers.normalizers.NFC())
         tk.post_processor = post.ByteLevel(trim_offsets=True)
-        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True)])
+        tk.add_tokens([tokenizers.AddedToken(" x", special=False, normalized=True),
+                       tokenizers.AddedToken("cafe\u0301", special=False, normalized=True),
+                       tokenizers.AddedToken("Ame\u0301", special=False, normalized=False)])
     elif name.startswith("named-"):  # a named rule's regex under each behaviour (MiniMax: removed, inverted)
         behavior, _, inv = name[len("named-"):].partition("-")
         tk = train(seq([split(QWEN2, behavior, invert=inv == "invert"), byte_level()]),
@@ -113,7 +118,7 @@ def extra_shape(name):
     return tk
 
 
-EXTRA = ["split-prefix-regex", "split-prefix", "prefix-trimmed", "trimmed-nfc"] + [
+EXTRA = ["split-prefix-regex", "split-prefix", "named-prefix", "prefix-trimmed", "trimmed-nfc"] + [
     f"named-{b}{i}" for b in ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
     for i in ("", "-invert")]
 
