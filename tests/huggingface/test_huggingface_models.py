@@ -421,3 +421,22 @@ def test_save_huggingface_folder_loads_in_transformers_shape(tmp_path):
     again = BPETokenizer.from_huggingface(folder)
     for text in HOSTILE:
         assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all")
+
+
+def test_every_command_takes_a_tokenizer_json_with_rules(tmp_path):
+    import subprocess
+    import sys
+    path, text = tmp_path / "tokenizer.json", tmp_path / "t.txt"
+    shape("deepseek").save(str(path))
+    text.write_text("Once upon a time <think> 12345\nthe end  \n", encoding="utf-8")
+    ours = BPETokenizer.from_huggingface(path)
+    ids = ours.encode_ordinary(text.read_text(encoding="utf-8"))
+    assert _bpe("encode", "-t", path, text).stdout.split() == [str(i) for i in ids]
+    assert _bpe("count", "-t", path, text).stdout.split()[0] == str(len(ids))
+    decoded = subprocess.run([sys.executable, "-m", "bpe", "decode", "-t", str(path)], input=" ".join(map(str, ids)),
+                             capture_output=True, text=True, timeout=120)
+    assert decoded.returncode == 0 and decoded.stdout.rstrip("\n") == ours.decode(ids).rstrip("\n")
+    assert _bpe("show", "-t", path, "Once <think>").returncode == 0
+    assert _bpe("info", "-t", path).returncode == 0
+    refused = _bpe("explain", "-t", path, " upon")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
