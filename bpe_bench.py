@@ -82,7 +82,7 @@ MEASUREMENTS = {
     "memory-check": "peak memory of training and encoding on inputs hard on memory",
     "train-memory": "peak memory of training on a large file, streamed and in one call",
     "import-speed": "loading a .tiktoken ranks file, ours against tiktoken's",
-    "hf-encode-speed": "a tokenizer.json's encode: the compiled core against Python's pipeline",
+    "hf-encode-speed": "tokenizer.json shapes as models ship them: ours against fastokens and Hugging Face, per text",
     "hf-load-time": "loading a 150,000-token tokenizer.json, ours against Hugging Face's",
     "tekken-speed": "Mistral's Tekken files, one core: ours against mistral-common's Tekkenizer",
     "data-memory": "data.py's peak memory on an input larger than it may use",

@@ -24,7 +24,7 @@ __version__ = "0.2.0"
 
 import sys as _sys
 
-from . import encoding, huggingface_tokenizer  # noqa: F401 (it gives from_huggingface its class for rules)
+from . import encoding  # noqa: F401
 from .core import BUILD_COMMAND, LOW_LEVEL as _LOW_LEVEL, PruningWarning, ShortVocabularyWarning, load_core
 from .encoding import BPETokenizer
 from .encoding import encoding_for_model, get_encoding

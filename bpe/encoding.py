@@ -18,6 +18,11 @@ A tokenizer is four things, and its file and its state() hold exactly these:
 - token_ids: the id of every token (bytes, merges, specials, in that order), when the
   vocabulary numbers them its own way (GPT-2 and GPT-4 do); None means token i has id i.
 
+A tokenizer read from a Hugging Face tokenizer.json whose rules are more than a split
+pattern (NFC, a Sequence of Splits, added tokens with flags, ignore_merges, a template)
+has a fifth part, rules: those rules as data (bpe.huggingface's rules dict), which the
+engine runs in place of the pattern; its file and state hold them too.
+
 The names and their meanings follow tiktoken where tiktoken has one: encode raises on
 special-token text unless it is allowed, encode_ordinary never makes special tokens,
 n_vocab is one more than the largest id, eot_token is the id of <|endoftext|>.
@@ -34,15 +39,10 @@ from typing import Any
 import numpy as np
 
 from . import formats, huggingface, registry, sources, tekken
-from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, array_dtype, load_core,
+from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, load_core,
                    special_tokens_list)
 
 END_OF_TEXT = "<|endoftext|>"
-# The class that applies a tokenizer.json's own rules (NFC, Split sequences, added tokens,
-# a template), bpe.huggingface_tokenizer.HuggingFaceTokenizer: a subclass of BPETokenizer,
-# so it imports this module, and this one cannot import it back. It puts itself here when
-# imported, which `import bpe` does before anything can call from_huggingface.
-RULES_TOKENIZER: list = []
 # Texts for training are handed to the core in batches of about this many bytes: large
 # enough that the threads have work, small enough that memory does not follow the corpus.
 TRAIN_BATCH_BYTES = 8 << 20
@@ -55,12 +55,14 @@ class BPETokenizer:
 
     def __init__(self, merges: Merges, pattern: str = "default",
                  special_tokens: Iterable[str] | Mapping[str, int] = (), token_ids: Iterable[int] | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, rules: dict | None = None) -> None:
         """A tokenizer from its four parts (see the module's docstring): merges, pairs of
         ids where merge k makes token 256 + k; pattern, the split rule; special_tokens, a
         list of str numbered after the merges, or tiktoken's {token: id}; token_ids, the id
         of every token when the numbering is its own (None: token i has id i). name is
-        tiktoken's Encoding.name. ValueError or TypeError names what is wrong.
+        tiktoken's Encoding.name. rules: a tokenizer.json's rules as bpe.huggingface
+        reads them (from_huggingface passes them; then the rules' pre-tokenizer splits and
+        pattern is left "default"). ValueError or TypeError names what is wrong.
 
             >>> BPETokenizer([(104, 105)], special_tokens=["<|endoftext|>"]).encode("hi")
             [256]
@@ -76,15 +78,38 @@ class BPETokenizer:
         # The core checks every part (that each merge could have been learned, the
         # pattern's name, the special tokens, the ids: one for every token, all
         # different, none above bpe.MAX_ID) and gives them back as ints.
-        self._encoder = core.Encoder(merges, pattern=pattern, special_tokens=special_tokens, token_ids=token_ids)
+        if rules is not None:
+            rules = _plain_rules(rules)
+            # With rules, special_tokens are the tokens (numbered by token_ids) that no merge
+            # makes: the added tokens' and the like. Which are special, matched only where
+            # allowed, the rules' added tokens say: that is what special_tokens reports.
+            special_tokens = special_tokens_list(special_tokens)
+            # The core checks the rules, naming what is wrong; a pre-tokenizer in them splits,
+            # else the pattern does (the model's options alone).
+            splits = rules["pre_tokenizer"] is not None
+            self._encoder = core.Encoder(merges, pattern="default" if splits else pattern,
+                                         special_tokens=special_tokens, token_ids=token_ids, rules=rules)
+            if splits:
+                made = huggingface.rules_pattern(rules)
+                if pattern not in ("default", made):
+                    raise ValueError(f"pattern is {pattern!r}, but the rules' pre-tokenizer splits ({made!r}): "
+                                     "leave pattern out")
+                pattern = made
+            else:
+                pattern = self._encoder.pattern
+        else:
+            self._encoder = core.Encoder(merges, pattern=pattern, special_tokens=special_tokens, token_ids=token_ids)
+        self._rules = rules
         # Tuples, behind read-only properties: the encoder is built from them once, so a
         # change afterwards would make equality and pickling (which read them) disagree
         # with encoding (which does not). token_ids is None when token i is id i, so
         # that equal tokenizers have equal states.
         self._merges = tuple(self._encoder.merges)
-        self._pattern = self._encoder.pattern
+        self._pattern = self._encoder.pattern if rules is None else pattern
         self._special_ids = self._encoder.special_tokens  # {special token: id}, in their order
         self._special_tokens = tuple(self._special_ids)
+        # The tokens after the merges, which token_ids numbers and the state holds.
+        self._numbered_specials = self._special_tokens if rules is None else special_tokens
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
@@ -198,8 +223,19 @@ class BPETokenizer:
     @property
     def pattern(self) -> str:
         """The split rule: its name ("default", "gpt2", "gpt4", "qwen2" or "o200k"), or the
-        regex it was given, when that is not a named rule's text."""
+        regex it was given, when that is not a named rule's text. With rules, what their
+        pre-tokenizer is: the name of our pattern its one Split is, else that Split's
+        regex (with Oniguruma's meanings, as Hugging Face reads it), else its steps in a
+        word, such as "Split, Split, Digits, ByteLevel" (the rules say the rest)."""
         return self._pattern
+
+    @property
+    def rules(self) -> dict | None:
+        """The tokenizer.json's rules this tokenizer runs (a copy of bpe.huggingface's rules
+        dict: normalizer, pre_tokenizer, added_tokens, ignore_merges, ranked_merges,
+        unmade_tokens, template, padding, truncation), or None for a tokenizer whose
+        split is its pattern alone."""
+        return None if self._rules is None else _json_copy(self._rules)
 
     @property
     def special_tokens(self) -> tuple[str, ...]:
@@ -322,11 +358,7 @@ class BPETokenizer:
     def _batch_flat(self, method: str, texts: Sequence[str], threads: int, num_threads: int | None,
                     **specials: AllowedSpecial) -> tuple[np.ndarray, np.ndarray]:
         """The flat form of batch method `method` (encode_batch or encode_ordinary_batch):
-        the core's one call, or, where a subclass gives that method rules of its own
-        (Hugging Face's tokenizer), that method's lists made flat."""
-        if getattr(type(self), method) is not getattr(BPETokenizer, method):
-            lists = getattr(self, method)(texts, threads=threads, num_threads=num_threads, **specials)
-            return _flat(lists, self.n_vocab)
+        the core's one call."""
         return self._encoder.encode_batch_flat(_strs(texts), specials.get("allowed_special", ()),
                                                specials.get("disallowed_special", ()), _threads(threads, num_threads))
 
@@ -340,6 +372,17 @@ class BPETokenizer:
         list of tuples would cost three Python objects a token (offsets.tolist() makes
         one of lists)."""
         return self._encoder.encode_with_offsets(_str(text), allowed_special, disallowed_special)
+
+    def encode_with_template(self, text: str) -> list[int]:
+        """Hugging Face's default ids, its encode(text) (add_special_tokens=True): special
+        tokens in the text matched, and the template's ids (a start-of-text token, say)
+        around them. Without a template, encode(text, allowed_special="all")."""
+        ids = self.encode(text, allowed_special="all")
+        template = None if self._rules is None else self._rules.get("template")
+        if template is None:
+            return ids
+        before, after = template
+        return [*before, *ids, *after]
 
     def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all",
@@ -413,15 +456,28 @@ class BPETokenizer:
             raise ValueError(f"max_tokens must be 0 or more, got {max_tokens!r}")
         if not isinstance(from_end, (bool, np.bool_)):
             raise TypeError(f"from_end must be True or False, not {type(from_end).__name__}")
-        ids = self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        if self._rules is not None:
+            # The rules may change the text (NFC) or drop some of it (a Split that removes):
+            # the cut is where the tokens' offsets in the text say.
+            ids, offsets = self.encode_with_offsets(text, allowed_special=allowed_special,
+                                                    disallowed_special=disallowed_special)
+        else:
+            ids, offsets = self.encode_array(text, allowed_special=allowed_special,
+                                             disallowed_special=disallowed_special), None
         if len(ids) <= budget:
             return text
         keep = budget
         while True:
-            part = ids[len(ids) - keep:] if from_end else ids[:keep]
-            # The text's own UTF-8, a prefix (suffix) of it: the only bytes that are not
-            # whole characters are the cut character's, which "ignore" drops.
-            cut = self.decode_bytes(part).decode("utf-8", errors="ignore")
+            if offsets is not None:
+                if from_end:
+                    cut = text[int(offsets[len(ids) - keep][0]):] if keep else ""
+                else:
+                    cut = text[:int(offsets[keep - 1][1])] if keep else ""
+            else:
+                part = ids[len(ids) - keep:] if from_end else ids[:keep]
+                # The text's own UTF-8, a prefix (suffix) of it: the only bytes that are not
+                # whole characters are the cut character's, which "ignore" drops.
+                cut = self.decode_bytes(part).decode("utf-8", errors="ignore")
             excess = self.count(cut, allowed_special=allowed_special, disallowed_special=disallowed_special) - budget
             if excess <= 0:
                 return cut
@@ -477,7 +533,8 @@ class BPETokenizer:
         holds, and what a checkpoint embeds. BPETokenizer.from_state gives it back.
         "name" is there only when the tokenizer has one (files without it load as
         before; version 1 of the format allows it)."""
-        return formats.bpe_state(self.merges, self.pattern, self.special_tokens, self.token_ids, self.name)
+        return formats.bpe_state(self.merges, self.pattern, self._numbered_specials, self.token_ids, self.name,
+                                 self.rules)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "BPETokenizer":
@@ -515,7 +572,7 @@ class BPETokenizer:
         return isinstance(other, BPETokenizer) and {**self.state(), "name": None} == {**other.state(), "name": None}
 
     def __hash__(self) -> int:
-        return hash((self.pattern, self.special_tokens, len(self.merges)))
+        return hash((self.pattern, self.special_tokens, len(self.merges), self._rules is not None))
 
     def __repr__(self) -> str:
         specials = list(self.special_tokens[:8]) + ([f"... {len(self.special_tokens) - 8} more"]
@@ -548,9 +605,13 @@ class BPETokenizer:
     def from_huggingface(cls, path: PathArg) -> "BPETokenizer":
         """A Hugging Face tokenizer.json of a byte-level BPE, or the folder that holds it,
         giving Hugging Face's ids. One whose rules are a split pattern of ours and special
-        tokens (GPT-2's, or what save_huggingface wrote) is a BPETokenizer; any other (a
-        Sequence of Split and Digits, NFC, non-special added tokens, ignore_merges, a
-        template) a bpe.huggingface_tokenizer.HuggingFaceTokenizer, which applies them."""
+        tokens (GPT-2's, or what save_huggingface wrote) has that pattern; any other (a
+        Sequence of Split and Digits, NFC, added tokens with flags, ignore_merges, a
+        template) keeps its rules as data (the rules property), which the engine runs:
+        encode_ordinary is Hugging Face's encode(t, add_special_tokens=False) with
+        encode_special_tokens=True (added tokens that are not special are still found),
+        encode(t, allowed_special="all") matches the special ones too, and
+        encode_with_template(t) is Hugging Face's default encode(t)."""
         given, path = path, Path(path)
         if not path.exists():
             # "Qwen/Qwen2.5-7B" reads like a path; say what is taken, and how to get the file
@@ -566,12 +627,10 @@ class BPETokenizer:
                                  "save_huggingface (or transformers' save_pretrained) wrote, or the file itself")
             path = path / "tokenizer.json"
         try:
-            args, rules = huggingface.read_huggingface(path)
-            args["name"] = formats.name_for_file(path)
-            pattern = rules.common_shape()
-            if pattern is not None:  # one of our split patterns and special tokens: a plain tokenizer
-                return cls(**args, pattern=pattern)
-            return RULES_TOKENIZER[0](args, rules, str(path))
+            with huggingface.without_cycle_collector():
+                args = huggingface.read_huggingface(path)
+                args["name"] = formats.name_for_file(path)
+                return cls(**args)
         except (ValueError, TypeError) as e:
             message = str(e)
             raise ValueError(message if str(path) in message else f"{path}: {message}") from None
@@ -603,14 +662,20 @@ class BPETokenizer:
 
     def save_tiktoken(self, path: PathArg) -> None:
         """Write a tiktoken ranks file. tiktoken wants the pattern and the special tokens
-        apart: formats.TIKTOKEN_PATTERNS[tok.pattern] and tok.special_ids."""
+        apart: formats.TIKTOKEN_PATTERNS[tok.pattern] and tok.special_ids. A tokenizer
+        with rules is written where they are one of our split patterns and plain special
+        tokens (a template, padding and truncation, which change no id of encode, are
+        left out); else ValueError names what the file cannot hold."""
+        self._refuse_rules("a tiktoken file")
         formats.save_tiktoken(self.merges, path, token_ids=self.token_ids[:256 + len(self.merges)]
                               if self.token_ids else None)
 
     def save_gpt2(self, vocab_path: PathArg, merges_path: PathArg) -> None:
         """Write GPT-2 style vocab.json and merges.txt. They hold no split pattern:
-        from_gpt2 reads them with GPT-2's unless told another."""
-        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self.special_tokens,
+        from_gpt2 reads them with GPT-2's unless told another. A tokenizer with rules: as
+        for save_tiktoken."""
+        self._refuse_rules("GPT-2's vocab.json and merges.txt")
+        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self._numbered_specials,
                           token_ids=self.token_ids)
 
     def as_hf(self) -> "Any":
@@ -629,9 +694,41 @@ class BPETokenizer:
         tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
         (and start) of text and <|pad|> as padding, where the tokenizer has them."""
         path = Path(path)
+        if self._rules is not None:
+            # The rules as Hugging Face writes them; a folder gets transformers' two files,
+            # the special added tokens named there.
+            return huggingface.save_rules(path, self.merges, self._numbered_specials, self.token_ids, self._rules,
+                                          self.pattern)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
         return path
+
+    def _refuse_rules(self, what: str) -> None:
+        """ValueError, in one line, naming what of the rules `what` cannot hold."""
+        if self._rules is None:
+            return
+        rules = self._rules
+        why = []
+        if rules["normalizer"] is not None:
+            why.append(f"a normalizer ({rules['normalizer']})")
+        if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:
+            why.append("a pre-tokenizer that is not one of our split patterns ("
+                       + ", ".join(step["type"] for step in rules["pre_tokenizer"]) + ")")
+        if any(not t["special"] or t["lstrip"] or t["rstrip"] or t["single_word"] for t in (rules["added_tokens"] or [])):
+            why.append("added tokens that are not special or have flags (lstrip, rstrip, single_word)")
+        elif len({t["normalized"] for t in (rules["added_tokens"] or [])}) > 1:
+            why.append("added tokens matched before and after normalizing")
+        if set(t["content"] for t in (rules["added_tokens"] or [])) != set(self._numbered_specials):
+            why.append("added tokens that are vocabulary tokens")
+        if rules["ignore_merges"]:
+            why.append("ignore_merges")
+        if rules["ranked_merges"]:
+            why.append("several merges making one token (ranked merges)")
+        if rules["unmade_tokens"]:
+            why.append("vocabulary tokens that no merge makes")
+        if why:
+            raise ValueError(f"{what} cannot hold this tokenizer's rules: {'; '.join(why)} (save_huggingface and "
+                             "save keep them)")
 
     # --- other libraries' names for the above: one-line delegations -----------------
     # So that code written for tiktoken's Encoding or Hugging Face's tokenizers runs
@@ -720,6 +817,32 @@ class StreamDecoder:
         return text
 
 
+def _plain_rules(rules) -> dict:
+    """rules as plain JSON data, a copy, with every key of bpe.huggingface's rules dict
+    (None where absent): rules must be a dict; what it holds, the core checks."""
+    if not isinstance(rules, dict):
+        raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
+    try:
+        rules = _json_copy(rules)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
+    return {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+
+
+def _json_copy(data):
+    """data as plain JSON data (tuples made lists), a copy: by orjson where installed, as
+    a Llama-shaped file's rules hold several hundred thousand ranked merges and json's
+    round trip of them was a large share of a load."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(json.dumps(data))
+    try:
+        return orjson.loads(orjson.dumps(data))
+    except orjson.JSONEncodeError as e:  # a TypeError
+        raise TypeError(str(e)) from None
+
+
 def _found(id, token):
     """id, or tiktoken's KeyError naming token where it is None."""
     if id is None:
@@ -791,14 +914,6 @@ def _strs(texts) -> list | tuple:
         hint = ": decode it first, or use bpe.Encoder, which takes bytes" if isinstance(texts[0], (bytes, bytearray)) else ""
         raise TypeError(f"text 0 must be str, not {type(texts[0]).__name__}{hint}")
     return texts
-
-
-def _flat(lists, n_vocab: int) -> tuple[np.ndarray, np.ndarray]:
-    """Lists of ids as encode_batch_flat gives them: (ids, offsets)."""
-    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum([len(ids) for ids in lists], out=offsets[1:])
-    ids = np.fromiter((i for ids in lists for i in ids), dtype=array_dtype(n_vocab), count=int(offsets[-1]))
-    return ids, offsets
 
 
 _MEMORY_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,

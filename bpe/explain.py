@@ -46,7 +46,13 @@ class Chunk:
 
 def explain(tokenizer: "BPETokenizer", text: str) -> list[Chunk]:
     """The chunks of text, each with the merges that encoding applies to it, in order.
-    Special-token text is ordinary text here, as in encode_ordinary."""
+    Special-token text is ordinary text here, as in encode_ordinary. A tokenizer with a
+    tokenizer.json's rules is refused (ValueError): the engine runs them, and this replays
+    one split pattern's chunks."""
+    if tokenizer.rules is not None:
+        raise ValueError("explain replays the merges of one split pattern's chunks; this tokenizer runs a "
+                         f"tokenizer.json's rules (pre-tokenizer: {tokenizer.pattern}), whose chunks the "
+                         "engine does not give back: `bpe encode` shows its tokens")
     data = text.encode("utf-8")
     ranks = {pair: k for k, pair in enumerate(tokenizer.merges)}
     ids = tokenizer.token_ids or range(256 + len(tokenizer.merges))  # our token t has the id ids[t]

@@ -184,10 +184,13 @@ _STATE_FIELDS = {"format", "version", "pattern", "special_tokens", "token_ids", 
 
 
 def bpe_state(merges: Merges, pattern: str, special_tokens: Iterable[str], token_ids: Iterable[int] | None = None,
-              name: str | None = None) -> dict:
+              name: str | None = None, rules: dict | None = None) -> dict:
     """A tokenizer as plain data (str, int, list, dict and None): what our file holds and
     a checkpoint embeds. "name" is there only when the tokenizer has one (files without
-    it load as before; version 1 of the format allows it)."""
+    it load as before; version 1 of the format allows it); "rules" only when it has
+    rules (a tokenizer.json's, bpe.huggingface's rules dict: an optional field of version
+    1, which a reader from before it refuses as an unknown field rather than run without
+    them)."""
     return {
         "format": FILE_FORMAT,
         "version": FILE_VERSION,
@@ -196,6 +199,7 @@ def bpe_state(merges: Merges, pattern: str, special_tokens: Iterable[str], token
         "special_tokens": list(special_tokens),
         "token_ids": None if token_ids is None else list(token_ids),
         "merges": [[a, b] for a, b in merges],
+        **({"rules": rules} if rules is not None else {}),
     }
 
 
@@ -215,12 +219,13 @@ def bpe_arguments(state: Any) -> dict:
     if version > FILE_VERSION:
         raise ValueError(f"it is version {version} of the format, written by a newer bpe; this one reads "
                          f"version {FILE_VERSION}: upgrade bpe")
-    if set(state) - {"name"} != _STATE_FIELDS:
-        extra, missing = sorted(set(state) - _STATE_FIELDS), sorted(_STATE_FIELDS - set(state))
+    optional = {"name", "rules"}
+    if set(state) - optional != _STATE_FIELDS:
+        extra, missing = sorted(set(state) - _STATE_FIELDS - optional), sorted(_STATE_FIELDS - set(state))
         raise ValueError("its fields are not the format's: " + "; ".join(
             ([f"unknown {extra}"] if extra else []) + ([f"missing {missing}"] if missing else [])))
     return {"merges": state["merges"], "pattern": state["pattern"], "special_tokens": state["special_tokens"],
-            "token_ids": state["token_ids"], "name": state.get("name")}
+            "token_ids": state["token_ids"], "name": state.get("name"), "rules": state.get("rules")}
 
 
 def _legacy_arguments(state: dict) -> dict:
@@ -278,7 +283,9 @@ def save_bpe(path: PathArg, state: dict) -> Path:
         rows = [", ".join(map(str, ids[k:k + 16])) for k in range(0, len(ids), 16)]
         lines.append('  "token_ids": [\n    ' + ",\n    ".join(rows) + "\n  ],")
     merges = ",\n    ".join(f"[{a}, {b}]" for a, b in state["merges"])
-    lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]")
+    lines.append('  "merges": [' + (f"\n    {merges}\n  " if merges else "") + "]" + (',' if "rules" in state else ""))
+    if "rules" in state:
+        lines.append(f'  "rules": {json.dumps(state["rules"], ensure_ascii=False)}')
     lines.append("}")
     write_text(path, "\n".join(lines) + "\n")
     return path

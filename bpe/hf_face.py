@@ -73,10 +73,10 @@ class TransformersFace:
         if not isinstance(tokenizer, BPETokenizer):
             raise TypeError(f"TransformersFace needs a BPETokenizer, not {type(tokenizer).__name__}")
         self.tokenizer = tokenizer
-        rules = getattr(tokenizer, "rules", None)
+        rules = tokenizer.rules
         if rules is not None:  # a tokenizer.json with rules of its own
-            specials = {t.content: t.id for t in rules.added if t.special}
-            self._template = rules.template or ((), ())
+            specials = {t["content"]: t["id"] for t in (rules["added_tokens"] or []) if t["special"]}
+            self._template = rules["template"] or ((), ())
         else:
             specials = tokenizer.special_ids
             self._template = ((), ())
@@ -92,8 +92,6 @@ class TransformersFace:
         self.threads = 0
         self._vocab: dict[str, int] | None = None
         self._tokens: dict[int, str] | None = None
-        # The core pads and truncates in one call where the tokenizer's encoding is the core's own.
-        self._padded_in_core = type(tokenizer).encode_batch_padded is BPETokenizer.encode_batch_padded
 
     # --- special tokens -------------------------------------------------------------
 
@@ -167,11 +165,7 @@ class TransformersFace:
     @property
     def vocab_size(self) -> int:
         """The number of tokens of the model: the tokenizer.json's model vocabulary, which
-        for a file read by from_huggingface leaves out its added tokens (save_huggingface
-        writes every token there)."""
-        rules = getattr(self.tokenizer, "rules", None)
-        if rules is not None:
-            return len(rules.document["model"]["vocab"])
+        save_huggingface writes every token into, added ones included."""
         return len(self)
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
@@ -263,7 +257,7 @@ class TransformersFace:
             offsets = None
             # Rows longer than max_length stay longer when padding to it without truncation: ragged, in Python.
             fast = pad == "longest" or truncate
-            if pad is not None and fast and self._padded_in_core and pad_to_multiple_of is None and not single:
+            if pad is not None and fast and pad_to_multiple_of is None and not single:
                 return self._padded_fast(texts, pad, width_cap, truncate, side, before, after, return_tensors,
                                          want_mask, return_token_type_ids, return_length)
             rows = [self._cut(ids, budget, before, after) for ids in self._text_ids(texts)]

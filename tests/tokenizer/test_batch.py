@@ -191,8 +191,8 @@ def test_a_str_is_read_as_its_utf8_wherever_its_wide_characters_are(tok, wide):
 
 
 def test_a_tokenizer_json_with_rules_of_its_own_gives_its_encode_batch_flat(tok, tmp_path):
-    # A HuggingFaceTokenizer applies NFC (and more) before the core: its flat batch is
-    # its own encode_batch's, flat, not the core's on the raw text.
+    # The engine runs NFC (and the rest of the file's rules): the flat batch is its
+    # encode_batch's, not the merges' on the raw text.
     nfc = with_nfc_normalizer(tok, tmp_path)
     docs = ["cafe\u0301 Ame\u0301lie", "", *DOCUMENTS[:20]]
     expected = [nfc.encode(d) for d in docs]

@@ -270,13 +270,13 @@ def test_truncate_arguments(tok):
 
 
 def test_a_tokenizer_json_with_rules_of_its_own(tok, tmp_path):
-    # A HuggingFaceTokenizer applies NFC (and more) before the core: its counts are its
-    # own encode's; the padded batch and truncate, which the core's ids make, refuse it.
+    # The engine runs NFC (and the rest of the file's rules): the counts, the padded batch
+    # and truncate are its encode's.
     nfc = with_nfc_normalizer(tok, tmp_path)
     texts = ["cafe\u0301 Ame\u0301lie", "", "plain text"]
     assert nfc.count_batch(texts).tolist() == [len(nfc.encode(t)) for t in texts]
     assert nfc.count_batch(texts)[0] != tok.count_batch(texts)[0]
-    with pytest.raises(ValueError, match="encode_batch_padded is not supported for a tokenizer.json"):
-        nfc.encode_batch_padded(texts, 0)
-    with pytest.raises(ValueError, match="truncate is not supported for a tokenizer.json"):
-        nfc.truncate(texts[0], 1)
+    matrix, lengths = nfc.encode_batch_padded(texts, 0)
+    assert [row[:n].tolist() for row, n in zip(matrix, lengths)] == [nfc.encode(t) for t in texts]
+    cut = nfc.truncate(texts[0], 1)
+    assert texts[0].startswith(cut) and nfc.count(cut) <= 1

@@ -11,7 +11,7 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.input)
     out = Path(args.output)
     if args.to == "bpe":
-        written = [library_call(lambda: tok.save(out))]  # a tokenizer.json's own rules do not fit: refused
+        written = [library_call(lambda: tok.save(out))]  # a tokenizer.json's rules too
     elif args.to == "tiktoken":
         library_call(lambda: tok.save_tiktoken(out))
         written = [out]

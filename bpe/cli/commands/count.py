@@ -19,6 +19,9 @@ def run(args: argparse.Namespace) -> int:
         for path in files:
             if str(path) == "-":
                 texts = pieces(sys.stdin.buffer, "stdin", tok, progress.update)
+            elif tok.rules is not None and (args.input_format or sources.kind_of(path)) == "text":
+                with open(path, "rb") as stream:  # under rules a text file is one piece (see pieces)
+                    texts = list(pieces(stream, str(path), tok, progress.update))
             else:
                 texts = sources.read_file(path, kind=args.input_format, field=args.field,
                                           special_tokens=tok.special_tokens, progress=progress.update,

