@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'lower_rank_splits', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'is_nfc', 'lower_rank_splits', 'nfc', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -72,7 +72,7 @@ class Encoder:
     """
     def __init__(self, merges: collections.abc.Iterable[tuple[typing.SupportsIndex, typing.SupportsIndex]] | numpy.typing.ArrayLike, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, token_ids: collections.abc.Iterable[typing.SupportsIndex] | None = None, rules: dict[str, object] | None = None) -> None:
         """
-        merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed. rules: None, or a tokenizer's rules as a dict; of it, the model's options: ignore_merges (a chunk that is a token is that token), ranked_merges (None, or [left, right, made] in Hugging Face's rank order: the pair of lowest rank merges first), unmade_tokens ({text in the byte alphabet: id}, tokens no merge makes).
+        merges: (a, b) pairs of ids (ints or numpy integers); merge k makes token 256 + k. pattern: the split rule, as for pretokenize. special_tokens: a list of str, numbered after the merges in that order. token_ids: the id of each token (the 256 bytes, the merges, the specials), when the vocabulary numbers them its own way (GPT-2 and GPT-4 shuffle the bytes); ids at most MAX_ID, all different, gaps allowed. rules: None, or a tokenizer.json's rules as a dict (normalizer, pre_tokenizer, added_tokens, ...), which then split the text and match the added tokens in it; of it, the model's options: ignore_merges (a chunk that is a token is that token), ranked_merges (None, or [left, right, made] in Hugging Face's rank order: the pair of lowest rank merges first), unmade_tokens ({text in the byte alphabet: id}, tokens no merge makes).
         """
     def count(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> int:
         """
@@ -144,7 +144,7 @@ def added_token_segments(text: str, tokens: collections.abc.Sequence[dict[str, s
     """
     One pass of Hugging Face's added-token matching over text, with the tokens ("added_tokens" entries) whose normalized flag is `normalized`: (begin, end, id or None for text) in characters.
     """
-def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default') -> int:
+def count_chunks(text: bytes | bytearray | memoryview, pattern: str = 'default', dialect: str = 'python') -> int:
     """
     How many chunks pretokenize(text, pattern) would give, without making them: the split alone.
     """
@@ -152,17 +152,25 @@ def huggingface_merges(vocab: dict[str, int], merges: list[str] | list[list[str]
     """
     A tokenizer.json's vocab ({str: id}) and merges ("a b" or [a, b]) in the core's numbering, read through alphabet (a str of 256 characters, byte b's at b): (merges as (left, right), the file's id of each byte and merge token, the tokens no byte or merge makes, and None, or where the core's merges are not the file's in its order the ranked merges [[left, right, made], ...] in Hugging Face's rank order, as Encoder's rules["ranked_merges"]). ValueError names a bad merge (csrc/py_huggingface.h).
     """
+def is_nfc(text: str | bytes) -> bool:
+    """
+    Whether text (str, or bytes of UTF-8) is in NFC, as Hugging Face's tokenizers normalizes it.
+    """
 def lower_rank_splits(ranks: dict[bytes, int], tokens: list[bytes]) -> list[int]:
     """
     For each token (bytes, a key of ranks), its bytes byte-pair encoded as tiktoken does with the ranks below its own: the length of the first part when that ends as two parts (the pair that made the token), else 0. O(n log n) for a token of n bytes (csrc/ranks.h).
+    """
+def nfc(text: str | bytes) -> tuple[str | bytes, list[int]]:
+    """
+    NFC of text (str, or bytes of UTF-8), as Hugging Face's tokenizers normalizes it, and the origin of each byte of the result's UTF-8: the byte offset in text's UTF-8 of the start of the input character that the output byte came from, and one entry more at the end, the input's length in bytes. A token spanning output bytes [b, e) has Hugging Face's offsets from origin[b] to the end of the input character at origin[e - 1].
     """
 def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
     The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the special tokens); ValueError if it is out of range.
     """
-def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default') -> list[bytes]:
+def pretokenize(text: bytes | bytearray | memoryview, pattern: str = 'default', dialect: str = 'python') -> list[bytes]:
     """
-    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; valid UTF-8 only), or a regex (split_rules() has the rules' own).
+    Split text (bytes) into the chunks that merges never cross. pattern: 'default' (this project's rule, any bytes), 'gpt2', 'gpt4', 'qwen2' or 'o200k' (GPT-2's, GPT-4's, Qwen2's and GPT-4o's rules; valid UTF-8 only), or a regex (split_rules() has the rules' own). dialect: the regex's, 'python' (Python's regex module, as tiktoken's) or 'oniguruma' (as a Hugging Face Split's).
     """
 def safe_cut(text: str, special_tokens: collections.abc.Iterable[str] | None = None, start: typing.SupportsInt | typing.SupportsIndex = 0, end: typing.SupportsInt | typing.SupportsIndex | None = None, last: bool = True, pattern: str = 'default') -> int:
     """

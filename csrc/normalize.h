@@ -2,7 +2,7 @@
 // normalizes a tokenizer.json whose normalizer is NFC, with a map from each output byte
 // back to the input character it came from, for offsets into the text as given.
 //
-// The algorithm (UAX #15): decompose each character canonically (fully), put each run
+// The algorithm (Unicode Standard Annex 15): decompose each character canonically (fully), put each run
 // of non-starters (combining class > 0) in order of class, keeping the text's order
 // within a class, then compose: a character composes with the last starter before it
 // when a pair of the tables makes one and nothing between them has a class as high as

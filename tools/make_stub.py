@@ -93,6 +93,7 @@ RETURNS = {
     ("Encoder", "token_ids"): "list[int] | None",
     (None, "pretokenize"): "list[bytes]",
     (None, "added_token_segments"): "list[tuple[int, int, int | None]]",
+    (None, "nfc"): "tuple[str | bytes, list[int]]",
     (None, "huggingface_merges"): "tuple[list[tuple[int, int]], list[int], list[str], list[list[int]] | None]",
 }
 
