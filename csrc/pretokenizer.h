@@ -60,6 +60,8 @@ inline bool is_one_named_split(const std::vector<SplitStep>& steps) {
     if (steps.size() != 1) return false;
     const SplitStep& step = steps[0];
     if (step.rule.pattern() == Pattern::kRegex || step.rule.pattern() == Pattern::kDefault) return false;
+    // deepseek3's regex leaves gaps: only Isolated keeps its gaps as its matches are kept.
+    if (step.rule.pattern() == Pattern::kDeepseek3) return step.behavior == Behavior::kIsolated;
     switch (step.behavior) {
         case Behavior::kIsolated:
         case Behavior::kMergedWithPrevious:
@@ -103,12 +105,14 @@ private:
 
     // The matches and gaps of `rule` in `s` (at `base` in the text), matches flipped by
     // `invert`. A regex is matched at each place in turn (its leftmost match); a named
-    // rule's chunks are all matches, as its regex matches every character.
+    // rule's chunks are all matches, as its regex matches every character (deepseek3's gaps
+    // aside).
     void find_marks(std::string_view s, size_t base, const SplitRule& rule, bool invert) {
         if (rule.pattern() != Pattern::kRegex) {
+            const bool gaps = rule.pattern() == Pattern::kDeepseek3;
             for_each_chunk(s, rule, [&](std::string_view chunk) {
                 const size_t b = base + size_t(chunk.data() - s.data());
-                marks_.push_back({b, b + chunk.size(), !invert});
+                marks_.push_back({b, b + chunk.size(), (gaps && deepseek3_is_gap(chunk)) ? invert : !invert});
             });
             return;
         }

@@ -456,6 +456,152 @@ inline size_t o200k_chunk_end(std::string_view text, size_t i) {
     }
 }
 
+// --- deepseek3: DeepSeek V3's third Split -------------------------------------------
+//
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+//   | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// as Oniguruma runs it (Hugging Face's Split). A character is a letter (L), a mark (M),
+// punctuation or a symbol (P, S), CR or LF, other whitespace (\s), or other (numbers,
+// controls, format, unassigned). The first character picks the alternative:
+//   - ASCII punctuation (every ASCII P and S is in the first class) before an ASCII
+//     letter: it and the run of ASCII letters after it; a letter beyond ASCII ends it;
+//   - a letter or a mark: the run of letters and marks ([\p{L}\p{M}]+; a mark taken as
+//     the optional first character ends at the same place);
+//   - anything but CR, LF, L, P, S before a letter or mark: it and that run;
+//   - P or S: the run of P and S, then CR and LF; a space before P or S joins it;
+//   - whitespace: \s*[\r\n]+ up to its last CR or LF, else GPT-2's \s+(?!\S)|\s+;
+//   - otherwise (a number or control not before a letter or mark) nothing matches here.
+// Unlike the other rules' regexes this one leaves text unmatched: a run of such
+// characters, each not before a letter or mark, is a gap, which Split keeps as a piece
+// of its own (Isolated). Such a chunk, and only such a chunk, ends in a character of
+// class other (deepseek3_is_gap).
+enum DeepseekClass : uint8_t { kDsOther, kDsLetter, kDsMark, kDsPunct, kDsSpace, kDsNewline };
+
+inline uint8_t deepseek_class_of(uint32_t cp) {
+    const uint8_t props = char_properties(cp);
+    if (props & kSpaceBit) return (cp == '\r' || cp == '\n') ? kDsNewline : kDsSpace;
+    const uint8_t cat = props & 0x1f;
+    if (cat <= kLo) return kDsLetter;
+    if (cat <= kMe) return kDsMark;
+    if (cat >= kPc && cat <= kSo) return kDsPunct;
+    return kDsOther;
+}
+
+constexpr std::array<uint8_t, 128> make_deepseek_ascii() {
+    std::array<uint8_t, 128> cls{};
+    for (int b = 0; b < 128; ++b) {
+        const bool letter = (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+        const bool space = b == ' ' || (b >= '\t' && b <= '\r');
+        cls[b] = letter ? kDsLetter
+                 : (b == '\r' || b == '\n') ? kDsNewline
+                 : space ? kDsSpace
+                 : (b > ' ' && b < 0x7f && !(b >= '0' && b <= '9')) ? kDsPunct : kDsOther;
+    }
+    return cls;
+}
+inline constexpr std::array<uint8_t, 128> kDeepseekAscii = make_deepseek_ascii();
+
+struct DsChar {
+    uint8_t cls;
+    uint32_t len;
+};
+inline DsChar deepseek_char_at(const unsigned char* s, size_t n, size_t i) {
+    if (s[i] < 0x80) return {kDeepseekAscii[s[i]], 1};
+    uint32_t len;
+    const uint32_t cp = decode_multibyte(s, n, i, &len);
+    return {deepseek_class_of(cp), len};
+}
+
+constexpr bool ds_letter_or_mark(uint8_t cls) { return cls == kDsLetter || cls == kDsMark; }
+
+// The end of the run of characters at j whose class `wanted` accepts.
+template <class Wanted>
+inline size_t deepseek_run_end(const unsigned char* s, size_t n, size_t j, Wanted&& wanted) {
+    while (j < n) {
+        const unsigned char b = s[j];
+        if (b < 0x80) {
+            if (!wanted(kDeepseekAscii[b])) break;
+            ++j;
+            continue;
+        }
+        const DsChar c = deepseek_char_at(s, n, j);
+        if (!wanted(c.cls)) break;
+        j += c.len;
+    }
+    return j;
+}
+
+inline size_t deepseek_letters_end(const unsigned char* s, size_t n, size_t j) {
+    return deepseek_run_end(s, n, j, ds_letter_or_mark);
+}
+
+inline size_t deepseek_punct_end(const unsigned char* s, size_t n, size_t j) {
+    return crlf_run_end(s, n, deepseek_run_end(s, n, j, [](uint8_t c) { return c == kDsPunct; }));
+}
+
+// The end of the deepseek3 chunk that starts at byte i (requires i < text.size()).
+inline size_t deepseek3_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    const DsChar first = deepseek_char_at(s, n, i);
+    const size_t j = i + first.len;
+    switch (first.cls) {
+        case kDsLetter:
+        case kDsMark:
+            return deepseek_letters_end(s, n, j);
+        case kDsPunct:
+            if (s[i] < 0x80 && j < n && s[j] < 0x80 && kDeepseekAscii[s[j]] == kDsLetter) {
+                size_t e = j + 1;
+                while (e < n && s[e] < 0x80 && kDeepseekAscii[s[e]] == kDsLetter) ++e;
+                return e;
+            }
+            return deepseek_punct_end(s, n, j);
+        case kDsOther: {
+            if (j < n) {
+                const DsChar next = deepseek_char_at(s, n, j);
+                if (ds_letter_or_mark(next.cls)) return deepseek_letters_end(s, n, j + next.len);
+            }
+            // A gap: on while each character is other and not before a letter or mark.
+            size_t e = j;
+            while (e < n) {
+                const DsChar c = deepseek_char_at(s, n, e);
+                if (c.cls != kDsOther) break;
+                if (e + c.len < n && ds_letter_or_mark(deepseek_char_at(s, n, e + c.len).cls)) break;
+                e += c.len;
+            }
+            return e;
+        }
+        case kDsSpace:
+        default: {
+            if (first.cls == kDsSpace && j < n) {
+                const DsChar next = deepseek_char_at(s, n, j);
+                if (ds_letter_or_mark(next.cls)) return deepseek_letters_end(s, n, j + next.len);
+                if (s[i] == ' ' && next.cls == kDsPunct) return deepseek_punct_end(s, n, j + next.len);
+            }
+            // The whitespace run: \s*[\r\n]+ to its last CR or LF, else \s+(?!\S)|\s+.
+            SpaceRun run{j, i, first.cls == kDsNewline ? j : 0};
+            while (run.end < n) {
+                const DsChar c = deepseek_char_at(s, n, run.end);
+                if (c.cls != kDsSpace && c.cls != kDsNewline) break;
+                if (c.cls == kDsNewline) run.after_last_newline = run.end + 1;
+                run.last_start = run.end;
+                run.end += c.len;
+            }
+            if (run.after_last_newline != 0) return run.after_last_newline;
+            return space_run_chunk_end(run, i, n);
+        }
+    }
+}
+
+// Whether a deepseek3 chunk is a gap, text its regex does not match (see above).
+inline bool deepseek3_is_gap(std::string_view chunk) {
+    const auto* s = reinterpret_cast<const unsigned char*>(chunk.data());
+    size_t k = chunk.size();
+    while (k > 1 && (s[k - 1] & 0xC0) == 0x80) --k;
+    return k > 0 && deepseek_char_at(s, chunk.size(), k - 1).cls == kDsOther;
+}
+
 }  // namespace unicode
 
 // The splitters live beside their helpers in bpe::unicode, where kSpace and the other
@@ -463,6 +609,8 @@ inline size_t o200k_chunk_end(std::string_view text, size_t i) {
 using unicode::gpt2_chunk_end;
 using unicode::gpt4_chunk_end;
 using unicode::o200k_chunk_end;
+using unicode::deepseek3_chunk_end;
+using unicode::deepseek3_is_gap;
 
 // Qwen2's rule: cl100k's with \p{N} a digit at a time.
 inline size_t qwen2_chunk_end(std::string_view text, size_t i) { return gpt4_chunk_end(text, i, 1); }
