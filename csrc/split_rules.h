@@ -17,7 +17,9 @@ namespace bpe {
 // Qwen2's (cl100k's with single digits, which Qwen, MiniMax and others use) and GPT-4o's
 // o200k, and DeepSeek V3's third Split (deepseek3); kRegex: any other pattern, compiled
 // (pattern.h).
-enum class Pattern { kDefault, kGpt2, kGpt4, kQwen2, kO200k, kDeepseek3, kRegex };
+// kDeepseek: DeepSeek's three Splits as one step (no name: pretokenizer.h's
+// fuse_deepseek makes it from them).
+enum class Pattern { kDefault, kGpt2, kGpt4, kQwen2, kO200k, kDeepseek3, kDeepseek, kRegex };
 
 struct NamedRule {
     Pattern pattern;
@@ -77,6 +79,7 @@ inline size_t rule_chunk_end(std::string_view text, size_t i) {
     if constexpr (P == Pattern::kQwen2) return qwen2_chunk_end(text, i);
     if constexpr (P == Pattern::kO200k) return o200k_chunk_end(text, i);
     if constexpr (P == Pattern::kDeepseek3) return deepseek3_chunk_end(text, i);
+    if constexpr (P == Pattern::kDeepseek) return deepseek_chunk_end(text, i);
     return chunk_end(text, i);
 }
 
@@ -91,6 +94,7 @@ inline decltype(auto) with_rule(Pattern pattern, F&& f) {
         case Pattern::kQwen2: return f(std::integral_constant<Pattern, Pattern::kQwen2>{});
         case Pattern::kO200k: return f(std::integral_constant<Pattern, Pattern::kO200k>{});
         case Pattern::kDeepseek3: return f(std::integral_constant<Pattern, Pattern::kDeepseek3>{});
+        case Pattern::kDeepseek: return f(std::integral_constant<Pattern, Pattern::kDeepseek>{});
         default: return f(std::integral_constant<Pattern, Pattern::kDefault>{});
     }
 }

@@ -539,7 +539,7 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
 // for the encoder (for_each_chunk_run).
 template <Pattern P, class Sink>
 inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink) {
-    if constexpr (P == Pattern::kDeepseek3) {
+    if constexpr (P == Pattern::kDeepseek3 || P == Pattern::kDeepseek) {
         // No blocks for this rule: its classes (marks, punctuation against symbols, the
         // ASCII-only letters after punctuation) are not among the blocks' masks.
         for (size_t i = 0; i < text.size();) sink.end(i = rule_chunk_end<P>(text, i));

