@@ -149,9 +149,17 @@ def _our_encoder(path):
     return encoder_of(path)
 
 
+# Long ASCII texts, which the engine splits 64 bytes at a time: runs of blanks before
+# digits, across block edges, apostrophes before letters, CR/LF after punctuation.
+ASCII_PIECES = [p for p in PIECES if p.isascii() and p not in ("\x00", "\x1f", "\x7f")] + [
+    " " * 70, "\t" * 65, "  1", "\n  12", "'tis", "don't", "it's", "x" * 70, "1" * 67, "!?\r\n\r\n", " . 12 "]
+
+
 def _fused_texts():
     r = random.Random(23)
-    return FUSED_HOSTILE + ["".join(r.choice(FUSED_PIECES) for _ in range(r.randint(1, 24))) for _ in range(2000)]
+    short = ["".join(r.choice(FUSED_PIECES) for _ in range(r.randint(1, 24))) for _ in range(2000)]
+    long = ["".join(r.choice(ASCII_PIECES) for _ in range(r.randint(30, 300))) for _ in range(300)]
+    return FUSED_HOSTILE + short + long + [t + "\x01" for t in long[:20]] + [t + "\u00e9" + t for t in long[:50]]
 
 
 def test_the_three_splits_give_hugging_faces_ids(tmp_path):
