@@ -209,3 +209,22 @@ def test_deepseeks_file_gives_hugging_faces_ids():
     texts = _fused_texts()[:800] + [MULTILINGUAL * 20, _stories()[:100_000]]
     for text in texts:
         assert ours_.encode(text, (), ()) == theirs.encode(text, add_special_tokens=False).ids, ascii(text[:80])
+
+
+# --- deepseek3 under every behaviour: its gaps are gaps, which Removed keeps and the
+# merges join, inverted or not.
+@pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"])
+@pytest.mark.parametrize("invert", [False, True])
+def test_deepseek3_under_each_behaviour_gives_hugging_faces_ids(tmp_path, behavior, invert):
+    models, trainers = tokenizers.models, tokenizers.trainers
+    tk = tokenizers.Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(FILE_TEXT), behavior, invert=invert),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tk.decoder = tokenizers.decoders.ByteLevel()
+    tk.train_from_iterator(FUSED_HOSTILE * 3, trainers.BpeTrainer(
+        vocab_size=400, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    ours_ = _our_encoder(path)
+    for text in FUSED_HOSTILE + _random_texts(300, 13):
+        assert ours_.encode(text, (), ()) == tk.encode(text, add_special_tokens=False).ids, (behavior, invert, ascii(text))
