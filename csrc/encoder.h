@@ -873,6 +873,7 @@ public:
             specials = SpecialTokens(std::move(special));
             // (Not where ByteLevel's space comes after a Split of the user's: it must go
             // before each of that split's chunks, so the split runs here first.)
+            fuse_deepseek(rules.steps);
             one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
             // A normalized token is looked for in the normalized text as normalized itself
             // (its name, for allowed_special, stays as given).

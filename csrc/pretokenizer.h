@@ -60,6 +60,9 @@ inline bool is_one_named_split(const std::vector<SplitStep>& steps) {
     if (steps.size() != 1) return false;
     const SplitStep& step = steps[0];
     if (step.rule.pattern() == Pattern::kRegex || step.rule.pattern() == Pattern::kDefault) return false;
+    // deepseek3's regex leaves gaps: only Isolated keeps its gaps as its matches are kept.
+    if (step.rule.pattern() == Pattern::kDeepseek3 || step.rule.pattern() == Pattern::kDeepseek)
+        return step.behavior == Behavior::kIsolated;
     switch (step.behavior) {
         case Behavior::kIsolated:
         case Behavior::kMergedWithPrevious:
@@ -67,6 +70,21 @@ inline bool is_one_named_split(const std::vector<SplitStep>& steps) {
         case Behavior::kRemoved: return step.invert;
         default: return false;
     }
+}
+
+// DeepSeek's three Splits (\p{N}{1,3}, its CJK ranges, deepseek3), all Isolated and not
+// inverted, as one step: each splits only what the one before left between its
+// matches, which deepseek_chunk_end does in one pass (split_unicode.h says how).
+inline void fuse_deepseek(std::vector<SplitStep>& steps) {
+    if (steps.size() < 3) return;
+    auto plain = [&](size_t k) { return steps[k].behavior == Behavior::kIsolated && !steps[k].invert; };
+    auto regex_is = [&](size_t k, std::string_view text) {
+        return steps[k].rule.pattern() == Pattern::kRegex && steps[k].rule.regex()->text() == text &&
+               steps[k].rule.regex()->dialect() == Dialect::kOniguruma;
+    };
+    if (plain(0) && plain(1) && plain(2) && regex_is(0, "\\p{N}{1,3}") &&
+        regex_is(1, "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+") && steps[2].rule.pattern() == Pattern::kDeepseek3)
+        steps.erase(steps.begin(), steps.begin() + 2), steps[0] = {Pattern::kDeepseek, Behavior::kIsolated, false};
 }
 
 class PreTokenizer {
@@ -103,12 +121,14 @@ private:
 
     // The matches and gaps of `rule` in `s` (at `base` in the text), matches flipped by
     // `invert`. A regex is matched at each place in turn (its leftmost match); a named
-    // rule's chunks are all matches, as its regex matches every character.
+    // rule's chunks are all matches, as its regex matches every character (deepseek3's gaps
+    // aside).
     void find_marks(std::string_view s, size_t base, const SplitRule& rule, bool invert) {
         if (rule.pattern() != Pattern::kRegex) {
+            const bool gaps = rule.pattern() == Pattern::kDeepseek3;
             for_each_chunk(s, rule, [&](std::string_view chunk) {
                 const size_t b = base + size_t(chunk.data() - s.data());
-                marks_.push_back({b, b + chunk.size(), !invert});
+                marks_.push_back({b, b + chunk.size(), (gaps && deepseek3_is_gap(chunk)) ? invert : !invert});
             });
             return;
         }

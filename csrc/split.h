@@ -34,6 +34,7 @@ public:
     // The name of a hand-written rule; a compiled one's regex text.
     std::string name() const {
         if (pattern_ == Pattern::kRegex) return regex_->text();
+        if (pattern_ == Pattern::kDeepseek) return "DeepSeek's three Splits";
         for (const NamedRule& rule : kNamedRules)
             if (rule.pattern == pattern_) return std::string(rule.name);
         return "default";

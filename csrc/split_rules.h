@@ -15,8 +15,11 @@ namespace bpe {
 
 // The hand-written rules: the bytes rule, GPT-2's, GPT-4's (cl100k_base, also Llama 3's),
 // Qwen2's (cl100k's with single digits, which Qwen, MiniMax and others use) and GPT-4o's
-// o200k; kRegex: any other pattern, compiled (pattern.h).
-enum class Pattern { kDefault, kGpt2, kGpt4, kQwen2, kO200k, kRegex };
+// o200k, and DeepSeek V3's third Split (deepseek3); kRegex: any other pattern, compiled
+// (pattern.h).
+// kDeepseek: DeepSeek's three Splits as one step (no name: pretokenizer.h's
+// fuse_deepseek makes it from them).
+enum class Pattern { kDefault, kGpt2, kGpt4, kQwen2, kO200k, kDeepseek3, kDeepseek, kRegex };
 
 struct NamedRule {
     Pattern pattern;
@@ -55,6 +58,16 @@ inline constexpr NamedRule kNamedRules[] = {
      R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
      R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
      R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)", "", "", true},
+    // DeepSeek V3's (and V4's) third Split, after its digits and CJK ones: ASCII
+    // punctuation leading ASCII letters, letters with marks, punctuation with symbols.
+    // Unlike the others it leaves some text unmatched (split_unicode.h says which).
+    {Pattern::kDeepseek3, "deepseek3",
+     R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+)"
+     R"(| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)", "",
+     // As DeepSeek's tokenizer.json writes it: CR and LF themselves in the classes.
+     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+     "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+     true},
 };
 
 // The end of the chunk that starts at i under hand-written rule P, a chunk at a time:
@@ -65,6 +78,8 @@ inline size_t rule_chunk_end(std::string_view text, size_t i) {
     if constexpr (P == Pattern::kGpt4) return gpt4_chunk_end(text, i);
     if constexpr (P == Pattern::kQwen2) return qwen2_chunk_end(text, i);
     if constexpr (P == Pattern::kO200k) return o200k_chunk_end(text, i);
+    if constexpr (P == Pattern::kDeepseek3) return deepseek3_chunk_end(text, i);
+    if constexpr (P == Pattern::kDeepseek) return deepseek_chunk_end(text, i);
     return chunk_end(text, i);
 }
 
@@ -78,6 +93,8 @@ inline decltype(auto) with_rule(Pattern pattern, F&& f) {
         case Pattern::kGpt4: return f(std::integral_constant<Pattern, Pattern::kGpt4>{});
         case Pattern::kQwen2: return f(std::integral_constant<Pattern, Pattern::kQwen2>{});
         case Pattern::kO200k: return f(std::integral_constant<Pattern, Pattern::kO200k>{});
+        case Pattern::kDeepseek3: return f(std::integral_constant<Pattern, Pattern::kDeepseek3>{});
+        case Pattern::kDeepseek: return f(std::integral_constant<Pattern, Pattern::kDeepseek>{});
         default: return f(std::integral_constant<Pattern, Pattern::kDefault>{});
     }
 }

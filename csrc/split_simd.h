@@ -388,8 +388,10 @@ inline uint64_t apply_trailing_contractions(uint64_t starts, uint64_t candidates
 // last blank of a run of two or more that a non-space follows (\s+(?!\S) gives it
 // back). Sets hard where a run of blanks goes on past the next block, or into a byte
 // >= 0x80 in it.
+// (`keeps`: bytes before which a run keeps its last blank, deepseek's digits, which end
+// the piece the run is in as the text's end does.)
 inline uint64_t whitespace_run_starts(const Masks& c, const Masks& next, bool next_past_end, const Masks& pv,
-                                      bool& hard) {
+                                      bool& hard, uint64_t keeps = 0) {
     const uint64_t blank = c.whitespace & ~c.newline;  // whitespace but CR and LF
     const uint64_t ws_before = before(c.whitespace, pv.whitespace);
     const uint64_t ws_after = after(c.whitespace, next.whitespace);
@@ -417,7 +419,7 @@ inline uint64_t whitespace_run_starts(const Masks& c, const Masks& next, bool ne
         run &= run >> shift;
     }
     const uint64_t after_last_newline = blank & newline_before & ~ends_at_newline;
-    const uint64_t last_blank = blank & ws_before & ~ws_after;
+    const uint64_t last_blank = blank & ws_before & ~ws_after & ~keeps;
     return after_last_newline | last_blank;
 }
 
@@ -463,7 +465,8 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
                 while ((group = (group << 3) & third)) groups |= group;
             }
             carry.prev_groups = groups;
-            const uint64_t in_runs = whitespace_run_starts(c, next, next_past_end, pv, hard);
+            const uint64_t in_runs = whitespace_run_starts(
+                c, next, next_past_end, pv, hard, P == Pattern::kDeepseek ? after(c.digit, next.digit) : 0);
             if (hard) return 0;
             if constexpr (P == Pattern::kO200k) {
                 // [\r\n/]* after a run of other bytes: from a CR or LF right after an
@@ -504,7 +507,10 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
                 const uint64_t after_taken = sum & ~c.newline & blank;
                 const uint64_t run_starts = c.whitespace & ~ws_before & ~(c.newline & other_before);
                 starts = letters | groups | other_leads | run_starts | after_taken | in_runs;
-                starts = apply_contractions(starts, other_leads & c.apostrophe, s, n, blk, true, carry);
+                // deepseek: an apostrophe leads the whole run of letters after it, as
+                // any punctuation does (no contractions).
+                if constexpr (P != Pattern::kDeepseek)
+                    starts = apply_contractions(starts, other_leads & c.apostrophe, s, n, blk, true, carry);
             }
         }
     }
@@ -531,6 +537,29 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
     return true;
 }
 
+// Whether the text has a byte 0x00-0x08, 0x0E-0x1F or 0x7F: ASCII that is neither
+// whitespace nor printable.
+inline bool has_ascii_controls(std::string_view text) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t i = 0;
+#if defined(BPE_SSE2)
+    const __m128i below = _mm_set1_epi8(0x1f), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4),
+                  del = _mm_set1_epi8(0x7f);
+    for (; i + 16 <= n; i += 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+        const __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(x, below), x);         // x <= 0x1f
+        const __m128i x9 = _mm_sub_epi8(x, nine);
+        const __m128i ws = _mm_cmpeq_epi8(_mm_min_epu8(x9, four), x9);         // 9 <= x <= 13
+        const __m128i bad = _mm_or_si128(_mm_andnot_si128(ws, low), _mm_cmpeq_epi8(x, del));
+        if (_mm_movemask_epi8(bad)) return true;
+    }
+#endif
+    for (; i < n; ++i)
+        if ((s[i] < 0x20 && !(s[i] >= 9 && s[i] <= 13)) || s[i] == 0x7f) return true;
+    return false;
+}
+
 // The block loop: the chunk starts of the text, as for_each_chunk_plain finds them,
 // given to `sink` a block at a time, sink.starts(blk, bits) (bit k: a chunk starts at
 // blk + k and ends the one before it), which returns the last of them; the starts the
@@ -539,6 +568,16 @@ inline bool ascii_window(const unsigned char* s, size_t n, size_t i, size_t* las
 // for the encoder (for_each_chunk_run).
 template <Pattern P, class Sink>
 inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink) {
+    // No blocks for deepseek3 alone (its digits join letters after them), nor for
+    // DeepSeek's fused rule where the text has ASCII control bytes, which its regex
+    // leaves unmatched (not punctuation, as the blocks' "other" bytes are).
+    if constexpr (P == Pattern::kDeepseek3 || P == Pattern::kDeepseek) {
+        if (P == Pattern::kDeepseek3 || has_ascii_controls(text)) {
+            for (size_t i = 0; i < text.size();) sink.end(i = rule_chunk_end<P>(text, i));
+            sink.done();
+            return;
+        }
+    }
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
     constexpr size_t kBatch = 16;

@@ -456,6 +456,199 @@ inline size_t o200k_chunk_end(std::string_view text, size_t i) {
     }
 }
 
+// --- deepseek3: DeepSeek V3's third Split -------------------------------------------
+//
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+//   | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// as Oniguruma runs it (Hugging Face's Split). A character is a letter (L), a mark (M),
+// punctuation or a symbol (P, S), CR or LF, other whitespace (\s), or other (numbers,
+// controls, format, unassigned). The first character picks the alternative:
+//   - ASCII punctuation (every ASCII P and S is in the first class) before an ASCII
+//     letter: it and the run of ASCII letters after it; a letter beyond ASCII ends it;
+//   - a letter or a mark: the run of letters and marks ([\p{L}\p{M}]+; a mark taken as
+//     the optional first character ends at the same place);
+//   - anything but CR, LF, L, P, S before a letter or mark: it and that run;
+//   - P or S: the run of P and S, then CR and LF; a space before P or S joins it;
+//   - whitespace: \s*[\r\n]+ up to its last CR or LF, else GPT-2's \s+(?!\S)|\s+;
+//   - otherwise (a number or control not before a letter or mark) nothing matches here.
+// Unlike the other rules' regexes this one leaves text unmatched: a run of such
+// characters, each not before a letter or mark, is a gap, which Split keeps as a piece
+// of its own (Isolated). Such a chunk, and only such a chunk, ends in a character of
+// class other (deepseek3_is_gap).
+//
+// DeepSeek's whole pre-tokenizer, fused (Pattern::kDeepseek, deepseek_chunk_end): its
+// three Splits, all Isolated, are \p{N}{1,3}, then [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+
+// on each piece the first left, then deepseek3 on each piece the second left. So the
+// text falls into zones: runs of numbers (cut in threes; deepseek3 leaves a run of
+// numbers whole), runs of those CJK ranges, and the rest; deepseek3 splits each CJK
+// run and each stretch of the rest on its own. Splitting in a zone (kZone: 1 the rest,
+// 2 CJK; 0 unfused), a character of another zone ends the piece as the text's end does
+// (kDsEnd), and one pass classes each character once.
+enum DeepseekClass : uint8_t { kDsOther, kDsLetter, kDsMark, kDsPunct, kDsSpace, kDsNewline, kDsEnd };
+
+// The ranges of DeepSeek's second Split.
+constexpr bool is_deepseek_cjk(uint32_t cp) {
+    return (cp >= 0x4e00 && cp <= 0x9fa5) || (cp >= 0x3040 && cp <= 0x30ff);
+}
+
+template <int kZone = 0>
+inline uint8_t deepseek_class_of(uint32_t cp) {
+    if (kZone != 0 && is_deepseek_cjk(cp) != (kZone == 2)) return kDsEnd;
+    const uint8_t props = char_properties(cp);
+    if (props & kSpaceBit) return (cp == '\r' || cp == '\n') ? kDsNewline : kDsSpace;
+    const uint8_t cat = props & 0x1f;
+    if (cat <= kLo) return kDsLetter;
+    if (cat <= kMe) return kDsMark;
+    if (cat >= kPc && cat <= kSo) return kDsPunct;
+    if (kZone != 0 && cat >= kNd && cat <= kNo) return kDsEnd;
+    return kDsOther;
+}
+
+constexpr std::array<uint8_t, 128> make_deepseek_ascii(int zone) {
+    std::array<uint8_t, 128> cls{};
+    const bool fused = zone != 0;
+    for (int b = 0; b < 128; ++b) {
+        const bool letter = (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+        const bool space = b == ' ' || (b >= '\t' && b <= '\r');
+        cls[b] = letter ? kDsLetter
+                 : (b == '\r' || b == '\n') ? kDsNewline
+                 : space ? kDsSpace
+                 : (b >= '0' && b <= '9') ? (fused ? kDsEnd : kDsOther)
+                 : (b > ' ' && b < 0x7f) ? kDsPunct : kDsOther;
+        if (zone == 2) cls[b] = kDsEnd;
+    }
+    return cls;
+}
+// By zone (0 unfused, 1 the rest, 2 CJK).
+inline constexpr std::array<uint8_t, 128> kDeepseekAscii[3] = {make_deepseek_ascii(0), make_deepseek_ascii(1),
+                                                              make_deepseek_ascii(2)};
+
+struct DsChar {
+    uint8_t cls;
+    uint32_t len;
+};
+template <int kZone = 0>
+inline DsChar deepseek_char_at(const unsigned char* s, size_t n, size_t i) {
+    if (s[i] < 0x80) return {kDeepseekAscii[kZone][s[i]], 1};
+    uint32_t len;
+    const uint32_t cp = decode_multibyte(s, n, i, &len);
+    return {deepseek_class_of<kZone>(cp), len};
+}
+
+constexpr bool ds_letter_or_mark(uint8_t cls) { return cls == kDsLetter || cls == kDsMark; }
+
+// The end of the run of characters at j whose class `wanted` accepts.
+template <int kZone, class Wanted>
+inline size_t deepseek_run_end(const unsigned char* s, size_t n, size_t j, Wanted&& wanted) {
+    while (j < n) {
+        const unsigned char b = s[j];
+        if (b < 0x80) {
+            if (!wanted(kDeepseekAscii[kZone][b])) break;
+            ++j;
+            continue;
+        }
+        const DsChar c = deepseek_char_at<kZone>(s, n, j);
+        if (!wanted(c.cls)) break;
+        j += c.len;
+    }
+    return j;
+}
+
+template <int kZone>
+inline size_t deepseek_letters_end(const unsigned char* s, size_t n, size_t j) {
+    return deepseek_run_end<kZone>(s, n, j, ds_letter_or_mark);
+}
+
+template <int kZone>
+inline size_t deepseek_punct_end(const unsigned char* s, size_t n, size_t j) {
+    return crlf_run_end(s, n, deepseek_run_end<kZone>(s, n, j, [](uint8_t c) { return c == kDsPunct; }));
+}
+
+// The end of the deepseek3 chunk that starts at byte i (requires i < text.size()); fused,
+// of one that starts with a character other than a number or CJK (kDsEnd).
+template <int kZone = 0>
+inline size_t deepseek3_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    const DsChar first = deepseek_char_at<kZone>(s, n, i);
+    const size_t j = i + first.len;
+    switch (first.cls) {
+        case kDsLetter:
+        case kDsMark:
+            return deepseek_letters_end<kZone>(s, n, j);
+        case kDsPunct:
+            if (s[i] < 0x80 && j < n && s[j] < 0x80 && kDeepseekAscii[0][s[j]] == kDsLetter) {
+                size_t e = j + 1;
+                while (e < n && s[e] < 0x80 && kDeepseekAscii[0][s[e]] == kDsLetter) ++e;
+                return e;
+            }
+            return deepseek_punct_end<kZone>(s, n, j);
+        case kDsOther: {
+            if (j < n) {
+                const DsChar next = deepseek_char_at<kZone>(s, n, j);
+                if (ds_letter_or_mark(next.cls)) return deepseek_letters_end<kZone>(s, n, j + next.len);
+            }
+            // A gap: on while each character is other and not before a letter or mark.
+            size_t e = j;
+            while (e < n) {
+                const DsChar c = deepseek_char_at<kZone>(s, n, e);
+                if (c.cls != kDsOther) break;
+                if (e + c.len < n && ds_letter_or_mark(deepseek_char_at<kZone>(s, n, e + c.len).cls)) break;
+                e += c.len;
+            }
+            return e;
+        }
+        case kDsSpace:
+        default: {
+            if (first.cls == kDsSpace && j < n) {
+                const DsChar next = deepseek_char_at<kZone>(s, n, j);
+                if (ds_letter_or_mark(next.cls)) return deepseek_letters_end<kZone>(s, n, j + next.len);
+                if (s[i] == ' ' && next.cls == kDsPunct) return deepseek_punct_end<kZone>(s, n, j + next.len);
+            }
+            // The whitespace run: \s*[\r\n]+ to its last CR or LF, else \s+(?!\S)|\s+.
+            SpaceRun run{j, i, first.cls == kDsNewline ? j : 0};
+            while (run.end < n) {
+                const DsChar c = deepseek_char_at<kZone>(s, n, run.end);
+                if (c.cls != kDsSpace && c.cls != kDsNewline) break;
+                if (c.cls == kDsNewline) run.after_last_newline = run.end + 1;
+                run.last_start = run.end;
+                run.end += c.len;
+            }
+            if (run.after_last_newline != 0) return run.after_last_newline;
+            // A number or CJK character after the run ends the piece as the text's end does.
+            if (kZone != 0 && run.end < n && deepseek_char_at<kZone>(s, n, run.end).cls == kDsEnd) return run.end;
+            return space_run_chunk_end(run, i, n);
+        }
+    }
+}
+
+// Whether a deepseek3 chunk is a gap, text its regex does not match (see above).
+inline bool deepseek3_is_gap(std::string_view chunk) {
+    const auto* s = reinterpret_cast<const unsigned char*>(chunk.data());
+    size_t k = chunk.size();
+    while (k > 1 && (s[k - 1] & 0xC0) == 0x80) --k;
+    return k > 0 && deepseek_char_at(s, chunk.size(), k - 1).cls == kDsOther;
+}
+
+// The end of the chunk that starts at byte i under DeepSeek's three Splits, fused.
+inline size_t deepseek_chunk_end(std::string_view text, size_t i) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    const DsChar first = deepseek_char_at<1>(s, n, i);
+    if (first.cls != kDsEnd) return deepseek3_chunk_end<1>(text, i);
+    uint32_t len;
+    if (s[i] >= 0x80 && is_deepseek_cjk(decode_multibyte(s, n, i, &len))) return deepseek3_chunk_end<2>(text, i);
+    // \p{N}{1,3}: numbers, the characters of the rest's zone's kDsEnd that are not CJK.
+    size_t j = i + first.len;
+    for (int more = 1; more < 3 && j < n; ++more) {
+        const DsChar c = deepseek_char_at<1>(s, n, j);
+        if (c.cls != kDsEnd || (s[j] >= 0x80 && is_deepseek_cjk(decode_multibyte(s, n, j, &len)))) break;
+        j += c.len;
+    }
+    return j;
+}
+
 }  // namespace unicode
 
 // The splitters live beside their helpers in bpe::unicode, where kSpace and the other
@@ -463,6 +656,9 @@ inline size_t o200k_chunk_end(std::string_view text, size_t i) {
 using unicode::gpt2_chunk_end;
 using unicode::gpt4_chunk_end;
 using unicode::o200k_chunk_end;
+using unicode::deepseek3_chunk_end;
+using unicode::deepseek_chunk_end;
+using unicode::deepseek3_is_gap;
 
 // Qwen2's rule: cl100k's with \p{N} a digit at a time.
 inline size_t qwen2_chunk_end(std::string_view text, size_t i) { return gpt4_chunk_end(text, i, 1); }

@@ -254,7 +254,7 @@ def test_whole_texts_and_edges():
     (r"a{3,2}", r"n < m"),
     (r"a{1000000}", r"repeat count over 100000"),
     (r"\x{110000}", r"past U\+10FFFF"),
-    ("gpt5", r"unknown split pattern 'gpt5': expected 'default', 'gpt2', 'gpt4', 'qwen2', 'o200k' or a regex"),
+    ("gpt5", r"unknown split pattern 'gpt5': expected 'default', 'gpt2', 'gpt4', 'qwen2', 'o200k', 'deepseek3' or a regex"),
     ("", r"unknown split pattern ''"),
 ])
 def test_what_is_outside_the_dialect_is_a_value_error_naming_it(pattern, message):
