@@ -113,6 +113,9 @@ class BPETokenizer:
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
+        # Every added token of the rules, special or not, by its text: Hugging Face's
+        # token_to_id looks there before the vocabulary.
+        self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
 
     # --- training ------------------------------------------------------------------
 
@@ -289,8 +292,12 @@ class BPETokenizer:
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as its text (str) or its bytes, or None if no token
-        is exactly that. A special token's text gives the special token's id."""
+        is exactly that. A special token's text gives the special token's id, and so does
+        an added token's of the rules, special or not."""
         if isinstance(token, (bytes, bytearray)):
+            added = next((i for s, i in self._added_ids.items() if s.encode("utf-8") == token), None)
+            if added is not None:
+                return added
             # A special token's text as bytes names it as its str does.
             special = next((s for s in self._special_ids if s.encode("utf-8") == token), None)
             if special is not None:
@@ -298,6 +305,8 @@ class BPETokenizer:
         elif isinstance(token, str):
             if token in self._special_ids:
                 return self._special_ids[token]
+            if token in self._added_ids:
+                return self._added_ids[token]
             token = token.encode("utf-8")
         else:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")

@@ -146,6 +146,9 @@ class TransformersFace:
             n_made = 256 + len(tok.merges)
             ids = tok.token_ids or range(n_made + len(tok.special_tokens))
             special_by_id = {i: t for t, i in tok.special_ids.items()}
+            # Added tokens by their text, as transformers names them ("café", not its bytes
+            # in the byte alphabet).
+            special_by_id.update((t["id"], t["content"]) for t in (tok.rules or {}).get("added_tokens") or [])
             vocab: dict[str, int] = {}
             for i in ids:
                 name = special_by_id.get(i)

@@ -159,3 +159,24 @@ def test_truncate_gives_a_part_of_the_text_within_the_budget(pair):
             assert ours.count(head, allowed_special="all") <= budget, (name, text, budget)
             assert ours.count(tail, allowed_special="all") <= budget, (name, text, budget)
         assert ours.truncate(text, n, allowed_special="all") == text
+
+
+def test_token_to_id_is_the_inverse_of_id_to_token_for_added_tokens(pair):
+    name, _, ours, theirs = pair
+    hf = ours.as_hf()
+    for token in (ours.rules or {}).get("added_tokens", []):
+        content = token["content"]
+        assert ours.token_to_id(content) == theirs.token_to_id(content) == token["id"], (name, content)
+        assert ours.token_to_id(content.encode("utf-8")) == token["id"], (name, content)
+        assert ours.encode_single_token(content) == token["id"], (name, content)
+        assert hf.convert_tokens_to_ids(content) == theirs.token_to_id(content), (name, content)
+
+
+def test_a_saved_folder_loads_in_transformers_to_the_same_ids(pair, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    name, _, ours, _ = pair
+    folder = ours.save_huggingface(tmp_path / "folder")
+    theirs = transformers.AutoTokenizer.from_pretrained(str(folder))
+    for text in TEXTS:
+        assert theirs(text, add_special_tokens=False)["input_ids"] == ours.encode(text, allowed_special="all"), \
+            (name, text)
