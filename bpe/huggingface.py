@@ -70,14 +70,21 @@ def save_huggingface(path: PathArg, merges: Merges, pattern: str = "default", sp
     write_text(path, huggingface_json(merges, pattern, special_tokens, token_ids))
 
 
-def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None) -> tuple[dict, dict]:
+def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None,
+                        added_tokens: Sequence[dict] | None = None) -> tuple[dict, dict]:
     """(tokenizer_config.json, special_tokens_map.json) for transformers' AutoTokenizer,
     which transformers 4.x and 5.x both read: the class to build (4.x needs it named),
     each special token as an added token that is special, <|endoftext|> as the end and
     the start of text (this project's stories begin after one), <|pad|> as padding.
     Without a <|pad|>, pad_token is left unset, as GPT-2's is; transformers then asks
-    for one before it pads (tok.pad_token = tok.eos_token is the usual answer)."""
+    for one before it pads (tok.pad_token = tok.eos_token is the usual answer).
+    added_tokens (the rules' added tokens, special or not, with their flags) is what
+    added_tokens_decoder lists where given: transformers' list replaces the flags of
+    tokenizer.json's, so it must carry the same ones."""
     special_ids = dict(special_ids) if special_ids is not None else {}
+    if added_tokens is None:
+        added_tokens = [{"content": s, "id": special_ids[s], "special": True, "normalized": False, "lstrip": False,
+                         "rstrip": False, "single_word": False} for s in special_tokens]
     roles: dict[str, str] = {}
     if "<|endoftext|>" in special_tokens:
         roles.update(bos_token="<|endoftext|>", eos_token="<|endoftext|>")
@@ -86,9 +93,9 @@ def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
-        "added_tokens_decoder": {str(special_ids[s]): {"content": s, "lstrip": False, "normalized": False,
-                                                       "rstrip": False, "single_word": False, "special": True}
-                                 for s in special_tokens},
+        "added_tokens_decoder": {str(t["id"]): {key: t[key] for key in ("content", "lstrip", "normalized", "rstrip",
+                                                                        "single_word", "special")}
+                                 for t in added_tokens},
         # Decoding gives the text back exactly: no spaces removed before punctuation.
         "clean_up_tokenization_spaces": False,
     }
@@ -696,7 +703,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
 def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None,
                rules: dict, pattern: str = "default") -> Path:
     """Write rules_json at path (a path ending in .json), or a folder that transformers
-    loads with it and transformers_config's two files, naming the special added tokens;
+    loads with it and transformers_config's two files, naming every added token with its flags;
     atomically. Returns path."""
     path = Path(path)
     text = rules_json(merges, special_tokens, token_ids, rules, pattern)
@@ -707,7 +714,8 @@ def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], tok
         raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
                          ".json for a single tokenizer.json)")
     specials = [t for t in (rules["added_tokens"] or []) if t["special"]]
-    config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials})
+    config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials},
+                                        rules["added_tokens"] or [])
     # As save_huggingface_folder: all three or none, tokenizer.json last.
     write_texts({path / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
                  path / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",

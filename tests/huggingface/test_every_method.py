@@ -174,9 +174,13 @@ def test_token_to_id_is_the_inverse_of_id_to_token_for_added_tokens(pair):
 
 def test_a_saved_folder_loads_in_transformers_to_the_same_ids(pair, tmp_path):
     transformers = pytest.importorskip("transformers")
-    name, _, ours, _ = pair
+    name, path, ours, _ = pair
     folder = ours.save_huggingface(tmp_path / "folder")
     theirs = transformers.AutoTokenizer.from_pretrained(str(folder))
+    # The oracle is transformers on the original file alone, whose added tokens keep
+    # tokenizer.json's flags (transformers' ids differ from tokenizers' on a few
+    # texts of some shapes, its own way of reading the file, which the folder must keep).
+    original = transformers.PreTrainedTokenizerFast(tokenizer_file=str(path))
     for text in TEXTS:
-        assert theirs(text, add_special_tokens=False)["input_ids"] == ours.encode(text, allowed_special="all"), \
-            (name, text)
+        assert theirs(text, add_special_tokens=False)["input_ids"] == \
+            original(text, add_special_tokens=False)["input_ids"], (name, text)
