@@ -447,7 +447,7 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
     content. Hugging Face's rule, as its loader (tokenizer/serialization.rs, then
     AddedVocabulary::add_tokens) applies it in the order of the file: a token whose
     content the model's vocabulary has gets that id; a content seen before keeps its
-    first id (and flags); any other token gets the vocabulary's size (its number of
+    first id and takes the later entry's flags (special if either is); any other token gets the vocabulary's size (its number of
     entries) if no added id has reached it yet, else one more than the largest added id.
     The "id" written in the file is not read. Where that id is already another
     vocabulary token's (a vocabulary with gaps in its ids), Hugging Face would give two
@@ -469,8 +469,14 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
         # Hugging Face's default: a special token is not normalized, another one is.
         flags = {"special": special, "normalized": _flag(entry, "normalized", not special, where, what),
                  **{key: _flag(entry, key, False, where, what) for key in ("lstrip", "rstrip", "single_word")}}
-        if not content or content in tokens:
-            continue  # Hugging Face ignores an empty one, and keeps a content's first
+        if not content:
+            continue  # Hugging Face ignores an empty one
+        if content in tokens:
+            # Listed again: Hugging Face keeps the first id but takes this entry's flags,
+            # and a content once special stays special (its set of specials only grows).
+            first = tokens[content]
+            first.update(flags, special=first["special"] or special)
+            continue
         if content in vocab:
             hf_id = vocab[content]
         else:
