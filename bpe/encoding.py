@@ -828,14 +828,18 @@ class StreamDecoder:
 
 def _plain_rules(rules) -> dict:
     """rules as plain JSON data, a copy, with every key of bpe.huggingface's rules dict
-    (None where absent): rules must be a dict; what it holds, the core checks."""
+    (None where absent): rules must be a dict; what it holds, the core checks (padding and
+    truncation, which it only keeps, are checked here)."""
     if not isinstance(rules, dict):
         raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
     try:
         rules = _json_copy(rules)
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
-    return {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+    rules = {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+    # The core keeps these two without reading them: checked here, as a file's are.
+    huggingface.check_padding_truncation(rules["padding"], rules["truncation"], "rules")
+    return rules
 
 
 def _json_copy(data):

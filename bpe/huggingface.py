@@ -349,9 +349,7 @@ def read_rules(document: dict, where: str) -> dict:
     model = document["model"]
     template, trim_offsets, trim_prefix_space = _post_processor(document.get("post_processor"), where)
     padding, truncation = document.get("padding"), document.get("truncation")
-    for name, value in (("padding", padding), ("truncation", truncation)):
-        if value is not None and not isinstance(value, dict):
-            raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
+    check_padding_truncation(padding, truncation, where)
     return {"normalizer": "NFC" if _normalizer_is_nfc(document.get("normalizer"), where) else None,
             "pre_tokenizer": _pre_tokenizer_steps(document.get("pre_tokenizer"), where, trim_offsets,
                                                   trim_prefix_space),
@@ -359,6 +357,52 @@ def read_rules(document: dict, where: str) -> dict:
             "ignore_merges": _flag(model, "ignore_merges", False, where, "the model", null_is_default=True),
             "ranked_merges": None, "unmade_tokens": None, "template": template,
             "padding": padding, "truncation": truncation}
+
+
+# Hugging Face's PaddingParams and TruncationParams, as its loader reads them: each field
+# (name: (required, what it is, a check)); other fields are ignored. A usize or u32 is a
+# JSON integer (not a float, not a boolean) in its range.
+def _uint(bits: int):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** bits
+
+
+_PARAMS = {
+    "padding": {
+        "strategy": (True, '"BatchLongest" or {"Fixed": a length}',
+                     lambda v: v == "BatchLongest" or (isinstance(v, dict) and list(v) == ["Fixed"]
+                                                       and _uint(64)(v["Fixed"]))),
+        "direction": (True, '"Left" or "Right"', lambda v: v in ("Left", "Right")),
+        "pad_to_multiple_of": (False, "null or a length", lambda v: v is None or _uint(64)(v)),
+        "pad_id": (True, "an id (an integer below 2**32)", _uint(32)),
+        "pad_type_id": (True, "an integer below 2**32", _uint(32)),
+        "pad_token": (True, "a string", lambda v: isinstance(v, str)),
+    },
+    "truncation": {
+        "direction": (False, '"Left" or "Right"', lambda v: v in ("Left", "Right")),
+        "max_length": (True, "a length", _uint(64)),
+        "strategy": (True, '"LongestFirst", "OnlyFirst" or "OnlySecond"',
+                     lambda v: v in ("LongestFirst", "OnlyFirst", "OnlySecond")),
+        "stride": (True, "a length", _uint(64)),
+    },
+}
+
+
+def check_padding_truncation(padding, truncation, where: str) -> None:
+    """ValueError naming the field where padding or truncation (kept only to be written
+    back) is not what Hugging Face's loader reads: it refuses such a file, so a file we
+    wrote with it would be refused too."""
+    for name, value in (("padding", padding), ("truncation", truncation)):
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
+        for key, (required, what, ok) in _PARAMS[name].items():
+            if key not in value:
+                if required:
+                    raise ValueError(f"{where}: its \"{name}\" has no \"{key}\" (Hugging Face refuses the file)")
+            elif not ok(value[key]):
+                raise ValueError(f"{where}: its \"{name}\"'s \"{key}\" is {value[key]!r:.60}, not {what} (Hugging "
+                                 "Face refuses the file)")
 
 
 def _normalizer_is_nfc(normalizer, where: str, depth: int = 0) -> bool:
