@@ -113,6 +113,9 @@ class BPETokenizer:
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
+        # Every added token of the rules, special or not, by its text: Hugging Face's
+        # token_to_id looks there before the vocabulary.
+        self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
 
     # --- training ------------------------------------------------------------------
 
@@ -289,8 +292,12 @@ class BPETokenizer:
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as its text (str) or its bytes, or None if no token
-        is exactly that. A special token's text gives the special token's id."""
+        is exactly that. A special token's text gives the special token's id, and so does
+        an added token's of the rules, special or not."""
         if isinstance(token, (bytes, bytearray)):
+            added = next((i for s, i in self._added_ids.items() if s.encode("utf-8") == token), None)
+            if added is not None:
+                return added
             # A special token's text as bytes names it as its str does.
             special = next((s for s in self._special_ids if s.encode("utf-8") == token), None)
             if special is not None:
@@ -298,6 +305,8 @@ class BPETokenizer:
         elif isinstance(token, str):
             if token in self._special_ids:
                 return self._special_ids[token]
+            if token in self._added_ids:
+                return self._added_ids[token]
             token = token.encode("utf-8")
         else:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
@@ -819,14 +828,18 @@ class StreamDecoder:
 
 def _plain_rules(rules) -> dict:
     """rules as plain JSON data, a copy, with every key of bpe.huggingface's rules dict
-    (None where absent): rules must be a dict; what it holds, the core checks."""
+    (None where absent): rules must be a dict; what it holds, the core checks (padding and
+    truncation, which it only keeps, are checked here)."""
     if not isinstance(rules, dict):
         raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
     try:
         rules = _json_copy(rules)
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
-    return {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+    rules = {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
+    # The core keeps these two without reading them: checked here, as a file's are.
+    huggingface.check_padding_truncation(rules["padding"], rules["truncation"], "rules")
+    return rules
 
 
 def _json_copy(data):

@@ -146,6 +146,9 @@ class TransformersFace:
             n_made = 256 + len(tok.merges)
             ids = tok.token_ids or range(n_made + len(tok.special_tokens))
             special_by_id = {i: t for t, i in tok.special_ids.items()}
+            # Added tokens by their text, as transformers names them ("café", not its bytes
+            # in the byte alphabet).
+            special_by_id.update((t["id"], t["content"]) for t in (tok.rules or {}).get("added_tokens") or [])
             vocab: dict[str, int] = {}
             for i in ids:
                 name = special_by_id.get(i)
@@ -211,7 +214,7 @@ class TransformersFace:
         FaceEncoding of input_ids and attention_mask (lists, or int64 arrays or tensors with
         return_tensors "np" or "pt"); padding True/"longest" or "max_length",
         truncation True/"longest_first"/"only_first", max_length, pad_to_multiple_of,
-        padding_side, return_offsets_mapping (plain BPETokenizers), return_token_type_ids,
+        padding_side, return_offsets_mapping (Hugging Face's offsets), return_token_type_ids,
         return_length. text_pair, stride, is_split_into_words, return_overflowing_tokens and
         return_special_tokens_mask raise ValueError, as does any other argument."""
         for name, value in kwargs.items():
@@ -385,7 +388,9 @@ class TransformersFace:
     def decode(self, token_ids: Any, skip_special_tokens: bool = False,
                clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
         """The text of ids (a list, an array or a tensor), as transformers decodes:
-        special tokens as their text unless skip_special_tokens."""
+        special tokens as their text unless skip_special_tokens. One difference: a
+        non-special added token that is not ASCII ("café") decodes to its text here, where
+        transformers' ByteLevel decoder reads it through the byte alphabet ("caf\ufffd")."""
         if kwargs:
             raise TypeError(f"decode got arguments it does not know: {', '.join(map(repr, kwargs))}")
         ids = _id_list(token_ids)

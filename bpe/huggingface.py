@@ -70,14 +70,21 @@ def save_huggingface(path: PathArg, merges: Merges, pattern: str = "default", sp
     write_text(path, huggingface_json(merges, pattern, special_tokens, token_ids))
 
 
-def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None) -> tuple[dict, dict]:
+def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping[str, int] | None = None,
+                        added_tokens: Sequence[dict] | None = None) -> tuple[dict, dict]:
     """(tokenizer_config.json, special_tokens_map.json) for transformers' AutoTokenizer,
     which transformers 4.x and 5.x both read: the class to build (4.x needs it named),
     each special token as an added token that is special, <|endoftext|> as the end and
     the start of text (this project's stories begin after one), <|pad|> as padding.
     Without a <|pad|>, pad_token is left unset, as GPT-2's is; transformers then asks
-    for one before it pads (tok.pad_token = tok.eos_token is the usual answer)."""
+    for one before it pads (tok.pad_token = tok.eos_token is the usual answer).
+    added_tokens (the rules' added tokens, special or not, with their flags) is what
+    added_tokens_decoder lists where given: transformers' list replaces the flags of
+    tokenizer.json's, so it must carry the same ones."""
     special_ids = dict(special_ids) if special_ids is not None else {}
+    if added_tokens is None:
+        added_tokens = [{"content": s, "id": special_ids[s], "special": True, "normalized": False, "lstrip": False,
+                         "rstrip": False, "single_word": False} for s in special_tokens]
     roles: dict[str, str] = {}
     if "<|endoftext|>" in special_tokens:
         roles.update(bos_token="<|endoftext|>", eos_token="<|endoftext|>")
@@ -86,9 +93,9 @@ def transformers_config(special_tokens: Sequence[str] = (), special_ids: Mapping
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         **roles,
-        "added_tokens_decoder": {str(special_ids[s]): {"content": s, "lstrip": False, "normalized": False,
-                                                       "rstrip": False, "single_word": False, "special": True}
-                                 for s in special_tokens},
+        "added_tokens_decoder": {str(t["id"]): {key: t[key] for key in ("content", "lstrip", "normalized", "rstrip",
+                                                                        "single_word", "special")}
+                                 for t in added_tokens},
         # Decoding gives the text back exactly: no spaces removed before punctuation.
         "clean_up_tokenization_spaces": False,
     }
@@ -342,9 +349,7 @@ def read_rules(document: dict, where: str) -> dict:
     model = document["model"]
     template, trim_offsets, trim_prefix_space = _post_processor(document.get("post_processor"), where)
     padding, truncation = document.get("padding"), document.get("truncation")
-    for name, value in (("padding", padding), ("truncation", truncation)):
-        if value is not None and not isinstance(value, dict):
-            raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
+    check_padding_truncation(padding, truncation, where)
     return {"normalizer": "NFC" if _normalizer_is_nfc(document.get("normalizer"), where) else None,
             "pre_tokenizer": _pre_tokenizer_steps(document.get("pre_tokenizer"), where, trim_offsets,
                                                   trim_prefix_space),
@@ -352,6 +357,52 @@ def read_rules(document: dict, where: str) -> dict:
             "ignore_merges": _flag(model, "ignore_merges", False, where, "the model", null_is_default=True),
             "ranked_merges": None, "unmade_tokens": None, "template": template,
             "padding": padding, "truncation": truncation}
+
+
+# Hugging Face's PaddingParams and TruncationParams, as its loader reads them: each field
+# (name: (required, what it is, a check)); other fields are ignored. A usize or u32 is a
+# JSON integer (not a float, not a boolean) in its range.
+def _uint(bits: int):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** bits
+
+
+_PARAMS = {
+    "padding": {
+        "strategy": (True, '"BatchLongest" or {"Fixed": a length}',
+                     lambda v: v == "BatchLongest" or (isinstance(v, dict) and list(v) == ["Fixed"]
+                                                       and _uint(64)(v["Fixed"]))),
+        "direction": (True, '"Left" or "Right"', lambda v: v in ("Left", "Right")),
+        "pad_to_multiple_of": (False, "null or a length", lambda v: v is None or _uint(64)(v)),
+        "pad_id": (True, "an id (an integer below 2**32)", _uint(32)),
+        "pad_type_id": (True, "an integer below 2**32", _uint(32)),
+        "pad_token": (True, "a string", lambda v: isinstance(v, str)),
+    },
+    "truncation": {
+        "direction": (False, '"Left" or "Right"', lambda v: v in ("Left", "Right")),
+        "max_length": (True, "a length", _uint(64)),
+        "strategy": (True, '"LongestFirst", "OnlyFirst" or "OnlySecond"',
+                     lambda v: v in ("LongestFirst", "OnlyFirst", "OnlySecond")),
+        "stride": (True, "a length", _uint(64)),
+    },
+}
+
+
+def check_padding_truncation(padding, truncation, where: str) -> None:
+    """ValueError naming the field where padding or truncation (kept only to be written
+    back) is not what Hugging Face's loader reads: it refuses such a file, so a file we
+    wrote with it would be refused too."""
+    for name, value in (("padding", padding), ("truncation", truncation)):
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: its \"{name}\" is {value!r:.80}, not an object or null")
+        for key, (required, what, ok) in _PARAMS[name].items():
+            if key not in value:
+                if required:
+                    raise ValueError(f"{where}: its \"{name}\" has no \"{key}\" (Hugging Face refuses the file)")
+            elif not ok(value[key]):
+                raise ValueError(f"{where}: its \"{name}\"'s \"{key}\" is {value[key]!r:.60}, not {what} (Hugging "
+                                 "Face refuses the file)")
 
 
 def _normalizer_is_nfc(normalizer, where: str, depth: int = 0) -> bool:
@@ -440,7 +491,7 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
     content. Hugging Face's rule, as its loader (tokenizer/serialization.rs, then
     AddedVocabulary::add_tokens) applies it in the order of the file: a token whose
     content the model's vocabulary has gets that id; a content seen before keeps its
-    first id (and flags); any other token gets the vocabulary's size (its number of
+    first id and takes the later entry's flags (special if either is); any other token gets the vocabulary's size (its number of
     entries) if no added id has reached it yet, else one more than the largest added id.
     The "id" written in the file is not read. Where that id is already another
     vocabulary token's (a vocabulary with gaps in its ids), Hugging Face would give two
@@ -462,8 +513,14 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
         # Hugging Face's default: a special token is not normalized, another one is.
         flags = {"special": special, "normalized": _flag(entry, "normalized", not special, where, what),
                  **{key: _flag(entry, key, False, where, what) for key in ("lstrip", "rstrip", "single_word")}}
-        if not content or content in tokens:
-            continue  # Hugging Face ignores an empty one, and keeps a content's first
+        if not content:
+            continue  # Hugging Face ignores an empty one
+        if content in tokens:
+            # Listed again: Hugging Face keeps the first id but takes this entry's flags,
+            # and a content once special stays special (its set of specials only grows).
+            first = tokens[content]
+            first.update(flags, special=first["special"] or special)
+            continue
         if content in vocab:
             hf_id = vocab[content]
         else:
@@ -696,7 +753,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
 def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None,
                rules: dict, pattern: str = "default") -> Path:
     """Write rules_json at path (a path ending in .json), or a folder that transformers
-    loads with it and transformers_config's two files, naming the special added tokens;
+    loads with it and transformers_config's two files, naming every added token with its flags;
     atomically. Returns path."""
     path = Path(path)
     text = rules_json(merges, special_tokens, token_ids, rules, pattern)
@@ -707,7 +764,8 @@ def save_rules(path: PathArg, merges: Merges, special_tokens: Sequence[str], tok
         raise ValueError(f"{path} is a file: save_huggingface writes a folder there (or a path ending in "
                          ".json for a single tokenizer.json)")
     specials = [t for t in (rules["added_tokens"] or []) if t["special"]]
-    config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials})
+    config, roles = transformers_config([t["content"] for t in specials], {t["content"]: t["id"] for t in specials},
+                                        rules["added_tokens"] or [])
     # As save_huggingface_folder: all three or none, tokenizer.json last.
     write_texts({path / "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
                  path / "special_tokens_map.json": json.dumps(roles, indent=2) + "\n",

@@ -25,6 +25,13 @@ def tokens_text(tok, ids) -> str:
     return " ".join(repr(bytes_text(tok.decode_single_token_bytes(i))) for i in ids)
 
 
+def tokens_after_merges(tok) -> int:
+    """How many tokens come after the 256 bytes and the merges: the special tokens, or,
+    under a tokenizer.json's rules, the added tokens that no merge makes, special or not.
+    `bpe info` and `bpe convert` count the tokens as 256 + merges + these."""
+    return len(tok.special_tokens) if tok.rules is None else len(tok.state()["special_tokens"])
+
+
 def merge_ids(tok):
     return (tok.token_ids[256 + k] if tok.token_ids else 256 + k for k in range(len(tok.merges)))
 

@@ -388,6 +388,24 @@ def test_convert_to_every_format_and_back(work, tok_file):
     assert "unsupported" not in one_line_error(bpe_command("convert", tok_file, work / "x", "--to", "sentencepiece"), 2)
 
 
+def test_convert_and_info_count_a_tokenizer_jsons_added_tokens_alike(work):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers, trainers
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.train_from_iterator([STORIES[:20000]], trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    hf.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
+    hf.add_tokens([AddedToken("café", special=False, lstrip=True), AddedToken("<fim>", special=False)])
+    hf.save(str(work / "rules.json"))
+    n = len(BPETokenizer.from_huggingface(work / "rules.json").as_hf())  # every token, added ones too
+    assert n == hf.get_vocab_size(with_added_tokens=True)
+    assert f"tokens: {n:,} (" in ok(bpe_command("info", work / "rules.json"))
+    said = ok(bpe_command("convert", work / "rules.json", work / "rules.bpe", "--to", "bpe"))
+    assert f": {n:,} tokens (bpe)" in said, said
+
+
 def test_cl100k_is_gpt4s_vocabulary():
     tiktoken = pytest.importorskip("tiktoken")
     from bpe import formats

@@ -184,3 +184,48 @@ def test_a_normalized_added_token_is_matched_as_its_content_normalized(tmp_path)
     tk.add_tokens([AddedToken("e\u0301", special=False, normalized=True)])
     ours, theirs = _pair(tmp_path, tk)
     _same(ours, theirs, ["\u00e9", "e\u0301", "caf\u00e9!", "cafe\u0301 x", "ee\u0301e"])
+
+
+PADDING = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0,
+           "pad_type_id": 0, "pad_token": "<p>"}
+TRUNCATION = {"direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0}
+# (which, the field changed, its value; absent: the field left out)
+PAD_CASES = ([("padding", key, "absent") for key in PADDING] + [("truncation", key, "absent") for key in TRUNCATION]
+             + [("padding", "strategy", {"Fixed": 8}), ("padding", "strategy", {"Fixed": -1}),
+                ("padding", "strategy", "Fixed"), ("padding", "strategy", {"Fixed": 8, "x": 1}),
+                ("padding", "direction", "left"), ("padding", "pad_to_multiple_of", 8),
+                ("padding", "pad_to_multiple_of", 1.0), ("padding", "pad_id", 2 ** 32), ("padding", "pad_id", -1),
+                ("padding", "pad_id", True), ("padding", "pad_type_id", 3.0), ("padding", "pad_token", 5),
+                ("padding", "bogus", 1), ("truncation", "strategy", "OnlySecond"),
+                ("truncation", "strategy", "longest_first"), ("truncation", "max_length", 2 ** 64 - 1),
+                ("truncation", "stride", -1), ("truncation", "direction", "Left"),
+                ("truncation", "direction", None)])
+
+
+@pytest.mark.parametrize("which,key,value", PAD_CASES)
+def test_padding_and_truncation_are_read_as_hugging_face_reads_them(tmp_path, which, key, value):
+    document = _document()
+    params = dict(PADDING if which == "padding" else TRUNCATION)
+    if value == "absent":
+        del params[key]
+    else:
+        params[key] = value
+    document[which] = params
+    text = json.dumps(document, ensure_ascii=False)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    try:
+        Tokenizer.from_str(text)
+    except Exception:
+        with pytest.raises(ValueError, match=f"{which}.*{key}"):
+            BPETokenizer.from_huggingface(path)
+        # And the same rules given to BPETokenizer itself (a tampered state).
+        good = document.copy()
+        good[which] = None
+        path.write_text(json.dumps(good, ensure_ascii=False), encoding="utf-8")
+        state = BPETokenizer.from_huggingface(path).state()
+        state["rules"][which] = params
+        with pytest.raises(ValueError, match=f"{which}.*{key}"):
+            BPETokenizer.from_state(state)
+        return
+    assert BPETokenizer.from_huggingface(path).rules[which] == params

@@ -117,6 +117,11 @@ def shape(name, vocab_size=420):
                        AddedToken("<fim>", special=False, normalized=False, lstrip=True, rstrip=True),
                        AddedToken("café", special=False, normalized=True),
                        AddedToken("<thi", special=False, normalized=False)])
+    elif name == "gpt4-template":  # one of our split patterns, plain special tokens and a template
+        tk = train(seq([split(LLAMA3), byte_level()]))
+        tk.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<|endoftext|>", "<|pad|>")])
+        tk.post_processor = processors.TemplateProcessing(
+            single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", tk.token_to_id("<|endoftext|>"))])
     else:
         raise KeyError(name)
     return tk
@@ -124,7 +129,7 @@ def shape(name, vocab_size=420):
 
 SHAPES = ["qwen2", "llama3", "deepseek", "minimax", "janus", "glm4", "digits", "digits-contiguous", "split-isolated", "split-removed",
           "split-merged_with_previous", "split-merged_with_next", "split-contiguous", "split-isolated-invert",
-          "split-removed-invert", "split-merged_with_next-invert", "bytelevel-prefix", "added-flags"]
+          "split-removed-invert", "split-merged_with_next-invert", "bytelevel-prefix", "added-flags", "gpt4-template"]
 
 
 def theirs_ids(tk, text, special):
@@ -194,7 +199,7 @@ def test_disallowed_special_raises_as_in_tiktoken(pair):
 # published text of a named rule is named for it (Llama 3's and GLM-4's text is cl100k's
 # rule, gpt4); another one Split is its regex; any other pre-tokenizer its steps in a word.
 ONE_PATTERN = {"qwen2": "qwen2", "llama3": "gpt4", "glm4": "gpt4", "split-isolated": r"\s+|\p{N}+",
-               "added-flags": "qwen2"}
+               "added-flags": "qwen2", "gpt4-template": "gpt4"}
 
 
 def test_the_pattern_says_what_the_pre_tokenizer_is(pair):

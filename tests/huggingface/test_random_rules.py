@@ -6,6 +6,7 @@ file is made from one small trained vocabulary; Hugging Face's ids and offsets a
 oracle, on random texts of the pieces those rules care about."""
 import json
 import random
+import unicodedata
 
 import pytest
 
@@ -45,7 +46,8 @@ def _random_document(base, r):
     document["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
     document["normalizer"] = {"type": "NFC"} if r.random() < 0.4 else None
     added = []
-    for k, content in enumerate(r.sample(CONTENTS, r.randint(0, 5))):
+    # With repeats: a content listed twice keeps its first id and its last flags.
+    for k, content in enumerate(r.choices(CONTENTS, k=r.randint(0, 5))):
         special = r.random() < 0.5
         added.append({"id": 1000 + k, "content": content, "single_word": r.random() < 0.3,
                       "lstrip": r.random() < 0.3, "rstrip": r.random() < 0.3,
@@ -75,7 +77,16 @@ def test_random_rules_give_huggingfaces_ids_and_offsets(base, tmp_path):
             continue  # a file Hugging Face refuses is not one to compare on
         path = tmp_path / f"case{case}.json"
         path.write_text(text, encoding="utf-8")
-        ours = BPETokenizer.from_huggingface(path)
+        try:
+            ours = BPETokenizer.from_huggingface(path)
+        except ValueError as e:
+            # Two normalized tokens whose texts are one after NFC ("é" and "e\u0301"): which
+            # id Hugging Face's trie then matches is its map's order, so ours refuses.
+            assert "is given twice" in str(e), e
+            normalized = [t["content"] for t in document["added_tokens"] if t["normalized"]]
+            assert document["normalizer"] and \
+                len({unicodedata.normalize("NFC", c) for c in normalized}) < len(set(normalized)), e
+            continue
         where = (case, document["normalizer"], document["pre_tokenizer"]["pretokenizers"], document["added_tokens"])
         for t in _texts(r):
             try:

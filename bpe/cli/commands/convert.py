@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ..errors import library_call, note
 from ..tokenizers import gpt2_paths, load_tokenizer
+from ..tokens import tokens_after_merges
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         library_call(lambda: tok.save_huggingface(out))
         written = [out]
-    print(f"wrote {' and '.join(map(str, written))}: {256 + len(tok.merges) + len(tok.special_tokens):,} tokens "
+    print(f"wrote {' and '.join(map(str, written))}: {256 + len(tok.merges) + tokens_after_merges(tok):,} tokens "
           f"({args.to})")
     return 0
 

@@ -3,7 +3,7 @@ import argparse
 
 from ... import formats, huggingface, token_files
 from ..tokenizers import load_tokenizer
-from ..tokens import is_whole_word, longest_tokens, merge_ids
+from ..tokens import is_whole_word, longest_tokens, merge_ids, tokens_after_merges
 
 # How many of the longest tokens `bpe info` lists.
 LONGEST = 10
@@ -15,8 +15,7 @@ def run(args: argparse.Namespace) -> int:
     name = args.tokenizer_file or args.tokenizer
     tok = load_tokenizer(name)
     merges = len(tok.merges)
-    # Under rules, the tokens after the merges are the added tokens no merge makes, special or not.
-    after = len(tok.special_tokens) if tok.rules is None else len(tok.state()["special_tokens"])
+    after = tokens_after_merges(tok)
     kind = "special" if tok.rules is None else f"added, {len(tok.special_tokens):,} of them special"
     print(f"tokenizer: {args.tokenizer_name}")
     print(f"tokens: {256 + merges + after:,} (256 bytes, {merges:,} merges, "
