@@ -11,6 +11,7 @@ import gc
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .core import Merges, PathArg, load_core
 from .atomic_writes import write_text, write_texts
@@ -160,14 +161,29 @@ def without_cycle_collector():
 
 
 def _parse_json(data: bytes):
-    """JSON, by orjson when it is installed: it parses a large tokenizer.json much faster
-    than json, and parsing is most of a load. orjson refuses nesting past 1,024 levels
-    itself (a ValueError)."""
+    """JSON, by orjson when a version that refuses deep nesting is installed: it parses a
+    large tokenizer.json much faster than json, and parsing is most of a load. From 3.10
+    on, orjson refuses nesting past 1,024 levels (a ValueError); earlier versions recurse
+    without a limit, and objects within lists 50,000 deep crash the process, so they are
+    not used. json's own parser raises RecursionError, which the caller names."""
+    orjson = _safe_orjson()
+    if orjson is None:
+        return json.loads(data.decode("utf-8"))
+    return orjson.loads(data)
+
+
+@functools.cache
+def _safe_orjson() -> Any:
+    """The orjson module when it is installed at 3.10 or later, else None."""
     try:
         import orjson
     except ImportError:
-        return json.loads(data.decode("utf-8"))
-    return orjson.loads(data)
+        return None
+    try:
+        major, minor = (int(part) for part in orjson.__version__.split(".")[:2])
+    except ValueError:
+        return None
+    return orjson if (major, minor) >= (3, 10) else None
 
 
 _MAX_NESTING = 64  # a tokenizer.json's rules nest a few levels; a crafted one 100,000

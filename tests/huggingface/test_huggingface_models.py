@@ -3,10 +3,15 @@ built with the tokenizers library on a small vocabulary: from_huggingface gives 
 Face's ids on hostile text, by both comparisons (encode_ordinary against
 encode_special_tokens=True, and encode with the specials allowed), and writes them back."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from bpe import BPETokenizer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import AddedToken, Regex, Tokenizer, models, normalizers, pre_tokenizers, processors, trainers  # noqa
@@ -273,6 +278,22 @@ def test_json_nested_100000_deep_is_a_value_error(tmp_path, where):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError):
         BPETokenizer.from_huggingface(path)
+
+
+def test_objects_and_lists_nested_50000_deep_are_a_value_error_not_a_crash(tmp_path):
+    # Objects within lists, 50,000 deep: a JSON parser that recursed without a limit
+    # would crash the process here, so the load runs in one of its own.
+    deep = '{"a": [' * 50_000 + "{}" + "]}" * 50_000
+    text = json.dumps(_document()).replace('"normalizer":', f'"normalizer": {deep}, "x":', 1)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    code = ("import sys; from bpe import BPETokenizer\n"
+            "try:\n    BPETokenizer.from_huggingface(sys.argv[1])\n"
+            "except ValueError as e:\n    print('ValueError', e)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith("ValueError") and "nested" in done.stdout
 
 
 def test_pretokenizers_null_is_named(tmp_path):
