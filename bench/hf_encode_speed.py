@@ -30,9 +30,8 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")  # one core for the Rust librari
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # The shapes' pre-tokenizer regexes, as the models' files carry them.
-DEEPSEEK_V3 = [r"\p{N}{1,3}", r"[一-龥\u3040-ゟ゠-ヿ]+",
-               r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+"
-               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
+# DeepSeek V3's and V4's, character for character (its CJK ranges and CR/LF as characters).
+DEEPSEEK_V3 = ["\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"]
 # Janus' (and DeepSeek V2's) letter class shortened to a few of its ranges.
 JANUS = [r"[\r\n]", r"\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓΆΈ-ΊΌΎ-ΡΣ-ϵＡ-Ｚａ-ｚ]+", r"\s?[!-/:-~！-／：-～‘-‟　-。]+", r"\s+$"]
 QWEN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
