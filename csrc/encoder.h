@@ -915,6 +915,7 @@ public:
         const RuleState& st = *rules_;
         const Rules& rules = st.rules;
         auto allow = [&](size_t k) { return st.special_of[k] < allowed.size() && allowed[st.special_of[k]]; };
+        work.pre.start_text(text.size());
         work.raw.clear();
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
         else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
