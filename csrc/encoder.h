@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "encoder_table.h"
@@ -876,16 +877,28 @@ public:
             fuse_deepseek(rules.steps);
             one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
             // A normalized token is looked for in the normalized text as normalized itself
-            // (its name, for allowed_special, stays as given).
+            // (its name, for allowed_special, stays as given). Two spellings of one NFC
+            // form are one content there: the first token given matches it, as in Hugging
+            // Face's matcher, and the later ones only keep their ids (for decode).
             if (rules.nfc && any_normalized) {
-                std::vector<AddedToken> matched = tokens;
+                std::vector<AddedToken> matched;
+                std::vector<size_t> matched_special_of;
+                std::unordered_set<std::string> normalized_seen;
                 std::string composed;
-                for (AddedToken& token : matched)
-                    if (token.normalized && !is_nfc(token.content)) {
-                        nfc(token.content, composed);
-                        token.content = composed;
+                for (size_t k = 0; k < tokens.size(); ++k) {
+                    AddedToken token = tokens[k];
+                    if (token.normalized) {
+                        if (!is_nfc(token.content)) {
+                            nfc(token.content, composed);
+                            token.content = composed;
+                        }
+                        if (!normalized_seen.insert(token.content).second) continue;
                     }
+                    matched.push_back(std::move(token));
+                    matched_special_of.push_back(special_of[k]);
+                }
                 rules.added = AddedTokens(std::move(matched));
+                special_of = std::move(matched_special_of);
             }
         }
         // The steps run before ByteLevel's space is put in (each piece then split by the

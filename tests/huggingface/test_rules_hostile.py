@@ -60,3 +60,46 @@ def test_a_backtracking_split_has_one_budget_for_the_pieces_between_added_tokens
     tk.add_tokens([AddedToken("<t>", special=False, normalized=False)])
     path, theirs = _save(tk, tmp_path)
     _ends_soon_as_theirs_or_refused(encoder_of(path), theirs, "<t>".join(["a" * 17] * 1000))
+
+
+def _small_rules_encoder(**rules):
+    return _core.Encoder([], rules={"normalizer": "NFC", "pre_tokenizer": [
+        {"type": "ByteLevel", "use_regex": True, "add_prefix_space": False, "trim_offsets": False}],
+        "added_tokens": [], "ignore_merges": False, **rules})
+
+
+@pytest.mark.parametrize("call", [lambda e, t: e.encode(t, (), ()), lambda e, t: e.encode_batch([t], (), (), 1)])
+def test_invalid_utf8_under_rules_names_the_rules_not_a_pattern(call):
+    with pytest.raises(ValueError, match="not valid UTF-8") as info:
+        call(_small_rules_encoder(), b"a\xffb")
+    assert "tokenizer.json's rules" in str(info.value)
+    assert "gpt2" not in str(info.value) and "default" not in str(info.value)
+
+
+@pytest.mark.parametrize("spellings", [("\u00f1", "n\u0303"), ("\u00c5", "\u212b"), ("n\u0303", "\u00f1"),
+                                       ("<x\u0308>", "<\u1e8d>")])
+@pytest.mark.parametrize("special", [False, True])
+def test_normalized_added_tokens_with_one_nfc_form_load_and_match_as_the_first(tmp_path, spellings, special):
+    """Hugging Face loads such a file; which of the tokens it matches depends on the order
+    of a hash map of its (it changes from one process to the next): ours is always the
+    first in the file, one of its answers."""
+    import unicodedata
+    tk = train(byte_level(use_regex=True), tokenizers.normalizers.NFC())
+    tk.add_tokens([AddedToken("<q>", special=False, normalized=True)])
+    tk.add_special_tokens([AddedToken("<s>", special=True, normalized=False)])
+    adder = tk.add_special_tokens if special else tk.add_tokens
+    adder([AddedToken(s, special=special, normalized=True) for s in spellings])
+    path, theirs = _save(tk, tmp_path)
+    form = unicodedata.normalize("NFC", spellings[0])
+    same = [t["id"] for t in json.loads(path.read_text())["added_tokens"]
+            if unicodedata.normalize("NFC", t["content"]) == form]
+    assert len(same) == 2
+    ours = encoder_of(path)
+    for text in ["a" + spellings[0] + "b", "a" + spellings[1] + "b" + spellings[0], "<s><q>" + spellings[1],
+                 spellings[1] + "<q>" + spellings[0] + "<s>"]:
+        for allowed in ("all", ()):
+            want = theirs_encoding(theirs, text, allowed == "all")
+            want_ids = [same[0] if i in same else i for i in want.ids]
+            assert ours.encode(text, allowed, ()) == want_ids, (text, allowed)
+            ids, spans = ours.encode_with_offsets(text, allowed, ())
+            assert ids == want_ids and [tuple(s) for s in spans.tolist()] == want.offsets, (text, allowed)
