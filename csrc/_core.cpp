@@ -717,13 +717,16 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
     std::optional<std::vector<uint32_t>> token_ids = token_ids_from_python(token_ids_arg);
     std::optional<bpe::Rules> rules = rules_from_python(rules_arg);
     bpe::ModelOptions options = model_options_from(rules_arg);
+    // The ids as given (the encoder keeps one token of several spellings of one content).
+    std::vector<uint32_t> added_ids;
+    if (rules)
+        for (const bpe::AddedToken& token : rules->added.tokens()) added_ids.push_back(token.id);
     auto encoder = std::make_unique<bpe::Encoder>(std::move(merges), pattern, special_tokens, std::move(token_ids),
                                                   std::move(rules), options);
-    if (const bpe::Rules* r = encoder->rules())
-        for (size_t k = 0; k < r->added.tokens().size(); ++k)
-            if (!encoder->has_id(r->added.tokens()[k].id))
-                throw py::value_error("rules['added_tokens'][" + std::to_string(k) + "]['id'] is " +
-                                      std::to_string(r->added.tokens()[k].id) + ", which no token of the vocabulary has");
+    for (size_t k = 0; k < added_ids.size(); ++k)
+        if (!encoder->has_id(added_ids[k]))
+            throw py::value_error("rules['added_tokens'][" + std::to_string(k) + "]['id'] is " +
+                                  std::to_string(added_ids[k]) + ", which no token of the vocabulary has");
     // Ints for the ids up to n_vocab, unless the numbering is sparse (a few tokens with
     // ids up to MAX_ID must not make a million ints).
     size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
@@ -731,11 +734,9 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
     return encoder.release();
 }
 
-// The rule a text from Python must suit: with rules, valid UTF-8, as their regexes read
-// characters.
+// The rule a text from Python must suit: with rules, theirs (valid UTF-8).
 const bpe::SplitRule& text_rule(const bpe::Encoder& self) {
-    static const bpe::SplitRule utf8(bpe::Pattern::kGpt2);
-    return self.has_rules() ? utf8 : self.pattern();
+    return self.has_rules() ? rules_text_rule() : self.pattern();
 }
 
 py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special) {

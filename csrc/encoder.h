@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "encoder_table.h"
@@ -876,16 +877,28 @@ public:
             fuse_deepseek(rules.steps);
             one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
             // A normalized token is looked for in the normalized text as normalized itself
-            // (its name, for allowed_special, stays as given).
+            // (its name, for allowed_special, stays as given). Two spellings of one NFC
+            // form are one content there: the first token given matches it, as in Hugging
+            // Face's matcher, and the later ones only keep their ids (for decode).
             if (rules.nfc && any_normalized) {
-                std::vector<AddedToken> matched = tokens;
+                std::vector<AddedToken> matched;
+                std::vector<size_t> matched_special_of;
+                std::unordered_set<std::string> normalized_seen;
                 std::string composed;
-                for (AddedToken& token : matched)
-                    if (token.normalized && !is_nfc(token.content)) {
-                        nfc(token.content, composed);
-                        token.content = composed;
+                for (size_t k = 0; k < tokens.size(); ++k) {
+                    AddedToken token = tokens[k];
+                    if (token.normalized) {
+                        if (!is_nfc(token.content)) {
+                            nfc(token.content, composed);
+                            token.content = composed;
+                        }
+                        if (!normalized_seen.insert(token.content).second) continue;
                     }
+                    matched.push_back(std::move(token));
+                    matched_special_of.push_back(special_of[k]);
+                }
                 rules.added = AddedTokens(std::move(matched));
+                special_of = std::move(matched_special_of);
             }
         }
         // The steps run before ByteLevel's space is put in (each piece then split by the
@@ -915,6 +928,7 @@ public:
         const RuleState& st = *rules_;
         const Rules& rules = st.rules;
         auto allow = [&](size_t k) { return st.special_of[k] < allowed.size() && allowed[st.special_of[k]]; };
+        work.pre.start_text(text.size());
         work.raw.clear();
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
         else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
@@ -1064,6 +1078,9 @@ public:
     }
 
 public:
+    // The longest text encode_with_char_spans takes: its byte positions are 32-bit.
+    static constexpr size_t kMaxOffsetsTextBytes = UINT32_MAX;
+
     bool has_rules() const { return rules_ != nullptr; }
     const Rules* rules() const { return rules_ ? &rules_->rules : nullptr; }
 
@@ -1074,6 +1091,11 @@ public:
     // and with trim_offsets the spaces at its ends are left out.
     std::vector<uint32_t> encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
                                                  std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
+        // Where a byte came from is kept in 32 bits (half the memory of 64 for the
+        // texts offsets are asked for), so a text must end before 4 GiB.
+        if (text.size() > kMaxOffsetsTextBytes)
+            throw std::invalid_argument("offsets need a text under 4 GiB (" + std::to_string(kMaxOffsetsTextBytes + 1) +
+                                        " bytes); this one has " + std::to_string(text.size()) + " bytes");
         RulesWork work;
         prepare(text, allowed, work, true);
         std::vector<uint32_t> ids;
@@ -1090,13 +1112,31 @@ public:
         spans.assign(2 * ids.size(), 0);
         const bool trim = rules_->rules.trim_offsets, prefix = rules_->rules.trim_prefix_space;
         size_t t = 0;
-        auto put = [&](size_t a, size_t b, std::string_view bytes) {
+        std::vector<bool> blank;  // an added token's characters: whether each is trimmed
+        auto put = [&](size_t a, size_t b, std::string_view bytes, bool added) {
             int64_t start = char_of[work.origin[a]], end = char_end(work.origin[b - 1]);
             if (trim) {
-                // ByteLevel's process_offsets: spaces at the token's ends, as characters.
+                // ByteLevel's process_offsets: the characters at the token's ends that are
+                // a space byte's letter (Ġ) or White_Space, in the token's value. A model
+                // token's value is its bytes' letters, of which only a space's is one of
+                // those; an added token's is the text it matched (what lstrip and rstrip
+                // took included), as normalized.
                 size_t lead = 0, trail = 0;
-                while (lead < bytes.size() && bytes[lead] == ' ') ++lead;
-                while (trail < bytes.size() && bytes[bytes.size() - 1 - trail] == ' ') ++trail;
+                if (added) {
+                    blank.clear();
+                    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+                    for (size_t k = 0; k < bytes.size();) {
+                        const nfc_detail::Decoded d = nfc_detail::decode(p + k, p + bytes.size());
+                        blank.push_back(d.cp == 0x120 ||
+                                        (d.cp < 0x110000 && (unicode::char_properties(d.cp) & unicode::kSpaceBit)));
+                        k += d.len;
+                    }
+                    while (lead < blank.size() && blank[lead]) ++lead;
+                    while (trail < blank.size() && blank[blank.size() - 1 - trail]) ++trail;
+                } else {
+                    while (lead < bytes.size() && bytes[lead] == ' ') ++lead;
+                    while (trail < bytes.size() && bytes[bytes.size() - 1 - trail] == ' ') ++trail;
+                }
                 if (lead > 0 && (t == 0 || start == 0) && prefix && lead == 1) lead = 0;
                 if (lead > 0) start = std::min(start + int64_t(lead), end);
                 if (trail > 0 && end >= int64_t(trail)) end = std::max(end - int64_t(trail), start);
@@ -1106,14 +1146,14 @@ public:
         };
         for (const Segment& item : work.items) {
             if (item.special != Segment::kText) {
-                put(item.begin, item.end, vocabulary_.token_bytes(item.special));
+                put(item.begin, item.end, std::string_view(work.buffer).substr(item.begin, item.end - item.begin), true);
                 continue;
             }
             for (size_t at = item.begin; at < item.end;) {
                 if (t >= ids.size()) throw std::logic_error("encode_with_char_spans: the ids are not the items'");
                 const std::string_view bytes = vocabulary_.token_bytes(ids[t]);
                 const size_t end = std::min(item.end, at + std::max<size_t>(bytes.size(), 1));
-                put(at, end, bytes);
+                put(at, end, bytes, false);
                 at = end;
             }
         }

@@ -1412,6 +1412,12 @@ public:
     // The patterns in use take a few steps a byte.
     static constexpr size_t kStepsPerByte = 100, kMinSteps = size_t(1) << 22;
 
+    // The steps a text of `bytes` bytes may take.
+    static ptrdiff_t steps_for(size_t bytes) {
+        const size_t most = size_t(PTRDIFF_MAX - ptrdiff_t(kMinSteps)) / kStepsPerByte;
+        return ptrdiff_t(kMinSteps + kStepsPerByte * std::min(bytes, most));
+    }
+
     Dialect dialect() const { return dialect_; }
 
 private:
@@ -1433,9 +1439,12 @@ public:
     // another: the text, and the state that backtracking restores.
     class Matcher {
     public:
-        Matcher(const Regex& re, std::string_view text)
+        Matcher(const Regex& re, std::string_view text) : Matcher(re, text, steps_for(text.size())) {}
+        // With `steps` left of a budget that a larger text holds (steps_for its size), the
+        // pieces of that text drawing on it in turn: steps_left() is what is left after.
+        Matcher(const Regex& re, std::string_view text, ptrdiff_t steps)
             : re(re), s(reinterpret_cast<const unsigned char*>(text.data())), n(text.size()),
-              counters(size_t(re.counters_)), steps_left(ptrdiff_t(kMinSteps + kStepsPerByte * text.size())),
+              counters(size_t(re.counters_)), steps_left_(steps),
               max_frames(kMinFrames + kFramesPerByte * text.size()),
               empty_matches(re.dialect_ == Dialect::kOniguruma) {}
 
@@ -1501,6 +1510,8 @@ public:
             return at;
         }
 
+        ptrdiff_t steps_left() const { return steps_left_; }
+
     private:
         size_t found(size_t at) {
             matched_empty = end == at;
@@ -1544,7 +1555,7 @@ public:
         size_t origin = 0;
         size_t end = 0;
         size_t barrier = SIZE_MAX;  // the innermost open lookahead's or possessive group's frame
-        ptrdiff_t steps_left;
+        ptrdiff_t steps_left_;
         size_t max_frames;
         bool empty_matches;
 
@@ -1563,9 +1574,9 @@ public:
         // is spent. Charging does not check, so that the hot loops only subtract: the
         // checks come at each choice taken back, each place tried (match_at) and each
         // place a repeat gives back.
-        BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left -= count; }
+        BPE_ALWAYS_INLINE void charge(ptrdiff_t count) { steps_left_ -= count; }
         BPE_ALWAYS_INLINE void check_budget() const {
-            if (steps_left < 0) too_many_steps();
+            if (steps_left_ < 0) too_many_steps();
         }
         BPE_ALWAYS_INLINE void push(Back kind, int node, uint32_t a, uint32_t b, size_t pos, size_t extra) {
             if (frames.count == frames.room) grow();
@@ -1626,7 +1637,7 @@ public:
         };
 
         bool forward(int id, size_t i) {
-            Visits visits{steps_left};
+            Visits visits{steps_left_};
             while (true) {
                 ++visits.count;
                 const Node& node = re.nodes_[size_t(id)];

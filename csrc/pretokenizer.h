@@ -89,6 +89,11 @@ inline void fuse_deepseek(std::vector<SplitStep>& steps) {
 
 class PreTokenizer {
 public:
+    // One budget of regex steps for a whole text (Regex::steps_for its size), which
+    // every piece and step of it draws on: a budget for each piece would let a text of
+    // many short pieces backtrack for as long as all their budgets together.
+    void start_text(size_t bytes) { steps_left_ = Regex::steps_for(bytes); }
+
     // The chunks of text[begin, end) under steps[first, last), appended to `out` as spans
     // of `text`, in order.
     void split(std::string_view text, Span piece, const SplitStep* first, const SplitStep* last,
@@ -135,7 +140,7 @@ private:
         // Onig's search from each place in turn, as Hugging Face's find_iter takes its
         // matches: the leftmost from where the last ended; an empty one counts (it cuts
         // the text), but not twice at one place, where the search moves a character on.
-        Regex::Matcher matcher(*rule.regex(), s);
+        Regex::Matcher matcher(*rule.regex(), s, steps_left_);
         const auto* u = reinterpret_cast<const unsigned char*>(s.data());
         auto next_char = [&](size_t i) {
             do ++i;
@@ -160,6 +165,7 @@ private:
             gap = last_end = i = e;
         }
         if (gap < s.size()) marks_.push_back({base + gap, base + s.size(), invert});
+        steps_left_ = matcher.steps_left();
     }
 
     // The marks joined as the behaviour says, empty pieces dropped.
@@ -219,6 +225,7 @@ private:
 
     std::vector<Span> current_, next_;
     std::vector<Mark> marks_;
+    ptrdiff_t steps_left_ = Regex::steps_for(0);
 };
 
 }  // namespace bpe

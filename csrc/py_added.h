@@ -18,37 +18,43 @@ namespace bindings {
 
 namespace py = pybind11;
 
-// One "added_tokens" entry: a dict with exactly the keys content (a non-empty str), id
-// (an int for a token id) and the flags special, normalized, lstrip, rstrip,
-// single_word (each a bool: "false" as a str is refused, not read as true).
+// One "added_tokens" entry, named `what` in the messages (rules['added_tokens'][0],
+// tokens[0]): a dict with exactly the keys content (a non-empty str), id (an int for a
+// token id) and the flags special, normalized, lstrip, rstrip, single_word (each True or
+// False: "false" as a str is refused, not read as true). Every mistake is a ValueError
+// naming the key. The one reader of an entry, for the rules dict and the matcher's test
+// binding alike.
 inline bpe::AddedToken added_token_from_python(py::handle entry, const std::string& what) {
-    if (!PyDict_Check(entry.ptr())) throw py::type_error(what + " must be a dict, not " + type_name(entry));
+    auto bad = [&](const std::string& where, const std::string& wrong) -> void {
+        throw py::value_error(what + where + " " + wrong);
+    };
+    auto shown = [](py::handle obj) { return type_name(obj) + " " + std::string(py::repr(obj)); };
+    if (!PyDict_Check(entry.ptr())) bad("", "must be a dict, not " + shown(entry));
     static const char* const kFlags[] = {"special", "normalized", "lstrip", "rstrip", "single_word"};
     py::dict dict = py::reinterpret_borrow<py::dict>(entry);
     for (auto item : dict) {
         std::string key = PyUnicode_Check(item.first.ptr()) ? py::cast<std::string>(item.first) : "";
         bool known = key == "content" || key == "id";
         for (const char* flag : kFlags) known = known || key == flag;
-        if (!known) throw py::value_error(what + " has an unknown key " + std::string(py::repr(item.first)));
+        if (!known) bad("", "has a key it does not know: " + std::string(py::repr(item.first)));
     }
     auto field = [&](const char* key) -> py::handle {
         PyObject* value = PyDict_GetItemString(dict.ptr(), key);
-        if (value == nullptr) throw py::value_error(what + " has no \"" + key + "\"");
+        if (value == nullptr) bad("", std::string("has no '") + key + "'");
         return value;
     };
     bpe::AddedToken token;
     py::handle content = field("content");
-    if (!PyUnicode_Check(content.ptr()))
-        throw py::type_error(what + "[\"content\"] must be a str, not " + type_name(content));
-    token.content = utf8_of(content, what + "[\"content\"]");
-    if (token.content.empty()) throw py::value_error(what + "[\"content\"] must not be empty");
-    token.id = uint32_t(size_from_python(field("id"), what + "[\"id\"]", 0, bpe::kMaxId));
+    if (!PyUnicode_Check(content.ptr())) bad("['content']", "must be a str, not " + shown(content));
+    token.content = utf8_of(content, what + "['content']");
+    if (token.content.empty()) bad("['content']", "is empty");
+    py::handle id = field("id");
+    if (!as_index(id)) bad("['id']", "must be an int, not " + shown(id));
+    token.id = uint32_t(size_from_python(id, what + "['id']", 0, bpe::kMaxId, "an id from 0 to MAX_ID"));
     bool* flags[] = {&token.special, &token.normalized, &token.lstrip, &token.rstrip, &token.single_word};
     for (size_t k = 0; k < 5; ++k) {
         py::handle value = field(kFlags[k]);
-        if (!PyBool_Check(value.ptr()))
-            throw py::type_error(what + "[\"" + kFlags[k] + "\"] must be a bool (true or false), not " +
-                                 type_name(value) + ": got " + std::string(py::repr(value)));
+        if (!is_bool(value)) bad(std::string("['") + kFlags[k] + "']", "must be True or False, not " + shown(value));
         *flags[k] = value.ptr() == Py_True;
     }
     return token;
@@ -58,7 +64,7 @@ inline bpe::AddedToken added_token_from_python(py::handle entry, const std::stri
 // pass, normalized or not, is a ValueError).
 inline bpe::AddedTokens added_tokens_from_python(py::handle entries, const std::string& what = "added_tokens") {
     if (!PyList_Check(entries.ptr()) && !PyTuple_Check(entries.ptr()))
-        throw py::type_error(what + " must be a list of dicts, not " + type_name(entries));
+        throw py::value_error(what + " must be a list of dicts, not " + type_name(entries));
     std::vector<bpe::AddedToken> tokens;
     size_t k = 0;
     for (py::handle entry : entries) tokens.push_back(added_token_from_python(entry, what + "[" + std::to_string(k++) + "]"));

@@ -15,8 +15,9 @@ namespace bindings {
 
 namespace py = pybind11;
 
-// The UTF-8 of a str (a lone surrogate: Python's UnicodeEncodeError), or a bytes' bytes.
-inline std::string utf8_of(const py::object& text) {
+// The UTF-8 of a str (a lone surrogate: Python's UnicodeEncodeError), or a bytes' bytes: the
+// tests hand invalid UTF-8 over as bytes (py_text.h's utf8_of takes a str only).
+inline std::string str_or_bytes_utf8(const py::object& text) {
     if (PyUnicode_Check(text.ptr())) {
         Py_ssize_t size = 0;
         const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
@@ -33,7 +34,7 @@ inline void bind_normalize(py::module_& m) {
         [](py::object text) {
             // bytes too, so that the tests can hand over invalid UTF-8: the result is then bytes
             const bool is_bytes = PyBytes_Check(text.ptr());
-            const std::string in = utf8_of(text);
+            const std::string in = str_or_bytes_utf8(text);
             std::string out;
             std::vector<uint32_t> origin;
             {
@@ -52,7 +53,7 @@ inline void bind_normalize(py::module_& m) {
     m.def(
         "is_nfc",
         [](py::object text) {
-            const std::string in = utf8_of(text);
+            const std::string in = str_or_bytes_utf8(text);
             py::gil_scoped_release release;
             return bpe::is_nfc(in);
         },

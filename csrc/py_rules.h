@@ -13,6 +13,7 @@
 
 #include "encoder.h"
 #include "pretokenizer.h"
+#include "py_added.h"
 #include "py_args.h"
 #include "py_text.h"
 #include "split.h"
@@ -132,27 +133,8 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
 }
 
 inline bpe::AddedTokens added_from_python(py::handle obj) {
-    std::vector<bpe::AddedToken> tokens;
     if (obj.is_none()) return {};
-    const py::list list = rule_list(obj, "['added_tokens']");
-    for (size_t k = 0; k < list.size(); ++k) {
-        const std::string where = "['added_tokens'][" + std::to_string(k) + "]";
-        const py::dict d = rule_dict(list[k], where);
-        only_keys(d, {"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}, where);
-        bpe::AddedToken t;
-        t.content = rule_str(rule_key(d, "content", where), where + "['content']");
-        if (t.content.empty()) bad_rule(where + "['content']", "is empty");
-        py::handle id = rule_key(d, "id", where);
-        if (!as_index(id)) bad_rule(where + "['id']", "must be an int, not " + shown(id));
-        t.id = uint32_t(size_from_python(id, "rules" + where + "['id']", 0, bpe::kMaxId, "an id from 0 to MAX_ID"));
-        t.special = rule_bool(rule_key(d, "special", where), where + "['special']");
-        t.normalized = rule_bool(rule_key(d, "normalized", where), where + "['normalized']");
-        t.lstrip = rule_bool(rule_key(d, "lstrip", where), where + "['lstrip']");
-        t.rstrip = rule_bool(rule_key(d, "rstrip", where), where + "['rstrip']");
-        t.single_word = rule_bool(rule_key(d, "single_word", where), where + "['single_word']");
-        tokens.push_back(std::move(t));
-    }
-    return bpe::AddedTokens(std::move(tokens));
+    return added_tokens_from_python(rule_list(obj, "['added_tokens']"), "rules['added_tokens']");
 }
 
 // The rules dict, or nullopt for None.

@@ -417,12 +417,22 @@ private:
     std::vector<std::u32string> specials_;
 };
 
+// The rule a text must suit under a tokenizer.json's rules: valid UTF-8, as their
+// normalizer and steps read characters. check_text_for knows it by its address, so that
+// its message names the rules, not a pattern the encoder was never given.
+inline const bpe::SplitRule& rules_text_rule() {
+    static const bpe::SplitRule utf8(bpe::Pattern::kGpt2);
+    return utf8;
+}
+
 // gpt2, gpt4 and patterns given as regexes split characters, so their text must be
 // valid UTF-8.
 inline void check_text_for(const bpe::SplitRule& pattern, std::string_view text, const char* what) {
-    if (pattern.needs_utf8() && !bpe::is_valid_utf8(text))
-        throw py::value_error(std::string(what) + " is not valid UTF-8, which the '" + bpe::pattern_name(pattern) +
-                              "' split pattern needs (the 'default' pattern takes any bytes)");
+    if (!pattern.needs_utf8() || bpe::is_valid_utf8(text)) return;
+    if (&pattern == &rules_text_rule())
+        throw py::value_error(std::string(what) + " is not valid UTF-8, which the tokenizer.json's rules need");
+    throw py::value_error(std::string(what) + " is not valid UTF-8, which the '" + bpe::pattern_name(pattern) +
+                          "' split pattern needs (the 'default' pattern takes any bytes)");
 }
 
 // A text from Python for the calls that encode: a str, read in place as StrArg reads

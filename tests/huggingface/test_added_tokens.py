@@ -225,17 +225,17 @@ def test_tokens_found_at_every_place_of_a_long_text(firsts):
 def test_a_flag_written_as_a_str_is_refused_by_name(field):
     token = entry("<a>")
     token[field] = "false"
-    with pytest.raises(TypeError, match=field):
+    with pytest.raises(ValueError, match=rf"tokens\[0\]\['{field}'\] must be True or False, not str 'false'"):
         _core.added_token_segments("x<a>", [token], False)
 
 
 @pytest.mark.parametrize("change, error, words", [
-    ({"content": ""}, ValueError, "content"),
-    ({"content": 5}, TypeError, "content"),
-    ({"id": -1}, ValueError, "id"),
-    ({"id": "3"}, TypeError, "id"),
-    ({"id": True}, TypeError, "id"),
-    ({"id": 2**40}, ValueError, "id"),
+    ({"content": ""}, ValueError, r"\['content'\] is empty"),
+    ({"content": 5}, ValueError, r"\['content'\] must be a str"),
+    ({"id": -1}, ValueError, r"\['id'\]"),
+    ({"id": "3"}, ValueError, r"\['id'\] must be an int"),
+    ({"id": True}, ValueError, r"\['id'\] must be an int"),
+    ({"id": 2**40}, ValueError, r"\['id'\]"),
     ({"rstip": True}, ValueError, "rstip"),
 ])
 def test_a_bad_entry_is_refused_by_name(change, error, words):
@@ -246,13 +246,13 @@ def test_a_bad_entry_is_refused_by_name(change, error, words):
 def test_a_missing_key_a_repeated_content_and_bad_arguments_are_refused():
     token = entry("<a>")
     del token["lstrip"]
-    with pytest.raises(ValueError, match="lstrip"):
+    with pytest.raises(ValueError, match=r"tokens\[0\] has no 'lstrip'"):
         _core.added_token_segments("x", [token], False)
     with pytest.raises(ValueError, match="twice"):
         _core.added_token_segments("x", [entry("<a>"), entry("<a>", special=True)], False)
     # the same content in the two passes is two tokens, one a pass
     _core.added_token_segments("x", [entry("<a>"), entry("<a>", normalized=True)], False)
-    with pytest.raises(TypeError, match="dict"):
+    with pytest.raises(ValueError, match=r"tokens\[0\] must be a dict"):
         _core.added_token_segments("x", ["<a>"], False)
     with pytest.raises(ValueError, match="special"):
         _core.added_token_segments("x", [entry("<a>")], False, ["<a>"])

@@ -77,15 +77,12 @@ def test_random_rules_give_huggingfaces_ids_and_offsets(base, tmp_path):
             continue  # a file Hugging Face refuses is not one to compare on
         path = tmp_path / f"case{case}.json"
         path.write_text(text, encoding="utf-8")
-        try:
-            ours = BPETokenizer.from_huggingface(path)
-        except ValueError as e:
-            # Two normalized tokens whose texts are one after NFC ("é" and "e\u0301"): which
-            # id Hugging Face's trie then matches is its map's order, so ours refuses.
-            assert "is given twice" in str(e), e
-            normalized = [t["content"] for t in document["added_tokens"] if t["normalized"]]
-            assert document["normalizer"] and \
-                len({unicodedata.normalize("NFC", c) for c in normalized}) < len(set(normalized)), e
+        ours = BPETokenizer.from_huggingface(path)
+        # Two normalized tokens whose texts are one after NFC ("é" and "e\u0301"): which id
+        # Hugging Face's trie then matches is its map's order, which changes from process to
+        # process; ours is the first's (test_rules_hostile compares up to that choice).
+        normalized = [t["content"] for t in document["added_tokens"] if t["normalized"]]
+        if document["normalizer"] and len({unicodedata.normalize("NFC", c) for c in normalized}) < len(set(normalized)):
             continue
         where = (case, document["normalizer"], document["pre_tokenizer"]["pretokenizers"], document["added_tokens"])
         for t in _texts(r):
