@@ -32,10 +32,12 @@
 // there too); and such a token that is lstrip ends up empty or reversed, and is dropped
 // (Hugging Face drops the empty one and refuses the reversed one).
 //
-// The matcher is special.h's trie (read its header): the tokens of one pass in a trie,
-// a text read once, the trie walked at each place where a token's first byte is (memchr
-// when all tokens begin with one byte, as "<|...|>" ones do): the cost is the text's
-// length times at most the longest token, whatever the number of tokens.
+// The matcher is an Aho-Corasick automaton of the tokens of one pass, reversed (read
+// Trie below): the text is read once from its end, which gives the longest token that
+// starts at each place; the leftmost-longest choice then reads those answers from the
+// start. The cost is the text's length plus the tokens' total bytes at build, whatever
+// their lengths; where no token's last byte occurs, the text is skipped by memrchr or 16
+// bytes at a time.
 #pragma once
 
 #include <algorithm>
@@ -93,13 +95,15 @@ public:
         // tokens matched one after another inside a long run read it once, not once each.
         size_t run_from = 1, run_end = 0;
         if (!trie.empty()) {
-            for (size_t i = trie.next_start(text, 0); i < n; i = trie.next_start(text, i)) {
-                auto [k, length] = trie.longest_at(text, i);
-                if (k == Trie::kNoToken) {
-                    ++i;
-                    continue;
-                }
-                size_t start = i, stop = i + length;
+            // The longest token at each place where one starts, found from the end; then
+            // read from the start, a match's bytes are skipped whether it stands or not.
+            std::vector<std::pair<size_t, uint32_t>> starts;  // from the last place to the first
+            trie.longest_starts(text, [&](size_t place, uint32_t k) { starts.emplace_back(place, k); });
+            size_t i = 0;  // the first byte not yet read
+            for (auto it = starts.rbegin(); it != starts.rend(); ++it) {
+                if (it->first < i) continue;  // inside what a match before took
+                const uint32_t k = it->second;
+                size_t start = it->first, stop = start + trie.length(k);
                 i = stop;  // what it matched is read no more, whether it stands or not
                 const AddedToken& token = tokens_[k];
                 if (token.special && !allowed(size_t(k))) continue;
@@ -119,8 +123,14 @@ public:
     }
 
 private:
-    // One pass's tokens in a trie, each node's children side by side in one array, in
-    // ascending order of their byte; the root's children by a table of 256.
+    // One pass's tokens, reversed, in an Aho-Corasick automaton: the text is read once,
+    // from its end, and at each place p the automaton's state is the longest beginning of
+    // text[p..] that ends some token, so the longest token that starts at p is the longest
+    // one on that state's chain of failure links, kept in the state (`longest`). The
+    // left-to-right choice then reads those answers, so no place is read again whatever
+    // the tokens' lengths. Nodes are numbered breadth first, each node's children side by
+    // side in one array in ascending order of their byte; the root's children by a table
+    // of 256. Everything is proportional to the tokens' total bytes.
     class Trie {
     public:
         static constexpr uint32_t kNoToken = UINT32_MAX;
@@ -129,16 +139,20 @@ private:
 
         void build(const std::vector<AddedToken>& tokens, bool normalized) {
             std::vector<uint32_t> order;
+            std::vector<std::string> reversed(tokens.size());
             size_t total = 0;
             for (size_t k = 0; k < tokens.size(); ++k)
-                if (tokens[k].normalized == normalized) order.push_back(uint32_t(k)), total += tokens[k].content.size();
+                if (tokens[k].normalized == normalized) {
+                    order.push_back(uint32_t(k)), total += tokens[k].content.size();
+                    reversed[k].assign(tokens[k].content.rbegin(), tokens[k].content.rend());
+                }
             if (total >= kNone || tokens.size() >= kNone) throw std::length_error("the added tokens hold more than 4 GB");
-            auto content = [&](uint32_t k) -> const std::string& { return tokens[k].content; };
+            auto content = [&](uint32_t k) -> const std::string& { return reversed[k]; };
             // std::string compares as unsigned char: the runs below ascend by byte, as children must.
             std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return content(a) < content(b); });
             for (size_t k = 1; k < order.size(); ++k)
                 if (content(order[k]) == content(order[k - 1]))
-                    throw std::invalid_argument("the added token " + content(order[k]) + " is given twice");
+                    throw std::invalid_argument("the added token " + tokens[order[k]].content + " is given twice");
             // Breadth first: the tokens under a node are a run of the sorted order, the one
             // that ends there (if any) first, then one run per next byte, each a child.
             struct Run {
@@ -162,66 +176,102 @@ private:
                     nodes_.push_back(node);
                     ++nodes_[run.node].children;
                     if (run.depth == 0) {
-                        root_[byte] = uint32_t(nodes_.size() - 1), first_byte_ = byte;
-                        // the unused places repeat a first byte, so that comparing with them finds nothing new
-                        if (first_bytes_ < kFewFirstBytes) std::fill(few_first_ + first_bytes_, std::end(few_first_), byte);
-                        ++first_bytes_;
+                        root_[byte] = uint32_t(nodes_.size() - 1), last_byte_ = byte;
+                        // the unused places repeat a last byte, so that comparing with them finds nothing new
+                        if (last_bytes_ < kFewLastBytes) std::fill(few_last_ + last_bytes_, std::end(few_last_), byte);
+                        ++last_bytes_;
                     }
                     runs.push_back({uint32_t(nodes_.size() - 1), at, next, run.depth + 1});
                     at = next;
                 }
             }
-        }
-
-        // The longest token that starts at i (its place in the tokens, and its length),
-        // or kNoToken: the trie walked along the text for as long as it follows a path.
-        std::pair<uint32_t, size_t> longest_at(std::string_view text, size_t i) const {
-            std::pair<uint32_t, size_t> best{kNoToken, 0};
-            uint32_t node = root_[static_cast<unsigned char>(text[i])];
-            for (size_t j = i + 1; node != kNone; ++j) {
-                if (nodes_[node].token != kNoToken) best = {nodes_[node].token, j - i};
-                if (j == text.size()) break;
-                node = child(node, static_cast<unsigned char>(text[j]));
-            }
-            return best;
-        }
-
-        // Where the next token could begin, from i: memchr when all begin with one byte.
-        size_t next_start(std::string_view text, size_t i) const {
-            if (i >= text.size()) return text.size();
-            if (first_bytes_ == 1) {
-                const void* found = std::memchr(text.data() + i, first_byte_, text.size() - i);
-                return found ? static_cast<const char*>(found) - text.data() : text.size();
-            }
-#if defined(BPE_SSE2)
-            // A few first bytes (a file's tokens mostly begin with "<" or "[", or with one
-            // character's lead byte): 16 bytes compared with each at once.
-            if (first_bytes_ <= kFewFirstBytes) {
-                __m128i wanted[kFewFirstBytes];
-                for (int k = 0; k < kFewFirstBytes; ++k) wanted[k] = _mm_set1_epi8(char(few_first_[k]));
-                for (; i + 16 <= text.size(); i += 16) {
-                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-                    __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
-                    for (int k = 1; k < kFewFirstBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
-                    if (uint32_t mask = uint32_t(_mm_movemask_epi8(hits))) return i + count_trailing_zeros(mask);
+            // Failure links in the same breadth-first order: a child's link is found from its
+            // parent's, which is shallower and so already set; along each token the link's
+            // depth grows by at most one a byte, so the walks cost the tokens' total bytes.
+            lengths_.assign(tokens.size(), 0);
+            for (uint32_t k : order) lengths_[k] = uint32_t(tokens[k].content.size());
+            nodes_[0].longest = nodes_[0].token;  // kNoToken: no token is empty
+            for (uint32_t parent = 0; parent < nodes_.size(); ++parent) {
+                const uint32_t first = nodes_[parent].first_child, end = first + nodes_[parent].children;
+                for (uint32_t node = first; node < end; ++node) {
+                    nodes_[node].fail = parent == 0 ? 0 : step(nodes_[parent].fail, nodes_[node].byte);
+                    // the longer of the token that ends here and those on the failure chain
+                    nodes_[node].longest = nodes_[node].token != kNoToken ? nodes_[node].token : nodes_[nodes_[node].fail].longest;
                 }
             }
-#endif
-            while (i < text.size() && root_[static_cast<unsigned char>(text[i])] == kNone) ++i;
-            return i;
         }
+
+        // Calls found(p, k) for each place p where a token starts, from the last place to
+        // the first, with k the longest token that starts there (its place in the tokens).
+        template <class Found>
+        void longest_starts(std::string_view text, Found&& found) const {
+            uint32_t state = 0;
+            for (size_t i = text.size(); i > 0;) {
+                if (state == 0) {
+                    i = previous_end(text, i);  // at the root, nothing is matched until a token's last byte
+                    if (i == 0) break;
+                }
+                --i;
+                state = step(state, static_cast<unsigned char>(text[i]));
+                const uint32_t k = nodes_[state].longest;
+                if (k != kNoToken) found(i, k);
+            }
+        }
+
+        size_t length(uint32_t k) const { return lengths_[k]; }
 
     private:
         static constexpr uint32_t kNone = UINT32_MAX;  // no such child
         static constexpr uint16_t kScanChildren = 8;   // more children than this: binary search
-        static constexpr int kFewFirstBytes = 4;       // this many first bytes or fewer: compared 16 bytes at a time
+        static constexpr int kFewLastBytes = 4;        // this many last bytes or fewer: compared 16 bytes at a time
 
         struct Node {
             uint32_t first_child = 0;
-            uint32_t token = kNoToken;  // the token that ends here
+            uint32_t token = kNoToken;    // the token that ends here
+            uint32_t fail = 0;            // the longest proper suffix of this node's bytes that is a node
+            uint32_t longest = kNoToken;  // the longest token among this node and its failure chain
             uint16_t children = 0;
             unsigned char byte = 0;  // the byte on the edge from the parent
         };
+
+        // The state after reading `byte` in `state`: its child, or the failure chain's first
+        // node with such a child, or the root.
+        uint32_t step(uint32_t state, unsigned char byte) const {
+            while (state != 0) {
+                const uint32_t next = child(state, byte);
+                if (next != kNone) return next;
+                state = nodes_[state].fail;
+            }
+            const uint32_t next = root_[byte];
+            return next == kNone ? 0 : next;
+        }
+
+        // The end (exclusive) of the last byte before i that ends some token, or 0: memrchr
+        // when all tokens end with one byte, as "<|...|>" ones do.
+        size_t previous_end(std::string_view text, size_t i) const {
+#if defined(__GLIBC__)
+            if (last_bytes_ == 1) {
+                const void* found = memrchr(text.data(), last_byte_, i);
+                return found ? static_cast<const char*>(found) - text.data() + 1 : 0;
+            }
+#endif
+#if defined(BPE_SSE2)
+            // A few last bytes (a file's tokens mostly end with ">" or "]", or with one
+            // character's last byte): 16 bytes compared with each at once.
+            if (last_bytes_ <= kFewLastBytes) {
+                __m128i wanted[kFewLastBytes];
+                for (int k = 0; k < kFewLastBytes; ++k) wanted[k] = _mm_set1_epi8(char(few_last_[k]));
+                for (; i >= 16; i -= 16) {
+                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i - 16));
+                    __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
+                    for (int k = 1; k < kFewLastBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
+                    if (uint32_t mask = uint32_t(_mm_movemask_epi8(hits))) return i - 16 + (64 - count_leading_zeros(uint64_t(mask)));
+                }
+            }
+#endif
+            while (i > 0 && root_[static_cast<unsigned char>(text[i - 1])] == kNone) --i;
+            return i;
+        }
 
         uint32_t child(uint32_t node, unsigned char byte) const {
             const Node& parent = nodes_[node];
@@ -239,11 +289,12 @@ private:
             return lo < end && nodes_[lo].byte == byte ? lo : kNone;
         }
 
-        std::vector<Node> nodes_{Node{}};  // nodes_[0] is the root
+        std::vector<Node> nodes_ = std::vector<Node>(1);  // nodes_[0] is the root
+        std::vector<uint32_t> lengths_;    // each token's length in bytes (0 for the other pass's)
         uint32_t root_[256] = {};          // the root's child along each byte, or kNone (set by build)
-        int first_bytes_ = 0;              // how many different bytes begin a token
-        unsigned char first_byte_ = 0;     // the last of them
-        unsigned char few_first_[kFewFirstBytes] = {};  // the first kFewFirstBytes of them
+        int last_bytes_ = 0;               // how many different bytes end a token
+        unsigned char last_byte_ = 0;      // the last of them
+        unsigned char few_last_[kFewLastBytes] = {};  // the first kFewLastBytes of them
     };
 
     // The code point that starts at byte i, and its length in bytes (1 for a byte that
