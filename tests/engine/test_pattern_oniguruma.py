@@ -8,9 +8,11 @@ import random
 import time
 
 import pytest
-from tokenizers import Regex, pre_tokenizers
 
-from bpe import core
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Regex, pre_tokenizers  # noqa: E402
+
+from bpe import core  # noqa: E402
 
 _core = core.load_core()
 
