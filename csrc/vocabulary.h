@@ -303,7 +303,8 @@ private:
         std::vector<uint32_t> byte_ranks(256 * 256, kNoRank);
         made_.reserve(ranked.size());
         for (size_t r = 0; r < ranked.size(); ++r) {
-            auto [a, b, m] = ranked[r];
+            // Plain names, not a structured binding: the lambda below captures them.
+            const uint32_t a = ranked[r][0], b = ranked[r][1], m = ranked[r][2];
             auto at = [&] { return "ranked merge " + std::to_string(r) + " (" + std::to_string(a) + ", " +
                                    std::to_string(b) + ") -> " + std::to_string(m); };
             if (a >= ordinary || b >= ordinary || m >= ordinary || m < 256)
