@@ -465,6 +465,7 @@ class BPETokenizer:
             raise ValueError(f"max_tokens must be 0 or more, got {max_tokens!r}")
         if not isinstance(from_end, (bool, np.bool_)):
             raise TypeError(f"from_end must be True or False, not {type(from_end).__name__}")
+        ids: Any  # a list with offsets, else an array
         if self._rules is not None:
             # The rules may change the text (NFC) or drop some of it (a Split that removes):
             # the cut is where the tokens' offsets in the text say.
@@ -684,7 +685,7 @@ class BPETokenizer:
         from_gpt2 reads them with GPT-2's unless told another. A tokenizer with rules: as
         for save_tiktoken."""
         self._refuse_rules("GPT-2's vocab.json and merges.txt")
-        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=self._numbered_specials,
+        formats.save_gpt2(vocab_path, merges_path, self.merges, special_tokens=list(self._numbered_specials),
                           token_ids=self.token_ids)
 
     def as_hf(self) -> "Any":
@@ -706,7 +707,7 @@ class BPETokenizer:
         if self._rules is not None:
             # The rules as Hugging Face writes them; a folder gets transformers' two files,
             # the special added tokens named there.
-            return huggingface.save_rules(path, self.merges, self._numbered_specials, self.token_ids, self._rules,
+            return huggingface.save_rules(path, self.merges, list(self._numbered_specials), self.token_ids, self._rules,
                                           self.pattern)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)

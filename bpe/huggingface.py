@@ -208,7 +208,7 @@ def _refuse_deep(document, where: str):
             stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
 
 
-def _read_document(document, where: str) -> tuple:
+def _read_document(document, where: str) -> dict:
     _refuse_deep(document, where)
     if not is_huggingface(document):
         raise ValueError(f"{where} is not a Hugging Face tokenizer.json (no \"model\" and \"added_tokens\")")
@@ -632,7 +632,7 @@ def named_split(rules: dict) -> str | None:
 @functools.cache
 def _named_texts() -> dict[str, str]:
     """{regex text: name} of the texts the core recognises as its named split rules."""
-    named = {}
+    named: dict[str, str] = {}
     for name, _regex, oniguruma, others in load_core().split_rules():
         named.update((text, name) for text in [oniguruma, *others])
     return named
