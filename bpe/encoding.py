@@ -238,7 +238,7 @@ class BPETokenizer:
         dict: normalizer, pre_tokenizer, added_tokens, ignore_merges, ranked_merges,
         unmade_tokens, template, padding, truncation), or None for a tokenizer whose
         split is its pattern alone."""
-        return None if self._rules is None else _json_copy(self._rules)
+        return None if self._rules is None else huggingface.rules_as_lists(self._rules)
 
     @property
     def special_tokens(self) -> tuple[str, ...]:
@@ -707,7 +707,7 @@ class BPETokenizer:
         if self._rules is not None:
             # The rules as Hugging Face writes them; a folder gets transformers' two files,
             # the special added tokens named there.
-            return huggingface.save_rules(path, self.merges, list(self._numbered_specials), self.token_ids, self._rules,
+            return huggingface.save_rules(path, self.merges, list(self._numbered_specials), self.token_ids, self.rules,
                                           self.pattern)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
@@ -732,7 +732,7 @@ class BPETokenizer:
             why.append("added tokens that are vocabulary tokens")
         if rules["ignore_merges"]:
             why.append("ignore_merges")
-        if rules["ranked_merges"]:
+        if huggingface.ranked_merges(rules):
             why.append("several merges making one token (ranked merges)")
         if rules["unmade_tokens"]:
             why.append("vocabulary tokens that no merge makes")
@@ -830,31 +830,27 @@ class StreamDecoder:
 def _plain_rules(rules) -> dict:
     """rules as plain JSON data, a copy, with every key of bpe.huggingface's rules dict
     (None where absent): rules must be a dict; what it holds, the core checks (padding and
-    truncation, which it only keeps, are checked here)."""
+    truncation, which it only keeps, are checked here). Ranked merges given as the
+    loader's (n, 3) array of uint32 stay one (a read-only copy): a Llama-shaped file has
+    300,000 of them, which as lists took a fifth of its load; the rules property and the
+    saved file give them as lists."""
     if not isinstance(rules, dict):
         raise TypeError(f"rules must be a dict (bpe.huggingface's rules) or None, not {type(rules).__name__}")
+    ranked = rules.get("ranked_merges")
+    if isinstance(ranked, np.ndarray):
+        ranked = np.array(ranked)  # the core checks its dtype and shape
+        ranked.flags.writeable = False
+        rules = {**rules, "ranked_merges": None}
     try:
-        rules = _json_copy(rules)
+        rules = huggingface.json_copy(rules)
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules must be JSON data (str, int, bool, list, dict, None): {e}") from None
+    if isinstance(ranked, np.ndarray):
+        rules["ranked_merges"] = ranked
     rules = {**dict.fromkeys(huggingface.RULE_KEYS), "ignore_merges": False, **rules}
     # The core keeps these two without reading them: checked here, as a file's are.
     huggingface.check_padding_truncation(rules["padding"], rules["truncation"], "rules")
     return rules
-
-
-def _json_copy(data):
-    """data as plain JSON data (tuples made lists), a copy: by orjson where installed, as
-    a Llama-shaped file's rules hold several hundred thousand ranked merges and json's
-    round trip of them was a large share of a load."""
-    try:
-        import orjson
-    except ImportError:
-        return json.loads(json.dumps(data))
-    try:
-        return orjson.loads(orjson.dumps(data))
-    except orjson.JSONEncodeError as e:  # a TypeError
-        raise TypeError(str(e)) from None
 
 
 def _found(id, token):

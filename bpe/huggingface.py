@@ -319,7 +319,8 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 #                      | {"type": "ByteLevel", "use_regex", "add_prefix_space", "trim_offsets",
 #                         "trim_prefix_space" (where trim_offsets)} (last, once)],
 #    "added_tokens": [{"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}],
-#    "ignore_merges": bool, "ranked_merges": None | [[left, right, made], ...],
+#    "ignore_merges": bool, "ranked_merges": None | [[left, right, made], ...] (the loader gives them
+#                       as an (n, 3) array of uint32, which BPETokenizer keeps; rules shows lists),
 #    "unmade_tokens": None | {text in the byte alphabet: id},
 #    "template": None | [[ids before], [ids after]], "padding": None | dict, "truncation": None | dict}
 # ByteLevel's trim_offsets is the post-processor's: Hugging Face trims offsets there, and
@@ -333,6 +334,37 @@ _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Co
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
 _META = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
+def ranked_merges(rules: dict) -> list:
+    """The rules' ranked merges as a list of [left, right, made] ([] for none), whether
+    they are held as lists (a saved file's) or as the loader's (n, 3) array."""
+    ranked = rules.get("ranked_merges")
+    if ranked is None:
+        return []
+    return ranked.tolist() if hasattr(ranked, "tolist") else ranked
+
+
+def rules_as_lists(rules: dict) -> dict:
+    """A copy of rules as plain JSON data, the ranked merges as lists."""
+    ranked = rules.get("ranked_merges")
+    if ranked is None or not hasattr(ranked, "tolist"):
+        return json_copy(rules)
+    return {**json_copy({**rules, "ranked_merges": None}), "ranked_merges": ranked.tolist()}
+
+
+def json_copy(data):
+    """data as plain JSON data (tuples made lists), a copy: by orjson where installed, as
+    rules read from a saved file may hold several hundred thousand ranked merges, and
+    json's round trip of them is slow."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(json.dumps(data))
+    try:
+        return orjson.loads(orjson.dumps(data))
+    except orjson.JSONEncodeError as e:  # a TypeError
+        raise TypeError(str(e)) from None
 
 
 def _kind(step):
@@ -654,7 +686,7 @@ def plain_pattern(rules: dict, special_tokens) -> str | None:
     vocabulary token, matched in one pass), nothing else to keep."""
     name = named_split(rules)
     added = (rules["added_tokens"] or [])
-    if name is None or rules["normalizer"] is not None or rules["ignore_merges"] or rules["ranked_merges"] or \
+    if name is None or rules["normalizer"] is not None or rules["ignore_merges"] or ranked_merges(rules) or \
             rules["unmade_tokens"] or rules["template"] is not None or rules["padding"] is not None or \
             rules["truncation"] is not None:
         return None
@@ -721,7 +753,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
         vocab.setdefault(token, i)
     for token, i in (rules["unmade_tokens"] or {}).items():
         vocab.setdefault(token, i)
-    pairs = rules["ranked_merges"] or [[a, b, None] for a, b in merges]
+    pairs = ranked_merges(rules) or [[a, b, None] for a, b in merges]
     hf_merges = [[_as_alphabet(vocab_bytes[a], alphabet), _as_alphabet(vocab_bytes[b], alphabet)] for a, b, _ in pairs]
     steps = []
     if rules["pre_tokenizer"] is None:  # the model's options alone: the pattern splits
