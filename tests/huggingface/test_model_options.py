@@ -6,6 +6,7 @@ tokenizer.json gives (bpe._core.huggingface_merges) and the rules dict's three k
 import json
 import random
 
+import numpy as np
 import pytest
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -313,6 +314,21 @@ def test_an_unmade_token_that_is_a_special_token():
 def test_bad_rules_are_refused_by_name(rules, error, match):
     with pytest.raises(error, match=match):
         _core.Encoder([(97, 98)], rules=rules)
+
+
+@pytest.mark.parametrize("ranked, error, match", [
+    (np.array([[97, 98, 256]], dtype=np.int64), TypeError, r"\(n, 3\), C-ordered, of uint32, not int64"),
+    (np.array([97, 98, 256], dtype=np.uint32), TypeError, r"of shape \(3,\)"),
+    (np.array([[97, 98, 256, 0]], dtype=np.uint32), TypeError, r"of shape \(1, 4\)"),
+    (np.array([[97, 98, 256]] * 2, dtype=np.uint32).T.copy().T, TypeError, "C-ordered"),
+    (np.array([[97, 98, 2 ** 31]], dtype=np.uint32), ValueError, r"\[0\]\[2\] is 2147483648: ids must be between"),
+    (np.array([[97, 99, 256]], dtype=np.uint32), ValueError, "not its two parts joined"),
+])
+def test_ranked_merges_as_an_array_are_checked_as_lists_are(ranked, error, match):
+    with pytest.raises(error, match=match):
+        _core.Encoder([(97, 98)], rules={"ranked_merges": ranked})
+    good = np.array([[97, 98, 256]], dtype=np.uint32)
+    assert _core.Encoder([(97, 98)], rules={"ranked_merges": good}).encode("abab") == [256, 256]
 
 
 def test_no_rules_and_empty_rules_are_the_plain_engine(learned):
