@@ -574,7 +574,9 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
         else:
             hf_id = largest + 1 if largest is not None and largest >= size else size
             if ids_of_vocab is None:
-                ids_of_vocab = {i: t for t, i in vocab.items()}
+                # Only a vocabulary with gaps in its ids has one at its size or above: the
+                # inverse, 150,000 entries for most, is built only then.
+                ids_of_vocab = {i: t for t, i in vocab.items()} if _largest_id(vocab) >= size else {}
             if hf_id in ids_of_vocab:
                 raise ValueError(f"{where}: Hugging Face numbers the added token {content!r} {hf_id} (the "
                                  f"vocabulary's size, or after the added tokens past it), but {hf_id} is the "
@@ -582,6 +584,15 @@ def _added_tokens(entries, vocab: dict, where: str) -> list:
         largest = hf_id if largest is None else max(largest, hf_id)
         tokens[content] = {"content": content, "id": hf_id, **flags}
     return list(tokens.values())
+
+
+def _largest_id(vocab: dict) -> int | float:
+    """The vocabulary's largest id; infinity where an id is not a number (the core
+    refuses those, naming them, after this)."""
+    try:
+        return max(vocab.values(), default=-1)
+    except TypeError:
+        return float("inf")
 
 
 def _post_processor(processor, where: str, depth: int = 0) -> tuple:
