@@ -356,9 +356,13 @@ public:
         if (rules) rules_ = std::make_shared<const RuleState>(std::move(*rules));
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
         // and merging each long token here would slow the build of a vocabulary of many.
+        // On threads by the rule for a text of the tokens' bytes: a vocabulary of 150,000
+        // tokens has a megabyte of them.
         vocabulary_.find_whole_tokens(
             EncoderTable::kPoolShareAbove,
             [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
+            threads_for(vocabulary_.total_bytes(), 0),
+            [](size_t parts, auto&& work) { run_threads(parts, work); },
             [this](std::string_view bytes, uint32_t id) {
                 table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);
             });

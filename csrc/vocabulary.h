@@ -232,19 +232,30 @@ public:
     // two merges can make the same bytes, and a token's bytes can merge, in rank order,
     // into other tokens. The unmade tokens are checked too (under ignore_merges those
     // the chunk finds whole are kept). The views of bytes last as long as the vocabulary.
-    template <class Merge, class Keep>
-    void find_whole_tokens(size_t longest, Merge&& merge, Keep&& keep) const {
-        std::vector<uint32_t> ids;
-        auto check = [&](uint32_t t) {
-            std::string_view bytes = own_bytes(t);
-            if (bytes.size() > longest) return;
-            ids.clear();
-            merge(bytes, ids);
-            if (ids.size() == 1 && ids[0] == t) keep(bytes, id_of(t));
-        };
-        for (uint32_t t = 0; t < 256 + merges_.size(); ++t) check(t);
-        for (size_t j = 0; j < unmade_.size(); ++j) check(first_unmade_ + uint32_t(j));
+    // The merging is most of building a large vocabulary's encoder, so it runs on
+    // `parts` shares of the tokens at once, run_parts(parts, work) calling work(k) for
+    // each k below parts (on threads); keep is called afterwards, in the tokens' order.
+    template <class Merge, class RunParts, class Keep>
+    void find_whole_tokens(size_t longest, Merge&& merge, size_t parts, RunParts&& run_parts, Keep&& keep) const {
+        std::vector<uint32_t> tokens(256 + merges_.size());
+        for (uint32_t t = 0; t < tokens.size(); ++t) tokens[t] = t;
+        for (size_t j = 0; j < unmade_.size(); ++j) tokens.push_back(first_unmade_ + uint32_t(j));
+        std::vector<uint8_t> whole(tokens.size(), 0);
+        run_parts(parts, [&](size_t k) {
+            std::vector<uint32_t> ids;
+            for (size_t i = k * tokens.size() / parts; i < (k + 1) * tokens.size() / parts; ++i) {
+                std::string_view bytes = own_bytes(tokens[i]);
+                if (bytes.size() > longest) continue;
+                ids.clear();
+                merge(bytes, ids);
+                whole[i] = ids.size() == 1 && ids[0] == tokens[i];
+            }
+        });
+        for (size_t i = 0; i < tokens.size(); ++i)
+            if (whole[i]) keep(own_bytes(tokens[i]), id_of(tokens[i]));
     }
+    // The bytes of all tokens together.
+    size_t total_bytes() const { return bytes_.size(); }
 
 private:
     uint32_t id_of(uint32_t token) const { return token_ids_.empty() ? token : token_ids_[token]; }
