@@ -221,8 +221,7 @@ private:
         size_t length(uint32_t k) const { return lengths_[k]; }
 
     private:
-        static constexpr uint32_t kNone = UINT32_MAX;  // no such child
-        static constexpr uint16_t kScanChildren = 8;   // more children than this: binary search
+        static constexpr uint32_t kNone = kNoChild;
         static constexpr int kFewLastBytes = 4;        // this many last bytes or fewer: compared 16 bytes at a time
 
         struct Node {
@@ -274,19 +273,7 @@ private:
         }
 
         uint32_t child(uint32_t node, unsigned char byte) const {
-            const Node& parent = nodes_[node];
-            uint32_t lo = parent.first_child, end = lo + parent.children;
-            if (parent.children <= kScanChildren) {
-                for (; lo < end; ++lo)
-                    if (nodes_[lo].byte == byte) return lo;
-                return kNone;
-            }
-            for (uint32_t hi = end; lo < hi;) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (nodes_[mid].byte < byte) lo = mid + 1;
-                else hi = mid;
-            }
-            return lo < end && nodes_[lo].byte == byte ? lo : kNone;
+            return trie_child(nodes_, node, byte);
         }
 
         std::vector<Node> nodes_ = std::vector<Node>(1);  // nodes_[0] is the root

@@ -35,6 +35,30 @@
 
 namespace bpe {
 
+// The tries of special and added tokens keep a node's children side by side in nodes,
+// from its first_child on, in ascending order of the byte on their edge. The child
+// along `byte` is found by a scan for a few children, past kScanChildren by a binary
+// search; kNoChild where there is none.
+inline constexpr uint32_t kNoChild = UINT32_MAX;
+inline constexpr uint16_t kScanChildren = 8;
+
+template <class Node>
+uint32_t trie_child(const std::vector<Node>& nodes, uint32_t node, unsigned char byte) {
+    const Node& parent = nodes[node];
+    uint32_t lo = parent.first_child, end = lo + parent.children;
+    if (parent.children <= kScanChildren) {
+        for (; lo < end; ++lo)
+            if (nodes[lo].byte == byte) return lo;
+        return kNoChild;
+    }
+    for (uint32_t hi = end; lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (nodes[mid].byte < byte) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && nodes[lo].byte == byte ? lo : kNoChild;
+}
+
 // A stretch of a text: ordinary text (special == kText), or one special token.
 struct Segment {
     static constexpr uint32_t kText = UINT32_MAX;
@@ -109,10 +133,9 @@ public:
 
 private:
     static constexpr uint32_t kRoot = 0;
-    static constexpr uint32_t kNone = UINT32_MAX;     // no such child
+    static constexpr uint32_t kNone = kNoChild;
     static constexpr uint32_t kNoToken = UINT32_MAX;  // no special ends at a node
     static constexpr size_t kNoMatch = SIZE_MAX;
-    static constexpr uint16_t kScanChildren = 8;      // more children than this: binary search
 
     // A trie node: the special that ends here (its place in tokens_), and its children,
     // nodes_[first_child] on, side by side in ascending order of their byte.
@@ -165,19 +188,7 @@ private:
 
     // The child of `node` along `byte`, or kNone.
     uint32_t child(uint32_t node, unsigned char byte) const {
-        const Node& parent = nodes_[node];
-        uint32_t lo = parent.first_child, end = lo + parent.children;
-        if (parent.children <= kScanChildren) {
-            for (; lo < end; ++lo)
-                if (nodes_[lo].byte == byte) return lo;
-            return kNone;
-        }
-        for (uint32_t hi = end; lo < hi;) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (nodes_[mid].byte < byte) lo = mid + 1;
-            else hi = mid;
-        }
-        return lo < end && nodes_[lo].byte == byte ? lo : kNone;
+        return trie_child(nodes_, node, byte);
     }
 
     // The place in tokens_ of the longest special of `which` that starts at i, or

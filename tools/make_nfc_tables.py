@@ -27,12 +27,12 @@ identical blocks are stored once and a first-level table maps each block number 
 stored block. Decompositions and composition pairs are sorted arrays for a binary
 search, looked up only where a kind's flags say there is something to find.
 """
-import argparse
-import sys
 import unicodedata
 from pathlib import Path
 
 import regex
+
+from cpp_header import header_main, rows
 
 try:
     from tokenizers import normalizers
@@ -206,17 +206,6 @@ def build_blocks(values: bytearray, shift: int):
     return limit, index, list(stored)
 
 
-def rows(items: list[str], width: int = 100, indent: str = "    ", sep: str = ", ") -> str:
-    lines, line = [], indent
-    for item in items:
-        if len(line) + len(item) + len(sep) > width and line.strip():
-            lines.append(line.rstrip())
-            line = indent
-        line += item + sep
-    lines.append(line.rstrip())
-    return "\n".join(lines)
-
-
 def ranges(cps: list[int]) -> list[str]:
     out = []
     for cp in sorted(cps):
@@ -330,20 +319,10 @@ inline constexpr uint64_t kCompositions[{len(pair_items)}] = {{
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if the header differs from what would be written")
-    args = parser.parse_args()
-    if normalizers is None:
-        sys.exit("tools/make_nfc_tables.py reads which characters NFC knows from Hugging Face's tokenizers, "
-                 "which is not installed: pip install tokenizers")
-    text = render()
-    if args.check:
-        if not HEADER.exists() or HEADER.read_text() != text:
-            sys.exit(f"{HEADER} is out of date: run python {Path(__file__).as_posix()}")
-        print(f"{HEADER} is up to date")
-        return
-    HEADER.write_text(text)
-    print(f"wrote {HEADER} ({len(text)} characters)")
+    missing = None if normalizers is not None else (
+        "tools/make_nfc_tables.py reads which characters NFC knows from Hugging Face's tokenizers, which is not "
+        "installed: pip install tokenizers")
+    header_main(__doc__.split("\n\n")[0], "tools/make_nfc_tables.py", HEADER, render, missing)
 
 
 if __name__ == "__main__":

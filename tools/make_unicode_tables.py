@@ -35,11 +35,11 @@ points; identical blocks are stored once, and a first-level table maps each bloc
 number to its stored block. Past the last block holding a letter, number or space,
 everything is "other", so the first level stops there.
 """
-import argparse
-import sys
 from pathlib import Path
 
 import regex
+
+from cpp_header import header_main, rows
 
 try:
     import tiktoken
@@ -307,17 +307,6 @@ inline constexpr CaseVariant kCaseVariants[{len(orbits)}] = {{
 """
 
 
-def rows(items: list[str], width: int = 100, indent: str = "    ", sep: str = ", ") -> str:
-    lines, line = [], indent
-    for item in items:
-        if len(line) + len(item) + len(sep) > width and line.strip():
-            lines.append(line.rstrip())
-            line = indent
-        line += item + sep
-    lines.append(line.rstrip())
-    return "\n".join(lines)
-
-
 def render() -> str:
     classes = classify_all()
     limit, block_index, blocks = build_blocks(classes)
@@ -392,20 +381,10 @@ inline constexpr ContractionFold kContractionFolds[] = {{{", ".join(fold_items)}
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if the header differs from what would be written")
-    args = parser.parse_args()
-    if tiktoken is None:
-        sys.exit("tools/make_unicode_tables.py reads the classes from tiktoken, which is not installed: "
-                 "pip install -r requirements-bench.txt")
-    text = render()
-    if args.check:
-        if not HEADER.exists() or HEADER.read_text() != text:
-            sys.exit(f"{HEADER} is out of date: run python {Path(__file__).as_posix()}")
-        print(f"{HEADER} is up to date")
-        return
-    HEADER.write_text(text)
-    print(f"wrote {HEADER} ({len(text)} characters)")
+    missing = None if tiktoken is not None else (
+        "tools/make_unicode_tables.py reads the classes from tiktoken, which is not installed: "
+        "pip install -r requirements-bench.txt")
+    header_main(__doc__.split("\n\n")[0], "tools/make_unicode_tables.py", HEADER, render, missing)
 
 
 if __name__ == "__main__":
