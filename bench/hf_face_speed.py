@@ -12,7 +12,11 @@ reads its tokenizer.json). The ids and masks are checked equal to transformers' 
 process is pinned to one CPU; ours runs with face.threads = 1, transformers with
 TOKENIZERS_PARALLELISM=false. Each round times every call once, in an order shuffled each
 round; the table gives the median of the rounds' wall-clock milliseconds for the whole
-split and the ratio to transformers'. Written to docs/results/hf-face-speed.txt and .json.
+split and the ratio to transformers'. A datasets.map row includes what datasets does on
+every map besides calling the face, as a user's would: naming its cache by pickling the
+mapped function, face and all, and turning the lists into Arrow columns. The machine's load
+averages before and after are written beside the table (the machine may be shared). Written
+to docs/results/hf-face-speed.txt and .json.
 """
 import argparse
 import json
@@ -90,6 +94,7 @@ def main(argv=None):
             raise SystemExit(f"{label}: input_ids differ from transformers'")
     print(f"{len(stories):,} stories, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls of "
           f"{args.batch}; {options}; median of {args.rounds} rounds, one core")
+    load_before = _load()
     wall = {label: [] for label in calls}
     order, shuffle = list(calls.items()), random.Random(0)
     for _ in range(args.rounds):
@@ -98,6 +103,7 @@ def main(argv=None):
             started = time.perf_counter()
             call()
             wall[label].append(time.perf_counter() - started)
+    load = f"load average (1 min) {load_before} before, {_load()} after, {os.cpu_count()} CPUs"
     rows = []
     for label in calls:
         ms = statistics.median(wall[label]) * 1e3
@@ -106,14 +112,21 @@ def main(argv=None):
     lines = [f"{'call':<40} {'wall ms':>9} {'x transformers':>15}"]
     lines += [f"{r['call']:<40} {r['wall_ms']:9.2f} {r['vs_transformers']:15.2f}" for r in rows]
     print("\n".join(lines))
+    print(load)
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
         header = (f"python bpe_bench.py hf-face-speed --rounds {args.rounds} --batch {args.batch} --vocab {args.vocab}\n"
                   f"{len(stories):,} stories in {len(batches)} calls; {options}; one core; median of {args.rounds}\n")
-        (RESULTS / "hf-face-speed.txt").write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
+        (RESULTS / "hf-face-speed.txt").write_text(header + "\n".join(lines) + "\n" + load + "\n", encoding="utf-8")
         (RESULTS / "hf-face-speed.json").write_text(json.dumps(
-            {"command": header.splitlines()[0], "stories": len(stories), "options": options, "rows": rows},
+            {"command": header.splitlines()[0], "stories": len(stories), "options": options, "rows": rows,
+             "load": load},
             indent=2) + "\n", encoding="utf-8")
+
+
+def _load() -> str:
+    """The 1-minute load average, where the OS gives one."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 if __name__ == "__main__":

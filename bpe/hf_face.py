@@ -116,6 +116,19 @@ class TransformersFace:
         else:
             object.__setattr__(self, name, value)
 
+    # The vocabulary's two dicts are left out of a pickle and rebuilt on demand: datasets.map
+    # fingerprints the mapped function by pickling what it holds, with a pickler written in
+    # Python, on every call; tens of thousands of entries would cost more than the map's
+    # encoding, and a fingerprint that changed once they were built would miss its cache.
+    CACHES = ("_vocab", "_tokens")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self.CACHES}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.update(dict.fromkeys(self.CACHES))
+
     @property
     def all_special_tokens(self) -> list[str]:
         """The tokens of the roles (bos, eos, pad...), each once, as transformers lists them
@@ -240,9 +253,12 @@ class TransformersFace:
             raise ValueError(f"truncation_side must be 'right' or 'left', got {self.truncation_side!r}")
         if return_tensors not in (None, "np", "pt"):
             raise ValueError(f"return_tensors must be None, 'np' or 'pt', got {return_tensors!r}")
-        if pad is not None and self.pad_token_id is None:
-            raise ValueError("Asking to pad but the tokenizer does not have a padding token. Please select a "
-                             "token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)`")
+        pad_id = 0  # read only where rows are padded; looked up once a call, not once a row
+        if pad is not None:
+            pad_id = self.pad_token_id
+            if pad_id is None:
+                raise ValueError("Asking to pad but the tokenizer does not have a padding token. Please select a "
+                                 "token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)`")
         least = max(width_cap if pad == "max_length" else 0, pad_to_multiple_of or 0) if pad else 0
         if least * len(texts) * 8 > _memory():  # 8 bytes an id at least: refuse before allocating
             raise ValueError(f"padding {len(texts)} rows to {least} ids each needs more memory than this "
@@ -261,23 +277,32 @@ class TransformersFace:
             # Rows longer than max_length stay longer when padding to it without truncation: ragged, in Python.
             fast = pad == "longest" or truncate
             if pad is not None and fast and pad_to_multiple_of is None and not single:
-                return self._padded_fast(texts, pad, width_cap, truncate, side, before, after, return_tensors,
-                                         want_mask, return_token_type_ids, return_length)
-            rows = [self._cut(ids, budget, before, after) for ids in self._text_ids(texts)]
-        lengths = [len(r) for r in rows]
-        width = None
-        if pad is not None:
-            width = max(lengths, default=0) if pad == "longest" else width_cap
-            if pad_to_multiple_of and width % pad_to_multiple_of:
-                width += pad_to_multiple_of - width % pad_to_multiple_of
+                return self._padded_fast(texts, pad, pad_id, width_cap, truncate, side, before, after,
+                                         return_tensors, want_mask, return_token_type_ids, return_length)
+            rows = self._fitted(self._text_ids(texts), budget, before, after)
         out = FaceEncoding()
+        if pad is None:  # datasets.map's usual call: the rows as they are, nothing to pad
+            out["input_ids"] = rows
+            if return_token_type_ids:
+                out["token_type_ids"] = [[0] * len(r) for r in rows]
+            if want_mask:
+                out["attention_mask"] = [[1] * len(r) for r in rows]
+            if offsets is not None:
+                out["offset_mapping"] = offsets
+            if return_length:
+                out["length"] = [len(r) for r in rows]
+            return _finish(out, single, return_tensors)
+        lengths = [len(r) for r in rows]
+        width = max(lengths, default=0) if pad == "longest" else width_cap
+        if pad_to_multiple_of and width % pad_to_multiple_of:
+            width += pad_to_multiple_of - width % pad_to_multiple_of
 
         def padded(values: list, filler: Any) -> list:
-            if width is None or len(values) >= width:
+            if len(values) >= width:
                 return values
             fill = [filler] * (width - len(values))
             return fill + values if side == "left" else values + fill
-        out["input_ids"] = [padded(r, self.pad_token_id) for r in rows]
+        out["input_ids"] = [padded(r, pad_id) for r in rows]
         if return_token_type_ids:
             out["token_type_ids"] = [padded([0] * n, 0) for n in lengths]
         if want_mask:
@@ -329,10 +354,21 @@ class TransformersFace:
                              f"multiple of pad_to_multiple_of ({pad_to_multiple_of}).")
         return pad, cap if cap is not None else 0, truncate
 
-    def _cut(self, ids: list[int], budget: int | None, before: Sequence[int], after: Sequence[int]) -> list[int]:
-        if budget is not None and len(ids) > budget:
-            ids = ids[len(ids) - budget:] if self.truncation_side == "left" else ids[:budget]
-        return [*before, *ids, *after] if before or after else list(ids)
+    def _fitted(self, rows: list[list[int]], budget: int | None, before: Sequence[int],
+                after: Sequence[int]) -> list[list[int]]:
+        """The engine's rows (fresh lists, so cut in place) cut to budget ids from the
+        truncation side, with the template's ids around each."""
+        if budget is not None:
+            if self.truncation_side == "left":
+                for ids in rows:
+                    if len(ids) > budget:
+                        del ids[:len(ids) - budget]
+            else:
+                for ids in rows:
+                    del ids[budget:]
+        if before or after:
+            return [[*before, *ids, *after] for ids in rows]
+        return rows
 
     def _with_offsets(self, texts: list[str], before: Sequence[int], after: Sequence[int],
                       budget: int | None) -> tuple[list, list]:
@@ -350,24 +386,29 @@ class TransformersFace:
             offsets.append([(0, 0)] * len(before) + pairs + [(0, 0)] * len(after))
         return rows, offsets
 
-    def _padded_fast(self, texts: list[str], pad: str, cap: int, truncate: bool, side: str, before: Sequence[int],
-                     after: Sequence[int], return_tensors: str | None, want_mask: bool, type_ids: bool | None,
-                     want_length: bool) -> FaceEncoding:
+    def _padded_fast(self, texts: list[str], pad: str, pad_id: int, cap: int, truncate: bool, side: str,
+                     before: Sequence[int], after: Sequence[int], return_tensors: str | None, want_mask: bool,
+                     type_ids: bool | None, want_length: bool) -> FaceEncoding:
         """A padded batch from the core's one call: the matrix and the real lengths."""
         matrix, lengths = self.tokenizer.encode_batch_padded(
-            texts, self.pad_token_id, max_length=cap if (truncate or pad == "max_length") else None,
+            texts, pad_id, max_length=cap if (truncate or pad == "max_length") else None,
             pad_to_max_length=pad == "max_length", truncate=truncate, pad_left=side == "left",
             truncate_left=self.truncation_side == "left", prefix=list(before) or None, suffix=list(after) or None,
             threads=self.threads, allowed_special="all", disallowed_special=(), dtype=np.int64)
         width = matrix.shape[1]
-        if return_tensors is None:  # lists: the mask's rows made whole by list repetition, not from an array
-            left = side == "left"
+        if return_tensors is None:  # lists
             out = FaceEncoding(input_ids=matrix.tolist())
             if type_ids:
                 out["token_type_ids"] = [[0] * width for _ in range(len(texts))]
             if want_mask:
-                out["attention_mask"] = [[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n)
-                                         for n in lengths.tolist()]
+                # Each row one slice of a window of width ones beside width zeros: a single
+                # allocation a row, where ones and zeros joined would make three.
+                if side == "left":
+                    window = [0] * width + [1] * width
+                    out["attention_mask"] = [window[n:n + width] for n in lengths.tolist()]
+                else:
+                    window = [1] * width + [0] * width
+                    out["attention_mask"] = [window[width - n:2 * width - n] for n in lengths.tolist()]
             if want_length:
                 out["length"] = [width] * len(texts)
             return out

@@ -175,6 +175,58 @@ def test_the_other_returns_and_pad_to_multiple_of(request, name):
     call_both(face, theirs, TEXTS, padding=True, truncation=True, max_length=6, return_tensors="np")
 
 
+@pytest.mark.parametrize("name", FILES)
+def test_unpadded_lists_cut_from_either_side_are_transformers(request, name):
+    """datasets.map's usual call (truncation, no padding, lists), cut from the right and from
+    the left, with and without the template, each row a list of its own."""
+    face, theirs = pair_of(request, name)
+    for side in ("right", "left"):
+        face.truncation_side = theirs.truncation_side = side
+        for max_length, special in itertools.product([0, 1, 3, 9, 1000], [True, False]):
+            for extra in ({}, dict(return_attention_mask=False), dict(return_token_type_ids=True),
+                          dict(return_length=True)):
+                call_both(face, theirs, TEXTS, truncation=True, max_length=max_length, add_special_tokens=special,
+                          **extra)
+                call_both(face, theirs, TEXTS[0], truncation=True, max_length=max_length,
+                          add_special_tokens=special, **extra)
+    out = face(TEXTS, truncation=True, max_length=9, return_token_type_ids=True)
+    rows = [row for key in ("input_ids", "attention_mask", "token_type_ids") for row in out[key]]
+    assert len({id(row) for row in rows}) == len(rows)  # changing one row changes no other
+    out["input_ids"][0].append(-1)
+    assert_same(face(TEXTS, truncation=True, max_length=9), theirs(TEXTS, truncation=True, max_length=9))
+
+
+def test_a_pickled_face_is_its_tokenizer_and_settings_not_its_caches(gpt2):
+    """datasets.map fingerprints the mapped function by pickling what it holds: the face
+    pickles the same before and after it has built its vocabulary, differently once a
+    setting changes (so a stale cache is not reused), and comes back answering alike."""
+    import pickle
+    face = gpt2[0].as_hf()
+    face.pad_token = face.eos_token
+    face.padding_side, face.model_max_length = "left", 7
+    before = pickle.dumps(face)
+    assert face.pad_token_id is not None and face.get_vocab()  # both build the vocabulary
+    assert pickle.dumps(face) == before
+    back = pickle.loads(before)
+    for options in ({}, dict(padding=True, truncation=True), dict(padding=True, return_tensors="np")):
+        got, want = back(TEXTS, **options), face(TEXTS, **options)
+        assert sorted(got) == sorted(want)
+        assert all(np.array_equal(got[k], want[k]) if options else got[k] == want[k] for k in want)
+    assert back.get_vocab() == face.get_vocab() and back.special_tokens_map == face.special_tokens_map
+    face.truncation_side = "left"
+    assert pickle.dumps(face) != before
+
+
+def test_the_datasets_fingerprint_of_a_face_does_not_depend_on_its_caches(gpt2):
+    fingerprint = pytest.importorskip("datasets.fingerprint")
+    face = gpt2[0].as_hf()
+    before = fingerprint.Hasher.hash(face)
+    face.get_vocab()
+    assert fingerprint.Hasher.hash(face) == before
+    face.pad_token = face.eos_token
+    assert fingerprint.Hasher.hash(face) != before
+
+
 @pytest.mark.parametrize("name", ["gpt2", "cl100k"])
 def test_offsets_equal_transformers_where_we_give_them(request, name):
     face, theirs = pair_of(request, name)
