@@ -2,13 +2,14 @@
 against gigatoken's (ids and lengths checked equal first), and our count_batch against
 our encode_ordinary_batch_flat, on the held-out stories split at blank lines.
 
-    python bpe_bench.py padded-speed [--rounds 7] [--batch 1000] [gpt2 cl100k]
+    python bpe_bench.py padded-speed [--rounds 7] [--batch 1000] [gpt2 cl100k] [--no-write]
 
 The process is pinned to one CPU; ours runs with threads=1, gigatoken with
 parallel=False. Each round times every call once, in an order shuffled each round; the table gives the median
 of the rounds' wall-clock and CPU (the thread's) milliseconds for the whole split, handed over --batch documents a
 call (0: all in one call). Two ways to pad: to the longest row, and a training loop's
-(max_length 128, truncated, padded to it on the left, a BOS and an EOS).
+(max_length 128, truncated, padded to it on the left, a BOS and an EOS). What it prints
+goes to docs/results/padded-speed.txt, with the command and the load average.
 """
 import argparse
 import os
@@ -51,6 +52,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch", type=int, default=1000, help="documents a call (0: all in one call)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if hasattr(os, "sched_setaffinity"):
@@ -61,8 +63,10 @@ def main(argv=None):
     warm = documents((args.data / "tinystories" / "train-sample-lowercase.txt").read_text(encoding="utf-8")[:1_000_000])
     size = args.batch or len(stories)
     batches = [stories[i:i + size] for i in range(0, len(stories), size)]
-    print(f"{len(stories):,} documents, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls; "
-          f"median of {args.rounds} rounds, one core")
+    load_before = _load()
+    lines = [f"{len(stories):,} documents, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls; "
+             f"median of {args.rounds} rounds, one core"]
+    print(lines[-1])
     for name in args.names:
         ours, giga = load(name, args.data)
         calls = {}
@@ -98,9 +102,23 @@ def main(argv=None):
                     call(batch)
                 cpu[label].append(time.thread_time() - started_cpu)
                 wall[label].append(time.perf_counter() - started)
-        print(f"\n{name}{'':<42} {'wall ms':>8} {'CPU ms':>8}")
-        for label in calls:
-            print(f"  {label:<48} {statistics.median(wall[label]) * 1e3:8.2f} {statistics.median(cpu[label]) * 1e3:8.2f}")
+        table = [f"\n{name}{'':<42} {'wall ms':>8} {'CPU ms':>8}"]
+        table += [f"  {label:<48} {statistics.median(wall[label]) * 1e3:8.2f} {statistics.median(cpu[label]) * 1e3:8.2f}"
+                  for label in calls]
+        print("\n".join(table))
+        lines += table
+    lines.append(f"load average (1 min) {load_before} before, {_load()} after, {os.cpu_count()} CPUs")
+    print(lines[-1])
+    if not args.no_write:
+        command = "python bpe_bench.py padded-speed " + " ".join(argv if argv is not None else sys.argv[1:])
+        (ROOT / "docs" / "results").mkdir(parents=True, exist_ok=True)
+        (ROOT / "docs" / "results" / "padded-speed.txt").write_text(command.rstrip() + "\n" + "\n".join(lines) + "\n",
+                                                                   encoding="utf-8")
+
+
+def _load() -> str:
+    """The 1-minute load average, where the OS gives one."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 if __name__ == "__main__":
