@@ -839,6 +839,7 @@ public:
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
+    size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
     std::string_view token_bytes(uint32_t id) const { return vocabulary_.token_bytes(id); }
     // The ids' bytes joined; with the rules' decoder, the text it says (decoder.h), where
