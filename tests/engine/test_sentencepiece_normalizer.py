@@ -233,19 +233,22 @@ def test_random_and_mutated_blobs_are_refused_or_work(nfkc_model):
     assert 0 < refused < len(candidates)
 
 
-@pytest.mark.parametrize("options", [
-    dict(byte_fallback=True, split_digits=True),
-    dict(byte_fallback=False, add_dummy_prefix=False),
-    dict(byte_fallback=True, remove_extra_whitespaces=False, allow_whitespace_only_pieces=True),
-    dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"]),
+@pytest.mark.parametrize("rule, options", [
+    ("nmt_nfkc", dict(byte_fallback=True, split_digits=True)),
+    ("nmt_nfkc", dict(byte_fallback=False, add_dummy_prefix=False)),
+    ("nmt_nfkc", dict(byte_fallback=True, remove_extra_whitespaces=False, allow_whitespace_only_pieces=True)),
+    ("nmt_nfkc", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
+    ("identity", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
+    ("identity", dict(byte_fallback=False, remove_extra_whitespaces=False)),
 ])
-def test_random_texts_on_nmt_nfkc_models_give_sentencepiece_ids(tmp_path, options):
+def test_random_texts_give_sentencepiece_ids(tmp_path, rule, options):
     """Texts made of pieces of the stories, odd spaces, characters the map changes and
     characters no piece covers, at random, on models trained with several options."""
     sp = train(tmp_path, stories_text(60_000) + NFKC_TEXT * 5, "r", vocab_size=500,
-               normalization_rule_name="nmt_nfkc", **options)
+               normalization_rule_name=rule, **options)
     charsmap, dummy, extra, escape = normalizer_spec(tmp_path / "r.model")
-    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap, user_defined=options.get("user_defined_symbols", ()))
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap or None,
+                    user_defined=options.get("user_defined_symbols", ()))
     rng = random.Random(3)
     parts = stories_text(5000).split(" ") + list(NFKC_TEXT) + list(MULTILINGUAL) + \
         [" ", "  ", "\u3000", "\t", "\n", "12345", "<sep>", "ＡＢ", "\u0301", "\u00a0"]
