@@ -356,7 +356,8 @@ public:
           table_(256 + merges.size()) {
         if (rules) {
             RuleState state(std::move(*rules));
-            state.cut_words = state.rules.steps.empty() && vocabulary_.cuts_before_space();
+            state.cut_words = state.rules.steps.empty() && vocabulary_.char_merges() &&
+                              vocabulary_.char_merges()->cuts_words();
             rules_ = std::make_shared<const RuleState>(std::move(state));
         }
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
@@ -870,7 +871,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
-        bool cut_words = false;                // no steps, and a piece may be cut into words (char_merges.h)
+        bool cut_words = false;                // no steps, and a piece may be cut into words (CharMerges::for_each_word)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -1015,7 +1016,7 @@ public:
                         continue;
                     }
                     if (st.cut_words) {
-                        for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
                             work.items.push_back({base + b, base + e, Segment::kText});
                         });
                         continue;
@@ -1040,7 +1041,7 @@ public:
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
                     if (st.cut_words) {
-                        for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
                             work.items.push_back({b, e, Segment::kText});
                         });
                         continue;
@@ -1091,7 +1092,7 @@ public:
         const size_t end = work.buffer.size();
         if (!meta.split) {
             if (rules_->cut_words) {
-                for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
                 return;
             }
             work.items.push_back({at, end, Segment::kText});
