@@ -871,7 +871,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
-        bool cut_words = false;                // no steps, and a piece may be cut into words (CharMerges::for_each_word)
+        bool cut_words = false;                // no steps, and pieces cut into words (CharMerges::for_each_word)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -1077,8 +1077,9 @@ public:
         const size_t at = work.buffer.size();
         const bool starts = text.front() == ' ' || text.substr(0, rep.size()) == rep;
         const bool first = norm_origin(piece.begin) == 0;
-        if (!starts && (meta.prepend == Metaspace::Prepend::kAlways || (meta.prepend == Metaspace::Prepend::kFirst && first)))
-            put(rep, piece.begin);
+        const bool prepend = meta.prepend == Metaspace::Prepend::kAlways ||
+                             (meta.prepend == Metaspace::Prepend::kFirst && first);
+        if (!starts && prepend) put(rep, piece.begin);
         for (size_t k = 0; k < text.size();) {
             const size_t space = text.find(' ', k);
             const size_t to = space == std::string_view::npos ? text.size() : space;
@@ -1092,7 +1093,8 @@ public:
         const size_t end = work.buffer.size();
         if (!meta.split) {
             if (rules_->cut_words) {
-                vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                vocabulary_.char_merges()->for_each_word(
+                    work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
                 return;
             }
             work.items.push_back({at, end, Segment::kText});
@@ -1100,8 +1102,8 @@ public:
         }
         const std::string_view buffer = work.buffer;
         size_t from = at;
-        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k < end; k = buffer.find(rep, k + rep.size())) {
-            if (k + rep.size() > end) break;
+        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k + rep.size() <= end;
+             k = buffer.find(rep, k + rep.size())) {
             work.items.push_back({from, k, Segment::kText});
             from = k;
         }

@@ -247,7 +247,8 @@ public:
         if (run == n) return n;
         unsigned char bytes[64];
         const size_t count = std::min<size_t>(n - run, sizeof(bytes));
-        for (size_t k = 0; k < count; ++k) bytes[k] = static_cast<unsigned char>(own_bytes(token_of(ids[n - count + k]))[0]);
+        for (size_t k = 0; k < count; ++k)
+            bytes[k] = static_cast<unsigned char>(own_bytes(token_of(ids[n - count + k]))[0]);
         return n - count + settled_bytes(bytes, count);
     }
 
