@@ -103,7 +103,8 @@ def test_replace_of_a_longer_text_left_to_right(sp):
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "sometimes", "split": True}, "['prepend_scheme']"),
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": "true"}, "['split']"),
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always"}, "['pre_tokenizer'][0]"),
-    ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True, "x": 0}, "['pre_tokenizer'][0]"),
+    ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True, "x": 0},
+     "['pre_tokenizer'][0]"),
 ])
 def test_a_wrong_metaspace_is_a_value_error_naming_where(step, where):
     rules = {"pre_tokenizer": [step], "unmade_tokens": {SPACE: 3, "a": 4},
