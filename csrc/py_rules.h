@@ -235,12 +235,13 @@ inline bpe::Normalizer normalizer_from_python(py::handle obj) {
     return bpe::Normalizer(std::move(out));
 }
 
-// {"replace": None | [from, to], "strip_start": int, "unk_text": None | str}.
+// {"replace": None | [from, to], "strip_start": int, "unk_text": None | str, and optionally
+// "whole_runs": bool (decoder.h)}.
 inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
     if (obj.is_none()) return std::nullopt;
     const std::string where = "['decoder']";
     const py::dict d = rule_dict(obj, where);
-    only_keys(d, {"replace", "strip_start", "unk_text"}, where);
+    only_keys(d, {"replace", "strip_start", "unk_text", "whole_runs"}, where);
     bpe::Decoder decoder;
     if (py::handle r = rule_key(d, "replace", where); !r.is_none()) {
         const py::list pair = rule_list(r, where + "['replace']");
@@ -254,6 +255,9 @@ inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
     decoder.strip_start = size_t(strip);
     if (py::handle u = rule_key(d, "unk_text", where); !u.is_none())
         decoder.unk_text = rule_str(u, where + "['unk_text']");
+    // Optional (sentencepiece's reading where absent): Hugging Face's ByteFallback's.
+    if (PyObject* w = PyDict_GetItemString(d.ptr(), "whole_runs"))
+        decoder.whole_runs = rule_bool(w, where + "['whole_runs']");
     return decoder;
 }
 

@@ -240,11 +240,13 @@ public:
     }
 
     // How many of ids a streaming decoder may decode now (decoder.h's settled_bytes): all
-    // but the byte tokens at the end that may begin a character later ones finish.
-    size_t settled_ids(const uint32_t* ids, size_t n) const {
+    // but the byte tokens at the end that may begin a character later ones finish (with
+    // whole_runs, all of those at the end: a later byte can make the whole run U+FFFD).
+    size_t settled_ids(const Decoder& decoder, const uint32_t* ids, size_t n) const {
         size_t run = n;
         while (run > 0 && token_of(ids[run - 1]) < 256) --run;
         if (run == n) return n;
+        if (decoder.whole_runs) return run;
         unsigned char bytes[64];
         const size_t count = std::min<size_t>(n - run, sizeof(bytes));
         for (size_t k = 0; k < count; ++k)
