@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 core = pytest.importorskip("bpe._core", reason="the core is not built")
-spm = pytest.importorskip("sentencepiece")
 
 import sys  # noqa: E402
 
@@ -47,7 +46,8 @@ MULTILINGUAL = ("Ελληνικά και русский текст, العربي
 
 
 def train(tmp_path, text, name="m", vocab_size=600, **options):
-    """A sentencepiece BPE model trained on text; its processor."""
+    """A sentencepiece BPE model trained on text; its processor (a skip without sentencepiece)."""
+    spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / f"{name}.txt"
     corpus.write_text(text, encoding="utf-8")
     args = dict(input=str(corpus), model_prefix=str(tmp_path / name), vocab_size=vocab_size, model_type="bpe",

@@ -9,15 +9,18 @@ from pathlib import Path
 import pytest
 
 core = pytest.importorskip("bpe._core", reason="the core is not built")
-spm = pytest.importorskip("sentencepiece")
-tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_char_merges import MULTILINGUAL, PYTHON_SOURCE, SPACE, stories_text, train  # noqa: E402
 
 TEXTS = ["Hello world", " leading", "trailing ", "two  spaces   three", "", " ", "a\u2581b \u2581c",
          "Tom<sep>Lily said<sep> hi", "<sep>Hello", "Hi<sep>", "日本語 and 🐱 cats"]
+
+
+@pytest.fixture(scope="module")
+def hf():
+    """Hugging Face's tokenizers, the oracle (a skip without it)."""
+    return pytest.importorskip("tokenizers")
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,7 @@ def both(sp, pre_tokenizer, ours_pre_tokenizer, hf_normalizer=None, ours_normali
          tokenizer=False):
     """Hugging Face's Tokenizer and our Encoder (a BPETokenizer with `tokenizer`) for sp's
     pieces, with "<sep>" an added token."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models
     n = sp.get_piece_size()
     vocab = {sp.id_to_piece(i): i for i in range(n)}
     normal = {p: i for p, i in vocab.items() if not (sp.is_byte(i) or sp.is_control(i) or sp.is_unknown(i))}
@@ -79,24 +83,24 @@ def same_as_hugging_face(tk, enc, texts):
 
 @pytest.mark.parametrize("scheme", ["always", "first", "never"])
 @pytest.mark.parametrize("split", [True, False])
-def test_metaspace_gives_hugging_face_ids_offsets_and_text(sp, scheme, split):
-    tk, enc = both(sp, pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme=scheme, split=split),
+def test_metaspace_gives_hugging_face_ids_offsets_and_text(sp, hf, scheme, split):
+    tk, enc = both(sp, hf.pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme=scheme, split=split),
                    [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": scheme, "split": split}])
     same_as_hugging_face(tk, enc, TEXTS + [stories_text(5000), PYTHON_SOURCE[:2000], MULTILINGUAL])
 
 
-def test_prepend_and_replace_normalizers_give_hugging_face_ids(sp):
+def test_prepend_and_replace_normalizers_give_hugging_face_ids(sp, hf):
     """Llama 2's tokenizer.json shape: no pre-tokenizer, the spaces made "▁" and one put
     first by the normalizer."""
     tk, enc = both(sp, None, [],
-                   normalizers.Sequence([normalizers.Prepend(SPACE), normalizers.Replace(" ", SPACE)]),
+                   hf.normalizers.Sequence([hf.normalizers.Prepend(SPACE), hf.normalizers.Replace(" ", SPACE)]),
                    [{"type": "Prepend", "prepend": SPACE}, {"type": "Replace", "pattern": " ", "content": SPACE}])
     for text in TEXTS + [stories_text(5000), PYTHON_SOURCE[:2000], MULTILINGUAL]:
         assert enc.encode(text, (), ()) == tk.encode(text, add_special_tokens=False).ids, text
 
 
-def test_replace_of_a_longer_text_left_to_right(sp):
-    tk, enc = both(sp, None, [], normalizers.Replace("aa", "b"), [{"type": "Replace", "pattern": "aa", "content": "b"}])
+def test_replace_of_a_longer_text_left_to_right(sp, hf):
+    tk, enc = both(sp, None, [], hf.normalizers.Replace("aa", "b"), [{"type": "Replace", "pattern": "aa", "content": "b"}])
     for text in ["aaa", "aaaa", "baaab", " aa aa"]:
         assert enc.encode(text, (), ()) == tk.encode(text, add_special_tokens=False).ids, text
 
@@ -127,12 +131,12 @@ def test_metaspace_needs_char_merges_and_to_be_alone():
                                 "char_merges": {"byte_fallback": True, "unk_id": None, "fuse_unk": False}})
 
 
-def test_whole_runs_decode_byte_runs_as_hugging_face_s_byte_fallback(sp):
+def test_whole_runs_decode_byte_runs_as_hugging_face_s_byte_fallback(sp, hf):
     """Hugging Face's ByteFallback decoder makes a run of byte tokens that is not UTF-8
     as a whole one U+FFFD per byte (sentencepiece: per byte that starts no character);
     whole_runs says which. The streaming decoder holds a run back until it ends."""
     import random
-    tk, enc = both(sp, pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
+    tk, enc = both(sp, hf.pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
                    [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}],
                    whole_runs=True)
     byte = {int(sp.id_to_piece(i)[3:5], 16): i for i in range(sp.get_piece_size()) if sp.is_byte(i)}
@@ -144,7 +148,7 @@ def test_whole_runs_decode_byte_runs_as_hugging_face_s_byte_fallback(sp):
     assert enc.decode_bytes(cases[0]).decode() == "\ufffd" * 4 == tk.decode(cases[0])
     for ids in cases:
         assert enc.decode_bytes(ids).decode() == tk.decode(ids), ids
-    _, tok = both(sp, pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
+    _, tok = both(sp, hf.pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
                   [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}],
                   whole_runs=True, tokenizer=True)
     for ids in cases:

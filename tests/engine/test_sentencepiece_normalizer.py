@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 core = pytest.importorskip("bpe._core", reason="the core is not built")
-spm = pytest.importorskip("sentencepiece")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_char_merges import (MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece,  # noqa: E402
