@@ -100,7 +100,8 @@ def test_prepend_and_replace_normalizers_give_hugging_face_ids(sp, hf):
 
 
 def test_replace_of_a_longer_text_left_to_right(sp, hf):
-    tk, enc = both(sp, None, [], hf.normalizers.Replace("aa", "b"), [{"type": "Replace", "pattern": "aa", "content": "b"}])
+    tk, enc = both(sp, None, [], hf.normalizers.Replace("aa", "b"),
+                   [{"type": "Replace", "pattern": "aa", "content": "b"}])
     for text in ["aaa", "aaaa", "baaab", " aa aa"]:
         assert enc.encode(text, (), ()) == tk.encode(text, add_special_tokens=False).ids, text
 
