@@ -7,6 +7,8 @@
 //     with `whole_runs` (Hugging Face's ByteFallback decoder), a run that is not valid
 //     UTF-8 as a whole gives one U+FFFD for each of its bytes;
 //   - the unknown piece gives `unk_text` where one is given (sentencepiece's " ⁇ ");
+//   - with `drop_special`, the other special tokens give nothing (sentencepiece's control
+//     pieces, <s> and </s>), as with skip_special;
 //   - up to `strip_start` spaces go from the start of the text, off the pieces that
 //     begin it (the space add_dummy_prefix put in); not where the ids do not begin the
 //     text (a streaming decoder's later calls).
@@ -29,6 +31,7 @@ struct Decoder {
     size_t strip_start = 0;
     std::optional<std::string> unk_text;
     bool whole_runs = false;
+    bool drop_special = false;
 };
 
 // How many bytes at the start of bytes[0, n) a streaming decoder may decode now: all but

@@ -234,7 +234,7 @@ public:
             d.bytes = own_bytes(t);
             d.byte = t < 256;
             d.unknown = t == unk;
-            d.skip = skip_special && is_special(t);
+            d.skip = (skip_special || decoder.drop_special) && is_special(t);
             return d;
         });
     }

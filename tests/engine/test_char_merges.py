@@ -112,7 +112,8 @@ def encoder_args(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escap
         "char_merges": {"byte_fallback": bool(byte_ids), "unk_id": unk, "fuse_unk": True},
         "unmade_tokens": unmade,
         "ranked_merges": merges,
-        "decoder": {"replace": [SPACE, " "], "strip_start": 1 if add_dummy_prefix else 0, "unk_text": unk_text},
+        "decoder": {"replace": [SPACE, " "], "strip_start": 1 if add_dummy_prefix else 0, "unk_text": unk_text,
+                    "drop_special": True},
     }
     return {"special_tokens": specials, "token_ids": token_ids, "rules": rules}
 
@@ -211,7 +212,8 @@ def test_decode_of_invalid_byte_runs_and_unknown_ids_as_sentencepiece(byte_model
     byte = {int(sp.id_to_piece(i)[3:5], 16): i for i in range(sp.get_piece_size()) if sp.is_byte(i)}
     the = sp.piece_to_id(SPACE + "the")
     cases = [[byte[0xE2], byte[0x96]], [byte[0xE2], byte[0x96], byte[0x81], byte[0xE2]], [byte[0xFF], the],
-             [the, byte[0xC3], the, byte[0xA9]], [byte[0x20], the], [the, the], [sp.unk_id(), the], [the, sp.unk_id()]]
+             [the, byte[0xC3], the, byte[0xA9]], [byte[0x20], the], [the, the], [sp.unk_id(), the], [the, sp.unk_id()],
+             [sp.bos_id(), the, sp.eos_id()], [byte[0xE2], sp.eos_id(), byte[0x96], byte[0x81]], [sp.bos_id(), the]]
     for ids in cases:
         assert enc.decode_bytes(ids).decode("utf-8") == sp.decode(ids), ids
     # A streaming decoder's later call strips nothing.
@@ -272,6 +274,8 @@ SP_STEP = {"type": "SentencePiece", "add_dummy_prefix": True, "remove_extra_whit
     ({"decoder": {"replace": None, "strip_start": True, "unk_text": None}}, "['decoder']['strip_start']"),
     ({"decoder": {"replace": None, "strip_start": -1, "unk_text": None}}, "['decoder']['strip_start']"),
     ({"decoder": {"replace": None, "strip_start": 0, "unk_text": 5}}, "['decoder']['unk_text']"),
+    ({"decoder": {"replace": None, "strip_start": 0, "unk_text": None, "drop_special": 0}},
+     "['decoder']['drop_special']"),
     ({"normalizer": "NFKC"}, "['normalizer']"),
     ({"normalizer": {"type": "NFC"}}, "['normalizer']"),
     ({"normalizer": [{"type": "NFKD"}]}, "['normalizer'][0]['type']"),
