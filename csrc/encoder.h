@@ -1071,6 +1071,7 @@ public:
                              bool with_origin) const {
         const Metaspace& meta = *rules_->rules.metaspace;
         const std::string_view text = norm.substr(piece.begin, piece.end - piece.begin);
+        if (text.empty()) return;
         const std::string_view rep = meta.replacement;
         auto put = [&](std::string_view bytes, size_t from) {
             work.buffer.append(bytes);
