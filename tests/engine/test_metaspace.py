@@ -159,3 +159,16 @@ def test_whole_runs_decode_byte_runs_as_hugging_face_s_byte_fallback(sp, hf):
         core.Encoder([], rules={"pre_tokenizer": [], "unmade_tokens": {"a": 300},
                                 "char_merges": {"byte_fallback": True, "unk_id": None, "fuse_unk": False},
                                 "decoder": {"replace": None, "strip_start": 0, "unk_text": None, "whole_runs": 1}})
+
+
+@pytest.mark.parametrize("scheme", ["always", "first", "never"])
+def test_random_texts_give_hugging_face_ids_and_offsets(sp, hf, scheme):
+    import random
+    rng = random.Random(11)
+    parts = stories_text(3000).split(" ") + ["", " ", "  ", "<sep>", "日本", "🐱", "\u2581", "\n", "é"]
+    for split in (True, False):
+        tk, enc = both(sp, hf.pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme=scheme, split=split),
+                       [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": scheme, "split": split}])
+        texts = ["".join(rng.choice(parts) + rng.choice(["", " "]) for _ in range(rng.randrange(0, 10)))
+                 for _ in range(150)]
+        same_as_hugging_face(tk, enc, texts)
