@@ -814,15 +814,33 @@ class StreamDecoder:
         """
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+        # Rules with a decoder (a char_merges model's): the core decodes, holding back the
+        # byte tokens at the end that may begin a character; `start` until text begins.
+        rules = tokenizer._rules
+        self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
+        self._pending: list[int] = []
+        self._start = True
 
     def add(self, id: int) -> str:
         """The text that id completes: "" while a character is still unfinished."""
-        return self._utf8.decode(self._token_bytes(id))
+        if self._core is None:
+            return self._utf8.decode(self._token_bytes(id))
+        self._pending.append(id)
+        data, used = self._core.decode_stream(self._pending, self._start)
+        if used:
+            del self._pending[:used]
+            self._start = False
+        return self._utf8.decode(data)
 
     def flush(self) -> str:
         """What is left at the end (U+FFFD for an unfinished character, by default), and
         start afresh."""
-        text = self._utf8.decode(b"", final=True)
+        rest = b""
+        if self._core is not None:
+            rest = self._core.decode_bytes(self._pending, self._start)
+            self._pending.clear()
+            self._start = True
+        text = self._utf8.decode(rest, final=True)
         self._utf8.reset()
         return text
 

@@ -729,8 +729,7 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
                                   std::to_string(added_ids[k]) + ", which no token of the vocabulary has");
     // Ints for the ids up to n_vocab, unless the numbering is sparse (a few tokens with
     // ids up to MAX_ID must not make a million ints).
-    size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
-    shared_ints.reserve(std::min(encoder->n_vocab(), 2 * tokens));
+    shared_ints.reserve(std::min(encoder->n_vocab(), 2 * encoder->num_tokens()));
     return encoder.release();
 }
 
@@ -1079,14 +1078,22 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
 
 // --- the Encoder: its vocabulary, and decoding ---------------------------------------
 
-py::bytes decode_bytes(const bpe::Encoder& self, py::handle ids) {
+py::bytes decode_bytes(const bpe::Encoder& self, py::handle ids, bool start) {
     std::vector<uint32_t> checked = ids_for_decoding(self, ids);
     std::string out;
     {
         GilReleased released;
-        out = self.decode(checked.data(), checked.size());
+        out = self.decode(checked.data(), checked.size(), false, start);
     }
     return py::bytes(out);
+}
+
+// A streaming decoder's step: the UTF-8 of the ids it may decode now, and how many.
+py::tuple decode_stream(const bpe::Encoder& self, py::handle ids, bool start) {
+    std::vector<uint32_t> checked = ids_for_decoding(self, ids);
+    const size_t used = self.settled_ids(checked.data(), checked.size());
+    std::string out = self.decode(checked.data(), used, false, start);
+    return py::make_tuple(py::bytes(out), used);
 }
 
 py::bytes decode_single_token_bytes(const bpe::Encoder& self, py::handle id) {
@@ -1118,10 +1125,16 @@ void bind_vocabulary(py::class_<bpe::Encoder>& encoder) {
         .def_property_readonly("n_vocab", &bpe::Encoder::n_vocab,
                                "One more than the largest id (more than the number of tokens if ids have gaps).")
         .def_property_readonly("special_tokens", &special_token_ids, "Each special token's id, in the order given.")
-        .def("decode_bytes", &decode_bytes, py::arg("ids"),
+        .def("decode_bytes", &decode_bytes, py::arg("ids"), py::arg("start") = true,
              "The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives "
-             "its text. ValueError names an id that is no token's.")
-        .def("decode_single_token_bytes", &decode_single_token_bytes, py::arg("id"), "The bytes of one token.");
+             "its text. With the rules' decoder, the UTF-8 of the text it makes of them; start: whether the ids "
+             "begin the text (its strip_start applies), False for a streaming decoder's later calls. ValueError "
+             "names an id that is no token's.")
+        .def("decode_single_token_bytes", &decode_single_token_bytes, py::arg("id"), "The bytes of one token.")
+        .def("decode_stream", &decode_stream, py::arg("ids"), py::arg("start") = true,
+             "A streaming decoder's step under the rules' decoder: (the UTF-8 of the first `used` ids, used), where "
+             "the ids left are byte tokens at the end that may begin a character later ones finish; start as "
+             "decode_bytes's. Without a decoder, their bytes.");
 }
 
 }  // namespace

@@ -307,7 +307,7 @@ inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view ch
     for (int32_t p = 0; p >= 0; p = next_start(p)) out.push_back(slot[p]);
 }
 
-// A chunk under ranked merges or ignore_merges (ModelOptions), out of line, so that the
+// A chunk under ranked merges, ignore_merges or char_merges (ModelOptions), out of line, so that the
 // plain path below is one test more than it was.
 BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk,
                                                std::vector<uint32_t>& out) {
@@ -318,6 +318,7 @@ BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std
             return;
         }
     }
+    if (const CharMerges* chars = vocabulary.char_merges()) return chars->encode(chunk, out);
     if (!vocabulary.ranked()) {
         if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
         else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
@@ -353,7 +354,12 @@ public:
                      std::optional<Rules> rules = std::nullopt, const ModelOptions& options = {})
         : vocabulary_(merges, special_tokens, std::move(token_ids), options), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
-        if (rules) rules_ = std::make_shared<const RuleState>(std::move(*rules));
+        if (rules) {
+            RuleState state(std::move(*rules));
+            state.cut_words = state.rules.steps.empty() && vocabulary_.char_merges() &&
+                              vocabulary_.char_merges()->cuts_words();
+            rules_ = std::make_shared<const RuleState>(std::move(state));
+        }
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
         // and merging each long token here would slow the build of a vocabulary of many.
         // On threads by the rule for a text of the tokens' bytes: a vocabulary of 150,000
@@ -837,10 +843,19 @@ public:
     const SplitRule& pattern() const { return pattern_; }
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
+    // A streaming decoder's step: how many of ids it may decode now (vocabulary.h).
+    size_t settled_ids(const uint32_t* ids, size_t n) const {
+        return rules_ && rules_->rules.decoder ? vocabulary_.settled_ids(*rules_->rules.decoder, ids, n) : n;
+    }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
+    size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
     std::string_view token_bytes(uint32_t id) const { return vocabulary_.token_bytes(id); }
-    std::string decode(const uint32_t* ids, size_t n, bool skip_special = false) const {
+    // The ids' bytes joined; with the rules' decoder, the text it says (decoder.h), where
+    // `start` says whether the ids begin the text.
+    std::string decode(const uint32_t* ids, size_t n, bool skip_special = false, bool start = true) const {
+        if (rules_ && rules_->rules.decoder)
+            return vocabulary_.decode(*rules_->rules.decoder, ids, n, skip_special, start);
         return vocabulary_.decode(ids, n, skip_special);
     }
     void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
@@ -862,6 +877,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
+        bool cut_words = false;                // no steps, and pieces cut into words (CharMerges::for_each_word)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -884,7 +900,7 @@ public:
             // (its name, for allowed_special, stays as given). Two spellings of one NFC
             // form are one content there: the first token given matches it, as in Hugging
             // Face's matcher, and the later ones only keep their ids (for decode).
-            if (rules.nfc && any_normalized) {
+            if (rules.normalizer.has(NormalizerStep::Kind::kNfc) && any_normalized) {
                 std::vector<AddedToken> matched;
                 std::vector<size_t> matched_special_of;
                 std::unordered_set<std::string> normalized_seen;
@@ -918,8 +934,8 @@ public:
     struct RulesWork {
         std::vector<Segment> raw, normalized, items;  // items: chunks (or named-rule pieces) and added tokens
         std::vector<Span> spans, chunks;
-        std::string buffer, nfc_text;
-        std::vector<uint32_t> nfc_origin;
+        std::string buffer, normalized_text;
+        std::vector<uint32_t> normalized_origin;
         std::vector<uint32_t> origin;  // with offsets: the text byte each buffer byte's character starts at
         PreTokenizer pre;
         bool copied = false;  // whether items are spans of `buffer` (else of the text)
@@ -936,16 +952,18 @@ public:
         work.raw.clear();
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
         else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
-        // Copied when a space is put in, or NFC changes a text segment.
-        bool copy = with_origin || rules.add_prefix_space;
-        if (!copy && rules.nfc)
+        // Copied when a space is put in, or the normalizer changes a text segment.
+        bool copy = with_origin || rules.add_prefix_space || rules.metaspace;
+        if (!copy && !rules.normalizer.empty())
             for (const Segment& s : work.raw)
-                if (s.special == Segment::kText && !is_nfc(text.substr(s.begin, s.end - s.begin))) {
+                if (s.special == Segment::kText && !rules.normalizer.unchanged(text.substr(s.begin, s.end - s.begin))) {
                     copy = true;
                     break;
                 }
         work.copied = copy;
         work.items.clear();
+        // Words of about 5 bytes each: room for them at once, not by doubling.
+        if (st.cut_words) work.items.reserve(text.size() / 4 + 16);
         work.buffer.clear();
         work.origin.clear();
         const size_t before = st.steps_before_prefix();
@@ -971,13 +989,13 @@ public:
             // The segment as normalized, and where each of its bytes came from.
             std::string_view norm = raw;
             bool changed = false;
-            if (rules.nfc && !is_nfc(raw)) {
-                nfc(raw, work.nfc_text, with_origin ? &work.nfc_origin : nullptr);
-                norm = work.nfc_text;
+            if (!rules.normalizer.empty() && !rules.normalizer.unchanged(raw)) {
+                rules.normalizer.run(raw, work.normalized_text, with_origin ? &work.normalized_origin : nullptr);
+                norm = work.normalized_text;
                 changed = true;
             }
             auto norm_origin = [&](size_t k) -> uint32_t {
-                if (changed) return uint32_t(seg.begin + work.nfc_origin[k]);
+                if (changed) return uint32_t(seg.begin + work.normalized_origin[k]);
                 while (k > 0 && (static_cast<unsigned char>(raw[k]) & 0xC0) == 0x80) --k;
                 return uint32_t(seg.begin + k);
             };
@@ -1003,9 +1021,19 @@ public:
                         work.items.push_back({base + piece.begin, base + piece.end, Segment::kText});
                         continue;
                     }
+                    if (st.cut_words) {
+                        vocabulary_.char_merges()->for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
+                            work.items.push_back({base + b, base + e, Segment::kText});
+                        });
+                        continue;
+                    }
                     work.chunks.clear();
                     work.pre.split(norm, {piece.begin, piece.end}, steps, steps + rules.steps.size(), work.chunks);
                     for (const Span& c : work.chunks) work.items.push_back({base + c.begin, base + c.end, Segment::kText});
+                    continue;
+                }
+                if (rules.metaspace) {
+                    add_metaspace_piece(norm, piece, norm_origin, work, with_origin);
                     continue;
                 }
                 // Into the buffer: the pieces before ByteLevel, each with its space, then
@@ -1018,6 +1046,12 @@ public:
                         append(" ", [&](size_t) { return norm_origin(sp.begin); });
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
+                    if (st.cut_words) {
+                        vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
+                            work.items.push_back({b, e, Segment::kText});
+                        });
+                        continue;
+                    }
                     if (st.one_named_split || before == rules.steps.size()) {
                         work.items.push_back({at, end, Segment::kText});
                         continue;
@@ -1029,6 +1063,58 @@ public:
             }
         }
         if (with_origin) work.origin.push_back(uint32_t(text.size()));
+    }
+
+    // A text piece under Metaspace (pretokenizer.h) into the buffer, and its chunks into
+    // the items: each space the replacement (its bytes from the space), the replacement
+    // put first where the scheme says (from the piece's first character), and the piece
+    // cut before each replacement with `split`; else whole, or into words where the
+    // vocabulary allows (cut_words).
+    template <class Origin>
+    void add_metaspace_piece(std::string_view norm, const Segment& piece, Origin&& norm_origin, RulesWork& work,
+                             bool with_origin) const {
+        const Metaspace& meta = *rules_->rules.metaspace;
+        const std::string_view text = norm.substr(piece.begin, piece.end - piece.begin);
+        if (text.empty()) return;
+        const std::string_view rep = meta.replacement;
+        auto put = [&](std::string_view bytes, size_t from) {
+            work.buffer.append(bytes);
+            if (with_origin) work.origin.insert(work.origin.end(), bytes.size(), norm_origin(from));
+        };
+        const size_t at = work.buffer.size();
+        const bool starts = text.front() == ' ' || text.substr(0, rep.size()) == rep;
+        const bool first = norm_origin(piece.begin) == 0;
+        const bool prepend = meta.prepend == Metaspace::Prepend::kAlways ||
+                             (meta.prepend == Metaspace::Prepend::kFirst && first);
+        if (!starts && prepend) put(rep, piece.begin);
+        for (size_t k = 0; k < text.size();) {
+            const size_t space = text.find(' ', k);
+            const size_t to = space == std::string_view::npos ? text.size() : space;
+            work.buffer.append(text.substr(k, to - k));
+            if (with_origin)
+                for (size_t b = k; b < to; ++b) work.origin.push_back(norm_origin(piece.begin + b));
+            if (space == std::string_view::npos) break;
+            put(rep, piece.begin + space);
+            k = space + 1;
+        }
+        const size_t end = work.buffer.size();
+        if (!meta.split) {
+            if (rules_->cut_words) {
+                vocabulary_.char_merges()->for_each_word(
+                    work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                return;
+            }
+            work.items.push_back({at, end, Segment::kText});
+            return;
+        }
+        const std::string_view buffer = work.buffer;
+        size_t from = at;
+        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k + rep.size() <= end;
+             k = buffer.find(rep, k + rep.size())) {
+            work.items.push_back({from, k, Segment::kText});
+            from = k;
+        }
+        if (end > from) work.items.push_back({from, end, Segment::kText});
     }
 
     // When the steps are one named rule, items hold pieces and `one_named_split` splits

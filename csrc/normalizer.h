@@ -1,0 +1,349 @@
+// A rules normalizer: a list of steps run in order over a text, each with a map from
+// every output byte back to the input character it came from (for offsets), composed
+// across the steps. The steps:
+//   - NFC (normalize.h);
+//   - Precompiled: sentencepiece's character map (charsmap.h), the longest prefix it
+//     holds replaced at each place, else the character kept. Followed by a SentencePiece
+//     step, the two run as one, as in sentencepiece, whose whitespace rules read the
+//     map's replacement of each prefix whole;
+//   - SentencePiece: sentencepiece's normalizer after its character map, in its order
+//     and meanings (normalizer.cc): with remove_extra_whitespaces the leading spaces
+//     go, then add_dummy_prefix puts one space first (before a text that is left
+//     non-empty), each run of spaces becomes one, the trailing ones go; with
+//     escape_whitespaces every space written is U+2581 ("▁"). Its space is ' ' alone.
+//     With a map, the rules' normalized added tokens (sentencepiece's user-defined
+//     symbols) are copied as they are where they begin, as sentencepiece does;
+//   - Replace: every occurrence of a literal text, left to right, by another (Hugging
+//     Face's Replace with a String pattern);
+//   - Prepend: a text put before a non-empty one (Hugging Face's Prepend).
+// Text that a step leaves as it is costs that step a scan: `unchanged` answers for the
+// whole list without writing anything.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "charsmap.h"
+#include "normalize.h"
+
+namespace bpe {
+
+struct NormalizerStep {
+    enum class Kind { kNfc, kPrecompiled, kSentencePiece, kReplace, kPrepend };
+    Kind kind = Kind::kNfc;
+    // Precompiled's map; a SentencePiece step's own where a Precompiled step came before it.
+    std::shared_ptr<const Charsmap> charsmap;
+    // A SentencePiece step with a map: texts it copies as they are where they begin,
+    // before the map is tried (sentencepiece's user-defined symbols, the rules' normalized
+    // added tokens), longest first; kept_first[b]: whether one begins with byte b.
+    std::vector<std::string> kept;
+    std::array<bool, 256> kept_first{};
+    // SentencePiece's options.
+    bool add_dummy_prefix = false, remove_extra_whitespaces = false, escape_whitespaces = false;
+    // Replace's `pattern` and `content`; Prepend's text in `content`.
+    std::string pattern, content;
+};
+
+namespace normalizer_detail {
+
+// The length of the UTF-8 character at in[i] (1 for a byte that starts none: the text
+// is valid UTF-8 on every path here, but a length must never run past the end).
+inline size_t char_length(std::string_view in, size_t i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    return nfc_detail::decode(p + i, p + in.size()).len;
+}
+
+// Each byte of `in` as its own origin: the start of its character.
+inline void own_origins(std::string_view in, std::vector<uint32_t>& origin) {
+    origin.clear();
+    for (size_t i = 0; i < in.size();) {
+        const size_t len = char_length(in, i);
+        for (size_t j = 0; j < len; ++j) origin.push_back(uint32_t(i));
+        i += len;
+    }
+    origin.push_back(uint32_t(in.size()));
+}
+
+inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
+
+// The prefix of in[i...] a character map replaces, and its replacement: the longest the
+// map holds, else the character as it is.
+inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i,
+                                                          const NormalizerStep* step = nullptr) {
+    if (step && step->kept_first[static_cast<unsigned char>(in[i])])
+        for (const std::string& k : step->kept)
+            if (in.compare(i, k.size(), k) == 0) return {in.substr(i, k.size()), k.size()};
+    if (charsmap) {
+        const auto found = charsmap->longest_prefix(in, i);
+        if (found.second > 0) return found;
+    }
+    const size_t len = char_length(in, i);
+    return {in.substr(i, len), len};
+}
+
+// sentencepiece's normalizer (normalizer.cc's Normalize): each prefix of the text as the
+// map replaces it (the identity without one), and the whitespace rules on those
+// replacements. Every output byte comes from the prefix being read when it was written
+// (the dummy prefix from the first one kept); trailing spaces removed take nothing with
+// them.
+inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::string& out,
+                          std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    const Charsmap* map = step.charsmap.get();
+    size_t i = 0;
+    if (step.remove_extra_whitespaces)
+        while (i < in.size()) {
+            const auto [piece, len] = mapped_prefix(map, in, i, &step);
+            if (piece != " ") break;
+            i += len;
+        }
+    if (i == in.size()) {
+        if (origin) origin->push_back(uint32_t(in.size()));
+        return;
+    }
+    const std::string_view space = step.escape_whitespaces ? kSpaceSymbol : std::string_view(" ");
+    // Written through a pointer into room made ahead (`room`), not appended: most writes
+    // are a byte or a space, and an append a call each would cost more than the byte.
+    size_t w = 0;
+    auto room = [&](size_t more) {
+        if (w + more > out.size()) out.resize(std::max(2 * out.size(), w + more + 64));
+    };
+    auto put = [&](std::string_view bytes, size_t from) {
+        room(bytes.size());
+        std::memcpy(&out[w], bytes.data(), bytes.size());
+        w += bytes.size();
+        if (origin) origin->insert(origin->end(), bytes.size(), uint32_t(from));
+    };
+    room(in.size() - i + space.size());
+    if (step.add_dummy_prefix) put(space, i);
+    bool previous_space = step.remove_extra_whitespaces;
+    const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+    while (i < in.size()) {
+        // A run of bytes that are themselves: without a map every byte but a space; with
+        // one, the ASCII characters it leaves as they are (with what follows each here).
+        {
+            room(in.size() - i);
+            char* o = &out[w];
+            size_t k = i;
+            if (!map) {
+                while (k < in.size() && u[k] != ' ') *o++ = char(u[k++]);
+            } else {
+                while (k < in.size() && u[k] < 0x80 && u[k] != ' ' && !step.kept_first[u[k]] &&
+                       map->ascii_alone(u[k], k + 1 < in.size() ? u[k + 1] : 0))
+                    *o++ = char(u[k++]);
+            }
+            if (k > i) {
+                if (origin)
+                    for (size_t c = i; c < k;) {
+                        const size_t len = char_length(in, c);
+                        origin->insert(origin->end(), len, uint32_t(c));
+                        c += len;
+                    }
+                w += k - i;
+                previous_space = false;
+                i = k;
+                continue;
+            }
+        }
+        const unsigned char b = u[i];
+        if (b == ' ' && (!map || (!step.kept_first[b] && map->ascii_alone(b, i + 1 < in.size() ? u[i + 1] : 0)))) {
+            if (!previous_space) put(space, i);
+            previous_space = step.remove_extra_whitespaces;
+            ++i;
+            continue;
+        }
+        auto [piece, len] = mapped_prefix(map, in, i, &step);
+        // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
+        while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+        if (!piece.empty()) {
+            for (size_t k = 0; k < piece.size();) {
+                const size_t run = piece.find(' ', k);
+                if (run == k) {
+                    put(space, i);
+                    ++k;
+                    continue;
+                }
+                const size_t to = run == std::string_view::npos ? piece.size() : run;
+                put(piece.substr(k, to - k), i);
+                k = to;
+            }
+            previous_space = piece.back() == ' ';
+        }
+        i += len;
+        if (!step.remove_extra_whitespaces) previous_space = false;
+    }
+    out.resize(w);
+    if (step.remove_extra_whitespaces)
+        while (out.size() >= space.size() && std::string_view(out).substr(out.size() - space.size()) == space) {
+            out.resize(out.size() - space.size());
+            if (origin) origin->resize(out.size());
+        }
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+// Precompiled alone: each place's longest prefix in the map replaced, its bytes from that
+// prefix's first character.
+inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    for (size_t i = 0; i < in.size();) {
+        const auto [piece, len] = mapped_prefix(&map, in, i);
+        out.append(piece);
+        if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));
+        i += len;
+    }
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+// Replace: every occurrence of step.pattern, left to right, the next looked for after
+// the last; its bytes come from the occurrence's first character.
+inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    size_t i = 0;
+    auto copy = [&](size_t to) {
+        out.append(in.data() + i, to - i);
+        if (origin)
+            while (i < to) {
+                const size_t len = char_length(in, i);
+                origin->insert(origin->end(), len, uint32_t(i));
+                i += len;
+            }
+        i = to;
+    };
+    for (size_t at = in.find(step.pattern); at != std::string_view::npos; at = in.find(step.pattern, i)) {
+        copy(at);
+        out.append(step.content);
+        if (origin) origin->insert(origin->end(), step.content.size(), uint32_t(at));
+        i = at + step.pattern.size();
+    }
+    copy(in.size());
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+}  // namespace normalizer_detail
+
+class Normalizer {
+public:
+    Normalizer() = default;
+    explicit Normalizer(std::vector<NormalizerStep> steps) {
+        for (const NormalizerStep& s : steps) {
+            if (s.kind == NormalizerStep::Kind::kReplace && s.pattern.empty())
+                throw std::invalid_argument("a Replace step's pattern must not be empty");
+            if ((s.kind == NormalizerStep::Kind::kPrecompiled) != (s.charsmap != nullptr))
+                throw std::invalid_argument("a Precompiled step needs its charsmap, and only it has one");
+        }
+        for (size_t k = 0; k < steps.size(); ++k) {
+            NormalizerStep& s = steps[k];
+            // A map then sentencepiece's steps: one step, as sentencepiece runs them.
+            if (s.kind == NormalizerStep::Kind::kPrecompiled && k + 1 < steps.size() &&
+                steps[k + 1].kind == NormalizerStep::Kind::kSentencePiece) {
+                steps[k + 1].charsmap = std::move(s.charsmap);
+                continue;
+            }
+            steps_.push_back(std::move(s));
+        }
+    }
+
+    // Texts the SentencePiece steps with a map copy as they are (NormalizerStep::kept).
+    void keep_whole(const std::vector<std::string>& texts) {
+        for (NormalizerStep& s : steps_) {
+            if (s.kind != NormalizerStep::Kind::kSentencePiece || !s.charsmap) continue;
+            for (const std::string& t : texts)
+                if (!t.empty()) s.kept.push_back(t), s.kept_first[static_cast<unsigned char>(t[0])] = true;
+            std::stable_sort(s.kept.begin(), s.kept.end(),
+                             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+        }
+    }
+
+    bool empty() const { return steps_.empty(); }
+    const std::vector<NormalizerStep>& steps() const { return steps_; }
+    bool has(NormalizerStep::Kind kind) const {
+        for (const NormalizerStep& s : steps_)
+            if (s.kind == kind) return true;
+        return false;
+    }
+
+    // Whether every step leaves `text` as it is (then so does the list).
+    bool unchanged(std::string_view text) const {
+        for (const NormalizerStep& s : steps_) {
+            switch (s.kind) {
+                case NormalizerStep::Kind::kNfc:
+                    if (!is_nfc(text)) return false;
+                    break;
+                case NormalizerStep::Kind::kReplace:
+                    if (text.find(s.pattern) != std::string_view::npos) return false;
+                    break;
+                case NormalizerStep::Kind::kPrepend:
+                    if (!text.empty() && !s.content.empty()) return false;
+                    break;
+                case NormalizerStep::Kind::kPrecompiled:
+                case NormalizerStep::Kind::kSentencePiece:
+                    if (!text.empty()) return false;
+                    break;
+            }
+        }
+        return true;
+    }
+
+    // The text through every step into `out`; with `origin`, origin->size() ==
+    // out.size() + 1 and (*origin)[k] is the byte offset in `in` of the input character
+    // output byte k came from (the last entry: in.size()), as nfc() gives it.
+    void run(std::string_view in, std::string& out, std::vector<uint32_t>* origin) const {
+        if (origin && in.size() > UINT32_MAX) throw std::length_error("an origin map needs a text under 4 GiB");
+        out.assign(in);
+        if (origin) normalizer_detail::own_origins(in, *origin);
+        std::string next;
+        std::vector<uint32_t> step_origin;
+        for (const NormalizerStep& s : steps_) {
+            std::vector<uint32_t>* o = origin ? &step_origin : nullptr;
+            switch (s.kind) {
+                case NormalizerStep::Kind::kNfc:
+                    if (is_nfc(out)) continue;
+                    nfc(out, next, o);
+                    break;
+                case NormalizerStep::Kind::kSentencePiece:
+                    normalizer_detail::sentencepiece(out, s, next, o);
+                    break;
+                case NormalizerStep::Kind::kPrecompiled:
+                    normalizer_detail::precompiled(out, *s.charsmap, next, o);
+                    break;
+                case NormalizerStep::Kind::kReplace:
+                    if (out.find(s.pattern) == std::string::npos) continue;
+                    normalizer_detail::replace(out, s, next, o);
+                    break;
+                case NormalizerStep::Kind::kPrepend:
+                    if (out.empty()) continue;
+                    next.assign(s.content);
+                    next += out;
+                    if (o) {
+                        o->assign(s.content.size(), 0);
+                        std::vector<uint32_t> own;
+                        normalizer_detail::own_origins(out, own);
+                        o->insert(o->end(), own.begin(), own.end());
+                    }
+                    break;
+            }
+            out.swap(next);
+            if (origin) {
+                // Through this step's map, then the ones before.
+                for (uint32_t& k : step_origin) k = (*origin)[k];
+                origin->swap(step_origin);
+            }
+        }
+    }
+
+private:
+    std::vector<NormalizerStep> steps_;
+};
+
+}  // namespace bpe
