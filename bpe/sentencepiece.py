@@ -366,6 +366,9 @@ def check_supported(model: SentencePieceModel, where: object = "the model") -> N
             if p.piece not in _BYTE_VALUES:
                 raise ValueError(f"{where}: piece {i} ({p.piece!r}) is a byte piece, which must be <0x00> to <0xFF>")
             byte_count += 1
+        elif p.type == UNUSED and len(p.piece) == 1:
+            raise ValueError(f"{where}: piece {i} ({p.piece!r}) is an UNUSED piece of one character, which "
+                             "sentencepiece merges as a piece but gives as an unknown one: not supported")
         elif p.type in (CONTROL, UNKNOWN) and len(p.piece) == 1:
             # sentencepiece looks a one-character symbol up among these too, and would give
             # this id for the character in text, which no special token of ours is.
@@ -425,21 +428,22 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN, USER_DEFINED)]
     unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED)]
     our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade)}
-    ranks = {score: r for r, score in enumerate(sorted({pieces[i].score for i in unmade}, reverse=True))}
-    ranked = []
+    made_by: list[tuple[int, list]] = []  # (piece, its splits into two pieces) of the pieces a merge makes
     for i in unmade:
-        made = pieces[i]
-        text = made.piece
+        text = pieces[i].piece
+        if lone and not lone.isdisjoint(text):
+            _refuse_lone(text, i, mergeable, pieces_by_text, where)
         splits = [(text[:k], text[k:]) for k in range(1, len(text)) if text[:k] in mergeable and text[k:] in mergeable]
-        if splits and made.type == UNUSED:
+        if splits and pieces[i].type == UNUSED:
             # sentencepiece makes it, then gives the two pieces that made it in its place: ids
             # that a merge list cannot say.
             raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {splits[0][0]!r} and {splits[0][1]!r} "
                              "make it, and sentencepiece would give those two in its place: not supported")
-        if lone and not lone.isdisjoint(text):
-            _refuse_lone(text, i, mergeable, pieces_by_text, where)
-        for left, right in splits:
-            ranked.append([our_id[left], our_id[right], our_id[text], ranks[made.score]])
+        if splits:
+            made_by.append((i, splits))
+    ranks = {score: r for r, score in enumerate(sorted({pieces[i].score for i, _ in made_by}, reverse=True))}
+    ranked = [[our_id[left], our_id[right], our_id[pieces[i].piece], ranks[pieces[i].score]]
+              for i, splits in made_by for left, right in splits]
     ranked.sort(key=lambda merge: merge[3])  # stable: in id order within a rank
     unk_id = next(i for i, p in enumerate(pieces) if p.type == UNKNOWN)
     added = [{"content": pieces[i].piece, "id": i, "special": pieces[i].type != USER_DEFINED,
