@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formats, huggingface, registry, sources, tekken
+from . import formats, huggingface, registry, sentencepiece, sources, tekken
 from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, load_core,
                    special_tokens_list)
 
@@ -659,6 +659,21 @@ class BPETokenizer:
         if path.is_dir():
             path = path / "tekken.json"
         return cls._from_file(path, tekken.load_tekken)
+
+    @classmethod
+    def from_sentencepiece(cls, path: PathArg) -> "BPETokenizer":
+        """A SentencePiece BPE model (a .model file: Llama 2's, Mistral 7B's tokenizer.model),
+        or the folder that holds tokenizer.model, giving the sentencepiece library's ids;
+        neither sentencepiece nor protobuf is needed. encode_ordinary(text) is
+        SentencePieceProcessor.encode(text); its control pieces (<s>, </s>) and unknown
+        piece are special tokens, matched in text only where allowed (encode(text,
+        allowed_special="all")), and decode gives their text where sentencepiece gives
+        none. Unigram, word and character models, and what else the engine cannot hold,
+        are refused by name (bpe.sentencepiece)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "tokenizer.model"
+        return cls._from_file(path, sentencepiece.load_sentencepiece)
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .core import PathArg
+from .formats import name_for_file
 
 # The largest .model file read. Real ones are 0.2 MB (Llama 2) to 5 MB (Gemma 3's 262,144
 # pieces); the cap keeps a file from asking for a read of any size.
@@ -494,6 +495,4 @@ def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:
 
 def load_sentencepiece(path: PathArg) -> dict:
     """BPETokenizer's arguments from the .model file at path, with its name."""
-    from .formats import name_for_file  # bpe.formats loads this module to name .model files
-
     return {**sentencepiece_arguments(read_model(path), path), "name": name_for_file(path)}
