@@ -10,6 +10,7 @@ skip without it; the reader's own tests on bytes made here do not need it.
 """
 import glob
 import io
+import json
 import os
 import pickle
 import random
@@ -470,8 +471,6 @@ def test_strip_start_is_sentencepieces_decode(trained):
 
 
 def test_arguments_are_json_data(trained):
-    import json
-
     args = sp_reader.load_sentencepiece(trained["user_defined"])
     assert json.loads(json.dumps(args)) == args
     assert args["name"] == "user_defined"
@@ -481,3 +480,164 @@ def test_looks_like_model(trained, tmp_path):
     assert sp_reader.looks_like_model(trained["byte_fallback"].read_bytes()[:256])
     for text in [b"", b"{}", b"\n\n\nabc", b"256 257\n", b"\x0a\x05\x0a\x03\xff\xfe\xfd", b"\x0a\x80"]:
         assert not sp_reader.looks_like_model(text), text
+
+
+# --- BPETokenizer.from_sentencepiece: sentencepiece's ids ------------------------------------
+
+
+def texts() -> dict[str, list[str]]:
+    """The texts the ids are compared on, as lines: the held-out stories (where the shared
+    data is), Python source, and the multilingual text."""
+    found = {"python": python_source(60_000).splitlines(keepends=True), "multilingual": MULTILINGUAL}
+    if STORIES.exists():
+        found["stories"] = STORIES.read_text(encoding="utf-8")[:150_000].splitlines(keepends=True)
+    return found
+
+
+def tokenizer_and_processor(path: Path):
+    spm = pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
+    from bpe import BPETokenizer
+
+    return BPETokenizer.from_sentencepiece(path), spm.SentencePieceProcessor(model_file=str(path))
+
+
+def assert_sentencepieces_ids(tok, processor, lines: list[str], what: str):
+    """encode_ordinary (one text and a batch) gives sentencepiece's encode on every line,
+    and decode gives its decode back."""
+    expected = processor.encode(lines)
+    ours = tok.encode_ordinary_batch(lines)
+    wrong = [k for k, (a, b) in enumerate(zip(ours, expected)) if a != b]
+    assert not wrong, (f"{what}: {len(wrong)} of {len(lines)} lines differ, first {lines[wrong[0]]!r}: "
+                       f"ours {ours[wrong[0]][:30]} theirs {expected[wrong[0]][:30]}")
+    for line, ids in zip(lines[:200], expected):
+        assert tok.encode_ordinary(line) == ids
+        assert tok.decode(ids) == processor.decode(ids), line
+    whole = "".join(lines)
+    assert tok.encode_ordinary(whole) == processor.encode(whole), what
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED))
+def test_ids_equal_sentencepieces_on_trained_models(trained, name):
+    tok, processor = tokenizer_and_processor(trained[name])
+    for kind, lines in texts().items():
+        assert_sentencepieces_ids(tok, processor, lines, f"{name}, {kind}")
+
+
+@pytest.mark.parametrize("path", real_models(), ids=lambda p: p.name)
+def test_ids_equal_sentencepieces_on_real_models(path):
+    tok, processor = tokenizer_and_processor(path)
+    for kind, lines in texts().items():
+        assert_sentencepieces_ids(tok, processor, lines, f"{path.name}, {kind}")
+
+
+def test_unknown_characters(trained):
+    """Characters that no piece covers: their UTF-8 bytes as byte pieces with byte
+    fallback, else one unknown piece for a run of them, decoded as sentencepiece's
+    unk_surface."""
+    text = "abc 猫が好き 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ᚠᛇᚻ xyz"
+    for name in ("byte_fallback", "no_byte_fallback"):
+        tok, processor = tokenizer_and_processor(trained[name])
+        ids = processor.encode(text)
+        assert tok.encode_ordinary(text) == ids
+        assert tok.decode(ids) == processor.decode(ids)
+        assert (processor.unk_id() in ids) == (name == "no_byte_fallback")
+
+
+def test_every_method_works_on_a_sentencepiece_model(trained, tmp_path):
+    from bpe import BPETokenizer
+
+    tok, processor = tokenizer_and_processor(trained["user_defined"])
+    lines = [*MULTILINGUAL, *python_source(20_000).splitlines(keepends=True)]
+    expected = processor.encode(lines)
+    whole = "".join(lines)
+    assert tok.encode_batch(lines, disallowed_special=()) == expected
+    assert tok.encode_batch(lines, disallowed_special=(), threads=2) == expected
+    flat, offsets = tok.encode_ordinary_batch_flat(lines, threads=2)
+    assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(len(lines))] == expected
+    assert tok.encode_array(whole, disallowed_special=()).tolist() == processor.encode(whole)
+    assert tok.encode_array(whole, disallowed_special=(), threads=2).tolist() == processor.encode(whole)
+    assert tok.count(whole, disallowed_special=()) == len(processor.encode(whole))
+    assert tok.count_batch(lines, disallowed_special=()).tolist() == list(map(len, expected))
+    for line, ids in zip(lines, expected):
+        got, spans = tok.encode_with_offsets(line, disallowed_special=())
+        assert got == ids
+        assert len(spans) == len(ids) and all(0 <= a <= b <= len(line) for a, b in spans.tolist())
+        assert [a for a, _ in spans.tolist()] == sorted(a for a, _ in spans.tolist())
+        stream = tok.decoder()
+        assert "".join(stream.add(i) for i in ids) + stream.flush() == processor.decode(ids), line
+    # The user-defined pieces are found whole in text; the control pieces only where allowed.
+    assert processor.encode("x<sym>y@@def") == tok.encode_ordinary("x<sym>y@@def")
+    bos = processor.bos_id()
+    assert tok.encode("<s>hi", allowed_special="all")[0] == bos
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode("<s>hi")
+    assert tok.encode_ordinary("<s>hi") == processor.encode("<s>hi")
+    assert tok.token_to_id("\u2581the") == processor.piece_to_id("\u2581the")
+    assert tok.special_ids["</s>"] == processor.eos_id()
+    # Our own file, and pickling, give an equal tokenizer with the same ids.
+    saved = tok.save(tmp_path / "sp.bpe")
+    again = BPETokenizer.load(saved)
+    assert again == tok and again.encode_ordinary_batch(lines) == expected
+    assert pickle.loads(pickle.dumps(tok)) == tok
+    assert pickle.loads(pickle.dumps(tok)).encode_ordinary_batch(lines) == expected
+
+
+def test_the_folder_and_the_generic_loaders(trained, tmp_path):
+    """from_sentencepiece takes the folder that holds tokenizer.model; BPETokenizer.load
+    says to use it; -t picks a .model by its bytes, whatever it is called."""
+    from bpe import BPETokenizer
+    from bpe.cli.tokenizers import load_tokenizer
+
+    folder = tmp_path / "llama-like"
+    folder.mkdir()
+    (folder / "tokenizer.model").write_bytes(trained["byte_fallback"].read_bytes())
+    tok = BPETokenizer.from_sentencepiece(folder)
+    assert tok.name == "llama-like"
+    with pytest.raises(ValueError, match="from_sentencepiece"):
+        BPETokenizer.load(folder / "tokenizer.model")
+    renamed = tmp_path / "tokenizer.model.v3"
+    renamed.write_bytes(trained["byte_fallback"].read_bytes())
+    assert load_tokenizer(str(renamed)) == tok
+    assert load_tokenizer(str(folder)) == tok
+
+
+def test_bpe_info_shows_a_model(trained):
+    pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
+    out = subprocess.run([sys.executable, "-m", "bpe", "info", "-t", str(trained["user_defined"])], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "<sym>" in out.stdout and "characters" in out.stdout
+    assert len(out.stdout) < 20_000  # the charsmap is not printed whole
+
+
+# A meta path finder that refuses sentencepiece and protobuf, so that an import of either
+# fails in the process as it would where neither is installed.
+BLOCKER = """
+import sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("sentencepiece", "google"):
+            raise ImportError(f"{name} is blocked for this test")
+        return None
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def test_loading_needs_neither_sentencepiece_nor_protobuf(trained, tmp_path):
+    """In a process where importing sentencepiece or google.protobuf fails, a .model
+    loads and encodes to the ids sentencepiece gives here."""
+    tok, processor = tokenizer_and_processor(trained["byte_fallback"])
+    (tmp_path / "sitecustomize.py").write_text(BLOCKER)
+    text = MULTILINGUAL[0]
+    program = ("import json, sys\n"
+               "for name in ('sentencepiece', 'google.protobuf'):\n"
+               "    try:\n        __import__(name)\n        sys.exit(name + ' imported')\n"
+               "    except ImportError:\n        pass\n"
+               "from bpe import BPETokenizer\n"
+               f"tok = BPETokenizer.from_sentencepiece({str(trained['byte_fallback'])!r})\n"
+               f"print(json.dumps(tok.encode_ordinary({text!r})))\n"
+               "assert 'sentencepiece' not in sys.modules and 'google.protobuf' not in sys.modules\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert json.loads(out.stdout) == processor.encode(text)
