@@ -611,7 +611,7 @@ def one_split(rules: dict) -> str | None:
     inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
     regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
     steps = rules["pre_tokenizer"]
-    if steps is None:  # the model's options alone: the tokenizer's pattern splits
+    if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or SentencePiece-style
         return None
     last = steps[-1]
     if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
@@ -645,7 +645,7 @@ def rules_pattern(rules: dict) -> str:
     regex = one_split(rules)
     if regex is not None:
         return named_split(rules) or regex
-    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ())
+    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ()) or "none (characters)"
 
 
 def plain_pattern(rules: dict, special_tokens) -> str | None:
