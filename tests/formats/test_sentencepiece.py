@@ -671,3 +671,19 @@ def test_the_streaming_decoder_gives_what_decode_gives(trained, data):
     pieces = [stream.add(i) for i in ids]
     assert "".join(pieces) + stream.flush() == tok.decode(ids)
     assert "".join(stream.add(i) for i in ids) + stream.flush() == tok.decode(ids)  # afresh after flush
+
+
+# Characters where normalization and merging have corners: spaces of every kind and the
+# space symbol, characters nmt_nfkc maps (full-width, ligatures, fractions, compatibility
+# ideographs), combining marks, controls, scripts and emoji that few pieces cover.
+CORNERS = (" \t\n\r\u00a0\u2003\u3000\u2581\u200b\ufeff" "aeinst" "ABC.,'\"-_<>/" "ＡＢ１ﬁﬀ½㍿Ⅻ" "\u0301\u0308\u0323"
+           "éñüÅ" "\x00\x01\x1f\x7f" "猫日本한ключ" "👩\u200d👍🏽🇯")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(CORNERS), max_size=40), name=st.sampled_from(sorted(TRAINED)))
+def test_random_text_gives_sentencepieces_ids(trained, text, name):
+    tok, processor = tokenizer_and_processor(trained[name])
+    ids = processor.encode(text)
+    assert tok.encode_ordinary(text) == ids
+    assert tok.decode(ids) == processor.decode(ids) or text.lstrip(" \t\n\r").startswith("\u2581")
