@@ -681,8 +681,13 @@ CORNERS = (" \t\n\r\u00a0\u2003\u3000\u2581\u200b\ufeff" "aeinst" "ABC.,'\"-_<>/
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(alphabet=st.sampled_from(CORNERS), max_size=40), name=st.sampled_from(sorted(TRAINED)))
-def test_random_text_gives_sentencepieces_ids(trained, text, name):
+@given(parts=st.lists(st.sampled_from([*CORNERS, "<sym>", "@@", "def", "ab", "<s>", "</s>", "<unk>", "<ctl>", "  "]),
+                      max_size=30),
+       name=st.sampled_from(sorted(TRAINED)))
+def test_random_text_gives_sentencepieces_ids(trained, parts, name):
+    """Random text of corner characters, and the user-defined, control and unknown pieces'
+    texts among them."""
+    text = "".join(parts)
     tok, processor = tokenizer_and_processor(trained[name])
     ids = processor.encode(text)
     assert tok.encode_ordinary(text) == ids
