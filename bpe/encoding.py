@@ -741,7 +741,7 @@ class BPETokenizer:
         rules = self._rules
         why = []
         if rules["normalizer"] is not None:
-            why.append(f"a normalizer ({rules['normalizer']})")
+            why.append(f"a normalizer ({huggingface.normalizer_text(rules['normalizer'])})")
         if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:
             why.append("a pre-tokenizer that is not one of our split patterns ("
                        + ", ".join(step["type"] for step in rules["pre_tokenizer"]) + ")")

@@ -664,6 +664,22 @@ def plain_pattern(rules: dict, special_tokens) -> str | None:
     return name
 
 
+def normalizer_text(normalizer) -> str:
+    """The rules' normalizer in a few words, for messages and `bpe info`: each step's
+    type and options, a charsmap by its size, not its bytes."""
+    if normalizer is None:
+        return "none"
+    steps = [{"type": normalizer}] if isinstance(normalizer, str) else normalizer
+    words = []
+    for step in steps:
+        if step["type"] == "Precompiled":
+            size = len(step["charsmap"]) * 3 // 4 - step["charsmap"][-2:].count("=")  # base64's length, its padding off
+            words.append(f"Precompiled (sentencepiece's charsmap, {size:,} bytes)")
+        else:
+            words.append(step["type"] + "".join(f" {key}={value!r}" for key, value in step.items() if key != "type"))
+    return "; ".join(words)
+
+
 def describe(rules: dict, shown: int = 40) -> list:
     """Lines for `bpe info`: the split (each pre-tokenizer step, its regex in full), the
     normalizer, the added tokens (the first `shown` of them) and the template."""

@@ -692,3 +692,17 @@ def test_random_text_gives_sentencepieces_ids(trained, parts, name):
     ids = processor.encode(text)
     assert tok.encode_ordinary(text) == ids
     assert tok.decode(ids) == processor.decode(ids) or text.lstrip(" \t\n\r").startswith("\u2581")
+
+
+def test_files_that_cannot_hold_the_model_say_so_briefly(trained, tmp_path):
+    """tiktoken's file and GPT-2's cannot hold a SentencePiece model: the message names
+    the normalizer in a few words (the charsmap by its size), not its 240 KB."""
+    from bpe import BPETokenizer
+
+    tok = BPETokenizer.from_sentencepiece(trained["byte_fallback"])
+    size = len(sp_reader.read_model(trained["byte_fallback"]).normalizer_spec.precompiled_charsmap)
+    with pytest.raises(ValueError, match=f"charsmap, {size:,} bytes") as error:
+        tok.save_tiktoken(tmp_path / "x.tiktoken")
+    assert len(str(error.value)) < 1000
+    with pytest.raises(ValueError, match="cannot hold"):
+        tok.save_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")

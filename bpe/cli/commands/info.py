@@ -49,13 +49,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def step_text(step: dict) -> str:
-    """A normalizer step in a few words: a charsmap by its size, not its bytes."""
-    if step["type"] == "Precompiled":
-        return f"Precompiled (sentencepiece's charsmap, {len(step['charsmap']) * 3 // 4:,} bytes)"
-    return step["type"] + "".join(f" {key}={value!r}" for key, value in step.items() if key != "type")
-
-
 def describe_characters(tok) -> list[str]:
     """`bpe info` of a tokenizer whose merging starts from characters (a SentencePiece
     model's, or a tokenizer.json's of that kind): its pieces, how characters no piece
@@ -72,9 +65,7 @@ def describe_characters(tok) -> list[str]:
              "a character no piece covers: " + ("its UTF-8 bytes as byte pieces" if char["byte_fallback"] else
                                                 f"the unknown token {char['unk_id']}"
                                                 + (" (a run of them one)" if char["fuse_unk"] else ""))]
-    normalizer = rules["normalizer"]
-    steps = [{"type": normalizer}] if isinstance(normalizer, str) else (normalizer or [])
-    lines.append("normalizer: " + ("; ".join(map(step_text, steps)) or "none"))
+    lines.append("normalizer: " + huggingface.normalizer_text(rules["normalizer"]))
     lines.append("split: " + (", ".join(step["type"] for step in rules["pre_tokenizer"] or [])
                               or "none (the normalized text is one piece)"))
     decoder = rules.get("decoder") or {}
