@@ -841,7 +841,7 @@ class StreamDecoder:
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         rules = tokenizer.rules or {}
-        self._rules_decode = tokenizer._encoder.decode_bytes if rules.get("decoder") is not None else None
+        self._rules_decode: Any = tokenizer._encoder.decode_bytes if rules.get("decoder") is not None else None
         # The byte pieces' ids (our tokens 0-255), each to its byte.
         byte_ids = (tokenizer.token_ids or range(256))[:256]
         self._byte_of = {i: b for b, i in enumerate(byte_ids)}

@@ -146,6 +146,7 @@ def _fields(data: bytes, start: int, end: int, what: str) -> Iterator[tuple[int,
     an int for a varint or fixed field, (start, end) of the bytes of a length-delimited
     one."""
     at = start
+    value: Any
     while at < end:
         key, at = _varint(data, at, end)
         number, wire = key >> 3, key & 7
