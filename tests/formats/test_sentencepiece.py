@@ -82,6 +82,7 @@ TRAINED = {
     "keep_whitespace": dict(vocab_size=800, byte_fallback=True, remove_extra_whitespaces=False),
     "identity_keep_whitespace": dict(vocab_size=700, normalization_rule_name="identity",
                                      remove_extra_whitespaces=False, add_dummy_prefix=False),
+    "nmt_nfkc_cf": dict(vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc_cf"),
     "nfkc_control": dict(vocab_size=700, byte_fallback=True, normalization_rule_name="nfkc",
                          control_symbols=["<ctl>"], pad_id=3),
 }
@@ -706,3 +707,26 @@ def test_files_that_cannot_hold_the_model_say_so_briefly(trained, tmp_path):
     assert len(str(error.value)) < 1000
     with pytest.raises(ValueError, match="cannot hold"):
         tok.save_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")
+
+
+# Specs that sentencepiece's trainer does not write (it needs escape_whitespaces) or that
+# models rarely set, made by appending a spec to a trained model: protobuf merges it over
+# the first, and sentencepiece reads the result.
+OVERRIDES = {
+    "no_escape": field(3, field(5, False)),
+    "no_escape_no_dummy": field(3, field(5, False) + field(3, False) + field(4, False)),
+    "dummy_keep_whitespace": field(3, field(3, True) + field(4, False)),
+    "unk_surface": field(2, field(44, "<?>")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERRIDES))
+@pytest.mark.parametrize("base", ["byte_fallback", "no_byte_fallback"])
+def test_specs_the_trainer_does_not_write(trained, tmp_path, name, base):
+    path = tmp_path / f"{base}-{name}.model"
+    path.write_bytes(trained[base].read_bytes() + OVERRIDES[name])
+    tok, processor = tokenizer_and_processor(path)
+    lines = [*MULTILINGUAL, "  two  spaces  ", "x", " y", "a\tb\nc"]
+    assert tok.encode_ordinary_batch(lines) == processor.encode(lines)
+    for line, ids in zip(lines, processor.encode(lines)):
+        assert tok.decode(ids) == processor.decode(ids) or line.lstrip(" \t\n\r").startswith("\u2581"), line
