@@ -730,3 +730,19 @@ def test_specs_the_trainer_does_not_write(trained, tmp_path, name, base):
     assert tok.encode_ordinary_batch(lines) == processor.encode(lines)
     for line, ids in zip(lines, processor.encode(lines)):
         assert tok.decode(ids) == processor.decode(ids) or line.lstrip(" \t\n\r").startswith("\u2581"), line
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_decode_of_any_pieces_is_sentencepieces(trained, data):
+    """Any byte and normal pieces, byte runs that are not UTF-8 among them (one U+FFFD a
+    byte that starts no character), pieces of space symbols at the start: sentencepiece's
+    decode, in a model that keeps its whitespace (where remove_extra_whitespaces is on,
+    text that begins with several space symbols differs: see
+    test_decode_of_text_that_begins_with_the_space_symbol)."""
+    tok, processor = tokenizer_and_processor(trained["keep_whitespace"])
+    ordinary = [i for i in range(processor.get_piece_size()) if not (processor.is_control(i) or processor.is_unknown(i))]
+    byte_ids = [i for i in ordinary if processor.is_byte(i)]
+    ids = data.draw(st.lists(st.one_of(st.sampled_from(byte_ids), st.sampled_from(ordinary),
+                                       st.just(processor.piece_to_id("\u2581"))), max_size=12))
+    assert tok.decode(ids) == processor.decode(ids)
