@@ -611,7 +611,7 @@ def one_split(rules: dict) -> str | None:
     inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
     regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
     steps = rules["pre_tokenizer"]
-    if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or SentencePiece-style
+    if steps is None:  # the model's options alone: the tokenizer's pattern splits
         return None
     if not steps or steps[-1]["type"] != "ByteLevel":  # no split ([]), or Metaspace: merging from characters
         return None
