@@ -83,6 +83,12 @@ TRAINED = {
     "identity_keep_whitespace": dict(vocab_size=700, normalization_rule_name="identity",
                                      remove_extra_whitespaces=False, add_dummy_prefix=False),
     "nmt_nfkc_cf": dict(vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc_cf"),
+    # Gemma's shape: identity, no dummy prefix, whitespace kept, digits split, runs of
+    # spaces and new lines and the chat markers as user-defined pieces.
+    "gemma_shape": dict(vocab_size=1000, byte_fallback=True, normalization_rule_name="identity", add_dummy_prefix=False,
+                        remove_extra_whitespaces=False, split_digits=True,
+                        user_defined_symbols=["\n", "\n\n", "\t", "\u2581\u2581", "\u2581" * 4, "<start_of_turn>",
+                                              "<end_of_turn>", "<b>", "</b>"]),
     "nfkc_control": dict(vocab_size=700, byte_fallback=True, normalization_rule_name="nfkc",
                          control_symbols=["<ctl>"], pad_id=3),
 }
