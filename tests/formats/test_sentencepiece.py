@@ -631,6 +631,16 @@ def test_bpe_info_shows_a_model(trained):
     assert len(out.stdout) < 20_000  # the charsmap is not printed whole
 
 
+def test_bpe_encode_takes_a_model(trained):
+    """`bpe encode -t MODEL` gives sentencepiece's ids of its input."""
+    _, processor = tokenizer_and_processor(trained["byte_fallback"])
+    text = "".join(MULTILINGUAL[:4]) + python_source(5_000)
+    out = subprocess.run([sys.executable, "-m", "bpe", "encode", "-t", str(trained["byte_fallback"]), "--format",
+                          "json"], cwd=ROOT, input=text.encode(), capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == processor.encode(text)
+
+
 # A meta path finder that refuses sentencepiece and protobuf, so that an import of either
 # fails in the process as it would where neither is installed.
 BLOCKER = """
