@@ -823,11 +823,6 @@ class StreamDecoder:
     Bytes that are not UTF-8 become U+FFFD exactly where decode(ids) puts them: the
     bytes go through Python's incremental UTF-8 decoder, which gives what bytes.decode
     gives on all of them at once. A real U+FFFD in the text is text like any other.
-
-    A tokenizer with a decoder in its rules (SentencePiece's: "▁" back to spaces, the
-    first one dropped, byte pieces read as a run) decodes by it: a run of byte pieces is
-    held until it ends a character, and until the text has begun the ids since the start
-    are decoded together, so that the pieces joined give what decode(ids) gives.
     """
 
     def __init__(self, tokenizer: BPETokenizer, errors: str = "replace"):
@@ -840,56 +835,33 @@ class StreamDecoder:
         """
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
-        rules = tokenizer.rules or {}
-        self._rules_decode: Any = tokenizer._encoder.decode_bytes if rules.get("decoder") is not None else None
-        # The byte pieces' ids (our tokens 0-255), each to its byte.
-        byte_ids = (tokenizer.token_ids or range(256))[:256]
-        self._byte_of = {i: b for b, i in enumerate(byte_ids)}
-        self._errors = errors
-        self._held: list[int] = []  # ids not yet decoded: the start of the text, or an unfinished byte run
-        self._begun = False  # whether text has come out yet (the decoder's strip_start applies before)
+        # Rules with a decoder (a char_merges model's): the core decodes, holding back the
+        # byte tokens at the end that may begin a character; `start` until text begins.
+        rules = tokenizer._rules
+        self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
+        self._pending: list[int] = []
+        self._start = True
 
     def add(self, id: int) -> str:
         """The text that id completes: "" while a character is still unfinished."""
-        if self._rules_decode is None:
+        if self._core is None:
             return self._utf8.decode(self._token_bytes(id))
-        self._held.append(operator.index(id))
-        if id in self._byte_of:
-            run = bytes(self._byte_of[i] for i in self._held if i in self._byte_of)
-            # Cut where the bytes so far end a character (or prove not to begin one): the
-            # incremental decoder keeps back only the start of a character still possible.
-            check = codecs.getincrementaldecoder("utf-8")("replace")
-            check.decode(run, final=False)
-            kept = len(check.getstate()[0])
-            if kept:
-                ready, self._held = self._held[:-kept], self._held[-kept:]
-                return self._text(ready, keep=self._held)
-        ready, self._held = self._held, []
-        return self._text(ready)
-
-    def _text(self, ids: list[int], keep: list[int] | None = None) -> str:
-        """The text of ids, which follow what came out already; until text has begun, ids
-        are held with the start of the text and decoded with it."""
-        if not self._begun:
-            if not ids:
-                return ""
-            text = self._rules_decode(ids, start=True).decode("utf-8", self._errors)
-            if not text:
-                self._held = ids + (keep or [])  # nothing yet: decoded again with what follows
-                return ""
-            self._begun = True
-            return text
-        return self._rules_decode(ids, start=False).decode("utf-8", self._errors) if ids else ""
+        self._pending.append(id)
+        data, used = self._core.decode_stream(self._pending, self._start)
+        if used:
+            del self._pending[:used]
+            self._start = False
+        return self._utf8.decode(data)
 
     def flush(self) -> str:
         """What is left at the end (U+FFFD for an unfinished character, by default), and
         start afresh."""
-        if self._rules_decode is not None:
-            held, self._held = self._held, []
-            text = self._text(held)
-            self._held, self._begun = [], False
-            return text
-        text = self._utf8.decode(b"", final=True)
+        rest = b""
+        if self._core is not None:
+            rest = self._core.decode_bytes(self._pending, self._start)
+            self._pending.clear()
+            self._start = True
+        text = self._utf8.decode(rest, final=True)
         self._utf8.reset()
         return text
 

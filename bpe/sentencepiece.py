@@ -455,7 +455,6 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     if normalizer.precompiled_charsmap:
         steps.append({"type": "Precompiled",
                       "charsmap": base64.b64encode(normalizer.precompiled_charsmap).decode("ascii")})
-        _refuse_normalized_user_pieces(pieces, steps[0], where)
     steps.append({"type": "SentencePiece", "add_dummy_prefix": normalizer.add_dummy_prefix,
                   "remove_extra_whitespaces": normalizer.remove_extra_whitespaces,
                   "escape_whitespaces": normalizer.escape_whitespaces})
@@ -476,22 +475,6 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     }
     return {"merges": [], "special_tokens": [pieces[i].piece for i in specials],
             "token_ids": token_ids + specials, "rules": rules}
-
-
-def _refuse_normalized_user_pieces(pieces: tuple, charsmap_step: dict, where: object) -> None:
-    """ValueError for a user-defined piece that the charsmap changes: sentencepiece finds
-    user-defined pieces in the text before it normalizes (and leaves them as they are),
-    the engine finds them in the normalized text, so the two would differ."""
-    from .core import load_core  # the charsmap is run by the engine: the same code that normalizes text
-
-    normalize = load_core().normalize
-    for i, p in enumerate(pieces):
-        if p.type == USER_DEFINED:
-            normalized = normalize(p.piece, [charsmap_step])[0]
-            if normalized != p.piece:
-                raise ValueError(f"{where}: piece {i} ({p.piece!r}) is a user-defined piece that normalization "
-                                 f"changes (to {normalized!r}): sentencepiece finds it in the text before "
-                                 "normalizing, this engine after, so their ids would differ: not supported")
 
 
 def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, where: object) -> None:

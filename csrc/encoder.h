@@ -838,6 +838,8 @@ public:
     const SplitRule& pattern() const { return pattern_; }
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
+    // A streaming decoder's step: how many of ids it may decode now (vocabulary.h).
+    size_t settled_ids(const uint32_t* ids, size_t n) const { return vocabulary_.settled_ids(ids, n); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }

@@ -242,6 +242,18 @@ public:
         });
     }
 
+    // How many of ids a streaming decoder may decode now (decoder.h's settled_bytes): all
+    // but the byte tokens at the end that may begin a character later ones finish.
+    size_t settled_ids(const uint32_t* ids, size_t n) const {
+        size_t run = n;
+        while (run > 0 && token_of(ids[run - 1]) < 256) --run;
+        if (run == n) return n;
+        unsigned char bytes[64];
+        const size_t count = std::min<size_t>(n - run, sizeof(bytes));
+        for (size_t k = 0; k < count; ++k) bytes[k] = static_cast<unsigned char>(own_bytes(token_of(ids[n - count + k]))[0]);
+        return n - count + settled_bytes(bytes, count);
+    }
+
     // The character span [start, end) of each token in `text`, where ids are
     // encode's ids of text (their bytes, joined, are text): spans[2k] and spans[2k + 1]
     // for token k. Characters are counted by their first bytes (every byte but

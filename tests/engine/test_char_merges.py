@@ -15,6 +15,7 @@ What sentencepiece does, and these tests hold us to:
 """
 import base64
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -56,9 +57,14 @@ def train(tmp_path, text, name="m", vocab_size=600, **options):
     return spm.SentencePieceProcessor(model_file=str(tmp_path / f"{name}.model"))
 
 
-def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True, unk_text=" \u2047 ",
-              user_defined=(), charsmap=None):
-    """The Encoder for a sentencepiece BPE model, from its pieces as the library gives
+def engine_of(sp, *args, **kwargs):
+    """The Encoder for a sentencepiece BPE model (encoder_args says how)."""
+    return core.Encoder([], **encoder_args(sp, *args, **kwargs))
+
+
+def encoder_args(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True,
+                 unk_text=" \u2047 ", user_defined=(), charsmap=None):
+    """The Encoder's arguments for a sentencepiece BPE model, from its pieces as the library gives
     them: bytes are ids 0-255 (their file ids by token_ids; free ids past the vocabulary
     where the model has no byte pieces), the control and unknown pieces are the special
     tokens, every other piece an unmade token, and each pair of pieces that joins into a
@@ -108,7 +114,7 @@ def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_w
         "ranked_merges": merges,
         "decoder": {"replace": [SPACE, " "], "strip_start": 1 if add_dummy_prefix else 0, "unk_text": unk_text},
     }
-    return core.Encoder([], special_tokens=specials, token_ids=token_ids, rules=rules)
+    return {"special_tokens": specials, "token_ids": token_ids, "rules": rules}
 
 
 def same_as_sentencepiece(enc, sp, text):
@@ -341,3 +347,39 @@ def test_runs_of_spaces_and_whitespace_only_pieces(tmp_path, stories):
     enc = engine_of(sp, remove_extra_whitespaces=False)
     for text in [PYTHON_SOURCE, "a    b", "    x", "x    ", stories[:5000]]:
         same_as_sentencepiece(enc, sp, text)
+
+
+def test_a_bpe_tokenizer_with_these_rules_gives_sentencepiece_ids_by_every_method(byte_model, stories):
+    from bpe import BPETokenizer
+    tok = BPETokenizer([], **encoder_args(byte_model))
+    sp = byte_model
+    texts = [stories[:3000], MULTILINGUAL, "  Two  spaces ", ""]
+    want = [sp.encode(t) for t in texts]
+    assert [tok.encode(t) for t in texts] == want
+    assert tok.encode_batch(texts, threads=2) == want
+    assert [list(tok.encode_array(t, threads=2)) for t in texts] == want
+    assert [tok.decode(ids) for ids in want] == [sp.decode(ids) for ids in want]
+    assert tok.count(texts[0]) == len(want[0])
+
+
+def test_the_streaming_decoder_gives_what_decode_gives(byte_model, stories):
+    """A char_merges model's streaming decoder (BPETokenizer.decoder()) runs the rules'
+    decoder: its pieces, joined, are decode's text, byte runs that end inside a character
+    held back until the character is whole, invalid ones U+FFFD as decode gives them."""
+    from bpe import BPETokenizer
+    sp = byte_model
+    tok = BPETokenizer([], **encoder_args(sp))
+    byte = {int(sp.id_to_piece(i)[3:5], 16): i for i in range(sp.get_piece_size()) if sp.is_byte(i)}
+    the = sp.piece_to_id(SPACE + "the")
+    rng = random.Random(5)
+    cases = [sp.encode(t) for t in [MULTILINGUAL, stories[:2000], "  x", "日本"]]
+    cases += [[byte[0xE6], byte[0x97]], [byte[0xE6], the, byte[0x97], byte[0xA5]], [the, byte[0xF0], byte[0x9F]],
+              [byte[0xC3], byte[0xA9], byte[0xFF], byte[0x80]], [sp.unk_id(), the]]
+    pool = list(byte.values()) + [the, sp.unk_id(), sp.piece_to_id("a")]
+    cases += [[rng.choice(pool) for _ in range(rng.randrange(1, 12))] for _ in range(300)]
+    for ids in cases:
+        d = tok.decoder()
+        pieces = [d.add(i) for i in ids]
+        assert "".join(pieces) + d.flush() == tok.decode(ids) == sp.decode(ids), ids
+    d = tok.decoder()
+    assert [d.add(i) for i in [byte[0xE6], byte[0x97], byte[0xA5]]] == ["", "", "日"]

@@ -764,17 +764,13 @@ def test_decode_of_any_pieces_is_sentencepieces(trained, data):
     assert tok.decode(ids) == processor.decode(ids)
 
 
-def test_a_user_defined_piece_that_normalization_changes_is_refused(tmp_path):
-    """sentencepiece finds user-defined pieces in the text before its charsmap runs
-    (theirs is never normalized); the engine finds them in the normalized text. Where the
-    charsmap changes one (nmt_nfkc's "ﬁx" is "fix"), the two differ: refused by name.
-    ASCII ones, which it leaves alone, are read."""
-    spm = pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
-    path = train(tmp_path / "ligature.model", vocab_size=700, byte_fallback=True, user_defined_symbols=["ﬁx", "<sym>"])
-    assert spm.SentencePieceProcessor(model_file=str(path)).encode("the ﬁx", out_type=str)[-1] == "ﬁx"
-    with pytest.raises(ValueError, match=r"piece \d+ \('ﬁx'\) is a user-defined piece that normalization changes "
-                                         r"\(to 'fix'\)"):
-        sp_reader.load_sentencepiece(path)
-    path = train(tmp_path / "ascii.model", vocab_size=700, byte_fallback=True, user_defined_symbols=["<sym>", "def"])
+def test_user_defined_pieces_that_normalization_would_change(tmp_path):
+    """sentencepiece finds user-defined pieces in the text before its charsmap runs, and
+    leaves them as they are: nmt_nfkc's "ﬁx" (a ligature) stays the piece "ﬁx", while "fix"
+    is ordinary text, and so here."""
+    path = train(tmp_path / "ligature.model", vocab_size=700, byte_fallback=True,
+                 user_defined_symbols=["ﬁx", "ＡＢ", "<sym>", "def"])
     tok, processor = tokenizer_and_processor(path)
-    assert tok.encode_ordinary("x<sym>y define ﬁx") == processor.encode("x<sym>y define ﬁx")
+    assert processor.encode("the ﬁx", out_type=str)[-1] == "ﬁx"
+    for text in ["the ﬁx is in", "fix ﬁx", "ＡＢ and AB ＡＢＣ", "x<sym>y define ﬁx", "  ﬁx  ＡＢ  "]:
+        assert tok.encode_ordinary(text) == processor.encode(text), text
