@@ -35,8 +35,9 @@ public:
         const auto* p = reinterpret_cast<const unsigned char*>(blob_.data());
         const uint64_t trie_bytes = uint64_t(p[0]) | uint64_t(p[1]) << 8 | uint64_t(p[2]) << 16 | uint64_t(p[3]) << 24;
         if (trie_bytes > blob_.size() - 4 || trie_bytes % 4 != 0 || trie_bytes == 0)
-            throw std::invalid_argument("the charsmap's trie is " + std::to_string(trie_bytes) + " bytes, which a blob of " +
-                                        std::to_string(blob_.size()) + " bytes cannot hold in whole 4-byte units");
+            throw std::invalid_argument("the charsmap's trie is " + std::to_string(trie_bytes) +
+                                        " bytes, which a blob of " + std::to_string(blob_.size()) +
+                                        " bytes cannot hold in whole 4-byte units");
         units_.resize(size_t(trie_bytes / 4));
         for (size_t k = 0; k < units_.size(); ++k) {
             const unsigned char* u = p + 4 + 4 * k;

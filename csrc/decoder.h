@@ -3,7 +3,9 @@
 //   - a piece gives its text, each `replace.first` in it turned into `replace.second`
 //     ("▁" into " ");
 //   - a run of byte pieces (<0x00>..<0xFF>) gives its bytes as UTF-8, each byte that
-//     starts no valid character one U+FFFD, as sentencepiece's decoder reads them;
+//     starts no valid character one U+FFFD, as sentencepiece's decoder reads them; or,
+//     with `whole_runs` (Hugging Face's ByteFallback decoder), a run that is not valid
+//     UTF-8 as a whole gives one U+FFFD for each of its bytes;
 //   - the unknown piece gives `unk_text` where one is given (sentencepiece's " ⁇ ");
 //   - up to `strip_start` spaces go from the start of the text, off the pieces that
 //     begin it (the space add_dummy_prefix put in); not where the ids do not begin the
@@ -18,6 +20,7 @@
 #include <utility>
 
 #include "normalize.h"
+#include "split_unicode.h"
 
 namespace bpe {
 
@@ -25,6 +28,7 @@ struct Decoder {
     std::optional<std::pair<std::string, std::string>> replace;
     size_t strip_start = 0;
     std::optional<std::string> unk_text;
+    bool whole_runs = false;
 };
 
 // How many bytes at the start of bytes[0, n) a streaming decoder may decode now: all but
@@ -74,6 +78,12 @@ std::string decode_with(const Decoder& decoder, const uint32_t* ids, size_t n, b
     size_t strip = start ? decoder.strip_start : 0;
     auto flush_run = [&] {
         const auto* p = reinterpret_cast<const unsigned char*>(run.data());
+        if (decoder.whole_runs && !is_valid_utf8(run)) {
+            for (size_t i = 0; i < run.size(); ++i) out += "\xEF\xBF\xBD";
+            run.clear();
+            if (!out.empty()) strip = 0;
+            return;
+        }
         for (size_t i = 0; i < run.size();) {
             const nfc_detail::Decoded d = nfc_detail::decode(p + i, p + run.size());
             if (d.cp >= nfc_detail::kInvalid) out += "\xEF\xBF\xBD";  // U+FFFD

@@ -356,7 +356,8 @@ public:
           table_(256 + merges.size()) {
         if (rules) {
             RuleState state(std::move(*rules));
-            state.cut_words = state.rules.steps.empty() && vocabulary_.cuts_before_space();
+            state.cut_words = state.rules.steps.empty() && vocabulary_.char_merges() &&
+                              vocabulary_.char_merges()->cuts_words();
             rules_ = std::make_shared<const RuleState>(std::move(state));
         }
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
@@ -839,7 +840,9 @@ public:
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
     // A streaming decoder's step: how many of ids it may decode now (vocabulary.h).
-    size_t settled_ids(const uint32_t* ids, size_t n) const { return vocabulary_.settled_ids(ids, n); }
+    size_t settled_ids(const uint32_t* ids, size_t n) const {
+        return rules_ && rules_->rules.decoder ? vocabulary_.settled_ids(*rules_->rules.decoder, ids, n) : n;
+    }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
@@ -870,7 +873,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
-        bool cut_words = false;                // no steps, and a piece may be cut into words (char_merges.h)
+        bool cut_words = false;                // no steps, and pieces cut into words (CharMerges::for_each_word)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -1015,7 +1018,7 @@ public:
                         continue;
                     }
                     if (st.cut_words) {
-                        for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
                             work.items.push_back({base + b, base + e, Segment::kText});
                         });
                         continue;
@@ -1040,7 +1043,7 @@ public:
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
                     if (st.cut_words) {
-                        for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
                             work.items.push_back({b, e, Segment::kText});
                         });
                         continue;
@@ -1076,8 +1079,9 @@ public:
         const size_t at = work.buffer.size();
         const bool starts = text.front() == ' ' || text.substr(0, rep.size()) == rep;
         const bool first = norm_origin(piece.begin) == 0;
-        if (!starts && (meta.prepend == Metaspace::Prepend::kAlways || (meta.prepend == Metaspace::Prepend::kFirst && first)))
-            put(rep, piece.begin);
+        const bool prepend = meta.prepend == Metaspace::Prepend::kAlways ||
+                             (meta.prepend == Metaspace::Prepend::kFirst && first);
+        if (!starts && prepend) put(rep, piece.begin);
         for (size_t k = 0; k < text.size();) {
             const size_t space = text.find(' ', k);
             const size_t to = space == std::string_view::npos ? text.size() : space;
@@ -1091,7 +1095,8 @@ public:
         const size_t end = work.buffer.size();
         if (!meta.split) {
             if (rules_->cut_words) {
-                for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                vocabulary_.char_merges()->for_each_word(
+                    work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
                 return;
             }
             work.items.push_back({at, end, Segment::kText});
@@ -1099,8 +1104,8 @@ public:
         }
         const std::string_view buffer = work.buffer;
         size_t from = at;
-        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k < end; k = buffer.find(rep, k + rep.size())) {
-            if (k + rep.size() > end) break;
+        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k + rep.size() <= end;
+             k = buffer.find(rep, k + rep.size())) {
             work.items.push_back({from, k, Segment::kText});
             from = k;
         }

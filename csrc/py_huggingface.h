@@ -412,8 +412,8 @@ inline bpe::ModelOptions model_options_from(py::handle rules) {
                                      (sequence ? std::string(py::repr(merge)).substr(0, 80) : type_name(merge)));
             if (k == 0) width = size;
             if (size != width)
-                throw py::value_error(what + " has " + std::to_string(size) + " items, but rules[\"ranked_merges\"][0] " +
-                                      std::to_string(width) + ": give every merge a rank, or none");
+                throw py::value_error(what + " has " + std::to_string(size) + " items, but rules[\"ranked_merges\"][0] "
+                                      "has " + std::to_string(width) + ": give every merge a rank, or none");
             std::array<uint32_t, 3> ids;
             for (int i = 0; i < 3; ++i)
                 ids[size_t(i)] = id_from(PySequence_Fast_GET_ITEM(merge.ptr(), i), what + "[" + std::to_string(i) + "]");

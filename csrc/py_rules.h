@@ -235,23 +235,29 @@ inline bpe::Normalizer normalizer_from_python(py::handle obj) {
     return bpe::Normalizer(std::move(out));
 }
 
-// {"replace": None | [from, to], "strip_start": int, "unk_text": None | str}.
+// {"replace": None | [from, to], "strip_start": int, "unk_text": None | str, and optionally
+// "whole_runs": bool (decoder.h)}.
 inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
     if (obj.is_none()) return std::nullopt;
     const std::string where = "['decoder']";
     const py::dict d = rule_dict(obj, where);
-    only_keys(d, {"replace", "strip_start", "unk_text"}, where);
+    only_keys(d, {"replace", "strip_start", "unk_text", "whole_runs"}, where);
     bpe::Decoder decoder;
     if (py::handle r = rule_key(d, "replace", where); !r.is_none()) {
         const py::list pair = rule_list(r, where + "['replace']");
         if (pair.size() != 2) bad_rule(where + "['replace']", "must be [from, to] or None");
-        decoder.replace.emplace(rule_str(pair[0], where + "['replace'][0]"), rule_str(pair[1], where + "['replace'][1]"));
+        decoder.replace.emplace(rule_str(pair[0], where + "['replace'][0]"),
+                                rule_str(pair[1], where + "['replace'][1]"));
         if (decoder.replace->first.empty()) bad_rule(where + "['replace'][0]", "must not be empty");
     }
     const int64_t strip = rule_int(rule_key(d, "strip_start", where), where + "['strip_start']");
     if (strip < 0 || strip > 1000) bad_rule(where + "['strip_start']", "must be between 0 and 1000");
     decoder.strip_start = size_t(strip);
-    if (py::handle u = rule_key(d, "unk_text", where); !u.is_none()) decoder.unk_text = rule_str(u, where + "['unk_text']");
+    if (py::handle u = rule_key(d, "unk_text", where); !u.is_none())
+        decoder.unk_text = rule_str(u, where + "['unk_text']");
+    // Optional (sentencepiece's reading where absent): Hugging Face's ByteFallback's.
+    if (PyObject* w = PyDict_GetItemString(d.ptr(), "whole_runs"))
+        decoder.whole_runs = rule_bool(w, where + "['whole_runs']");
     return decoder;
 }
 

@@ -240,7 +240,8 @@ def small_rules(**changes):
 
 
 def small_encoder(**changes):
-    return core.Encoder([], special_tokens=["<unk>"], token_ids=list(range(300, 556)) + [0], rules=small_rules(**changes))
+    return core.Encoder([], special_tokens=["<unk>"], token_ids=list(range(300, 556)) + [0],
+                        rules=small_rules(**changes))
 
 
 def test_the_small_rules_work():
@@ -325,7 +326,8 @@ def test_a_piece_that_holds_a_space_after_a_character_keeps_the_text_whole():
     "a b" is two ids, not four."""
     unmade = {SPACE: 3, "a": 4, "b": 5, "a" + SPACE: 6, "a" + SPACE + "b": 7}
     ours = {p: 257 + k for k, p in enumerate(unmade)}
-    merges = [[ours["a"], ours[SPACE], ours["a" + SPACE], 0], [ours["a" + SPACE], ours["b"], ours["a" + SPACE + "b"], 1]]
+    merges = [[ours["a"], ours[SPACE], ours["a" + SPACE], 0],
+              [ours["a" + SPACE], ours["b"], ours["a" + SPACE + "b"], 1]]
     enc = small_encoder(unmade_tokens=unmade, ranked_merges=merges)
     assert enc.encode("a b", (), ()) == [3, 7]
     assert enc.encode("a b a b", (), ()) == [3, 7, 3, 7]

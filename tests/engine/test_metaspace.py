@@ -25,8 +25,10 @@ def sp(tmp_path_factory):
     return train(tmp_path_factory.mktemp("meta"), stories_text(100_000), "meta", vocab_size=600, byte_fallback=True)
 
 
-def both(sp, pre_tokenizer, ours_pre_tokenizer, hf_normalizer=None, ours_normalizer=None):
-    """Hugging Face's Tokenizer and our Encoder for sp's pieces, with "<sep>" an added token."""
+def both(sp, pre_tokenizer, ours_pre_tokenizer, hf_normalizer=None, ours_normalizer=None, whole_runs=False,
+         tokenizer=False):
+    """Hugging Face's Tokenizer and our Encoder (a BPETokenizer with `tokenizer`) for sp's
+    pieces, with "<sep>" an added token."""
     n = sp.get_piece_size()
     vocab = {sp.id_to_piece(i): i for i in range(n)}
     normal = {p: i for p, i in vocab.items() if not (sp.is_byte(i) or sp.is_control(i) or sp.is_unknown(i))}
@@ -58,10 +60,12 @@ def both(sp, pre_tokenizer, ours_pre_tokenizer, hf_normalizer=None, ours_normali
                                "rstrip": False, "single_word": False}],
              "char_merges": {"byte_fallback": True, "unk_id": sp.unk_id(), "fuse_unk": True},
              "unmade_tokens": unmade, "ranked_merges": [[ours[a], ours[b], ours[m]] for a, b, m in pairs],
-             "decoder": {"replace": [SPACE, " "], "strip_start": 0, "unk_text": None}}
-    enc = core.Encoder([], special_tokens=specials, token_ids=[byte_ids[b] for b in range(256)] + special_ids,
-                       rules=rules)
-    return tk, enc
+             "decoder": {"replace": [SPACE, " "], "strip_start": 0, "unk_text": None, "whole_runs": whole_runs}}
+    args = dict(special_tokens=specials, token_ids=[byte_ids[b] for b in range(256)] + special_ids, rules=rules)
+    if tokenizer:
+        from bpe import BPETokenizer
+        return tk, BPETokenizer([], **args)
+    return tk, core.Encoder([], **args)
 
 
 def same_as_hugging_face(tk, enc, texts):
@@ -103,7 +107,8 @@ def test_replace_of_a_longer_text_left_to_right(sp):
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "sometimes", "split": True}, "['prepend_scheme']"),
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": "true"}, "['split']"),
     ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always"}, "['pre_tokenizer'][0]"),
-    ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True, "x": 0}, "['pre_tokenizer'][0]"),
+    ({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True, "x": 0},
+     "['pre_tokenizer'][0]"),
 ])
 def test_a_wrong_metaspace_is_a_value_error_naming_where(step, where):
     rules = {"pre_tokenizer": [step], "unmade_tokens": {SPACE: 3, "a": 4},
@@ -120,3 +125,32 @@ def test_metaspace_needs_char_merges_and_to_be_alone():
     with pytest.raises(ValueError, match="only step"):
         core.Encoder([], rules={"pre_tokenizer": [step, step], "unmade_tokens": {"a": 300},
                                 "char_merges": {"byte_fallback": True, "unk_id": None, "fuse_unk": False}})
+
+
+def test_whole_runs_decode_byte_runs_as_hugging_face_s_byte_fallback(sp):
+    """Hugging Face's ByteFallback decoder makes a run of byte tokens that is not UTF-8
+    as a whole one U+FFFD per byte (sentencepiece: per byte that starts no character);
+    whole_runs says which. The streaming decoder holds a run back until it ends."""
+    import random
+    tk, enc = both(sp, pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
+                   [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}],
+                   whole_runs=True)
+    byte = {int(sp.id_to_piece(i)[3:5], 16): i for i in range(sp.get_piece_size()) if sp.is_byte(i)}
+    the = sp.piece_to_id(SPACE + "the")
+    rng = random.Random(9)
+    pool = list(byte.values()) + [the, sp.piece_to_id("a")]
+    cases = [[byte[0xE2], byte[0x96], byte[0x81], byte[0xE2]], [byte[0xC3], byte[0xA9], the, byte[0xFF]]]
+    cases += [[rng.choice(pool) for _ in range(rng.randrange(1, 10))] for _ in range(300)]
+    assert enc.decode_bytes(cases[0]).decode() == "\ufffd" * 4 == tk.decode(cases[0])
+    for ids in cases:
+        assert enc.decode_bytes(ids).decode() == tk.decode(ids), ids
+    _, tok = both(sp, pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="always", split=True),
+                  [{"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}],
+                  whole_runs=True, tokenizer=True)
+    for ids in cases:
+        d = tok.decoder()
+        assert "".join(d.add(i) for i in ids) + d.flush() == tk.decode(ids), ids
+    with pytest.raises(ValueError, match=r"\['decoder'\]\['whole_runs'\]"):
+        core.Encoder([], rules={"pre_tokenizer": [], "unmade_tokens": {"a": 300},
+                                "char_merges": {"byte_fallback": True, "unk_id": None, "fuse_unk": False},
+                                "decoder": {"replace": None, "strip_start": 0, "unk_text": None, "whole_runs": 1}})

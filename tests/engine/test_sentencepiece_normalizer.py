@@ -20,7 +20,8 @@ core = pytest.importorskip("bpe._core", reason="the core is not built")
 spm = pytest.importorskip("sentencepiece")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_char_merges import MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece, stories_text, train  # noqa: E402
+from test_char_merges import (MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece,  # noqa: E402
+                              stories_text, train)
 
 # Characters nmt_nfkc changes: full-width forms, ligatures, compatibility digits,
 # decomposed accents, odd spaces and controls, CJK compatibility ideographs.
