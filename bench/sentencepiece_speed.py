@@ -69,7 +69,8 @@ def main(argv=None) -> None:
     parser.add_argument("--source-mb", type=float, default=1.0, help="megabytes of Python source (default: 1)")
     parser.add_argument("--multilingual-mb", type=float, default=0.3, help="megabytes of multilingual text "
                         "(default: 0.3)")
-    parser.add_argument("--data", type=Path, default=SHARED_DATA, help=f"the shared data folder (default: {SHARED_DATA})")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA,
+                        help=f"the shared data folder (default: {SHARED_DATA})")
     parser.add_argument("--out", type=Path, default=None, help="where bench-sentencepiece-speed.json and .txt go "
                         "(default: print only)")
     args = parser.parse_args(argv)

@@ -341,7 +341,8 @@ def check_supported(model: SentencePieceModel, where: object = "the model") -> N
     itself refuses to load (which the message says)."""
     trainer, normalizer = model.trainer_spec, model.normalizer_spec
     if trainer.model_type != BPE:
-        kind = _NOT_BPE.get(trainer.model_type, f"of model_type {trainer.model_type}, which sentencepiece does not know")
+        kind = _NOT_BPE.get(trainer.model_type,
+                            f"of model_type {trainer.model_type}, which sentencepiece does not know")
         raise ValueError(f"{where} is {kind}; only BPE models (trainer_spec.model_type BPE) are read here")
     if trainer.treat_whitespace_as_suffix:
         raise ValueError(f"{where} sets trainer_spec.treat_whitespace_as_suffix (the space symbol ends a piece "
@@ -484,8 +485,9 @@ def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, where:
         left, right = text[:k], text[k:]
         if _part(left, mergeable, pieces_by_text) and _part(right, mergeable, pieces_by_text):
             if left not in mergeable or right not in mergeable:
-                raise ValueError(f"{where}: piece {i} ({text!r}) is made of {left!r} and {right!r}, but "
-                                 f"{left if left not in mergeable else right!r} is no piece of the model: not supported")
+                lone = left if left not in mergeable else right
+                raise ValueError(f"{where}: piece {i} ({text!r}) is made of {left!r} and {right!r}, but {lone!r} is "
+                                 "no piece of the model: not supported")
 
 
 def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:

@@ -759,7 +759,8 @@ def test_decode_of_any_pieces_is_sentencepieces(trained, data):
     text that begins with several space symbols differs: see
     test_decode_of_text_that_begins_with_the_space_symbol)."""
     tok, processor = tokenizer_and_processor(trained["keep_whitespace"])
-    ordinary = [i for i in range(processor.get_piece_size()) if not (processor.is_control(i) or processor.is_unknown(i))]
+    ordinary = [i for i in range(processor.get_piece_size())
+                if not (processor.is_control(i) or processor.is_unknown(i))]
     byte_ids = [i for i in ordinary if processor.is_byte(i)]
     ids = data.draw(st.lists(st.one_of(st.sampled_from(byte_ids), st.sampled_from(ordinary),
                                        st.just(processor.piece_to_id("\u2581"))), max_size=12))
