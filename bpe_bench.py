@@ -85,6 +85,7 @@ MEASUREMENTS = {
     "hf-encode-speed": "tokenizer.json shapes as models ship them: ours against fastokens and Hugging Face, per text",
     "hf-load-time": "loading a 150,000-token tokenizer.json, ours against Hugging Face's",
     "tekken-speed": "Mistral's Tekken files, one core: ours against mistral-common's Tekkenizer",
+    "sentencepiece-speed": "SentencePiece .model files, one core: ours against gigatoken's and sentencepiece's",
     "data-memory": "data.py's peak memory on an input larger than it may use",
     "scale-out-measure": "training and token files in one process against Ray on 1 and 2 workers",
     "scale-out-reduce": "what bpe.ray_data's reduce costs per distinct chunk",

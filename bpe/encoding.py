@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formats, huggingface, registry, sources, tekken
+from . import formats, huggingface, registry, sentencepiece, sources, tekken
 from .core import (AllowedSpecial, Ids, Merges, PathArg, ShortVocabularyWarning, load_core,
                    special_tokens_list)
 
@@ -313,6 +313,12 @@ class BPETokenizer:
         if self._ids_by_bytes is None:
             ids = self.token_ids or range(256 + len(self.merges))
             by_bytes: dict[bytes, int] = {}
+            rules = self._rules or {}
+            if rules.get("char_merges") is not None:
+                # A SentencePiece-style model's pieces are its tokens, as plain text: "A" is the
+                # piece "A", not the byte piece <0x41>, which holds the same byte.
+                for text, i in (rules.get("unmade_tokens") or {}).items():
+                    by_bytes.setdefault(text.encode("utf-8"), i)
             for i, data in zip(ids, formats.token_bytes(self.merges)):
                 by_bytes.setdefault(data, i)  # two merges can make the same bytes: the first wins
             self._ids_by_bytes = by_bytes
@@ -661,6 +667,21 @@ class BPETokenizer:
         return cls._from_file(path, tekken.load_tekken)
 
     @classmethod
+    def from_sentencepiece(cls, path: PathArg) -> "BPETokenizer":
+        """A SentencePiece BPE model (a .model file: Llama 2's, Mistral 7B's tokenizer.model),
+        or the folder that holds tokenizer.model, giving the sentencepiece library's ids;
+        neither sentencepiece nor protobuf is needed. encode_ordinary(text) is
+        SentencePieceProcessor.encode(text); its control pieces (<s>, </s>) and unknown
+        piece are special tokens, matched in text only where allowed (encode(text,
+        allowed_special="all")), and decode gives their text where sentencepiece gives
+        none. Unigram, word and character models, and what else the engine cannot hold,
+        are refused by name (bpe.sentencepiece)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "tokenizer.model"
+        return cls._from_file(path, sentencepiece.load_sentencepiece)
+
+    @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":
         """The tokenizer whose arguments loader reads from the file at path: a mistake in
         the file, or in what it holds, is a ValueError that names the file."""
@@ -720,7 +741,7 @@ class BPETokenizer:
         rules = self._rules
         why = []
         if rules["normalizer"] is not None:
-            why.append(f"a normalizer ({rules['normalizer']})")
+            why.append(f"a normalizer ({huggingface.normalizer_text(rules['normalizer'])})")
         if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:
             why.append("a pre-tokenizer that is not one of our split patterns ("
                        + ", ".join(step["type"] for step in rules["pre_tokenizer"]) + ")")

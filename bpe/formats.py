@@ -300,6 +300,10 @@ def load_bpe(path: PathArg, pattern: str | None = None) -> dict:
         data = path.read_bytes()
     except OSError as e:
         raise type(e)(f"cannot read a tokenizer from {path}: {e.strerror or e}") from None
+    from .sentencepiece import looks_like_model  # bpe.sentencepiece names files with this module's code
+
+    if looks_like_model(data[:1024]):
+        raise ValueError(f"{path} looks like a SentencePiece model: load it with BPETokenizer.from_sentencepiece(path)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -462,14 +466,14 @@ def load_tiktoken(path: PathArg, pattern: str | None = None,
 
 
 # Files whose name their format fixes: a tokenizer read from one is named by its folder.
-_FIXED_FILE_NAMES = {"tokenizer.json", "vocab.json", "tekken.json"}
+_FIXED_FILE_NAMES = {"tokenizer.json", "vocab.json", "tekken.json", "tokenizer.model"}
 
 
 def name_for_file(path: PathArg) -> str:
     """The name (tiktoken's Encoding.name) of a tokenizer read from another library's
     file: a published encoding's name for its file (cl100k_base.tiktoken), else the
     file's stem, or its folder's name where the format fixes the file's name
-    (tokenizer.json, vocab.json, tekken.json)."""
+    (tokenizer.json, vocab.json, tekken.json, tokenizer.model)."""
     path = Path(path)
     row = registry.published_for_file(path)
     if row is not None:

@@ -690,7 +690,7 @@ def rules_pattern(rules: dict) -> str:
     regex = one_split(rules)
     if regex is not None:
         return named_split(rules) or regex
-    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ())
+    return ", ".join(step["type"] for step in rules["pre_tokenizer"] or ()) or "none (characters)"
 
 
 def plain_pattern(rules: dict, special_tokens) -> str | None:
@@ -707,6 +707,22 @@ def plain_pattern(rules: dict, special_tokens) -> str | None:
             len({t["normalized"] for t in added}) > 1 or {t["content"] for t in added} != set(special_tokens):
         return None
     return name
+
+
+def normalizer_text(normalizer) -> str:
+    """The rules' normalizer in a few words, for messages and `bpe info`: each step's
+    type and options, a charsmap by its size, not its bytes."""
+    if normalizer is None:
+        return "none"
+    steps = [{"type": normalizer}] if isinstance(normalizer, str) else normalizer
+    words = []
+    for step in steps:
+        if step["type"] == "Precompiled":
+            size = len(step["charsmap"]) * 3 // 4 - step["charsmap"][-2:].count("=")  # base64's length, its padding off
+            words.append(f"Precompiled (sentencepiece's charsmap, {size:,} bytes)")
+        else:
+            words.append(step["type"] + "".join(f" {key}={value!r}" for key, value in step.items() if key != "type"))
+    return "; ".join(words)
 
 
 def describe(rules: dict, shown: int = 40) -> list:

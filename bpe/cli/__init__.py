@@ -10,8 +10,9 @@
 subcommand's --help shows an example. Conventions, the same for every subcommand:
 - A tokenizer is named with -t FILE (or $BPE_TOKENIZER): this library's .bpe file, a
   tiktoken .tiktoken file, GPT-2's vocab.json (with its merges.txt beside it), a Hugging
-  Face tokenizer.json, Mistral's tekken.json (JSON told apart by what it holds), a folder
-  that holds one of them, or the name of one of OpenAI's
+  Face tokenizer.json, Mistral's tekken.json (JSON told apart by what it holds), a
+  SentencePiece BPE model (a .model file, or one that begins as one), a folder that holds
+  one of them, or the name of one of OpenAI's
   published encodings (cl100k_base, or cl100k; o200k_base; bpe.registry), taken from a
   package that ships it or else downloaded once into the cache, as bpe.get_encoding does.
   There is no default: the repository's stories.bpe is not installed with the package.

@@ -64,7 +64,8 @@ def build_parser() -> Parser:
 
     def tokenizer_option(sub):
         sub.add_argument("-t", "--tokenizer", default=default_tokenizer(), metavar="FILE",
-                         help="the tokenizer: a .bpe, .tiktoken, vocab.json, tokenizer.json or tekken.json file, or cl100k "
+                         help="the tokenizer: a .bpe, .tiktoken, vocab.json, tokenizer.json, tekken.json or "
+                              "SentencePiece .model file, or cl100k "
                               f"(default: ${TOKENIZER_ENV})")
 
     def special_option(sub):

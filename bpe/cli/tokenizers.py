@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from .. import formats, registry, tekken
+from .. import formats, registry, sentencepiece, tekken
 from ..encoding import BPETokenizer, get_encoding
 from ..formats import FILE_NAME
 from .errors import InputError, UsageError, library_call
@@ -31,7 +31,7 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
     """The tokenizer that -t names (see bpe.cli's docstring for what it may name)."""
     if name is None:
         raise UsageError(f"no tokenizer: name one with -t FILE (a .bpe file, a .tiktoken file, GPT-2's vocab.json, "
-                         f"a tokenizer.json, a tekken.json, or cl100k) or set {TOKENIZER_ENV}")
+                         f"a tokenizer.json, a tekken.json, a SentencePiece .model, or cl100k) or set {TOKENIZER_ENV}")
     if is_published(name):
         published = "cl100k_base" if name in CL100K_NAMES else name
         try:
@@ -40,15 +40,17 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
             raise InputError(str(e)) from None
     path = Path(name)
     if path.is_dir():
-        found = [p for p in (path / FILE_NAME, path / "tokenizer.json", path / "tekken.json", path / "vocab.json")
-                 if p.exists()]
+        found = [p for p in (path / FILE_NAME, path / "tokenizer.json", path / "tekken.json", path / "tokenizer.model",
+                             path / "vocab.json") if p.exists()]
         if not found:
-            raise InputError(f"{path} holds no {FILE_NAME}, tokenizer.json, tekken.json or vocab.json")
+            raise InputError(f"{path} holds no {FILE_NAME}, tokenizer.json, tekken.json, tokenizer.model or vocab.json")
         path = found[0]
     if not path.exists():
         raise InputError(f"{path}: no such tokenizer file")
     if path.suffix == ".tiktoken":
         return library_call(lambda: BPETokenizer.from_tiktoken(path))
+    if path.suffix == ".model" or looks_like_sentencepiece(path):
+        return library_call(lambda: BPETokenizer.from_sentencepiece(path))
     if path.suffix == ".json":
         try:
             document = formats.parse_json(path.read_text(encoding="utf-8"), path)
@@ -66,6 +68,16 @@ def load_tokenizer(name: str | None) -> BPETokenizer:
                 raise InputError(f"{path} looks like GPT-2's vocab.json, but there is no {merges.name} beside it")
             return library_call(lambda: BPETokenizer.from_gpt2(path, merges))
     return library_call(lambda: BPETokenizer.load(path))
+
+
+def looks_like_sentencepiece(path: Path) -> bool:
+    """Whether the file at path begins as a SentencePiece model does (Mistral's
+    tokenizer.model.v3 has no .model suffix)."""
+    try:
+        with open(path, "rb") as f:
+            return sentencepiece.looks_like_model(f.read(1024))
+    except OSError:
+        return False
 
 
 def default_tokenizer() -> str | None:

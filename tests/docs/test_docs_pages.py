@@ -168,6 +168,27 @@ def tekken_speed() -> dict:
             "tiktoken": "{0:.0f} to {1:.0f}".format(*sorted(speeds["tiktoken encode_ordinary (under it)"])[::3])}
 
 
+def sentencepiece_speed() -> dict:
+    """The ranges that docs/library.md quotes from bpe_bench.py sentencepiece-speed's run."""
+    rows = json.loads((RESULTS / "bench-sentencepiece-speed.json").read_text())["rows"]
+    speeds: dict = {}
+    for r in rows:
+        speeds.setdefault(r["contender"], []).append(r["mb_per_s"])
+    cells: dict = {}
+    for r in rows:
+        cells.setdefault((r["model"], r["text"]), {})[r["contender"]] = r["mb_per_s"]
+    array = "bpe encode_array(threads=1)"
+    to_sp = [c[array] / c["sentencepiece encode"] for c in cells.values()]
+    to_giga = [c[array] / c["gigatoken encode"] for c in cells.values()]
+
+    def span(values, digits=0):
+        return f"{min(values):.{digits}f} to {max(values):.{digits}f}"
+    return {"ordinary": span(speeds["bpe encode_ordinary"]), "array": span(speeds[array]),
+            "giga": span(speeds["gigatoken encode"]), "sp": span(speeds["sentencepiece encode"], 1),
+            "to_sp": span(to_sp), "to_giga": span(to_giga, 1), "rows": len(cells),
+            "mismatches": sum(r["mismatched_lines"] for r in rows)}
+
+
 def pipeline_load() -> str:
     return re.search(r"load before: (\S+)", (RESULTS / "pipeline-run.txt").read_text().splitlines()[0])[1]
 
@@ -191,6 +212,11 @@ QUOTES = [
     ("docs/library.md", lambda: "our `encode_ordinary` ran {ours} MB/s and mistral-common's `Tekkenizer.encode` {theirs} "
                                 "MB/s, {ratio} times as fast (the tiktoken `Encoding` under it, without mistral-common's "
                                 "step that adds 1,000 to every id, {tiktoken} MB/s)".format(**tekken_speed())),
+    ("docs/library.md", lambda: "{mismatches} lines differed from sentencepiece's, ours or gigatoken's, in its "
+                                "{rows} rows; our `encode_ordinary` ran {ordinary} MB/s, `encode_array(threads=1)` "
+                                "{array} MB/s, gigatoken's `Tokenizer.from_sentencepiece` {giga} MB/s and "
+                                "sentencepiece's `encode` {sp} MB/s: our array {to_sp} times sentencepiece's speed "
+                                "and {to_giga} times gigatoken's".format(**sentencepiece_speed())),
     ("README.md", lambda: "without a GPU** at {0} UTC (the transcript's first line".format(
         (RESULTS / "pipeline-run.txt").read_text().split(" UTC", 1)[0].lstrip("# "))),
 ]
