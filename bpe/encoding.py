@@ -719,6 +719,8 @@ class BPETokenizer:
             return
         rules = self._rules
         why = []
+        if rules.get("char_merges") is not None:
+            why.append("merging that starts from characters, not bytes (SentencePiece-style)")
         if rules["normalizer"] is not None:
             why.append(f"a normalizer ({rules['normalizer']})")
         if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:
