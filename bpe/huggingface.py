@@ -332,6 +332,7 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 RULE_KEYS = ("normalizer", "pre_tokenizer", "added_tokens", "ignore_merges", "ranked_merges", "unmade_tokens",
              "template", "padding", "truncation")
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+_SNAKE_BEHAVIORS = ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
 _META = frozenset("\\.+*?()|[]{}^$#&-~")
@@ -744,12 +745,17 @@ def _char_normalizer(normalizer, where: str) -> list | None:
     return steps or None
 
 
-def _char_pre_tokenizer(pre_tokenizer, where: str) -> list:
+def _char_pre_tokenizer(pre_tokenizer, normalizer: list | None, where: str) -> list:
     """The pre-tokenizer of a file without ByteLevel: none ([]) or one Metaspace step, with
     its prepend_scheme (a file from before that field has add_prefix_space, read as
-    Hugging Face reads it: true is "always", false "never") and split. Anything else is
+    Hugging Face reads it: true is "always", false "never") and split. A Split on literal
+    text that the normalizer's last step has replaced everywhere (Gemma's Split on " "
+    after its Replace of " " by "▁") finds nothing and is left out. Anything else is
     refused by name."""
     steps = _flat(pre_tokenizer, where, "pre_tokenizer", "pretokenizers")
+    last = (normalizer or [None])[-1]
+    if last is not None and last["type"] == "Replace" and last["pattern"] not in last["content"]:
+        steps = [step for step in steps if not _splits_on(step, last["pattern"], where)]
     kinds = [step["type"] for step in steps]
     if not steps:
         return []
@@ -770,6 +776,19 @@ def _char_pre_tokenizer(pre_tokenizer, where: str) -> list:
         scheme = "always" if _flag(step, "add_prefix_space", True, where, what) else "never"
     return [{"type": "Metaspace", "replacement": replacement, "prepend_scheme": scheme,
              "split": _flag(step, "split", True, where, what)}]
+
+
+def _splits_on(step: dict, text: str, where: str) -> bool:
+    """Whether step is a Split on exactly the literal text (its behavior and invert checked
+    as Hugging Face checks them)."""
+    if step["type"] != "Split" or step.get("invert", False) is not False:
+        return False
+    if step.get("behavior") not in _BEHAVIORS and step.get("behavior") not in _SNAKE_BEHAVIORS:
+        return False
+    try:
+        return _literal(step, where, "a Split pre-tokenizer") == text
+    except ValueError:
+        return False
 
 
 def _char_decoder(decoder, byte_fallback: bool, vocab: dict, where: str) -> dict:
@@ -894,8 +913,8 @@ def read_characters(document: dict, model: dict, where: str) -> dict:
                          f"{BYTE_TOKENS[present.index(False)]}: only all 256 or none are supported here")
     # byte_fallback with no byte token at all falls back to the unknown token: none.
     byte_fallback = byte_fallback and all(present)
-    pre_tokenizer = _char_pre_tokenizer(document.get("pre_tokenizer"), where)
     normalizer = _char_normalizer(document.get("normalizer"), where)
+    pre_tokenizer = _char_pre_tokenizer(document.get("pre_tokenizer"), normalizer, where)
     template, trim_offsets, _ = _post_processor(document.get("post_processor"), where)
     if trim_offsets:
         raise ValueError(f"{where}: a ByteLevel post-processor in a file without a ByteLevel pre-tokenizer is not "

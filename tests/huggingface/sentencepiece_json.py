@@ -192,7 +192,8 @@ def convert(path: Path, shape: str):
     - "noprefix": LlamaConverter, legacy, add_prefix_space false: Replace alone, no Strip;
     - "metaspace-never": not legacy, add_prefix_space false: Metaspace with prepend_scheme "never";
     - "metaspace-split": Metaspace as older files have it ("always", split true);
-    - "gemma": Gemma's file: a Replace normalizer, no pre-tokenizer, no Strip in the decoder;
+    - "gemma": Gemma's file (as transformers' GemmaConverter writes it): a Replace normalizer,
+      a Split on " " (which then finds none), no Strip in the decoder;
     - "spm-legacy" / "spm": SpmConverter.build_tokenizer_from_spm_proto (what transformers
       builds from a .model for a tokenizer class without a converter of its own), legacy
       or not: the precompiled map and the model's own normalizer options;
@@ -210,7 +211,7 @@ def convert(path: Path, shape: str):
             tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
         if shape == "gemma":
             tk.normalizer = normalizers.Replace(" ", "\u2581")
-            tk.pre_tokenizer = None
+            tk.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")  # as GemmaConverter writes it
             tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
         bos = proto.trainer_spec.bos_piece
         if bos in tk.get_vocab():

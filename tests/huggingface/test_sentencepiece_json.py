@@ -266,6 +266,7 @@ HOSTILE_FIELDS = [
     (("pre_tokenizer",), {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": "no"},
      "split"),
     (("pre_tokenizer",), {"type": "Whitespace"}, "Whitespace"),
+
     (("decoder",), None, "decoder"),
     (("decoder", "decoders", 1), {"type": "Fuse"}, "ByteFallback"),
     (("decoder", "decoders", 3, "start"), "1", "Strip"),
@@ -349,3 +350,19 @@ def test_sentencepieces_own_normalizer_step_and_equal_ranks_are_not_written(mode
     rules["decoder"]["unk_text"] = " \u2047 "
     with pytest.raises(ValueError, match="unknown token"):
         rules_json([], args["special_tokens"], args["token_ids"], rules)
+
+
+def test_a_split_on_text_the_normalizer_replaced_is_left_out_and_no_other(legacy_document, tmp_path):
+    # Gemma's Split on " " after the normalizer has replaced every " ": it finds nothing.
+    from bpe.huggingface import read_huggingface
+    split = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious", "invert": False}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(_set(legacy_document, ("pre_tokenizer",), split)), encoding="utf-8")
+    assert read_huggingface(path)["rules"]["pre_tokenizer"] == []
+    # With Prepend last, or a Split on other text, it would cut: refused by name.
+    for where, value in ((("pre_tokenizer", "pattern"), {"String": "a"}),
+                         (("normalizer", "normalizers"), list(reversed(legacy_document["normalizer"]["normalizers"])))):
+        document = _set(_set(legacy_document, ("pre_tokenizer",), split), where, value)
+        path.write_text(json.dumps(document), encoding="utf-8")
+        with pytest.raises(ValueError, match="Split"):
+            read_huggingface(path)
