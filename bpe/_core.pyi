@@ -82,9 +82,9 @@ class Encoder:
         """
         How many ids encode gives for each text of a list, as a numpy int64 array, on `threads` threads (0: as many as their bytes pay for), with no text's ids kept.
         """
-    def decode_bytes(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer]) -> bytes:
+    def decode_bytes(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer], start: bool = True) -> bytes:
         """
-        The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives its text. ValueError names an id that is no token's.
+        The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives its text. With the rules' decoder, the UTF-8 of the text it makes of them; start: whether the ids begin the text (its strip_start applies), False for a streaming decoder's later calls. ValueError names an id that is no token's.
         """
     def decode_single_token_bytes(self, id: typing.SupportsIndex) -> bytes:
         """

@@ -1079,12 +1079,12 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
 
 // --- the Encoder: its vocabulary, and decoding ---------------------------------------
 
-py::bytes decode_bytes(const bpe::Encoder& self, py::handle ids) {
+py::bytes decode_bytes(const bpe::Encoder& self, py::handle ids, bool start) {
     std::vector<uint32_t> checked = ids_for_decoding(self, ids);
     std::string out;
     {
         GilReleased released;
-        out = self.decode(checked.data(), checked.size());
+        out = self.decode(checked.data(), checked.size(), false, start);
     }
     return py::bytes(out);
 }
@@ -1118,9 +1118,11 @@ void bind_vocabulary(py::class_<bpe::Encoder>& encoder) {
         .def_property_readonly("n_vocab", &bpe::Encoder::n_vocab,
                                "One more than the largest id (more than the number of tokens if ids have gaps).")
         .def_property_readonly("special_tokens", &special_token_ids, "Each special token's id, in the order given.")
-        .def("decode_bytes", &decode_bytes, py::arg("ids"),
+        .def("decode_bytes", &decode_bytes, py::arg("ids"), py::arg("start") = true,
              "The bytes that ids (a list of ints or a numpy array) stand for, joined; a special token gives "
-             "its text. ValueError names an id that is no token's.")
+             "its text. With the rules' decoder, the UTF-8 of the text it makes of them; start: whether the ids "
+             "begin the text (its strip_start applies), False for a streaming decoder's later calls. ValueError "
+             "names an id that is no token's.")
         .def("decode_single_token_bytes", &decode_single_token_bytes, py::arg("id"), "The bytes of one token.");
 }
 

@@ -307,7 +307,7 @@ inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view ch
     for (int32_t p = 0; p >= 0; p = next_start(p)) out.push_back(slot[p]);
 }
 
-// A chunk under ranked merges or ignore_merges (ModelOptions), out of line, so that the
+// A chunk under ranked merges, ignore_merges or char_merges (ModelOptions), out of line, so that the
 // plain path below is one test more than it was.
 BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk,
                                                std::vector<uint32_t>& out) {
@@ -318,6 +318,7 @@ BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std
             return;
         }
     }
+    if (const CharMerges* chars = vocabulary.char_merges()) return chars->encode(chunk, out);
     if (!vocabulary.ranked()) {
         if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
         else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
@@ -836,7 +837,11 @@ public:
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
     std::string_view token_bytes(uint32_t id) const { return vocabulary_.token_bytes(id); }
-    std::string decode(const uint32_t* ids, size_t n, bool skip_special = false) const {
+    // The ids' bytes joined; with the rules' decoder, the text it says (decoder.h), where
+    // `start` says whether the ids begin the text.
+    std::string decode(const uint32_t* ids, size_t n, bool skip_special = false, bool start = true) const {
+        if (rules_ && rules_->rules.decoder)
+            return vocabulary_.decode(*rules_->rules.decoder, ids, n, skip_special, start);
         return vocabulary_.decode(ids, n, skip_special);
     }
     void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
@@ -880,7 +885,7 @@ public:
             // (its name, for allowed_special, stays as given). Two spellings of one NFC
             // form are one content there: the first token given matches it, as in Hugging
             // Face's matcher, and the later ones only keep their ids (for decode).
-            if (rules.nfc && any_normalized) {
+            if (rules.normalizer.has(NormalizerStep::Kind::kNfc) && any_normalized) {
                 std::vector<AddedToken> matched;
                 std::vector<size_t> matched_special_of;
                 std::unordered_set<std::string> normalized_seen;
@@ -914,8 +919,8 @@ public:
     struct RulesWork {
         std::vector<Segment> raw, normalized, items;  // items: chunks (or named-rule pieces) and added tokens
         std::vector<Span> spans, chunks;
-        std::string buffer, nfc_text;
-        std::vector<uint32_t> nfc_origin;
+        std::string buffer, normalized_text;
+        std::vector<uint32_t> normalized_origin;
         std::vector<uint32_t> origin;  // with offsets: the text byte each buffer byte's character starts at
         PreTokenizer pre;
         bool copied = false;  // whether items are spans of `buffer` (else of the text)
@@ -932,11 +937,11 @@ public:
         work.raw.clear();
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
         else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
-        // Copied when a space is put in, or NFC changes a text segment.
+        // Copied when a space is put in, or the normalizer changes a text segment.
         bool copy = with_origin || rules.add_prefix_space;
-        if (!copy && rules.nfc)
+        if (!copy && !rules.normalizer.empty())
             for (const Segment& s : work.raw)
-                if (s.special == Segment::kText && !is_nfc(text.substr(s.begin, s.end - s.begin))) {
+                if (s.special == Segment::kText && !rules.normalizer.unchanged(text.substr(s.begin, s.end - s.begin))) {
                     copy = true;
                     break;
                 }
@@ -967,13 +972,13 @@ public:
             // The segment as normalized, and where each of its bytes came from.
             std::string_view norm = raw;
             bool changed = false;
-            if (rules.nfc && !is_nfc(raw)) {
-                nfc(raw, work.nfc_text, with_origin ? &work.nfc_origin : nullptr);
-                norm = work.nfc_text;
+            if (!rules.normalizer.empty() && !rules.normalizer.unchanged(raw)) {
+                rules.normalizer.run(raw, work.normalized_text, with_origin ? &work.normalized_origin : nullptr);
+                norm = work.normalized_text;
                 changed = true;
             }
             auto norm_origin = [&](size_t k) -> uint32_t {
-                if (changed) return uint32_t(seg.begin + work.nfc_origin[k]);
+                if (changed) return uint32_t(seg.begin + work.normalized_origin[k]);
                 while (k > 0 && (static_cast<unsigned char>(raw[k]) & 0xC0) == 0x80) --k;
                 return uint32_t(seg.begin + k);
             };

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,8 @@
 #include "split.h"
 #include "added_tokens.h"
 #include "normalize.h"
+#include "normalizer.h"
+#include "decoder.h"
 
 namespace bpe {
 
@@ -37,13 +40,14 @@ struct SplitStep {
 };
 
 struct Rules {
-    bool nfc = false;
-    std::vector<SplitStep> steps;   // each splits the pieces of the one before
+    Normalizer normalizer;          // normalizer.h: run before the steps, on the text between raw added tokens
+    std::vector<SplitStep> steps;   // each splits the pieces of the one before (none: a text piece is one chunk)
     bool add_prefix_space = false;  // ByteLevel's: a space before each piece that reaches it without one
     bool use_regex = false;         // ByteLevel's: steps.back() is its split by GPT-2's rule
     bool trim_offsets = false;      // ByteLevel's post-processing of offsets
     bool trim_prefix_space = false; // the post-processor's add_prefix_space: a first token's one space is kept
     AddedTokens added;
+    std::optional<Decoder> decoder;  // decoder.h: how ids become text; none: their bytes joined
 };
 
 // A stretch [begin, end) of bytes.

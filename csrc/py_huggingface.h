@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "py_args.h"
+#include "py_rules.h"
 #include "vocabulary.h"
 
 namespace bindings {
@@ -389,6 +390,9 @@ inline bpe::ModelOptions model_options_from(py::handle rules) {
         options.ignore_merges = ignore.ptr() == Py_True;
     }
 
+    // Merging from characters: checked by py_rules.h's reader, which runs first.
+    if (py::handle chars = get("char_merges"); !chars.is_none()) options.char_merges = char_merges_from_python(chars);
+
     py::handle ranked = get("ranked_merges");
     if (!ranked.is_none()) {
         if (!PyList_Check(ranked.ptr()))
@@ -396,17 +400,34 @@ inline bpe::ModelOptions model_options_from(py::handle rules) {
                                  type_name(ranked));
         Py_ssize_t n = PyList_GET_SIZE(ranked.ptr());
         options.ranked_merges.reserve(size_t(n));
+        // [left, right, made] each, or [left, right, made, rank] each (explicit ranks).
+        Py_ssize_t width = 0;
         for (Py_ssize_t k = 0; k < n; ++k) {
             py::handle merge = PyList_GET_ITEM(ranked.ptr(), k);
             std::string what = "rules[\"ranked_merges\"][" + std::to_string(k) + "]";
             bool sequence = PyList_Check(merge.ptr()) || PyTuple_Check(merge.ptr());
-            if (!sequence || PySequence_Size(merge.ptr()) != 3)
-                throw py::type_error(what + " must be [left, right, made], not " +
+            const Py_ssize_t size = sequence ? PySequence_Size(merge.ptr()) : 0;
+            if (!sequence || (size != 3 && size != 4))
+                throw py::type_error(what + " must be [left, right, made] or [left, right, made, rank], not " +
                                      (sequence ? std::string(py::repr(merge)).substr(0, 80) : type_name(merge)));
+            if (k == 0) width = size;
+            if (size != width)
+                throw py::value_error(what + " has " + std::to_string(size) + " items, but rules[\"ranked_merges\"][0] " +
+                                      std::to_string(width) + ": give every merge a rank, or none");
             std::array<uint32_t, 3> ids;
             for (int i = 0; i < 3; ++i)
                 ids[size_t(i)] = id_from(PySequence_Fast_GET_ITEM(merge.ptr(), i), what + "[" + std::to_string(i) + "]");
             options.ranked_merges.push_back(ids);
+            if (size == 4) {
+                py::handle rank = PySequence_Fast_GET_ITEM(merge.ptr(), 3);
+                std::optional<py::int_> value = PyBool_Check(rank.ptr()) ? std::nullopt : as_index(rank);
+                if (!value) throw py::value_error(what + "[3] (its rank) must be an int, not " + type_name(rank));
+                long long r = clamped_long_long(*value);
+                if (r < 0 || r >= (1ll << 24))
+                    throw py::value_error(what + "[3] (its rank) is " + std::to_string(r) + ", not between 0 and " +
+                                          std::to_string((1 << 24) - 1));
+                options.merge_ranks.push_back(uint32_t(r));
+            }
         }
     }
 
@@ -426,7 +447,9 @@ inline bpe::ModelOptions model_options_from(py::handle rules) {
             token.id = id_from(value, what);
             // Its bytes through the alphabet; a token written outside it (as Hugging Face's
             // decoder does) its text's UTF-8, and no chunk, written in the alphabet, is it.
+            // With char_merges every token is its text's UTF-8.
             Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+            token.whole = !options.char_merges;
             for (Py_ssize_t i = 0; i < length && token.whole; ++i) {
                 Py_UCS4 c = PyUnicode_READ_CHAR(key, i);
                 if (c < byte_of.size() && byte_of[c] >= 0) token.bytes.push_back(char(byte_of[c]));
@@ -437,6 +460,7 @@ inline bpe::ModelOptions model_options_from(py::handle rules) {
                 const char* utf8 = PyUnicode_AsUTF8AndSize(key, &size);
                 if (utf8 == nullptr) throw py::error_already_set();  // a lone surrogate
                 token.bytes.assign(utf8, size_t(size));
+                token.whole = bool(options.char_merges);
             }
             options.unmade_tokens.push_back(std::move(token));
         }

@@ -23,8 +23,9 @@ namespace bindings {
 namespace py = pybind11;
 
 // The rules' keys, each read by one reader (the model's options by vocabulary.h's).
-inline constexpr const char* kRuleKeys[] = {"normalizer", "pre_tokenizer", "added_tokens", "ignore_merges",
-                                            "ranked_merges", "unmade_tokens", "template", "padding", "truncation"};
+inline constexpr const char* kRuleKeys[] = {"normalizer",    "pre_tokenizer", "added_tokens", "ignore_merges",
+                                            "ranked_merges", "unmade_tokens", "char_merges",  "decoder",
+                                            "template",      "padding",       "truncation"};
 
 [[noreturn]] inline void bad_rule(const std::string& where, const std::string& what) {
     throw py::value_error("rules" + where + " " + what);
@@ -88,9 +89,12 @@ inline bpe::Behavior behavior_from(const std::string& name, const std::string& w
                         "', not a behavior (Isolated, Removed, MergedWithPrevious, MergedWithNext or Contiguous)");
 }
 
-inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
+// A pre_tokenizer of no steps ([]) leaves each text piece one chunk: for char_merges
+// models, whose engine cuts a piece only where no token can span the cut.
+inline void steps_from_python(py::handle obj, bpe::Rules& rules, bool char_merges) {
     if (obj.is_none()) return;
     const py::list steps = rule_list(obj, "['pre_tokenizer']");
+    if (steps.size() == 0 && char_merges) return;
     bool byte_level = false;
     for (size_t k = 0; k < steps.size(); ++k) {
         const std::string where = "['pre_tokenizer'][" + std::to_string(k) + "]";
@@ -129,12 +133,108 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules) {
             bad_rule(where + "['type']", "is '" + type + "', not a step this engine runs (Split, Digits or ByteLevel)");
         }
     }
+    if (char_merges) bad_rule("['pre_tokenizer']", "must be [] with char_merges, whose tokens are text, not bytes");
     if (!byte_level) bad_rule("['pre_tokenizer']", "has no ByteLevel step (a byte-level BPE's last step)");
 }
 
 inline bpe::AddedTokens added_from_python(py::handle obj) {
     if (obj.is_none()) return {};
     return added_tokens_from_python(rule_list(obj, "['added_tokens']"), "rules['added_tokens']");
+}
+
+inline int64_t rule_int(py::handle obj, const std::string& where) {
+    std::optional<py::int_> value = is_bool(obj) ? std::nullopt : as_index(obj);
+    if (!value) bad_rule(where, "must be an int, not " + shown(obj));
+    return clamped_long_long(*value);
+}
+
+// One normalizer step ({"type": ...}); normalizer.h says what each does.
+inline bpe::NormalizerStep normalizer_step(py::handle obj, const std::string& where) {
+    const py::dict step = rule_dict(obj, where);
+    const std::string type = rule_str(rule_key(step, "type", where), where + "['type']");
+    bpe::NormalizerStep s;
+    auto str = [&](const char* key) { return rule_str(rule_key(step, key, where), where + "['" + key + "']"); };
+    auto flag = [&](const char* key) { return rule_bool(rule_key(step, key, where), where + "['" + key + "']"); };
+    if (type == "NFC") {
+        only_keys(step, {"type"}, where);
+        s.kind = bpe::NormalizerStep::Kind::kNfc;
+    } else if (type == "SentencePiece") {
+        only_keys(step, {"type", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"}, where);
+        s.kind = bpe::NormalizerStep::Kind::kSentencePiece;
+        s.add_dummy_prefix = flag("add_dummy_prefix");
+        s.remove_extra_whitespaces = flag("remove_extra_whitespaces");
+        s.escape_whitespaces = flag("escape_whitespaces");
+    } else if (type == "Replace") {
+        only_keys(step, {"type", "pattern", "content"}, where);
+        s.kind = bpe::NormalizerStep::Kind::kReplace;
+        s.pattern = str("pattern");
+        s.content = str("content");
+        if (s.pattern.empty()) bad_rule(where + "['pattern']", "must not be empty");
+    } else if (type == "Prepend") {
+        only_keys(step, {"type", "prepend"}, where);
+        s.kind = bpe::NormalizerStep::Kind::kPrepend;
+        s.content = str("prepend");
+    } else {
+        bad_rule(where + "['type']", "is '" + type + "', not a normalizer step this engine runs "
+                                                     "(NFC, SentencePiece, Replace or Prepend)");
+    }
+    return s;
+}
+
+// "NFC" (one step), or a list of steps.
+inline bpe::Normalizer normalizer_from_python(py::handle obj) {
+    if (obj.is_none()) return {};
+    if (PyUnicode_Check(obj.ptr())) {
+        if (rule_str(obj, "['normalizer']") != "NFC")
+            bad_rule("['normalizer']", "is " + shown(obj) + ", not 'NFC', a list of steps or None");
+        return bpe::Normalizer({bpe::NormalizerStep{}});
+    }
+    if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr()))
+        bad_rule("['normalizer']", "must be 'NFC', a list of steps or None, not " + shown(obj));
+    const py::list steps = rule_list(obj, "['normalizer']");
+    std::vector<bpe::NormalizerStep> out;
+    for (size_t k = 0; k < steps.size(); ++k)
+        out.push_back(normalizer_step(steps[k], "['normalizer'][" + std::to_string(k) + "]"));
+    return bpe::Normalizer(std::move(out));
+}
+
+// {"replace": None | [from, to], "strip_start": int, "unk_text": None | str}.
+inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
+    if (obj.is_none()) return std::nullopt;
+    const std::string where = "['decoder']";
+    const py::dict d = rule_dict(obj, where);
+    only_keys(d, {"replace", "strip_start", "unk_text"}, where);
+    bpe::Decoder decoder;
+    if (py::handle r = rule_key(d, "replace", where); !r.is_none()) {
+        const py::list pair = rule_list(r, where + "['replace']");
+        if (pair.size() != 2) bad_rule(where + "['replace']", "must be [from, to] or None");
+        decoder.replace.emplace(rule_str(pair[0], where + "['replace'][0]"), rule_str(pair[1], where + "['replace'][1]"));
+        if (decoder.replace->first.empty()) bad_rule(where + "['replace'][0]", "must not be empty");
+    }
+    const int64_t strip = rule_int(rule_key(d, "strip_start", where), where + "['strip_start']");
+    if (strip < 0 || strip > 1000) bad_rule(where + "['strip_start']", "must be between 0 and 1000");
+    decoder.strip_start = size_t(strip);
+    if (py::handle u = rule_key(d, "unk_text", where); !u.is_none()) decoder.unk_text = rule_str(u, where + "['unk_text']");
+    return decoder;
+}
+
+// {"byte_fallback": bool, "unk_id": None | int, "fuse_unk": bool}, checked here (the
+// model's options, vocabulary.h's, read it from the dict after).
+inline bpe::CharMergeOptions char_merges_from_python(py::handle obj) {
+    const std::string where = "['char_merges']";
+    const py::dict d = rule_dict(obj, where);
+    only_keys(d, {"byte_fallback", "unk_id", "fuse_unk"}, where);
+    bpe::CharMergeOptions options;
+    options.byte_fallback = rule_bool(rule_key(d, "byte_fallback", where), where + "['byte_fallback']");
+    options.fuse_unk = rule_bool(rule_key(d, "fuse_unk", where), where + "['fuse_unk']");
+    if (py::handle u = rule_key(d, "unk_id", where); !u.is_none()) {
+        const int64_t id = rule_int(u, where + "['unk_id']");
+        if (id < 0 || id > bpe::kMaxId)
+            bad_rule(where + "['unk_id']", "is " + std::to_string(id) + ", not an id (0 to " +
+                                               std::to_string(bpe::kMaxId) + ")");
+        options.unk_id = uint32_t(id);
+    }
+    return options;
 }
 
 // The rules dict, or nullopt for None.
@@ -155,17 +255,17 @@ inline std::optional<bpe::Rules> rules_from_python(py::handle obj) {
     };
     // Without a pre-tokenizer the dict holds the model's options alone (vocabulary.h's),
     // and `pattern` splits the text as it does with no rules.
+    const bool char_merges = !get("char_merges").is_none();
+    if (char_merges) char_merges_from_python(get("char_merges"));
     if (get("pre_tokenizer").is_none()) {
-        for (const char* key : {"normalizer", "added_tokens"})
+        for (const char* key : {"normalizer", "added_tokens", "decoder", "char_merges"})
             if (!get(key).is_none())
                 bad_rule("['pre_tokenizer']", std::string("is needed with ") + key + " (a list of steps, ByteLevel last)");
         return std::nullopt;
     }
-    if (py::handle n = get("normalizer"); !n.is_none()) {
-        if (rule_str(n, "['normalizer']") != "NFC") bad_rule("['normalizer']", "is " + shown(n) + ", not 'NFC' or None");
-        rules.nfc = true;
-    }
-    steps_from_python(get("pre_tokenizer"), rules);
+    rules.normalizer = normalizer_from_python(get("normalizer"));
+    steps_from_python(get("pre_tokenizer"), rules, char_merges);
+    rules.decoder = decoder_from_python(get("decoder"));
     rules.added = added_from_python(get("added_tokens"));
     if (py::handle m = get("ignore_merges"); !m.is_none()) rule_bool(m, "['ignore_merges']");
     if (py::handle t = get("template"); !t.is_none()) {

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -26,7 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "char_merges.h"
 #include "chunk_table.h"
+#include "decoder.h"
 #include "compiler.h"
 #include "pair.h"
 #include "pair_table.h"
@@ -54,6 +57,12 @@ struct ModelOptions {
     // becomes the token its merge makes. Unlike the merges (one per token, after its
     // parts), a token may be made by several, and a merge may come before its parts'.
     std::vector<std::array<uint32_t, 3>> ranked_merges;
+    // Empty (merge k has rank k), or the rank of each ranked merge, nondecreasing. Equal
+    // ranks, which merge leftmost first, need char_merges.
+    std::vector<uint32_t> merge_ranks;
+    // Merging from characters (char_merges.h): the tokens are text, the unmade tokens
+    // (as UTF-8) every one but the bytes and the specials, and ranked_merges join them.
+    std::optional<CharMergeOptions> char_merges;
     // The model's tokens that no merge makes (reserved tokens; a few that no two tokens
     // join to make), as (bytes, id): decoded as their bytes, never matched in text, and
     // found whole under ignore_merges when `whole` (false where the file writes the
@@ -118,9 +127,17 @@ public:
         add_unmade_tokens(options.unmade_tokens, tokens);
         number_tokens(256 + merges.size() + special_tokens.size() + unmade_.size());
         store_token_bytes(merges);
-        if (!options.ranked_merges.empty()) rank_as_given(options.ranked_merges);
+        if (options.char_merges) {
+            merge_from_characters(*options.char_merges, options.ranked_merges, options.merge_ranks);
+        } else if (!options.ranked_merges.empty()) {
+            for (size_t r = 1; r < options.merge_ranks.size(); ++r)
+                if (options.merge_ranks[r] <= options.merge_ranks[r - 1])
+                    throw std::invalid_argument("ranked merge " + std::to_string(r) + "'s rank is not above the one "
+                                                "before: equal ranks need char_merges");
+            rank_as_given(options.ranked_merges);
+        }
         if (ignore_merges_) index_whole_tokens();
-        plain_ = !ranked() && !ignore_merges_;
+        plain_ = !ranked() && !ignore_merges_ && !char_merges_;
     }
 
     // --- what merging reads: our numbering ---------------------------------------------
@@ -140,6 +157,8 @@ public:
     uint32_t made(uint32_t rank) const { return made_[rank]; }
     size_t num_ranked() const { return made_.size(); }
     bool ignore_merges() const { return ignore_merges_; }
+    // Merging from characters (char_merges.h), or null.
+    const CharMerges* char_merges() const { return char_merges_.get(); }
     // The token (ours) whose bytes `chunk` is, for ignore_merges; kNoToken if none.
     uint32_t whole_token(std::string_view chunk) const {
         if (whole_.empty()) return kNoToken;
@@ -201,6 +220,21 @@ public:
             at += len;
         }
         return out;
+    }
+
+    // The text of ids as `decoder` says (decoder.h); each id must be one of has_id's.
+    // `start`: the ids begin the text.
+    std::string decode(const Decoder& decoder, const uint32_t* ids, size_t n, bool skip_special, bool start) const {
+        const uint32_t unk = char_merges_ ? char_merges_->unk_token() : kNoToken;
+        return decode_with(decoder, ids, n, start, [&](uint32_t id) {
+            const uint32_t t = token_of(id);
+            DecodedToken d;
+            d.bytes = own_bytes(t);
+            d.byte = t < 256;
+            d.unknown = t == unk;
+            d.skip = skip_special && is_special(t);
+            return d;
+        });
     }
 
     // The character span [start, end) of each token in `text`, where ids are
@@ -323,6 +357,42 @@ private:
         byte_ranks_ = std::move(byte_ranks);
     }
 
+    // The char_merges start (char_merges.h): the unmade tokens are the pieces, and the
+    // ranked merges, each checked, join them.
+    void merge_from_characters(const CharMergeOptions& options, const std::vector<std::array<uint32_t, 3>>& ranked,
+                               const std::vector<uint32_t>& ranks) {
+        uint32_t unk = CharMerges::kNone;
+        if (options.unk_id) {
+            unk = token_of(*options.unk_id);
+            if (unk == kNoToken)
+                throw std::invalid_argument("char_merges's unk_id " + std::to_string(*options.unk_id) +
+                                            " is no token's id");
+        }
+        const uint32_t first = first_unmade_, end = first_unmade_ + uint32_t(unmade_.size());
+        std::vector<std::pair<uint32_t, std::string_view>> chars;
+        for (uint32_t t = first; t < end; ++t)
+            if (own_bytes(t).size() <= 4) chars.emplace_back(t, own_bytes(t));
+        for (size_t r = 0; r < ranked.size(); ++r) {
+            const uint32_t a = ranked[r][0], b = ranked[r][1], m = ranked[r][2];
+            auto at = [&] { return "ranked merge " + std::to_string(r) + " (" + std::to_string(a) + ", " +
+                                   std::to_string(b) + ") -> " + std::to_string(m); };
+            if (a < first || a >= end || b < first || b >= end || m < first || m >= end)
+                throw std::invalid_argument(at() + ": with char_merges its tokens must be unmade tokens, " +
+                                            std::to_string(first) + " to " + std::to_string(end - 1));
+            if (own_bytes(m).size() != own_bytes(a).size() + own_bytes(b).size() ||
+                own_bytes(m).substr(0, own_bytes(a).size()) != own_bytes(a) ||
+                own_bytes(m).substr(own_bytes(a).size()) != own_bytes(b))
+                throw std::invalid_argument(at() + ": the token made is not its two parts joined");
+            if (r > 0 && !ranks.empty() && ranks[r] < ranks[r - 1])
+                throw std::invalid_argument(at() + ": its rank is below the one before (ranks must not decrease)");
+        }
+        std::vector<uint32_t> by_position;
+        if (ranks.empty())
+            for (size_t r = 0; r < ranked.size(); ++r) by_position.push_back(uint32_t(r));
+        char_merges_ = std::make_shared<const CharMerges>(options, unk, chars, ranked,
+                                                          ranks.empty() ? by_position : ranks);
+    }
+
     // The table of whole_token: the merges' tokens first (of two with the same bytes, the
     // first), then the unmade tokens found whole, then the special tokens that are also
     // unmade tokens.
@@ -433,6 +503,7 @@ private:
     std::vector<uint32_t> made_;  // with ranked merges: the token each makes, by rank; else empty
     bool ignore_merges_ = false;
     bool plain_ = true;  // see plain()
+    std::shared_ptr<const CharMerges> char_merges_;  // see char_merges()
     std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
     std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on

@@ -1,0 +1,214 @@
+// A rules normalizer: a list of steps run in order over a text, each with a map from
+// every output byte back to the input character it came from (for offsets), composed
+// across the steps. The steps:
+//   - NFC (normalize.h);
+//   - SentencePiece: sentencepiece's normalizer after its character map, in its order
+//     and meanings (normalizer.cc): with remove_extra_whitespaces the leading spaces
+//     go, then add_dummy_prefix puts one space first (before a text that is left
+//     non-empty), each run of spaces becomes one, the trailing ones go; with
+//     escape_whitespaces every space written is U+2581 ("▁"). Its space is ' ' alone;
+//   - Replace: every occurrence of a literal text, left to right, by another (Hugging
+//     Face's Replace with a String pattern);
+//   - Prepend: a text put before a non-empty one (Hugging Face's Prepend).
+// Text that a step leaves as it is costs that step a scan: `unchanged` answers for the
+// whole list without writing anything.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "normalize.h"
+
+namespace bpe {
+
+struct NormalizerStep {
+    enum class Kind { kNfc, kSentencePiece, kReplace, kPrepend };
+    Kind kind = Kind::kNfc;
+    // SentencePiece's options.
+    bool add_dummy_prefix = false, remove_extra_whitespaces = false, escape_whitespaces = false;
+    // Replace's `pattern` and `content`; Prepend's text in `content`.
+    std::string pattern, content;
+};
+
+namespace normalizer_detail {
+
+// The length of the UTF-8 character at in[i] (1 for a byte that starts none: the text
+// is valid UTF-8 on every path here, but a length must never run past the end).
+inline size_t char_length(std::string_view in, size_t i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    return nfc_detail::decode(p + i, p + in.size()).len;
+}
+
+// Each byte of `in` as its own origin: the start of its character.
+inline void own_origins(std::string_view in, std::vector<uint32_t>& origin) {
+    origin.clear();
+    for (size_t i = 0; i < in.size();) {
+        const size_t len = char_length(in, i);
+        for (size_t j = 0; j < len; ++j) origin.push_back(uint32_t(i));
+        i += len;
+    }
+    origin.push_back(uint32_t(in.size()));
+}
+
+inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
+
+// sentencepiece's normalizer (normalizer.cc's Normalize) on a text whose characters
+// are already mapped: each character is one of its prefixes. Every output byte comes
+// from the character being read when it was written (the dummy prefix from the first
+// kept one); trailing spaces removed take nothing with them.
+inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::string& out,
+                          std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    size_t i = 0;
+    if (step.remove_extra_whitespaces)
+        while (i < in.size() && in[i] == ' ') ++i;
+    if (i == in.size()) {
+        if (origin) origin->push_back(uint32_t(in.size()));
+        return;
+    }
+    const std::string_view space = step.escape_whitespaces ? kSpaceSymbol : std::string_view(" ");
+    auto put = [&](std::string_view bytes, size_t from) {
+        out.append(bytes);
+        if (origin) origin->insert(origin->end(), bytes.size(), uint32_t(from));
+    };
+    if (step.add_dummy_prefix) put(space, i);
+    bool previous_space = step.remove_extra_whitespaces;
+    while (i < in.size()) {
+        const size_t len = char_length(in, i);
+        if (in[i] == ' ') {
+            if (!previous_space) put(space, i);
+            previous_space = step.remove_extra_whitespaces;
+        } else {
+            put(in.substr(i, len), i);
+            previous_space = false;
+        }
+        i += len;
+    }
+    if (step.remove_extra_whitespaces)
+        while (out.size() >= space.size() && std::string_view(out).substr(out.size() - space.size()) == space) {
+            out.resize(out.size() - space.size());
+            if (origin) origin->resize(out.size());
+        }
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+// Replace: every occurrence of step.pattern, left to right, the next looked for after
+// the last; its bytes come from the occurrence's first character.
+inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    size_t i = 0;
+    auto copy = [&](size_t to) {
+        out.append(in.data() + i, to - i);
+        if (origin)
+            while (i < to) {
+                const size_t len = char_length(in, i);
+                origin->insert(origin->end(), len, uint32_t(i));
+                i += len;
+            }
+        i = to;
+    };
+    for (size_t at = in.find(step.pattern); at != std::string_view::npos; at = in.find(step.pattern, i)) {
+        copy(at);
+        out.append(step.content);
+        if (origin) origin->insert(origin->end(), step.content.size(), uint32_t(at));
+        i = at + step.pattern.size();
+    }
+    copy(in.size());
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+}  // namespace normalizer_detail
+
+class Normalizer {
+public:
+    Normalizer() = default;
+    explicit Normalizer(std::vector<NormalizerStep> steps) : steps_(std::move(steps)) {
+        for (const NormalizerStep& s : steps_)
+            if (s.kind == NormalizerStep::Kind::kReplace && s.pattern.empty())
+                throw std::invalid_argument("a Replace step's pattern must not be empty");
+    }
+
+    bool empty() const { return steps_.empty(); }
+    const std::vector<NormalizerStep>& steps() const { return steps_; }
+    bool has(NormalizerStep::Kind kind) const {
+        for (const NormalizerStep& s : steps_)
+            if (s.kind == kind) return true;
+        return false;
+    }
+
+    // Whether every step leaves `text` as it is (then so does the list).
+    bool unchanged(std::string_view text) const {
+        for (const NormalizerStep& s : steps_) {
+            switch (s.kind) {
+                case NormalizerStep::Kind::kNfc:
+                    if (!is_nfc(text)) return false;
+                    break;
+                case NormalizerStep::Kind::kReplace:
+                    if (text.find(s.pattern) != std::string_view::npos) return false;
+                    break;
+                case NormalizerStep::Kind::kPrepend:
+                    if (!text.empty() && !s.content.empty()) return false;
+                    break;
+                case NormalizerStep::Kind::kSentencePiece:
+                    if (!text.empty()) return false;
+                    break;
+            }
+        }
+        return true;
+    }
+
+    // The text through every step into `out`; with `origin`, origin->size() ==
+    // out.size() + 1 and (*origin)[k] is the byte offset in `in` of the input character
+    // output byte k came from (the last entry: in.size()), as nfc() gives it.
+    void run(std::string_view in, std::string& out, std::vector<uint32_t>* origin) const {
+        if (origin && in.size() > UINT32_MAX) throw std::length_error("an origin map needs a text under 4 GiB");
+        out.assign(in);
+        if (origin) normalizer_detail::own_origins(in, *origin);
+        std::string next;
+        std::vector<uint32_t> step_origin;
+        for (const NormalizerStep& s : steps_) {
+            std::vector<uint32_t>* o = origin ? &step_origin : nullptr;
+            switch (s.kind) {
+                case NormalizerStep::Kind::kNfc:
+                    if (is_nfc(out)) continue;
+                    nfc(out, next, o);
+                    break;
+                case NormalizerStep::Kind::kSentencePiece:
+                    normalizer_detail::sentencepiece(out, s, next, o);
+                    break;
+                case NormalizerStep::Kind::kReplace:
+                    if (out.find(s.pattern) == std::string::npos) continue;
+                    normalizer_detail::replace(out, s, next, o);
+                    break;
+                case NormalizerStep::Kind::kPrepend:
+                    if (out.empty()) continue;
+                    next.assign(s.content);
+                    next += out;
+                    if (o) {
+                        o->assign(s.content.size(), 0);
+                        std::vector<uint32_t> own;
+                        normalizer_detail::own_origins(out, own);
+                        o->insert(o->end(), own.begin(), own.end());
+                    }
+                    break;
+            }
+            out.swap(next);
+            if (origin) {
+                // Through this step's map, then the ones before.
+                for (uint32_t& k : step_origin) k = (*origin)[k];
+                origin->swap(step_origin);
+            }
+        }
+    }
+
+private:
+    std::vector<NormalizerStep> steps_;
+};
+
+}  // namespace bpe
