@@ -1063,7 +1063,10 @@ def describe(rules: dict, shown: int = 40) -> list:
         lines.append(f"  ... and {len(rest)} more ({sum(not t['special'] for t in rest)} of them ordinary text), "
                      f"ids {min(t['id'] for t in rest)} to {max(t['id'] for t in rest)}")
     unmade = list(rules["unmade_tokens"] or {})
-    if unmade:
+    if unmade and rules.get("char_merges") is not None:
+        lines.append(f"the model's pieces (characters and what its {len(rules['ranked_merges'] or [])} ranked merges "
+                     f"make): {len(unmade)}, such as {', '.join(map(repr, unmade[:5]))}")
+    elif unmade:
         shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
         lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
                      f"{', '.join(map(repr, shown_tokens))}")

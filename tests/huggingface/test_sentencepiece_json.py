@@ -367,3 +367,14 @@ def test_a_split_on_text_the_normalizer_replaced_is_left_out_and_no_other(legacy
         path.write_text(json.dumps(document), encoding="utf-8")
         with pytest.raises(ValueError, match="Split"):
             read_huggingface(path)
+
+
+def test_bpe_info_lines_say_what_the_rules_are(models, tmp_path):
+    from bpe.huggingface import describe, read_huggingface
+    path = tmp_path / "tokenizer.json"
+    convert(models("llama"), "metaspace").save(str(path))
+    lines = "\n".join(describe(read_huggingface(path)["rules"]))
+    assert "Metaspace (replacement='\u2581', prepend_scheme=first, split=False)" in lines
+    assert "merging starts from characters" in lines and "'byte_fallback': True" in lines
+    assert "decoder: {'replace': ['\u2581', ' '], 'strip_start': 1" in lines
+    assert "ranked merges make" in lines
