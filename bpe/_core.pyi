@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'is_nfc', 'lower_rank_splits', 'nfc', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'is_nfc', 'lower_rank_splits', 'nfc', 'normalize', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -163,6 +163,10 @@ def lower_rank_splits(ranks: dict[bytes, int], tokens: list[bytes]) -> list[int]
 def nfc(text: str | bytes) -> tuple[str | bytes, list[int]]:
     """
     NFC of text (str, or bytes of UTF-8), as Hugging Face's tokenizers normalizes it, and the origin of each byte of the result's UTF-8: the byte offset in text's UTF-8 of the start of the input character that the output byte came from, and one entry more at the end, the input's length in bytes. A token spanning output bytes [b, e) has Hugging Face's offsets from origin[b] to the end of the input character at origin[e - 1].
+    """
+def normalize(text: str, normalizer: str | list[dict[str, object]] | None) -> tuple[str, list[int]]:
+    """
+    text through a rules normalizer (the rules dict's 'normalizer': 'NFC' or a list of steps), and the origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong.
     """
 def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.SupportsInt | typing.SupportsIndex) -> int:
     """

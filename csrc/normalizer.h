@@ -2,6 +2,10 @@
 // every output byte back to the input character it came from (for offsets), composed
 // across the steps. The steps:
 //   - NFC (normalize.h);
+//   - Precompiled: sentencepiece's character map (charsmap.h), the longest prefix it
+//     holds replaced at each place, else the character kept. Followed by a SentencePiece
+//     step, the two run as one, as in sentencepiece, whose whitespace rules read the
+//     map's replacement of each prefix whole;
 //   - SentencePiece: sentencepiece's normalizer after its character map, in its order
 //     and meanings (normalizer.cc): with remove_extra_whitespaces the leading spaces
 //     go, then add_dummy_prefix puts one space first (before a text that is left
@@ -15,19 +19,23 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "charsmap.h"
 #include "normalize.h"
 
 namespace bpe {
 
 struct NormalizerStep {
-    enum class Kind { kNfc, kSentencePiece, kReplace, kPrepend };
+    enum class Kind { kNfc, kPrecompiled, kSentencePiece, kReplace, kPrepend };
     Kind kind = Kind::kNfc;
+    // Precompiled's map; a SentencePiece step's own where a Precompiled step came before it.
+    std::shared_ptr<const Charsmap> charsmap;
     // SentencePiece's options.
     bool add_dummy_prefix = false, remove_extra_whitespaces = false, escape_whitespaces = false;
     // Replace's `pattern` and `content`; Prepend's text in `content`.
@@ -56,17 +64,34 @@ inline void own_origins(std::string_view in, std::vector<uint32_t>& origin) {
 
 inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
 
-// sentencepiece's normalizer (normalizer.cc's Normalize) on a text whose characters
-// are already mapped: each character is one of its prefixes. Every output byte comes
-// from the character being read when it was written (the dummy prefix from the first
-// kept one); trailing spaces removed take nothing with them.
+// The prefix of in[i...] a character map replaces, and its replacement: the longest the
+// map holds, else the character as it is.
+inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i) {
+    if (charsmap) {
+        const auto found = charsmap->longest_prefix(in, i);
+        if (found.second > 0) return found;
+    }
+    const size_t len = char_length(in, i);
+    return {in.substr(i, len), len};
+}
+
+// sentencepiece's normalizer (normalizer.cc's Normalize): each prefix of the text as the
+// map replaces it (the identity without one), and the whitespace rules on those
+// replacements. Every output byte comes from the prefix being read when it was written
+// (the dummy prefix from the first one kept); trailing spaces removed take nothing with
+// them.
 inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::string& out,
                           std::vector<uint32_t>* origin) {
     out.clear();
     if (origin) origin->clear();
+    const Charsmap* map = step.charsmap.get();
     size_t i = 0;
     if (step.remove_extra_whitespaces)
-        while (i < in.size() && in[i] == ' ') ++i;
+        while (i < in.size()) {
+            const auto [piece, len] = mapped_prefix(map, in, i);
+            if (piece != " ") break;
+            i += len;
+        }
     if (i == in.size()) {
         if (origin) origin->push_back(uint32_t(in.size()));
         return;
@@ -79,21 +104,45 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
     while (i < in.size()) {
-        const size_t len = char_length(in, i);
-        if (in[i] == ' ') {
-            if (!previous_space) put(space, i);
-            previous_space = step.remove_extra_whitespaces;
-        } else {
-            put(in.substr(i, len), i);
-            previous_space = false;
+        auto [piece, len] = mapped_prefix(map, in, i);
+        // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
+        while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+        if (!piece.empty()) {
+            for (size_t k = 0; k < piece.size();) {
+                const size_t run = piece.find(' ', k);
+                if (run == k) {
+                    put(space, i);
+                    ++k;
+                    continue;
+                }
+                const size_t to = run == std::string_view::npos ? piece.size() : run;
+                put(piece.substr(k, to - k), i);
+                k = to;
+            }
+            previous_space = piece.back() == ' ';
         }
         i += len;
+        if (!step.remove_extra_whitespaces) previous_space = false;
     }
     if (step.remove_extra_whitespaces)
         while (out.size() >= space.size() && std::string_view(out).substr(out.size() - space.size()) == space) {
             out.resize(out.size() - space.size());
             if (origin) origin->resize(out.size());
         }
+    if (origin) origin->push_back(uint32_t(in.size()));
+}
+
+// Precompiled alone: each place's longest prefix in the map replaced, its bytes from that
+// prefix's first character.
+inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin) {
+    out.clear();
+    if (origin) origin->clear();
+    for (size_t i = 0; i < in.size();) {
+        const auto [piece, len] = mapped_prefix(&map, in, i);
+        out.append(piece);
+        if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));
+        i += len;
+    }
     if (origin) origin->push_back(uint32_t(in.size()));
 }
 
@@ -128,10 +177,23 @@ inline void replace(std::string_view in, const NormalizerStep& step, std::string
 class Normalizer {
 public:
     Normalizer() = default;
-    explicit Normalizer(std::vector<NormalizerStep> steps) : steps_(std::move(steps)) {
-        for (const NormalizerStep& s : steps_)
+    explicit Normalizer(std::vector<NormalizerStep> steps) {
+        for (const NormalizerStep& s : steps) {
             if (s.kind == NormalizerStep::Kind::kReplace && s.pattern.empty())
                 throw std::invalid_argument("a Replace step's pattern must not be empty");
+            if ((s.kind == NormalizerStep::Kind::kPrecompiled) != (s.charsmap != nullptr))
+                throw std::invalid_argument("a Precompiled step needs its charsmap, and only it has one");
+        }
+        for (size_t k = 0; k < steps.size(); ++k) {
+            NormalizerStep& s = steps[k];
+            // A map then sentencepiece's steps: one step, as sentencepiece runs them.
+            if (s.kind == NormalizerStep::Kind::kPrecompiled && k + 1 < steps.size() &&
+                steps[k + 1].kind == NormalizerStep::Kind::kSentencePiece) {
+                steps[k + 1].charsmap = std::move(s.charsmap);
+                continue;
+            }
+            steps_.push_back(std::move(s));
+        }
     }
 
     bool empty() const { return steps_.empty(); }
@@ -155,6 +217,7 @@ public:
                 case NormalizerStep::Kind::kPrepend:
                     if (!text.empty() && !s.content.empty()) return false;
                     break;
+                case NormalizerStep::Kind::kPrecompiled:
                 case NormalizerStep::Kind::kSentencePiece:
                     if (!text.empty()) return false;
                     break;
@@ -181,6 +244,9 @@ public:
                     break;
                 case NormalizerStep::Kind::kSentencePiece:
                     normalizer_detail::sentencepiece(out, s, next, o);
+                    break;
+                case NormalizerStep::Kind::kPrecompiled:
+                    normalizer_detail::precompiled(out, *s.charsmap, next, o);
                     break;
                 case NormalizerStep::Kind::kReplace:
                     if (out.find(s.pattern) == std::string::npos) continue;

@@ -1,4 +1,5 @@
-// Bindings of normalize.h for the tests: nfc(text) and is_nfc(text) on a str.
+// Bindings of normalize.h and normalizer.h for the tests: nfc(text) and is_nfc(text) on
+// a str, and normalize(text, normalizer) by a rules normalizer.
 // Included by _core.cpp only.
 #pragma once
 
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "normalize.h"
+#include "normalizer.h"
+#include "py_rules.h"
 
 namespace bindings {
 
@@ -58,6 +61,22 @@ inline void bind_normalize(py::module_& m) {
             return bpe::is_nfc(in);
         },
         py::arg("text"), "Whether text (str, or bytes of UTF-8) is in NFC, as Hugging Face's tokenizers normalizes it.");
+    m.def(
+        "normalize",
+        [](py::str text, py::handle normalizer) {
+            const bpe::Normalizer steps = normalizer_from_python(normalizer);
+            const std::string in = str_or_bytes_utf8(text);
+            std::string out;
+            std::vector<uint32_t> origin;
+            {
+                py::gil_scoped_release release;
+                steps.run(in, out, &origin);
+            }
+            return py::make_tuple(py::str(out), py::cast(origin));
+        },
+        py::arg("text"), py::arg("normalizer"),
+        "text through a rules normalizer (the rules dict's 'normalizer': 'NFC' or a list of steps), and the "
+        "origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong.");
 }
 
 }  // namespace bindings

@@ -164,6 +164,21 @@ inline bpe::NormalizerStep normalizer_step(py::handle obj, const std::string& wh
         s.add_dummy_prefix = flag("add_dummy_prefix");
         s.remove_extra_whitespaces = flag("remove_extra_whitespaces");
         s.escape_whitespaces = flag("escape_whitespaces");
+    } else if (type == "Precompiled") {
+        only_keys(step, {"type", "charsmap"}, where);
+        s.kind = bpe::NormalizerStep::Kind::kPrecompiled;
+        const std::string text = str("charsmap");
+        py::bytes blob;
+        try {
+            blob = py::module_::import("base64").attr("b64decode")(py::str(text), py::arg("validate") = true);
+        } catch (py::error_already_set& e) {
+            bad_rule(where + "['charsmap']", "is not base64: " + std::string(py::str(e.value())));
+        }
+        try {
+            s.charsmap = std::make_shared<const bpe::Charsmap>(std::string(blob));
+        } catch (const std::invalid_argument& e) {
+            bad_rule(where + "['charsmap']", "is not a charsmap this engine can read: " + std::string(e.what()));
+        }
     } else if (type == "Replace") {
         only_keys(step, {"type", "pattern", "content"}, where);
         s.kind = bpe::NormalizerStep::Kind::kReplace;
@@ -176,7 +191,7 @@ inline bpe::NormalizerStep normalizer_step(py::handle obj, const std::string& wh
         s.content = str("prepend");
     } else {
         bad_rule(where + "['type']", "is '" + type + "', not a normalizer step this engine runs "
-                                                     "(NFC, SentencePiece, Replace or Prepend)");
+                                                     "(NFC, Precompiled, SentencePiece, Replace or Prepend)");
     }
     return s;
 }

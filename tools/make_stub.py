@@ -78,6 +78,8 @@ PARAMETERS_OF = {
     (None, "added_token_segments", "tokens"): "collections.abc.Sequence[dict[str, str | int | bool]]",
     (None, "added_token_segments", "normalized"): "bool",
     (None, "added_token_segments", "allowed"): SPECIALS,
+    (None, "normalize", "text"): "str",
+    (None, "normalize", "normalizer"): "str | list[dict[str, object]] | None",
 }
 # What a binding gives back, where pybind11 knows only "list", "tuple", "dict" or "object".
 RETURNS = {
@@ -94,6 +96,7 @@ RETURNS = {
     (None, "pretokenize"): "list[bytes]",
     (None, "added_token_segments"): "list[tuple[int, int, int | None]]",
     (None, "nfc"): "tuple[str | bytes, list[int]]",
+    (None, "normalize"): "tuple[str, list[int]]",
     (None, "huggingface_merges"): "tuple[list[tuple[int, int]], list[int], list[str], list[list[int]] | None]",
 }
 

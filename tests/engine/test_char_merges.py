@@ -13,8 +13,8 @@ What sentencepiece does, and these tests hold us to:
     " ⁇ " for the unknown piece, and U+FFFD for each byte of a byte-piece run that starts
     no valid character.
 """
+import base64
 import os
-import random
 from pathlib import Path
 
 import pytest
@@ -57,14 +57,15 @@ def train(tmp_path, text, name="m", vocab_size=600, **options):
 
 
 def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True, unk_text=" \u2047 ",
-              user_defined=()):
+              user_defined=(), charsmap=None):
     """The Encoder for a sentencepiece BPE model, from its pieces as the library gives
     them: bytes are ids 0-255 (their file ids by token_ids; free ids past the vocabulary
     where the model has no byte pieces), the control and unknown pieces are the special
     tokens, every other piece an unmade token, and each pair of pieces that joins into a
     normal piece a ranked merge, ranked by that piece's score (highest first, equal scores
     one rank). user_defined: the model's user-defined symbols, which are added tokens
-    (matched whole in the normalized text) and in no merge."""
+    (matched whole in the normalized text) and in no merge. charsmap: the model's
+    precompiled_charsmap (bytes), a Precompiled step before sentencepiece's own."""
     n = sp.get_piece_size()
     byte_ids = {}
     specials, special_ids, unmade = [], [], {}
@@ -95,8 +96,9 @@ def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_w
     added = [{"content": piece, "id": unmade[piece], "special": False, "normalized": True, "lstrip": False,
               "rstrip": False, "single_word": False} for piece in user_defined]
     unk = next((i for i in special_ids if sp.is_unknown(i)), None)
+    precompiled = [{"type": "Precompiled", "charsmap": base64.b64encode(charsmap).decode()}] if charsmap else []
     rules = {
-        "normalizer": [{"type": "SentencePiece", "add_dummy_prefix": add_dummy_prefix,
+        "normalizer": precompiled + [{"type": "SentencePiece", "add_dummy_prefix": add_dummy_prefix,
                         "remove_extra_whitespaces": remove_extra_whitespaces,
                         "escape_whitespaces": escape_whitespaces}],
         "pre_tokenizer": [],

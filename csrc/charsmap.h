@@ -1,0 +1,128 @@
+// sentencepiece's precompiled character map (a model's normalizer_spec
+// precompiled_charsmap, Hugging Face's Precompiled normalizer's `precompiled_charsmap`):
+// the replacement of the longest prefix of a text that the map holds, as sentencepiece's
+// normalizer reads it (normalizer.cc's NormalizePrefix).
+//
+// The blob: a 32-bit little-endian size, that many bytes of a double-array trie (darts-
+// clone's: 32-bit units, each a label, a flag for a leaf below, and an offset to its
+// children, the leaf's unit holding a value), then the replacements, NUL-terminated
+// strings that the values point into. The search from byte i of a text goes down the
+// trie along the text's bytes; every node with a leaf is a match, and the longest of the
+// first 32 matches wins (sentencepiece keeps 32 results). No match: the character as it is.
+//
+// A blob comes from a file, so nothing in it is trusted: the sizes are checked against
+// the blob, and the trie is walked once as it is read, every unit reached checked to lie
+// in the array, every value to point at a NUL-terminated string, and the trie to have no
+// cycle (so that a search ends, after at most the longest key's length steps). Anything
+// else is std::invalid_argument, which Python sees as a ValueError.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace bpe {
+
+class Charsmap {
+public:
+    explicit Charsmap(std::string blob) : blob_(std::move(blob)) {
+        if (blob_.size() < 4) throw std::invalid_argument("the charsmap is " + std::to_string(blob_.size()) +
+                                                          " bytes, too short to hold its trie's size");
+        const auto* p = reinterpret_cast<const unsigned char*>(blob_.data());
+        const uint64_t trie_bytes = uint64_t(p[0]) | uint64_t(p[1]) << 8 | uint64_t(p[2]) << 16 | uint64_t(p[3]) << 24;
+        if (trie_bytes > blob_.size() - 4 || trie_bytes % 4 != 0 || trie_bytes == 0)
+            throw std::invalid_argument("the charsmap's trie is " + std::to_string(trie_bytes) + " bytes, which a blob of " +
+                                        std::to_string(blob_.size()) + " bytes cannot hold in whole 4-byte units");
+        units_.resize(size_t(trie_bytes / 4));
+        for (size_t k = 0; k < units_.size(); ++k) {
+            const unsigned char* u = p + 4 + 4 * k;
+            units_[k] = uint32_t(u[0]) | uint32_t(u[1]) << 8 | uint32_t(u[2]) << 16 | uint32_t(u[3]) << 24;
+        }
+        replacements_at_ = 4 + size_t(trie_bytes);
+        check_trie();
+    }
+
+    // The replacement of the longest prefix of in[i...] the map holds, and that prefix's
+    // length in bytes; length 0 where none is.
+    std::pair<std::string_view, size_t> longest_prefix(std::string_view in, size_t i) const {
+        constexpr int kMaxResults = 32;  // sentencepiece's kMaxTrieResultsSize
+        size_t node = offset(units_[0]);
+        size_t best_length = 0;
+        uint32_t best_value = 0;
+        int results = 0;
+        for (size_t k = i; k < in.size(); ++k) {
+            const unsigned char c = static_cast<unsigned char>(in[k]);
+            node ^= c;
+            if (node >= units_.size() || label(units_[node]) != c) break;
+            const uint32_t unit = units_[node];
+            node ^= offset(unit);
+            if (has_leaf(unit)) {
+                if (results < kMaxResults && k + 1 - i > best_length) {
+                    best_length = k + 1 - i;
+                    best_value = value(units_[node]);
+                }
+                ++results;
+            }
+        }
+        if (best_length == 0) return {{}, 0};
+        return {std::string_view(replacements().data() + best_value), best_length};
+    }
+
+private:
+    static bool has_leaf(uint32_t unit) { return (unit >> 8) & 1; }
+    static uint32_t value(uint32_t unit) { return unit & ((1u << 31) - 1); }
+    static uint32_t label(uint32_t unit) { return unit & ((1u << 31) | 0xFF); }
+    static size_t offset(uint32_t unit) { return size_t(unit >> 10) << ((unit & (1u << 9)) >> 6); }
+
+    // The walk of every path a search can take, by a stack of its own (a blob chooses the
+    // depth). A node is a unit a search steps onto (by its label); its children are the
+    // units at its base (its index ^ its offset) ^ each label. Colours, by unit, find a
+    // cycle: a node met again while it is still on the stack.
+    void check_trie() const {
+        const size_t n = units_.size();
+        auto bad = [](const std::string& what) { throw std::invalid_argument("the charsmap's trie " + what); };
+        std::vector<uint8_t> colour(n, 0);  // 0 unseen, 1 on the stack, 2 done
+        struct Frame {
+            size_t node, base;  // node: SIZE_MAX for the root
+            unsigned next_label;
+        };
+        std::vector<Frame> stack{{SIZE_MAX, offset(units_[0]), 0}};
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (f.next_label == 256) {
+                if (f.node != SIZE_MAX) colour[f.node] = 2;
+                stack.pop_back();
+                continue;
+            }
+            const unsigned c = f.next_label++;
+            const size_t node = f.base ^ c;
+            if (node >= n || label(units_[node]) != c) continue;
+            if (colour[node] == 1) bad("has a cycle, so a search through it would not end");
+            if (colour[node] == 2) continue;
+            const uint32_t unit = units_[node];
+            const size_t base = node ^ offset(unit);
+            if (has_leaf(unit)) {
+                if (base >= n) bad("has a leaf outside its array");
+                const uint32_t v = value(units_[base]);
+                if (v >= replacements().size() ||
+                    std::memchr(replacements().data() + v, '\0', replacements().size() - v) == nullptr)
+                    bad("has a value, " + std::to_string(v) + ", that starts no NUL-terminated replacement in its " +
+                        std::to_string(replacements().size()) + " bytes");
+            }
+            colour[node] = 1;
+            stack.push_back({node, base, 0});
+        }
+    }
+
+    std::string_view replacements() const { return std::string_view(blob_).substr(replacements_at_); }
+
+    std::string blob_;
+    std::vector<uint32_t> units_;
+    size_t replacements_at_ = 0;  // where in blob_ the replacements begin
+};
+
+}  // namespace bpe

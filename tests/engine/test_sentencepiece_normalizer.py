@@ -1,0 +1,233 @@
+"""sentencepiece's normalizer in the engine (csrc/normalizer.h, csrc/charsmap.h): the
+precompiled character map of an nmt_nfkc model and the whitespace steps, against the
+sentencepiece library (its `normalize` and its ids on a model trained here with
+nmt_nfkc), and the map read from hostile blobs: a ValueError or a working map, never a
+crash or a hang.
+
+The charsmap is read from the .model file here by a few lines of protobuf (ModelProto's
+field 3, NormalizerSpec, whose field 2 is the blob), so that the test needs no protobuf.
+"""
+import base64
+import random
+import struct
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+core = pytest.importorskip("bpe._core", reason="the core is not built")
+spm = pytest.importorskip("sentencepiece")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_char_merges import MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece, stories_text, train  # noqa: E402
+
+# Characters nmt_nfkc changes: full-width forms, ligatures, compatibility digits,
+# decomposed accents, odd spaces and controls, CJK compatibility ideographs.
+NFKC_TEXT = ("ＡＢＣ ｱｲｳ ﬁﬂ ① ¼ Å e\u0301 \u3000x\u00a0y\u2003z \t tab\u200b zero\ufeffwidth ㍻ ℡ ™ "
+             "ﾊﾟ ｶﾞ \u1100\u1161 Ⅻ ｘ＝ｙ！ \u00ad soft 豈 \r\n line\x0bfeed")
+
+
+def varint(data, at):
+    value = shift = 0
+    while True:
+        b = data[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, at
+
+
+def fields(data):
+    """A protobuf message's (field, value) pairs: ints for varints, bytes for the rest."""
+    at = 0
+    while at < len(data):
+        key, at = varint(data, at)
+        field, kind = key >> 3, key & 7
+        if kind == 0:
+            value, at = varint(data, at)
+        elif kind == 2:
+            size, at = varint(data, at)
+            value, at = data[at:at + size], at + size
+        elif kind == 5:
+            value, at = data[at:at + 4], at + 4
+        elif kind == 1:
+            value, at = data[at:at + 8], at + 8
+        else:
+            raise ValueError(f"wire type {kind}")
+        yield field, value
+
+
+def normalizer_spec(model_path):
+    """(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces) of a .model."""
+    spec = next(v for f, v in fields(Path(model_path).read_bytes()) if f == 3)
+    got = dict(fields(spec))
+    return (got.get(2, b""), bool(got.get(3, 1)), bool(got.get(4, 1)), bool(got.get(5, 1)))
+
+
+SP_STEP = {"type": "SentencePiece", "add_dummy_prefix": True, "remove_extra_whitespaces": True,
+           "escape_whitespaces": True}
+
+
+@pytest.fixture(scope="module")
+def nfkc_model(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nfkc")
+    text = stories_text(150_000) + NFKC_TEXT * 20
+    sp = train(tmp, text, "nfkc", vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc")
+    return sp, tmp / "nfkc.model"
+
+
+def steps_of(model_path):
+    charsmap, dummy, extra, escape = normalizer_spec(model_path)
+    return [{"type": "Precompiled", "charsmap": base64.b64encode(charsmap).decode()},
+            {"type": "SentencePiece", "add_dummy_prefix": dummy, "remove_extra_whitespaces": extra,
+             "escape_whitespaces": escape}]
+
+
+def test_the_model_has_a_charsmap(nfkc_model):
+    charsmap = normalizer_spec(nfkc_model[1])[0]
+    assert len(charsmap) > 1000
+
+
+def texts():
+    out = [NFKC_TEXT, MULTILINGUAL, PYTHON_SOURCE[:4000], "", "   ", "\u3000\u3000a\u3000\u3000", " ① ", "ﬁ"]
+    out += [NFKC_TEXT[i:i + 7] for i in range(0, len(NFKC_TEXT), 3)]
+    return out
+
+
+def test_normalize_gives_sentencepiece_normalize(nfkc_model):
+    sp, path = nfkc_model
+    steps = steps_of(path)
+    for text in texts():
+        got, origin = core.normalize(text, steps)
+        assert got == sp.normalize(text), text
+        assert len(origin) == len(got.encode()) + 1
+
+
+def test_the_map_alone_leaves_spaces_and_adds_no_prefix(nfkc_model):
+    sp, path = nfkc_model
+    alone = steps_of(path)[:1]
+    plain = [{**SP_STEP, "add_dummy_prefix": False, "remove_extra_whitespaces": False, "escape_whitespaces": False}]
+    for text in ["ＡＢＣ  ﬁ", "x\u3000y"]:
+        # sentencepiece's whitespace steps doing nothing: the map's replacements alone.
+        assert core.normalize(text, alone)[0] == core.normalize(text, steps_of(path)[:1] + plain)[0]
+    assert core.normalize("ＡＢＣ ﬁ", alone)[0] == "ABC fi"
+
+
+def test_nfkc_model_ids_are_sentencepiece_ids(nfkc_model):
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap)
+    for text in texts() + [stories_text(30_000)]:
+        same_as_sentencepiece(enc, sp, text)
+
+
+def test_offsets_through_the_map_stay_in_the_text(nfkc_model):
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap)
+    ids, spans = enc.encode_with_offsets(NFKC_TEXT, (), ())
+    assert ids == sp.encode(NFKC_TEXT)
+    starts = [int(s) for s, _ in spans]
+    assert starts == sorted(starts) and all(0 <= s <= e <= len(NFKC_TEXT) for s, e in spans)
+
+
+# --- hostile blobs ---------------------------------------------------------------------
+
+def precompiled(blob):
+    return [{"type": "Precompiled", "charsmap": base64.b64encode(blob).decode()}]
+
+
+def unit(label=0, leaf=False, offset=0, value=None):
+    """A darts-clone unit: a label, a leaf flag and an offset to the children (or a value)."""
+    if value is not None:
+        return struct.pack("<I", value | (1 << 31))
+    return struct.pack("<I", label | (leaf << 8) | (offset << 10))
+
+
+def blob(units, replacements):
+    trie = b"".join(units)
+    return struct.pack("<I", len(trie)) + trie + replacements
+
+
+@pytest.mark.parametrize("data, says", [
+    (b"", "too short"),
+    (b"\x01\x00", "too short"),
+    (struct.pack("<I", 400) + b"\x00" * 16, "cannot hold"),
+    (struct.pack("<I", 0xFFFFFFFF) + b"\x00" * 16, "cannot hold"),
+    (struct.pack("<I", 6) + b"\x00" * 16, "cannot hold"),
+    (struct.pack("<I", 0) + b"abc\x00", "cannot hold"),
+])
+def test_a_blob_whose_sizes_do_not_fit_is_a_value_error(data, says):
+    with pytest.raises(ValueError, match=says) as e:
+        core.normalize("abc", precompiled(data))
+    assert "['normalizer'][0]['charsmap']" in str(e.value)
+
+
+def test_a_blob_that_is_not_base64_is_a_value_error():
+    with pytest.raises(ValueError, match=r"\['charsmap'\] is not base64"):
+        core.normalize("abc", [{"type": "Precompiled", "charsmap": "not base64!"}])
+
+
+def test_a_small_handmade_map_replaces_the_longest_prefix():
+    # The root (unit 0: base 0 ^ offset 0 = 0, its label one no search steps on) has its
+    # children at 0 ^ label: 'a' at 97, base 97 ^ 64 = 33, a leaf below it (its value at
+    # 33 ^ 0); 'b' from there at 33 ^ 98 = 67, a leaf, base and value at 67 ^ 32 = 99.
+    units = [b"\x00" * 4] * 128
+    units[0] = unit(label=255, offset=0)
+    units[97] = unit(label=97, leaf=True, offset=64)  # 'a' -> base 33
+    units[33] = unit(value=0)                           # "a" -> "X"
+    units[33 ^ 98] = unit(label=98, leaf=True, offset=32)  # "ab" -> base 67 ^ 32 = 99
+    units[99] = unit(value=2)                           # "ab" -> "YZ"
+    data = blob(units, b"X\x00YZ\x00")
+    assert core.normalize("aabca", precompiled(data))[0] == "XYZcX"
+
+
+def test_a_trie_with_a_cycle_is_refused_not_searched_forever():
+    # From the root's base 0, 'a' steps onto unit 97 (base 97), whose 'a' steps onto unit
+    # 0 (base 0), and so on: a search along "aaaa..." would read the whole text each time.
+    units = [b"\x00" * 4] * 128
+    units[0] = unit(label=97, offset=0)
+    units[97] = unit(label=97, offset=0)
+    data = blob(units, b"X\x00")
+    with pytest.raises(ValueError, match="cycle"):
+        core.normalize("a" * 100_000, precompiled(data))
+
+
+def test_a_leaf_value_outside_the_replacements_is_refused():
+    units = [b"\x00" * 4] * 128
+    units[0] = unit(label=255, offset=0)
+    units[97] = unit(label=97, leaf=True, offset=64)
+    units[33] = unit(value=1000)
+    with pytest.raises(ValueError, match="NUL-terminated"):
+        core.normalize("a", precompiled(blob(units, b"X\x00")))
+    units[33] = unit(value=0)
+    with pytest.raises(ValueError, match="NUL-terminated"):
+        core.normalize("a", precompiled(blob(units, b"XYZ")))  # no NUL after it
+
+
+def test_random_and_mutated_blobs_are_refused_or_work(nfkc_model):
+    """A blob cut, flipped or made up: a ValueError, or a map that normalizes a text in
+    bounded time; never a crash."""
+    real = normalizer_spec(nfkc_model[1])[0]
+    rng = random.Random(7)
+    candidates = [bytes(rng.getrandbits(8) for _ in range(rng.randrange(4, 600))) for _ in range(200)]
+    for _ in range(200):
+        data = bytearray(real)
+        for _ in range(rng.randrange(1, 20)):
+            data[rng.randrange(4, len(data))] = rng.getrandbits(8)
+        candidates.append(bytes(data))
+    candidates += [real[:n] for n in (4, 5, 8, 100, len(real) // 2, len(real) - 1)]
+    text = NFKC_TEXT * 20
+    refused = 0
+    for data in candidates:
+        start = time.perf_counter()
+        try:
+            out, origin = core.normalize(text, precompiled(data) + [SP_STEP])
+        except ValueError:
+            refused += 1
+            continue
+        assert len(origin) == len(out.encode()) + 1
+        assert time.perf_counter() - start < 2
+    assert 0 < refused < len(candidates)
