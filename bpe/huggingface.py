@@ -614,8 +614,8 @@ def _post_processor(processor, where: str, depth: int = 0) -> tuple:
 # a character no token covers becomes its UTF-8 bytes as the tokens <0x00>..<0xFF>
 # (byte_fallback) or the unknown token, and the decoder undoes both. A file is read so
 # when its pre-tokenizer has no ByteLevel step. The rules dict then holds:
-#   "normalizer": None | [{"type": "NFC"} | {"type": "Precompiled", "charsmap": base64}
-#                         | {"type": "Replace", "pattern": literal text, "content"} | {"type": "Prepend", "prepend"}],
+#   "normalizer": None | [{"type": "NFC"} | {"type": "Replace", "pattern": literal text, "content"}
+#                         | {"type": "Prepend", "prepend"}],
 #   "pre_tokenizer": [] | [{"type": "Metaspace", "replacement", "prepend_scheme", "split"}],
 #   "char_merges": {"byte_fallback", "unk_id" (the file's id, or None), "fuse_unk"},
 #   "unmade_tokens": {text: id}, every token but the byte tokens and the special ones,
@@ -629,6 +629,11 @@ def _post_processor(processor, where: str, depth: int = 0) -> tuple:
 
 BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
 _PREPEND_SCHEMES = ("always", "first", "never")
+# Where Hugging Face's Precompiled normalizer differs from sentencepiece's character map,
+# which the engine runs: a cluster of under 6 bytes is replaced whole by its first
+# character's entry, and a longer one character by character.
+_PRECOMPILED_DIFFERS = ("\"\\r\\n\" becomes one space, a mapped character loses the combining marks after it: "
+                        "\"\uff21\\u0301\" becomes \"A\"")
 
 
 def _has_byte_level(pre_tokenizer) -> bool:
@@ -715,9 +720,9 @@ def _string(step: dict, key: str, where: str, what: str, nonempty: bool = False)
 
 
 def _char_normalizer(normalizer, where: str) -> list | None:
-    """The normalizer as the rules' list of steps (None for none): NFC, Precompiled (its
-    charsmap, base64 as the file holds it), Replace of literal text, Prepend. Any other
-    step is refused by name."""
+    """The normalizer as the rules' list of steps (None for none): NFC, Replace of literal
+    text, Prepend. Any other step is refused by name; Precompiled too, as Hugging Face's
+    meaning of it is not sentencepiece's (see _PRECOMPILED_DIFFERS)."""
     steps = []
     for step in _flat(normalizer, where, "normalizer", "normalizers"):
         kind = step["type"]
@@ -729,7 +734,9 @@ def _char_normalizer(normalizer, where: str) -> list | None:
             if not isinstance(charsmap, str):
                 raise ValueError(f"{where}: {what}'s \"precompiled_charsmap\" is {charsmap!r:.40}, not a base64 "
                                  "string")
-            steps.append({"type": "Precompiled", "charsmap": charsmap})
+            raise ValueError(f"{where}: its normalizer has a Precompiled step, which Hugging Face runs on whole "
+                             f"grapheme clusters ({_PRECOMPILED_DIFFERS}), not as sentencepiece and this engine "
+                             "do: not supported here (BPETokenizer.from_sentencepiece reads the model's .model)")
         elif kind == "Replace":
             pattern = _literal(step, where, f"a Replace normalizer")
             if not pattern:
@@ -740,8 +747,8 @@ def _char_normalizer(normalizer, where: str) -> list | None:
             steps.append({"type": "Prepend", "prepend": _string(step, "prepend", where, what)})
         else:
             raise ValueError(f"{where}: its \"normalizer\" has a {kind!r:.80} step, which is not supported here in "
-                             "a SentencePiece-style file (NFC, Precompiled, Prepend, Replace of literal text and "
-                             "Sequences of them are)")
+                             "a SentencePiece-style file (NFC, Prepend, Replace of literal text and Sequences of "
+                             "them are)")
     return steps or None
 
 
@@ -1146,7 +1153,8 @@ def _characters_json(special_tokens: Sequence[str], token_ids: Sequence[int] | N
     ranked merges as the merge list, the normalizer, Metaspace and decoder as Hugging Face
     writes them. What its format cannot hold is a ValueError naming it: merges of equal
     rank (sentencepiece's scores; Hugging Face ranks each merge apart), sentencepiece's
-    own normalizer step, a decoded text for the unknown token."""
+    own normalizer steps (its whitespace steps, and its character map, which Hugging
+    Face's Precompiled runs otherwise), a decoded text for the unknown token."""
     char_merges, decoder = rules["char_merges"], rules.get("decoder") or {}
     ids = list(token_ids) if token_ids is not None else list(range(256 + len(special_tokens)))
     names = list(BYTE_TOKENS) + list(special_tokens) + list(rules["unmade_tokens"] or {})
@@ -1164,7 +1172,9 @@ def _characters_json(special_tokens: Sequence[str], token_ids: Sequence[int] | N
         if step == "NFC" or step.get("type") == "NFC":
             normalizers.append({"type": "NFC"})
         elif step["type"] == "Precompiled":
-            normalizers.append({"type": "Precompiled", "precompiled_charsmap": step["charsmap"]})
+            raise ValueError("a tokenizer.json cannot hold these rules: Hugging Face's Precompiled normalizer runs a "
+                             f"character map on whole grapheme clusters ({_PRECOMPILED_DIFFERS}), not as sentencepiece "
+                             "does")
         elif step["type"] == "Replace":
             normalizers.append({"type": "Replace", "pattern": {"String": step["pattern"]}, "content": step["content"]})
         elif step["type"] == "Prepend":

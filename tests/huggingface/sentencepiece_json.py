@@ -49,6 +49,8 @@ MODELS = {
     "nfkc": dict(normalization_rule_name="nmt_nfkc", remove_extra_whitespaces=False, byte_fallback=True),
     # ... with its default of removing extra whitespace too.
     "nfkc-rew": dict(normalization_rule_name="nmt_nfkc", remove_extra_whitespaces=True, byte_fallback=True),
+    # Identity normalization with sentencepiece's default of removing extra whitespace.
+    "rew": dict(normalization_rule_name="identity", remove_extra_whitespaces=True, byte_fallback=True),
     # User-defined symbols: pieces that are always whole.
     "user": dict(normalization_rule_name="identity", remove_extra_whitespaces=False, byte_fallback=True,
                  user_defined_symbols=["<sep>", "[MASK]", "@@"]),
@@ -197,12 +199,18 @@ def convert(path: Path, shape: str):
     - "spm-legacy" / "spm": SpmConverter.build_tokenizer_from_spm_proto (what transformers
       builds from a .model for a tokenizer class without a converter of its own), legacy
       or not: the precompiled map and the model's own normalizer options;
-    - "spm-metaspace-decoder": "spm" with the Metaspace decoder."""
+    - "spm-metaspace-decoder": "spm" with the Metaspace decoder;
+    - "precompiled-legacy": "legacy" with a Precompiled normalizer (the model's map) first."""
     pytest.importorskip("transformers")
     from tokenizers import AddedToken, decoders, normalizers, pre_tokenizers, processors
     # The module by its full name: transformers' top level has a function of that name.
     convert_module = importlib.import_module("transformers.convert_slow_tokenizer")
     proto = read_model(path)
+    if shape == "precompiled-legacy":  # "legacy" with the model's character map first
+        tk = convert(path, "legacy")
+        tk.normalizer = normalizers.Sequence([normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap),
+                                              normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+        return tk
     if shape in ("legacy", "metaspace", "noprefix", "gemma", "metaspace-never", "metaspace-split"):
         llama = _converter(convert_module.LlamaConverter, path, proto, legacy=shape in ("legacy", "noprefix", "gemma"),
                            add_prefix_space=shape not in ("noprefix", "gemma", "metaspace-never"))
