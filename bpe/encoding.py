@@ -307,9 +307,18 @@ class BPETokenizer:
                 return self._special_ids[token]
             if token in self._added_ids:
                 return self._added_ids[token]
+            if self._rules is not None and self._rules.get("char_merges") is not None:
+                return self._piece_ids().get(token)
             token = token.encode("utf-8")
         else:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
+        if self._rules is not None and self._rules.get("char_merges") is not None:
+            # Merging from characters: a piece's bytes are its text's, a byte token's its byte.
+            token = bytes(token)
+            found = self._piece_ids().get(token.decode("utf-8", "replace"))
+            if found is None and len(token) == 1 and (self._rules["char_merges"] or {}).get("byte_fallback"):
+                found = (self.token_ids or range(256))[token[0]]
+            return found
         if self._ids_by_bytes is None:
             ids = self.token_ids or range(256 + len(self.merges))
             by_bytes: dict[bytes, int] = {}
@@ -317,6 +326,21 @@ class BPETokenizer:
                 by_bytes.setdefault(data, i)  # two merges can make the same bytes: the first wins
             self._ids_by_bytes = by_bytes
         return self._ids_by_bytes.get(bytes(token))
+
+    def _piece_ids(self) -> dict[str, int]:
+        """{name: id} of a tokenizer that merges from characters, as Hugging Face names its
+        tokens: the byte tokens <0x00>..<0xFF> (where the model has them), the special
+        tokens (the unknown one too) and every piece, by its text."""
+        if self._ids_by_bytes is None:
+            rules = self._rules or {}
+            ids = self.token_ids or range(256 + len(self._numbered_specials))
+            names: dict = {}
+            if (rules.get("char_merges") or {}).get("byte_fallback"):
+                names.update((huggingface.BYTE_TOKENS[b], ids[b]) for b in range(256))
+            names.update(zip(self._numbered_specials, ids[256:]))
+            names.update(rules.get("unmade_tokens") or {})
+            self._ids_by_bytes = names
+        return self._ids_by_bytes  # type: ignore[return-value]
 
     # --- encoding ------------------------------------------------------------------
 

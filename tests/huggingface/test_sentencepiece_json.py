@@ -398,3 +398,14 @@ def test_huggingfaces_precompiled_is_not_sentencepieces_character_map(models, tm
                                              ("\uff21\u0301", "\u2581A", "\u2581\u00c1")):
         assert theirs.normalizer.normalize_str(text) == huggingface
         assert sp.decode_pieces(sp.encode(text, out_type=str)).replace(" ", "\u2581") == sentencepiece[1:]
+
+
+def test_token_to_id_knows_every_token_by_huggingfaces_name(pair):
+    name, _, ours, theirs = pair
+    vocab = theirs.get_vocab()
+    assert [t for t in vocab if ours.token_to_id(t) != theirs.token_to_id(t)] == [], name
+    assert ours.token_to_id("no such token \u2581\u2581") is None
+    for token in ("\u2581the", "e"):
+        if token in vocab:
+            assert ours.encode_single_token(token) == vocab[token]
+            assert ours.token_to_id(token.encode("utf-8")) == vocab[token]
