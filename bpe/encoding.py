@@ -113,6 +113,7 @@ class BPETokenizer:
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
+        self._piece_names: dict[str, int] | None = None  # the same, of a tokenizer that merges from characters
         # Every added token of the rules, special or not, by its text: Hugging Face's
         # token_to_id looks there before the vocabulary.
         self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
@@ -331,16 +332,16 @@ class BPETokenizer:
         """{name: id} of a tokenizer that merges from characters, as Hugging Face names its
         tokens: the byte tokens <0x00>..<0xFF> (where the model has them), the special
         tokens (the unknown one too) and every piece, by its text."""
-        if self._ids_by_bytes is None:
+        if self._piece_names is None:
             rules = self._rules or {}
             ids = self.token_ids or range(256 + len(self._numbered_specials))
-            names: dict = {}
+            names: dict[str, int] = {}
             if (rules.get("char_merges") or {}).get("byte_fallback"):
                 names.update((huggingface.BYTE_TOKENS[b], ids[b]) for b in range(256))
             names.update(zip(self._numbered_specials, ids[256:]))
             names.update(rules.get("unmade_tokens") or {})
-            self._ids_by_bytes = names
-        return self._ids_by_bytes  # type: ignore[return-value]
+            self._piece_names = names
+        return self._piece_names
 
     # --- encoding ------------------------------------------------------------------
 
