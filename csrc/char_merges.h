@@ -36,6 +36,31 @@ struct CharMergeOptions {
     bool fuse_unk = false;
 };
 
+// Where a text may be cut into chunks that merge alone: before each "▁" (U+2581, a space
+// as sentencepiece writes it) that follows another character, when no token holds "▁"
+// after a character other than "▁" (CharMerges::cuts_before_space says whether). A token
+// that spanned such a cut would hold the two characters beside it, so no merge joins
+// across it, and the two sides merge as they would together. Calls cut(begin, end) for
+// each chunk of text[begin, end), in order.
+template <class Cut>
+void for_each_word(std::string_view text, size_t begin, size_t end, Cut&& cut) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    auto space_at = [&](size_t i) { return p[i] == 0xE2 && p[i + 1] == 0x96 && p[i + 2] == 0x81; };
+    size_t from = begin;
+    for (size_t i = begin + 1; i + 3 <= end; ++i) {
+        if (p[i] != 0xE2 || !space_at(i)) continue;
+        // A run of spaces stays one chunk: cut before its first only.
+        if (i >= from + 3 && space_at(i - 3)) {
+            i += 2;
+            continue;
+        }
+        cut(from, i);
+        from = i;
+        i += 2;
+    }
+    if (end > from) cut(from, end);
+}
+
 class CharMerges {
 public:
     static constexpr uint32_t kNone = UINT32_MAX;
@@ -94,6 +119,19 @@ public:
         return it == other_.end() ? kNone : it->second;
     }
     uint32_t unk_token() const { return unk_; }
+
+    // Whether for_each_word's cuts are safe: "▁" is a token (else, as unknown, it could
+    // join an unknown run across a cut) and no token of `tokens` (their bytes) holds "▁"
+    // after another character.
+    template <class Tokens>
+    bool cuts_before_space(const Tokens& tokens) const {
+        if (char_token(0x2581) == kNone) return false;
+        static constexpr std::string_view kSpace = "\xe2\x96\x81";
+        for (std::string_view bytes : tokens)
+            for (size_t at = bytes.find(kSpace, 1); at != std::string_view::npos; at = bytes.find(kSpace, at + 3))
+                if (at < 3 || bytes.substr(at - 3, 3) != kSpace) return false;
+        return true;
+    }
 
 private:
     static constexpr size_t kShort = 32;

@@ -354,7 +354,11 @@ public:
                      std::optional<Rules> rules = std::nullopt, const ModelOptions& options = {})
         : vocabulary_(merges, special_tokens, std::move(token_ids), options), pattern_(std::move(pattern)),
           table_(256 + merges.size()) {
-        if (rules) rules_ = std::make_shared<const RuleState>(std::move(*rules));
+        if (rules) {
+            RuleState state(std::move(*rules));
+            state.cut_words = state.rules.steps.empty() && vocabulary_.cuts_before_space();
+            rules_ = std::make_shared<const RuleState>(std::move(state));
+        }
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
         // and merging each long token here would slow the build of a vocabulary of many.
         vocabulary_.find_whole_tokens(
@@ -863,6 +867,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
+        bool cut_words = false;                // no steps, and a piece may be cut into words (char_merges.h)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -947,6 +952,8 @@ public:
                 }
         work.copied = copy;
         work.items.clear();
+        // Words of about 5 bytes each: room for them at once, not by doubling.
+        if (st.cut_words) work.items.reserve(text.size() / 4 + 16);
         work.buffer.clear();
         work.origin.clear();
         const size_t before = st.steps_before_prefix();
@@ -1004,6 +1011,12 @@ public:
                         work.items.push_back({base + piece.begin, base + piece.end, Segment::kText});
                         continue;
                     }
+                    if (st.cut_words) {
+                        for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
+                            work.items.push_back({base + b, base + e, Segment::kText});
+                        });
+                        continue;
+                    }
                     work.chunks.clear();
                     work.pre.split(norm, {piece.begin, piece.end}, steps, steps + rules.steps.size(), work.chunks);
                     for (const Span& c : work.chunks) work.items.push_back({base + c.begin, base + c.end, Segment::kText});
@@ -1019,6 +1032,12 @@ public:
                         append(" ", [&](size_t) { return norm_origin(sp.begin); });
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
+                    if (st.cut_words) {
+                        for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
+                            work.items.push_back({b, e, Segment::kText});
+                        });
+                        continue;
+                    }
                     if (st.one_named_split || before == rules.steps.size()) {
                         work.items.push_back({at, end, Segment::kText});
                         continue;

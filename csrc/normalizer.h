@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -103,7 +104,28 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     };
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
+    out.reserve(in.size() + in.size() / 2 + space.size());
+    if (origin) origin->reserve(out.capacity() + 1);
     while (i < in.size()) {
+        if (!map && !origin) {
+            // Without a map each character is itself: a byte loop into room made once.
+            const size_t at = out.size();
+            out.resize(at + 3 * (in.size() - i));
+            char* w = out.data() + at;
+            for (; i < in.size(); ++i) {
+                const char c = in[i];
+                if (c != ' ') {
+                    *w++ = c;
+                    previous_space = false;
+                } else if (!previous_space) {
+                    std::memcpy(w, space.data(), space.size());
+                    w += space.size();
+                    previous_space = step.remove_extra_whitespaces;
+                }
+            }
+            out.resize(size_t(w - out.data()));
+            break;
+        }
         auto [piece, len] = mapped_prefix(map, in, i);
         // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
         while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);

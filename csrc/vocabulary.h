@@ -159,6 +159,9 @@ public:
     bool ignore_merges() const { return ignore_merges_; }
     // Merging from characters (char_merges.h), or null.
     const CharMerges* char_merges() const { return char_merges_.get(); }
+    // Whether a text may be cut before each "▁" that follows another character (char_merges.h's
+    // for_each_word): merging from characters, and no token spans such a cut.
+    bool cuts_before_space() const { return cuts_before_space_; }
     // The token (ours) whose bytes `chunk` is, for ignore_merges; kNoToken if none.
     uint32_t whole_token(std::string_view chunk) const {
         if (whole_.empty()) return kNoToken;
@@ -391,6 +394,9 @@ private:
             for (size_t r = 0; r < ranked.size(); ++r) by_position.push_back(uint32_t(r));
         char_merges_ = std::make_shared<const CharMerges>(options, unk, chars, ranked,
                                                           ranks.empty() ? by_position : ranks);
+        std::vector<std::string_view> pieces;
+        for (uint32_t t = first; t < end; ++t) pieces.push_back(own_bytes(t));
+        cuts_before_space_ = char_merges_->cuts_before_space(pieces);
     }
 
     // The table of whole_token: the merges' tokens first (of two with the same bytes, the
@@ -504,6 +510,7 @@ private:
     bool ignore_merges_ = false;
     bool plain_ = true;  // see plain()
     std::shared_ptr<const CharMerges> char_merges_;  // see char_merges()
+    bool cuts_before_space_ = false;  // see cuts_before_space()
     std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
     std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on

@@ -312,3 +312,32 @@ def test_an_unknown_id_that_is_no_token_is_refused():
 def test_a_text_of_only_unknown_characters_without_unk_or_bytes_gives_no_ids():
     enc = small_encoder(char_merges={"byte_fallback": False, "unk_id": None, "fuse_unk": False})
     assert enc.encode("日本", (), ()) == [3]  # the dummy prefix's piece alone, as Hugging Face drops them
+
+
+def test_a_piece_that_holds_a_space_after_a_character_keeps_the_text_whole():
+    """Words are cut before "▁" only where no piece can span the cut: here "a▁b" does, and
+    "a b" is two ids, not four."""
+    unmade = {SPACE: 3, "a": 4, "b": 5, "a" + SPACE: 6, "a" + SPACE + "b": 7}
+    ours = {p: 257 + k for k, p in enumerate(unmade)}
+    merges = [[ours["a"], ours[SPACE], ours["a" + SPACE], 0], [ours["a" + SPACE], ours["b"], ours["a" + SPACE + "b"], 1]]
+    enc = small_encoder(unmade_tokens=unmade, ranked_merges=merges)
+    assert enc.encode("a b", (), ()) == [3, 7]
+    assert enc.encode("a b a b", (), ()) == [3, 7, 3, 7]
+
+
+def test_a_model_trained_without_splitting_by_whitespace_gives_sentencepiece_ids(tmp_path, stories):
+    sp = train(tmp_path, stories[:100_000], "nosplit", vocab_size=700, byte_fallback=True, split_by_whitespace=False)
+    assert any(SPACE in sp.id_to_piece(i)[1:].lstrip(SPACE) for i in range(sp.get_piece_size()))
+    enc = engine_of(sp)
+    for text in [stories[:20_000], MULTILINGUAL, PYTHON_SOURCE[:3000]]:
+        same_as_sentencepiece(enc, sp, text)
+
+
+def test_runs_of_spaces_and_whitespace_only_pieces(tmp_path, stories):
+    code = PYTHON_SOURCE * 3
+    sp = train(tmp_path, code + stories[:50_000], "ws", vocab_size=700, byte_fallback=True,
+               allow_whitespace_only_pieces=True, remove_extra_whitespaces=False)
+    assert any(sp.id_to_piece(i) == SPACE * 4 for i in range(sp.get_piece_size()))
+    enc = engine_of(sp, remove_extra_whitespaces=False)
+    for text in [PYTHON_SOURCE, "a    b", "    x", "x    ", stories[:5000]]:
+        same_as_sentencepiece(enc, sp, text)
