@@ -334,11 +334,12 @@ class BPETokenizer:
         tokens (the unknown one too) and every piece, by its text."""
         if self._piece_names is None:
             rules = self._rules or {}
-            ids = self.token_ids or range(256 + len(self._numbered_specials))
+            specials = list(self._numbered_specials)
+            ids = self.token_ids or range(256 + len(specials))
             names: dict[str, int] = {}
             if (rules.get("char_merges") or {}).get("byte_fallback"):
                 names.update((huggingface.BYTE_TOKENS[b], ids[b]) for b in range(256))
-            names.update(zip(self._numbered_specials, ids[256:]))
+            names.update(zip(specials, ids[256:]))
             names.update(rules.get("unmade_tokens") or {})
             self._piece_names = names
         return self._piece_names
@@ -867,7 +868,9 @@ class StreamDecoder:
         return self._utf8.decode(self._token_bytes(id))
 
     def _decode_run(self) -> str:
-        data, self._start, self._run = self._decode(self._run, start=self._start), False, []
+        decode = self._decode
+        assert decode is not None  # only with a tokenizer.json's decoder
+        data, self._start, self._run = decode(self._run, start=self._start), False, []
         return data.decode("utf-8", self._utf8.errors)
 
     def flush(self) -> str:

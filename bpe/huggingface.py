@@ -1167,7 +1167,7 @@ def _characters_json(special_tokens: Sequence[str], token_ids: Sequence[int] | N
         raise ValueError("a tokenizer.json cannot hold these rules: merges of equal rank (a piece's score in "
                          "sentencepiece), where Hugging Face ranks every merge apart")
     hf_merges = [[names[m[0]], names[m[1]]] for m in ranked]
-    normalizers = []
+    normalizers: list[dict[str, Any]] = []
     for step in rules["normalizer"] or []:
         if step == "NFC" or step.get("type") == "NFC":
             normalizers.append({"type": "NFC"})
