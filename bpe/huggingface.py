@@ -981,6 +981,8 @@ def one_split(rules: dict) -> str | None:
     steps = rules["pre_tokenizer"]
     if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or SentencePiece-style
         return None
+    if not steps or steps[-1]["type"] != "ByteLevel":  # no split ([]), or Metaspace: merging from characters
+        return None
     last = steps[-1]
     if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
         return formats.ONIGURUMA_PATTERNS["gpt2"]

@@ -729,8 +729,7 @@ bpe::Encoder* make_encoder(py::handle merges_arg, py::handle pattern_arg, py::ha
                                   std::to_string(added_ids[k]) + ", which no token of the vocabulary has");
     // Ints for the ids up to n_vocab, unless the numbering is sparse (a few tokens with
     // ids up to MAX_ID must not make a million ints).
-    size_t tokens = 256 + encoder->num_merges() + encoder->specials().size();
-    shared_ints.reserve(std::min(encoder->n_vocab(), 2 * tokens));
+    shared_ints.reserve(std::min(encoder->n_vocab(), 2 * encoder->num_tokens()));
     return encoder.release();
 }
 

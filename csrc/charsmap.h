@@ -44,6 +44,30 @@ public:
         }
         replacements_at_ = 4 + size_t(trie_bytes);
         check_trie();
+        // For each ASCII byte: whether a key is that byte alone, and whether one goes on
+        // from it with an ASCII byte.
+        const size_t root = offset(units_[0]);
+        auto step = [&](size_t base, unsigned c) -> size_t {  // the node, or SIZE_MAX
+            const size_t node = base ^ c;
+            return node < units_.size() && label(units_[node]) == c ? node : SIZE_MAX;
+        };
+        for (unsigned c = 0; c < 0x80; ++c) {
+            const size_t node = step(root, c);
+            if (node == SIZE_MAX) continue;
+            ascii_key_[c] = has_leaf(units_[node]);
+            const size_t base = node ^ offset(units_[node]);
+            for (unsigned d = 0; d < 0x80 && !ascii_goes_on_[c]; ++d) ascii_goes_on_[c] = step(base, d) != SIZE_MAX;
+            non_ascii_goes_on_[c] = true;
+        }
+    }
+
+    // Whether the map leaves the ASCII byte `c` as it is where `next` (0 at the end)
+    // follows it: no key is `c` alone, and none that goes on from it can match here (an
+    // ASCII `next` goes on from no key; a non-ASCII one may). Most text is read a byte at
+    // a time by this test, without a search.
+    bool ascii_alone(unsigned char c, unsigned char next) const {
+        if (ascii_key_[c]) return false;
+        return next < 0x80 ? !ascii_goes_on_[c] : !non_ascii_goes_on_[c];
     }
 
     // The replacement of the longest prefix of in[i...] the map holds, and that prefix's
@@ -123,6 +147,9 @@ private:
     std::string blob_;
     std::vector<uint32_t> units_;
     size_t replacements_at_ = 0;  // where in blob_ the replacements begin
+    bool ascii_key_[128] = {};          // see ascii_alone
+    bool ascii_goes_on_[128] = {};
+    bool non_ascii_goes_on_[128] = {};  // a key starts with the byte and has more (kept simple: any)
 };
 
 }  // namespace bpe

@@ -839,6 +839,7 @@ public:
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
+    size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
     std::string_view token_bytes(uint32_t id) const { return vocabulary_.token_bytes(id); }
     // The ids' bytes joined; with the rules' decoder, the text it says (decoder.h), where
@@ -943,7 +944,7 @@ public:
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
         else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
         // Copied when a space is put in, or the normalizer changes a text segment.
-        bool copy = with_origin || rules.add_prefix_space;
+        bool copy = with_origin || rules.add_prefix_space || rules.metaspace;
         if (!copy && !rules.normalizer.empty())
             for (const Segment& s : work.raw)
                 if (s.special == Segment::kText && !rules.normalizer.unchanged(text.substr(s.begin, s.end - s.begin))) {
@@ -1022,6 +1023,10 @@ public:
                     for (const Span& c : work.chunks) work.items.push_back({base + c.begin, base + c.end, Segment::kText});
                     continue;
                 }
+                if (rules.metaspace) {
+                    add_metaspace_piece(norm, piece, norm_origin, work, with_origin);
+                    continue;
+                }
                 // Into the buffer: the pieces before ByteLevel, each with its space, then
                 // ByteLevel's split of each (or the named rule's, by the chunk loop later).
                 work.spans.clear();
@@ -1049,6 +1054,55 @@ public:
             }
         }
         if (with_origin) work.origin.push_back(uint32_t(text.size()));
+    }
+
+    // A text piece under Metaspace (pretokenizer.h) into the buffer, and its chunks into
+    // the items: each space the replacement (its bytes from the space), the replacement
+    // put first where the scheme says (from the piece's first character), and the piece
+    // cut before each replacement with `split`; else whole, or into words where the
+    // vocabulary allows (cut_words).
+    template <class Origin>
+    void add_metaspace_piece(std::string_view norm, const Segment& piece, Origin&& norm_origin, RulesWork& work,
+                             bool with_origin) const {
+        const Metaspace& meta = *rules_->rules.metaspace;
+        const std::string_view text = norm.substr(piece.begin, piece.end - piece.begin);
+        const std::string_view rep = meta.replacement;
+        auto put = [&](std::string_view bytes, size_t from) {
+            work.buffer.append(bytes);
+            if (with_origin) work.origin.insert(work.origin.end(), bytes.size(), norm_origin(from));
+        };
+        const size_t at = work.buffer.size();
+        const bool starts = text.front() == ' ' || text.substr(0, rep.size()) == rep;
+        const bool first = norm_origin(piece.begin) == 0;
+        if (!starts && (meta.prepend == Metaspace::Prepend::kAlways || (meta.prepend == Metaspace::Prepend::kFirst && first)))
+            put(rep, piece.begin);
+        for (size_t k = 0; k < text.size();) {
+            const size_t space = text.find(' ', k);
+            const size_t to = space == std::string_view::npos ? text.size() : space;
+            work.buffer.append(text.substr(k, to - k));
+            if (with_origin)
+                for (size_t b = k; b < to; ++b) work.origin.push_back(norm_origin(piece.begin + b));
+            if (space == std::string_view::npos) break;
+            put(rep, piece.begin + space);
+            k = space + 1;
+        }
+        const size_t end = work.buffer.size();
+        if (!meta.split) {
+            if (rules_->cut_words) {
+                for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                return;
+            }
+            work.items.push_back({at, end, Segment::kText});
+            return;
+        }
+        const std::string_view buffer = work.buffer;
+        size_t from = at;
+        for (size_t k = buffer.find(rep, at + 1); k != std::string_view::npos && k < end; k = buffer.find(rep, k + rep.size())) {
+            if (k + rep.size() > end) break;
+            work.items.push_back({from, k, Segment::kText});
+            from = k;
+        }
+        if (end > from) work.items.push_back({from, end, Segment::kText});
     }
 
     // When the steps are one named rule, items hold pieces and `one_named_split` splits

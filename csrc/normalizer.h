@@ -18,6 +18,7 @@
 // whole list without writing anything.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -98,33 +99,55 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         return;
     }
     const std::string_view space = step.escape_whitespaces ? kSpaceSymbol : std::string_view(" ");
+    // Written through a pointer into room made ahead (`room`), not appended: most writes
+    // are a byte or a space, and an append a call each would cost more than the byte.
+    size_t w = 0;
+    auto room = [&](size_t more) {
+        if (w + more > out.size()) out.resize(std::max(2 * out.size(), w + more + 64));
+    };
     auto put = [&](std::string_view bytes, size_t from) {
-        out.append(bytes);
+        room(bytes.size());
+        std::memcpy(&out[w], bytes.data(), bytes.size());
+        w += bytes.size();
         if (origin) origin->insert(origin->end(), bytes.size(), uint32_t(from));
     };
+    room(in.size() - i + space.size());
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
-    out.reserve(in.size() + in.size() / 2 + space.size());
-    if (origin) origin->reserve(out.capacity() + 1);
+    const auto* u = reinterpret_cast<const unsigned char*>(in.data());
     while (i < in.size()) {
-        if (!map && !origin) {
-            // Without a map each character is itself: a byte loop into room made once.
-            const size_t at = out.size();
-            out.resize(at + 3 * (in.size() - i));
-            char* w = out.data() + at;
-            for (; i < in.size(); ++i) {
-                const char c = in[i];
-                if (c != ' ') {
-                    *w++ = c;
-                    previous_space = false;
-                } else if (!previous_space) {
-                    std::memcpy(w, space.data(), space.size());
-                    w += space.size();
-                    previous_space = step.remove_extra_whitespaces;
-                }
+        // A run of bytes that are themselves: without a map every byte but a space; with
+        // one, the ASCII characters it leaves as they are (with what follows each here).
+        {
+            room(in.size() - i);
+            char* o = &out[w];
+            size_t k = i;
+            if (!map) {
+                while (k < in.size() && u[k] != ' ') *o++ = char(u[k++]);
+            } else {
+                while (k < in.size() && u[k] < 0x80 && u[k] != ' ' &&
+                       map->ascii_alone(u[k], k + 1 < in.size() ? u[k + 1] : 0))
+                    *o++ = char(u[k++]);
             }
-            out.resize(size_t(w - out.data()));
-            break;
+            if (k > i) {
+                if (origin)
+                    for (size_t c = i; c < k;) {
+                        const size_t len = char_length(in, c);
+                        origin->insert(origin->end(), len, uint32_t(c));
+                        c += len;
+                    }
+                w += k - i;
+                previous_space = false;
+                i = k;
+                continue;
+            }
+        }
+        const unsigned char b = u[i];
+        if (b == ' ' && (!map || map->ascii_alone(b, i + 1 < in.size() ? u[i + 1] : 0))) {
+            if (!previous_space) put(space, i);
+            previous_space = step.remove_extra_whitespaces;
+            ++i;
+            continue;
         }
         auto [piece, len] = mapped_prefix(map, in, i);
         // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
@@ -146,6 +169,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         i += len;
         if (!step.remove_extra_whitespaces) previous_space = false;
     }
+    out.resize(w);
     if (step.remove_extra_whitespaces)
         while (out.size() >= space.size() && std::string_view(out).substr(out.size() - space.size()) == space) {
             out.resize(out.size() - space.size());

@@ -39,6 +39,18 @@ struct SplitStep {
     bool invert = false;
 };
 
+// Hugging Face's Metaspace pre-tokenizer (the whole pre-tokenizer where there is one):
+// in each text piece every space becomes `replacement`, which is put first too (kAlways:
+// where the piece does not start with it already; kFirst: the same, for the piece at
+// the start of the text only), and with `split` the piece is cut before each
+// replacement (MergedWithNext), else left whole.
+struct Metaspace {
+    enum class Prepend { kAlways, kFirst, kNever };
+    std::string replacement;
+    Prepend prepend = Prepend::kAlways;
+    bool split = true;
+};
+
 struct Rules {
     Normalizer normalizer;          // normalizer.h: run before the steps, on the text between raw added tokens
     std::vector<SplitStep> steps;   // each splits the pieces of the one before (none: a text piece is one chunk)
@@ -46,6 +58,7 @@ struct Rules {
     bool use_regex = false;         // ByteLevel's: steps.back() is its split by GPT-2's rule
     bool trim_offsets = false;      // ByteLevel's post-processing of offsets
     bool trim_prefix_space = false; // the post-processor's add_prefix_space: a first token's one space is kept
+    std::optional<Metaspace> metaspace;  // the pre-tokenizer, where it is Metaspace (steps then empty)
     AddedTokens added;
     std::optional<Decoder> decoder;  // decoder.h: how ids become text; none: their bytes joined
 };

@@ -95,6 +95,25 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules, bool char_merge
     if (obj.is_none()) return;
     const py::list steps = rule_list(obj, "['pre_tokenizer']");
     if (steps.size() == 0 && char_merges) return;
+    if (steps.size() == 1 && PyDict_Check(py::handle(steps[0]).ptr()) &&
+        PyDict_GetItemString(py::handle(steps[0]).ptr(), "type") != nullptr &&
+        py::str(PyDict_GetItemString(py::handle(steps[0]).ptr(), "type")).equal(py::str("Metaspace"))) {
+        const std::string where = "['pre_tokenizer'][0]";
+        if (!char_merges) bad_rule(where, "is Metaspace, which needs char_merges (its tokens are text)");
+        const py::dict step = rule_dict(steps[0], where);
+        only_keys(step, {"type", "replacement", "prepend_scheme", "split"}, where);
+        bpe::Metaspace meta;
+        meta.replacement = rule_str(rule_key(step, "replacement", where), where + "['replacement']");
+        if (meta.replacement.empty()) bad_rule(where + "['replacement']", "must not be empty");
+        const std::string scheme = rule_str(rule_key(step, "prepend_scheme", where), where + "['prepend_scheme']");
+        if (scheme == "always") meta.prepend = bpe::Metaspace::Prepend::kAlways;
+        else if (scheme == "first") meta.prepend = bpe::Metaspace::Prepend::kFirst;
+        else if (scheme == "never") meta.prepend = bpe::Metaspace::Prepend::kNever;
+        else bad_rule(where + "['prepend_scheme']", "is '" + scheme + "', not always, first or never");
+        meta.split = rule_bool(rule_key(step, "split", where), where + "['split']");
+        rules.metaspace = std::move(meta);
+        return;
+    }
     bool byte_level = false;
     for (size_t k = 0; k < steps.size(); ++k) {
         const std::string where = "['pre_tokenizer'][" + std::to_string(k) + "]";
@@ -129,11 +148,14 @@ inline void steps_from_python(py::handle obj, bpe::Rules& rules, bool char_merge
                 rules.trim_prefix_space = rule_bool(v, where + "['trim_prefix_space']");
             // Its regex is GPT-2's, which the named rule splits as.
             if (rules.use_regex) rules.steps.push_back({bpe::Pattern::kGpt2, bpe::Behavior::kIsolated, false});
+        } else if (type == "Metaspace") {
+            bad_rule(where, "is Metaspace, which must be the only step");
         } else {
             bad_rule(where + "['type']", "is '" + type + "', not a step this engine runs (Split, Digits or ByteLevel)");
         }
     }
-    if (char_merges) bad_rule("['pre_tokenizer']", "must be [] with char_merges, whose tokens are text, not bytes");
+    if (char_merges)
+        bad_rule("['pre_tokenizer']", "must be [] or [Metaspace] with char_merges, whose tokens are text, not bytes");
     if (!byte_level) bad_rule("['pre_tokenizer']", "has no ByteLevel step (a byte-level BPE's last step)");
 }
 

@@ -171,6 +171,8 @@ public:
             if (t == kNoToken || own_bytes(t) == chunk) return t;
         }
     }
+    // How many tokens there are: the bytes, the merges', the specials and the unmade ones.
+    size_t num_tokens() const { return offsets_.size() - 1; }
     // The model's unmade tokens, as given.
     const std::vector<ModelOptions::UnmadeToken>& unmade_tokens() const { return unmade_; }
     // The rank of the merge of two bytes, or kNoRank: every chunk new to the encoder's

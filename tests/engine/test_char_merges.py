@@ -56,9 +56,14 @@ def train(tmp_path, text, name="m", vocab_size=600, **options):
     return spm.SentencePieceProcessor(model_file=str(tmp_path / f"{name}.model"))
 
 
-def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True, unk_text=" \u2047 ",
-              user_defined=(), charsmap=None):
-    """The Encoder for a sentencepiece BPE model, from its pieces as the library gives
+def engine_of(sp, *args, **kwargs):
+    """The Encoder for a sentencepiece BPE model (encoder_args says how)."""
+    return core.Encoder([], **encoder_args(sp, *args, **kwargs))
+
+
+def encoder_args(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True,
+                 unk_text=" \u2047 ", user_defined=(), charsmap=None):
+    """The Encoder's arguments for a sentencepiece BPE model, from its pieces as the library gives
     them: bytes are ids 0-255 (their file ids by token_ids; free ids past the vocabulary
     where the model has no byte pieces), the control and unknown pieces are the special
     tokens, every other piece an unmade token, and each pair of pieces that joins into a
@@ -108,7 +113,7 @@ def engine_of(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_w
         "ranked_merges": merges,
         "decoder": {"replace": [SPACE, " "], "strip_start": 1 if add_dummy_prefix else 0, "unk_text": unk_text},
     }
-    return core.Encoder([], special_tokens=specials, token_ids=token_ids, rules=rules)
+    return {"special_tokens": specials, "token_ids": token_ids, "rules": rules}
 
 
 def same_as_sentencepiece(enc, sp, text):
@@ -341,3 +346,16 @@ def test_runs_of_spaces_and_whitespace_only_pieces(tmp_path, stories):
     enc = engine_of(sp, remove_extra_whitespaces=False)
     for text in [PYTHON_SOURCE, "a    b", "    x", "x    ", stories[:5000]]:
         same_as_sentencepiece(enc, sp, text)
+
+
+def test_a_bpe_tokenizer_with_these_rules_gives_sentencepiece_ids_by_every_method(byte_model, stories):
+    from bpe import BPETokenizer
+    tok = BPETokenizer([], **encoder_args(byte_model))
+    sp = byte_model
+    texts = [stories[:3000], MULTILINGUAL, "  Two  spaces ", ""]
+    want = [sp.encode(t) for t in texts]
+    assert [tok.encode(t) for t in texts] == want
+    assert tok.encode_batch(texts, threads=2) == want
+    assert [list(tok.encode_array(t, threads=2)) for t in texts] == want
+    assert [tok.decode(ids) for ids in want] == [sp.decode(ids) for ids in want]
+    assert tok.count(texts[0]) == len(want[0])
