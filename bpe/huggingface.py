@@ -979,9 +979,7 @@ def one_split(rules: dict) -> str | None:
     inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
     regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
     steps = rules["pre_tokenizer"]
-    if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or SentencePiece-style
-        return None
-    if not steps or steps[-1]["type"] != "ByteLevel":  # no split ([]), or Metaspace: merging from characters
+    if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or merging from characters
         return None
     last = steps[-1]
     if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
