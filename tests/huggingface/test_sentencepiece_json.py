@@ -409,3 +409,20 @@ def test_token_to_id_knows_every_token_by_huggingfaces_name(pair):
         if token in vocab:
             assert ours.encode_single_token(token) == vocab[token]
             assert ours.token_to_id(token.encode("utf-8")) == vocab[token]
+
+
+def test_a_normalizer_that_changes_the_text_before_metaspace_does_not_crash(models, tmp_path):
+    # Metaspace's "first" asks where a piece began in the text, through the normalizer's
+    # map of it: run in a process of its own, so that a crash fails this test alone.
+    import subprocess
+    path = tmp_path / "tokenizer.json"
+    convert(models("unk"), "spm").save(str(path))  # Replace(" ", "\u2581"), then Metaspace
+    theirs = Tokenizer.from_file(str(path))
+    code = ("import json, sys; from bpe import BPETokenizer\n"
+            "t = BPETokenizer.from_huggingface(sys.argv[1])\n"
+            "print(json.dumps([t.encode_ordinary(s) for s in json.loads(sys.argv[2])]))\n")
+    texts = [" ", "a b", "  x  ", "a\u2581 b"]
+    done = subprocess.run([sys.executable, "-c", code, str(path), json.dumps(texts)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert json.loads(done.stdout) == [theirs_ids(theirs, s, special=False) for s in texts]
