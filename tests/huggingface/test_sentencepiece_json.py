@@ -426,3 +426,49 @@ def test_a_normalizer_that_changes_the_text_before_metaspace_does_not_crash(mode
                           timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-500:]
     assert json.loads(done.stdout) == [theirs_ids(theirs, s, special=False) for s in texts]
+
+
+def _mutations(document, rng, count):
+    """count copies of document, each with one field of its rules (not the vocabulary or
+    the merges) set to a value of another type or shape."""
+    values = [None, True, False, 0, 1, -1, 2 ** 40, 1.5, "", "x", "\u2581", "<0x41>", [], [1], ["a", "b"], {},
+              {"type": "Sequence"}, {"type": "Metaspace"}, {"type": "Replace"}, {"String": 3}, {"Regex": "("}]
+    paths = []
+    stack = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        if path[:2] in (("model", "vocab"), ("model", "merges")):
+            continue
+        if isinstance(node, dict):
+            stack.extend(((*path, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend(((*path, k), v) for k, v in enumerate(node))
+        if path:
+            paths.append(path)
+    for _ in range(count):
+        where = paths[rng.randrange(len(paths))]
+        yield where, _set(document, where, rng.choice(values + [_DELETE]))
+
+
+def test_a_mutated_file_loads_or_is_a_value_error(legacy_document, tmp_path):
+    # Any rule field set to a value of another type or shape: a tokenizer, or a ValueError,
+    # never another exception.
+    import random
+    rng = random.Random(45)
+    path = tmp_path / "tokenizer.json"
+    refused = loaded = 0
+    meta = _set(legacy_document, ("pre_tokenizer",), {"type": "Metaspace", "replacement": "\u2581",
+                                                      "prepend_scheme": "first", "split": False})
+    for document in (legacy_document, meta):
+        for where, mutated in _mutations(document, rng, 150):
+            path.write_text(json.dumps(mutated), encoding="utf-8")
+            try:
+                ours = BPETokenizer.from_huggingface(path)
+            except ValueError:
+                refused += 1
+                continue
+            except Exception as e:
+                raise AssertionError(f"{type(e).__name__} for {where}: {e}") from e
+            ours.encode("Hello <s> world \u6570\u5b57", allowed_special="all")
+            loaded += 1
+    assert refused > 50 and loaded > 50, (refused, loaded)  # both outcomes are exercised
