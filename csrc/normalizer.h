@@ -10,7 +10,9 @@
 //     and meanings (normalizer.cc): with remove_extra_whitespaces the leading spaces
 //     go, then add_dummy_prefix puts one space first (before a text that is left
 //     non-empty), each run of spaces becomes one, the trailing ones go; with
-//     escape_whitespaces every space written is U+2581 ("▁"). Its space is ' ' alone;
+//     escape_whitespaces every space written is U+2581 ("▁"). Its space is ' ' alone.
+//     With a map, the rules' normalized added tokens (sentencepiece's user-defined
+//     symbols) are copied as they are where they begin, as sentencepiece does;
 //   - Replace: every occurrence of a literal text, left to right, by another (Hugging
 //     Face's Replace with a String pattern);
 //   - Prepend: a text put before a non-empty one (Hugging Face's Prepend).
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -38,6 +41,11 @@ struct NormalizerStep {
     Kind kind = Kind::kNfc;
     // Precompiled's map; a SentencePiece step's own where a Precompiled step came before it.
     std::shared_ptr<const Charsmap> charsmap;
+    // A SentencePiece step with a map: texts it copies as they are where they begin,
+    // before the map is tried (sentencepiece's user-defined symbols, the rules' normalized
+    // added tokens), longest first; kept_first[b]: whether one begins with byte b.
+    std::vector<std::string> kept;
+    std::array<bool, 256> kept_first{};
     // SentencePiece's options.
     bool add_dummy_prefix = false, remove_extra_whitespaces = false, escape_whitespaces = false;
     // Replace's `pattern` and `content`; Prepend's text in `content`.
@@ -68,7 +76,11 @@ inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
 
 // The prefix of in[i...] a character map replaces, and its replacement: the longest the
 // map holds, else the character as it is.
-inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i) {
+inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i,
+                                                          const NormalizerStep* step = nullptr) {
+    if (step && step->kept_first[static_cast<unsigned char>(in[i])])
+        for (const std::string& k : step->kept)
+            if (in.compare(i, k.size(), k) == 0) return {in.substr(i, k.size()), k.size()};
     if (charsmap) {
         const auto found = charsmap->longest_prefix(in, i);
         if (found.second > 0) return found;
@@ -90,7 +102,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     size_t i = 0;
     if (step.remove_extra_whitespaces)
         while (i < in.size()) {
-            const auto [piece, len] = mapped_prefix(map, in, i);
+            const auto [piece, len] = mapped_prefix(map, in, i, &step);
             if (piece != " ") break;
             i += len;
         }
@@ -125,7 +137,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             if (!map) {
                 while (k < in.size() && u[k] != ' ') *o++ = char(u[k++]);
             } else {
-                while (k < in.size() && u[k] < 0x80 && u[k] != ' ' &&
+                while (k < in.size() && u[k] < 0x80 && u[k] != ' ' && !step.kept_first[u[k]] &&
                        map->ascii_alone(u[k], k + 1 < in.size() ? u[k + 1] : 0))
                     *o++ = char(u[k++]);
             }
@@ -143,13 +155,13 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             }
         }
         const unsigned char b = u[i];
-        if (b == ' ' && (!map || map->ascii_alone(b, i + 1 < in.size() ? u[i + 1] : 0))) {
+        if (b == ' ' && (!map || (!step.kept_first[b] && map->ascii_alone(b, i + 1 < in.size() ? u[i + 1] : 0)))) {
             if (!previous_space) put(space, i);
             previous_space = step.remove_extra_whitespaces;
             ++i;
             continue;
         }
-        auto [piece, len] = mapped_prefix(map, in, i);
+        auto [piece, len] = mapped_prefix(map, in, i, &step);
         // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
         while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
         if (!piece.empty()) {
@@ -239,6 +251,17 @@ public:
                 continue;
             }
             steps_.push_back(std::move(s));
+        }
+    }
+
+    // Texts the SentencePiece steps with a map copy as they are (NormalizerStep::kept).
+    void keep_whole(const std::vector<std::string>& texts) {
+        for (NormalizerStep& s : steps_) {
+            if (s.kind != NormalizerStep::Kind::kSentencePiece || !s.charsmap) continue;
+            for (const std::string& t : texts)
+                if (!t.empty()) s.kept.push_back(t), s.kept_first[static_cast<unsigned char>(t[0])] = true;
+            std::stable_sort(s.kept.begin(), s.kept.end(),
+                             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
         }
     }
 

@@ -304,6 +304,12 @@ inline std::optional<bpe::Rules> rules_from_python(py::handle obj) {
     steps_from_python(get("pre_tokenizer"), rules, char_merges);
     rules.decoder = decoder_from_python(get("decoder"));
     rules.added = added_from_python(get("added_tokens"));
+    // sentencepiece's user-defined symbols escape its character map: the normalized added
+    // tokens, under a SentencePiece step with one.
+    std::vector<std::string> normalized_added;
+    for (const bpe::AddedToken& token : rules.added.tokens())
+        if (token.normalized) normalized_added.push_back(token.content);
+    rules.normalizer.keep_whole(normalized_added);
     if (py::handle m = get("ignore_merges"); !m.is_none()) rule_bool(m, "['ignore_merges']");
     if (py::handle t = get("template"); !t.is_none()) {
         const py::list parts = rule_list(t, "['template']");

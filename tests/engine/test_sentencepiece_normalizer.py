@@ -231,3 +231,27 @@ def test_random_and_mutated_blobs_are_refused_or_work(nfkc_model):
         assert len(origin) == len(out.encode()) + 1
         assert time.perf_counter() - start < 2
     assert 0 < refused < len(candidates)
+
+
+@pytest.mark.parametrize("rule, options", [
+    ("nmt_nfkc", dict(byte_fallback=True, split_digits=True)),
+    ("nmt_nfkc", dict(byte_fallback=False, add_dummy_prefix=False)),
+    ("nmt_nfkc", dict(byte_fallback=True, remove_extra_whitespaces=False, allow_whitespace_only_pieces=True)),
+    ("nmt_nfkc", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
+    ("identity", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
+    ("identity", dict(byte_fallback=False, remove_extra_whitespaces=False)),
+])
+def test_random_texts_give_sentencepiece_ids(tmp_path, rule, options):
+    """Texts made of pieces of the stories, odd spaces, characters the map changes and
+    characters no piece covers, at random, on models trained with several options."""
+    sp = train(tmp_path, stories_text(60_000) + NFKC_TEXT * 5, "r", vocab_size=500,
+               normalization_rule_name=rule, **options)
+    charsmap, dummy, extra, escape = normalizer_spec(tmp_path / "r.model")
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap or None,
+                    user_defined=options.get("user_defined_symbols", ()))
+    rng = random.Random(3)
+    parts = stories_text(5000).split(" ") + list(NFKC_TEXT) + list(MULTILINGUAL) + \
+        [" ", "  ", "\u3000", "\t", "\n", "12345", "<sep>", "ＡＢ", "\u0301", "\u00a0"]
+    for _ in range(300):
+        text = "".join(rng.choice(parts) + rng.choice(["", " "]) for _ in range(rng.randrange(0, 12)))
+        same_as_sentencepiece(enc, sp, text)
