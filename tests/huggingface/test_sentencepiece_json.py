@@ -472,3 +472,13 @@ def test_a_mutated_file_loads_or_is_a_value_error(legacy_document, tmp_path):
             ours.encode("Hello <s> world \u6570\u5b57", allowed_special="all")
             loaded += 1
     assert refused > 50 and loaded > 50, (refused, loaded)  # both outcomes are exercised
+
+
+def test_a_saved_folder_loads_in_transformers_to_the_same_ids(pair, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    name, _, ours, theirs = pair
+    folder = ours.save_huggingface(tmp_path / "folder")
+    auto = transformers.AutoTokenizer.from_pretrained(str(folder))
+    theirs.encode_special_tokens = False
+    for text in TEXTS[:20] + MULTILINGUAL[:4]:
+        assert auto(text)["input_ids"] == theirs.encode(text).ids == ours.encode_with_template(text), (name, text)
