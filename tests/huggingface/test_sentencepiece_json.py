@@ -31,7 +31,8 @@ SHAPES = [("llama", "legacy"), ("llama", "metaspace"), ("llama", "noprefix"), ("
           ("nodummy", "gemma"), ("user", "legacy")]
 # Real sentencepiece models (mistral-common's package data), in the shape their Hub files have:
 # Mistral 7B v0.1's (Llama 2's shape, legacy), v0.3's (Metaspace, "first").
-REAL = [("tokenizer.model.v1", "legacy"), ("mistral_instruct_tokenizer_240323.model.v3", "metaspace")]
+REAL = [("tokenizer.model.v1", "legacy"), ("mistral_instruct_tokenizer_240323.model.v3", "metaspace"),
+        ("mistral_instruct_tokenizer_240323.model.v3", "legacy")]
 
 MULTILINGUAL = ["Ça été très élevé. Hôtel à côté.", "Straße, Äpfel und Öl", "数字 1234567890 与中文混合，还有emoji 😀👍🏽。",
                 "한국어 텍스트와 숫자 42", "العربية نص قصير", "עברית כאן", "ελληνικά γράμματα", "हिन्दी पाठ",
@@ -93,7 +94,7 @@ def mistral_model(file: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=REAL, ids=lambda p: p[0])
+@pytest.fixture(scope="module", params=REAL, ids=lambda p: "-".join(p))
 def real(request, tmp_path_factory):
     file, shape = request.param
     tk = convert(mistral_model(file), shape)
