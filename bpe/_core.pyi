@@ -90,6 +90,10 @@ class Encoder:
         """
         The bytes of one token.
         """
+    def decode_stream(self, ids: collections.abc.Sequence[typing.SupportsIndex] | numpy.typing.NDArray[numpy.integer], start: bool = True) -> tuple:
+        """
+        A streaming decoder's step under the rules' decoder: (the UTF-8 of the first `used` ids, used), where the ids left are byte tokens at the end that may begin a character later ones finish; start as decode_bytes's. Without a decoder, their bytes.
+        """
     def encode(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all') -> list[int]:
         """
         The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one with no copy, any other encoded to UTF-8 for the call only, leaving no copy on the str. As in tiktoken, a special token in the text becomes its id if allowed_special ("all" or a set of str) holds it, and raises ValueError if disallowed_special ("all": every one not allowed) does; otherwise it is ordinary text.

@@ -842,43 +842,34 @@ class StreamDecoder:
         """
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
-        # A tokenizer.json's decoder (SentencePiece-style: "▁" back to spaces, the
-        # first space dropped, a run of byte tokens read as UTF-8 with one U+FFFD for
-        # each byte that starts no character) runs in the core on the ids, told whether
-        # they start the text. Byte tokens wait until their run is whole characters (or
-        # ends), so that the run is read as decode reads it.
-        rules = tokenizer._rules or {}
-        self._decode = tokenizer._encoder.decode_bytes if rules.get("decoder") is not None else None
-        char_merges = rules.get("char_merges") or {}
-        ids = tokenizer.token_ids or range(256)
-        self._byte_ids = frozenset(ids[:256]) if char_merges.get("byte_fallback") else frozenset()
-        self._run: list[int] = []
+        # Rules with a decoder (a char_merges model's): the core decodes, holding back the
+        # byte tokens at the end that may begin a character; `start` until text begins.
+        rules = tokenizer._rules
+        self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
+        self._pending: list[int] = []
         self._start = True
 
     def add(self, id: int) -> str:
         """The text that id completes: "" while a character is still unfinished."""
-        if self._decode is not None:
-            self._run.append(id)
-            if id in self._byte_ids:
-                try:
-                    bytes(self._token_bytes(i)[0] for i in self._run).decode("utf-8")
-                except UnicodeDecodeError:
-                    return ""
-            return self._decode_run()
-        return self._utf8.decode(self._token_bytes(id))
-
-    def _decode_run(self) -> str:
-        decode = self._decode
-        assert decode is not None  # only with a tokenizer.json's decoder
-        data, self._start, self._run = decode(self._run, start=self._start), False, []
-        return data.decode("utf-8", self._utf8.errors)
+        if self._core is None:
+            return self._utf8.decode(self._token_bytes(id))
+        self._pending.append(id)
+        data, used = self._core.decode_stream(self._pending, self._start)
+        if used:
+            del self._pending[:used]
+            self._start = False
+        return self._utf8.decode(data)
 
     def flush(self) -> str:
         """What is left at the end (U+FFFD for an unfinished character, by default), and
         start afresh."""
-        text = self._decode_run() if self._run else self._utf8.decode(b"", final=True)
+        rest = b""
+        if self._core is not None:
+            rest = self._core.decode_bytes(self._pending, self._start)
+            self._pending.clear()
+            self._start = True
+        text = self._utf8.decode(rest, final=True)
         self._utf8.reset()
-        self._start = True
         return text
 
 

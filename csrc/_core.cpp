@@ -1088,6 +1088,14 @@ py::bytes decode_bytes(const bpe::Encoder& self, py::handle ids, bool start) {
     return py::bytes(out);
 }
 
+// A streaming decoder's step: the UTF-8 of the ids it may decode now, and how many.
+py::tuple decode_stream(const bpe::Encoder& self, py::handle ids, bool start) {
+    std::vector<uint32_t> checked = ids_for_decoding(self, ids);
+    const size_t used = self.settled_ids(checked.data(), checked.size());
+    std::string out = self.decode(checked.data(), used, false, start);
+    return py::make_tuple(py::bytes(out), used);
+}
+
 py::bytes decode_single_token_bytes(const bpe::Encoder& self, py::handle id) {
     py::int_ value = index_from_python(id, "a token id");
     std::vector<uint32_t> checked = ids_for_decoding(self, py::make_tuple(value));
@@ -1122,7 +1130,11 @@ void bind_vocabulary(py::class_<bpe::Encoder>& encoder) {
              "its text. With the rules' decoder, the UTF-8 of the text it makes of them; start: whether the ids "
              "begin the text (its strip_start applies), False for a streaming decoder's later calls. ValueError "
              "names an id that is no token's.")
-        .def("decode_single_token_bytes", &decode_single_token_bytes, py::arg("id"), "The bytes of one token.");
+        .def("decode_single_token_bytes", &decode_single_token_bytes, py::arg("id"), "The bytes of one token.")
+        .def("decode_stream", &decode_stream, py::arg("ids"), py::arg("start") = true,
+             "A streaming decoder's step under the rules' decoder: (the UTF-8 of the first `used` ids, used), where "
+             "the ids left are byte tokens at the end that may begin a character later ones finish; start as "
+             "decode_bytes's. Without a decoder, their bytes.");
 }
 
 }  // namespace

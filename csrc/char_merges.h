@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -35,31 +36,6 @@ struct CharMergeOptions {
     std::optional<uint32_t> unk_id;  // the caller's id of the unknown token
     bool fuse_unk = false;
 };
-
-// Where a text may be cut into chunks that merge alone: before each "▁" (U+2581, a space
-// as sentencepiece writes it) that follows another character, when no token holds "▁"
-// after a character other than "▁" (CharMerges::cuts_before_space says whether). A token
-// that spanned such a cut would hold the two characters beside it, so no merge joins
-// across it, and the two sides merge as they would together. Calls cut(begin, end) for
-// each chunk of text[begin, end), in order.
-template <class Cut>
-void for_each_word(std::string_view text, size_t begin, size_t end, Cut&& cut) {
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    auto space_at = [&](size_t i) { return p[i] == 0xE2 && p[i + 1] == 0x96 && p[i + 2] == 0x81; };
-    size_t from = begin;
-    for (size_t i = begin + 1; i + 3 <= end; ++i) {
-        if (p[i] != 0xE2 || !space_at(i)) continue;
-        // A run of spaces stays one chunk: cut before its first only.
-        if (i >= from + 3 && space_at(i - 3)) {
-            i += 2;
-            continue;
-        }
-        cut(from, i);
-        from = i;
-        i += 2;
-    }
-    if (end > from) cut(from, end);
-}
 
 class CharMerges {
 public:
@@ -120,21 +96,59 @@ public:
     }
     uint32_t unk_token() const { return unk_; }
 
-    // Whether for_each_word's cuts are safe: "▁" is a token (else, as unknown, it could
-    // join an unknown run across a cut) and no token of `tokens` (their bytes) holds "▁"
-    // after another character.
+    // Where a text may be cut into chunks that merge alone: before each "▁" (U+2581, a
+    // space as sentencepiece writes it) that follows a character x other than "▁" where
+    // no token holds x then "▁". A token that spanned such a cut would hold the two
+    // characters beside it, so no merge joins across it, and the two sides merge as they
+    // would together. find_word_cuts reads the tokens (their bytes) for which x may not
+    // be; no cut at all where "▁" is no token (as unknown, it could join an unknown run
+    // across a cut).
     template <class Tokens>
-    bool cuts_before_space(const Tokens& tokens) const {
-        if (char_token(0x2581) == kNone) return false;
-        static constexpr std::string_view kSpace = "\xe2\x96\x81";
+    void find_word_cuts(const Tokens& tokens) {
+        word_cuts_ = char_token(0x2581) != kNone;
+        ascii_joins_space_.fill(false);
         for (std::string_view bytes : tokens)
-            for (size_t at = bytes.find(kSpace, 1); at != std::string_view::npos; at = bytes.find(kSpace, at + 3))
-                if (at < 3 || bytes.substr(at - 3, 3) != kSpace) return false;
-        return true;
+            for (size_t at = bytes.find(kSpace, 1); at != std::string_view::npos; at = bytes.find(kSpace, at + 3)) {
+                const uint32_t x = char_before(bytes, at, 0);
+                if (x == 0x2581) continue;
+                if (x < 0x80) ascii_joins_space_[x] = true;
+                else joins_space_.insert(x);
+            }
+    }
+    bool cuts_words() const { return word_cuts_; }
+
+    // Calls cut(begin, end) for each chunk of text[begin, end), in order, cut as
+    // find_word_cuts says.
+    template <class Cut>
+    void for_each_word(std::string_view text, size_t begin, size_t end, Cut&& cut) const {
+        const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+        size_t from = begin;
+        for (size_t i = begin + 1; i + 3 <= end; ++i) {
+            if (p[i] != 0xE2 || p[i + 1] != 0x96 || p[i + 2] != 0x81) continue;
+            const uint32_t x = p[i - 1] < 0x80 ? p[i - 1] : char_before(text, i, from);
+            const bool joins = x < 0x80 ? ascii_joins_space_[x] : x == 0x2581 || joins_space_.count(x) > 0;
+            if (!joins && i > from) {
+                cut(from, i);
+                from = i;
+            }
+            i += 2;
+        }
+        if (end > from) cut(from, end);
     }
 
 private:
     static constexpr size_t kShort = 32;
+    static constexpr std::string_view kSpace = "\xe2\x96\x81";
+
+    // The code point of the character that ends at bytes[at] (begins at `floor` or
+    // later); kNone for bytes that are no character.
+    static uint32_t char_before(std::string_view bytes, size_t at, size_t floor) {
+        size_t j = at - 1;
+        while (j > floor && at - j < 4 && (static_cast<unsigned char>(bytes[j]) & 0xC0) == 0x80) --j;
+        const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+        const nfc_detail::Decoded d = nfc_detail::decode(p + j, p + at);
+        return d.len == at - j && d.cp < nfc_detail::kInvalid ? d.cp : kNone;
+    }
 
     // The chunk's first symbols into ids (at most one a byte); returns how many.
     size_t symbols(std::string_view chunk, uint32_t* ids) const {
@@ -234,6 +248,9 @@ private:
     std::vector<uint32_t> two_byte_;  // U+0080..U+07FF
     std::unordered_map<uint32_t, uint32_t> other_;
     PairHashTable<uint64_t, KeyValueSlots> pairs_;  // (left, right) -> rank << 32 | made
+    bool word_cuts_ = false;                    // see find_word_cuts
+    std::array<bool, 128> ascii_joins_space_{};  // x, ASCII, where a token holds x then "▁"
+    std::unordered_set<uint32_t> joins_space_;   // the same x beyond ASCII
 };
 
 }  // namespace bpe

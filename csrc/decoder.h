@@ -27,6 +27,37 @@ struct Decoder {
     std::optional<std::string> unk_text;
 };
 
+// How many bytes at the start of bytes[0, n) a streaming decoder may decode now: all but
+// a tail that is the start of a valid UTF-8 character still short of its bytes (later
+// byte tokens may finish it). A byte that can start or continue no character is final.
+inline size_t settled_bytes(const unsigned char* bytes, size_t n) {
+    for (size_t i = 0; i < n;) {
+        const unsigned char b = bytes[i];
+        const size_t need = b < 0x80 ? 1 : b < 0xC2 ? 0 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : b < 0xF5 ? 4 : 0;
+        if (need <= 1 || i + need <= n) {
+            i += need <= 1 ? 1 : nfc_detail::decode(bytes + i, bytes + n).len;
+            continue;
+        }
+        // Short: whether what there is could begin a valid character (the second byte's
+        // range depends on the first, as in UTF-8's table of well-formed sequences).
+        bool prefix = true;
+        for (size_t k = i + 1; k < n && prefix; ++k) {
+            const unsigned char c = bytes[k];
+            unsigned char low = 0x80, high = 0xBF;
+            if (k == i + 1) {
+                if (b == 0xE0) low = 0xA0;
+                if (b == 0xED) high = 0x9F;
+                if (b == 0xF0) low = 0x90;
+                if (b == 0xF4) high = 0x8F;
+            }
+            prefix = c >= low && c <= high;
+        }
+        if (prefix) return i;
+        ++i;  // decoded as U+FFFD whatever follows
+    }
+    return n;
+}
+
 // What decoding needs to know of one id.
 struct DecodedToken {
     std::string_view bytes;

@@ -356,7 +356,8 @@ public:
           table_(256 + merges.size()) {
         if (rules) {
             RuleState state(std::move(*rules));
-            state.cut_words = state.rules.steps.empty() && vocabulary_.cuts_before_space();
+            state.cut_words = state.rules.steps.empty() && vocabulary_.char_merges() &&
+                              vocabulary_.char_merges()->cuts_words();
             rules_ = std::make_shared<const RuleState>(std::move(state));
         }
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
@@ -838,6 +839,8 @@ public:
     const SplitRule& pattern() const { return pattern_; }
     // The special tokens a call may allow: with rules, the special added tokens.
     const SpecialTokens& specials() const { return rules_ ? rules_->specials : vocabulary_.specials(); }
+    // A streaming decoder's step: how many of ids it may decode now (vocabulary.h).
+    size_t settled_ids(const uint32_t* ids, size_t n) const { return vocabulary_.settled_ids(ids, n); }
     size_t n_vocab() const { return vocabulary_.n_vocab(); }
     size_t num_tokens() const { return vocabulary_.num_tokens(); }
     bool has_id(uint32_t id) const { return vocabulary_.has_id(id); }
@@ -868,7 +871,7 @@ public:
         SpecialTokens specials;                // the special added tokens, in order: what allowed_special names
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
-        bool cut_words = false;                // no steps, and a piece may be cut into words (char_merges.h)
+        bool cut_words = false;                // no steps, and a piece may be cut into words (CharMerges::for_each_word)
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -1016,7 +1019,7 @@ public:
                         continue;
                     }
                     if (st.cut_words) {
-                        for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
                             work.items.push_back({base + b, base + e, Segment::kText});
                         });
                         continue;
@@ -1041,7 +1044,7 @@ public:
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
                     if (st.cut_words) {
-                        for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
+                        vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
                             work.items.push_back({b, e, Segment::kText});
                         });
                         continue;
@@ -1092,7 +1095,7 @@ public:
         const size_t end = work.buffer.size();
         if (!meta.split) {
             if (rules_->cut_words) {
-                for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
+                vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) { work.items.push_back({b, e, Segment::kText}); });
                 return;
             }
             work.items.push_back({at, end, Segment::kText});

@@ -159,9 +159,6 @@ public:
     bool ignore_merges() const { return ignore_merges_; }
     // Merging from characters (char_merges.h), or null.
     const CharMerges* char_merges() const { return char_merges_.get(); }
-    // Whether a text may be cut before each "▁" that follows another character (char_merges.h's
-    // for_each_word): merging from characters, and no token spans such a cut.
-    bool cuts_before_space() const { return cuts_before_space_; }
     // The token (ours) whose bytes `chunk` is, for ignore_merges; kNoToken if none.
     uint32_t whole_token(std::string_view chunk) const {
         if (whole_.empty()) return kNoToken;
@@ -240,6 +237,18 @@ public:
             d.skip = skip_special && is_special(t);
             return d;
         });
+    }
+
+    // How many of ids a streaming decoder may decode now (decoder.h's settled_bytes): all
+    // but the byte tokens at the end that may begin a character later ones finish.
+    size_t settled_ids(const uint32_t* ids, size_t n) const {
+        size_t run = n;
+        while (run > 0 && token_of(ids[run - 1]) < 256) --run;
+        if (run == n) return n;
+        unsigned char bytes[64];
+        const size_t count = std::min<size_t>(n - run, sizeof(bytes));
+        for (size_t k = 0; k < count; ++k) bytes[k] = static_cast<unsigned char>(own_bytes(token_of(ids[n - count + k]))[0]);
+        return n - count + settled_bytes(bytes, count);
     }
 
     // The character span [start, end) of each token in `text`, where ids are
@@ -394,11 +403,11 @@ private:
         std::vector<uint32_t> by_position;
         if (ranks.empty())
             for (size_t r = 0; r < ranked.size(); ++r) by_position.push_back(uint32_t(r));
-        char_merges_ = std::make_shared<const CharMerges>(options, unk, chars, ranked,
-                                                          ranks.empty() ? by_position : ranks);
+        auto merges = std::make_shared<CharMerges>(options, unk, chars, ranked, ranks.empty() ? by_position : ranks);
         std::vector<std::string_view> pieces;
         for (uint32_t t = first; t < end; ++t) pieces.push_back(own_bytes(t));
-        cuts_before_space_ = char_merges_->cuts_before_space(pieces);
+        merges->find_word_cuts(pieces);
+        char_merges_ = std::move(merges);
     }
 
     // The table of whole_token: the merges' tokens first (of two with the same bytes, the
@@ -512,7 +521,6 @@ private:
     bool ignore_merges_ = false;
     bool plain_ = true;  // see plain()
     std::shared_ptr<const CharMerges> char_merges_;  // see char_merges()
-    bool cuts_before_space_ = false;  // see cuts_before_space()
     std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
     std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on

@@ -15,6 +15,7 @@ What sentencepiece does, and these tests hold us to:
 """
 import base64
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -359,3 +360,26 @@ def test_a_bpe_tokenizer_with_these_rules_gives_sentencepiece_ids_by_every_metho
     assert [list(tok.encode_array(t, threads=2)) for t in texts] == want
     assert [tok.decode(ids) for ids in want] == [sp.decode(ids) for ids in want]
     assert tok.count(texts[0]) == len(want[0])
+
+
+def test_the_streaming_decoder_gives_what_decode_gives(byte_model, stories):
+    """A char_merges model's streaming decoder (BPETokenizer.decoder()) runs the rules'
+    decoder: its pieces, joined, are decode's text, byte runs that end inside a character
+    held back until the character is whole, invalid ones U+FFFD as decode gives them."""
+    from bpe import BPETokenizer
+    sp = byte_model
+    tok = BPETokenizer([], **encoder_args(sp))
+    byte = {int(sp.id_to_piece(i)[3:5], 16): i for i in range(sp.get_piece_size()) if sp.is_byte(i)}
+    the = sp.piece_to_id(SPACE + "the")
+    rng = random.Random(5)
+    cases = [sp.encode(t) for t in [MULTILINGUAL, stories[:2000], "  x", "日本"]]
+    cases += [[byte[0xE6], byte[0x97]], [byte[0xE6], the, byte[0x97], byte[0xA5]], [the, byte[0xF0], byte[0x9F]],
+              [byte[0xC3], byte[0xA9], byte[0xFF], byte[0x80]], [sp.unk_id(), the]]
+    pool = list(byte.values()) + [the, sp.unk_id(), sp.piece_to_id("a")]
+    cases += [[rng.choice(pool) for _ in range(rng.randrange(1, 12))] for _ in range(300)]
+    for ids in cases:
+        d = tok.decoder()
+        pieces = [d.add(i) for i in ids]
+        assert "".join(pieces) + d.flush() == tok.decode(ids) == sp.decode(ids), ids
+    d = tok.decoder()
+    assert [d.add(i) for i in [byte[0xE6], byte[0x97], byte[0xA5]]] == ["", "", "日"]

@@ -240,6 +240,7 @@ def test_random_and_mutated_blobs_are_refused_or_work(nfkc_model):
     ("nmt_nfkc", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
     ("identity", dict(byte_fallback=True, user_defined_symbols=["<sep>", "ＡＢ"])),
     ("identity", dict(byte_fallback=False, remove_extra_whitespaces=False)),
+    ("nmt_nfkc", dict(byte_fallback=True, add_dummy_prefix=False, remove_extra_whitespaces=False)),
 ])
 def test_random_texts_give_sentencepiece_ids(tmp_path, rule, options):
     """Texts made of pieces of the stories, odd spaces, characters the map changes and
