@@ -113,6 +113,7 @@ class BPETokenizer:
         self._special_id_set = frozenset(self._special_ids.values())  # a Tekken file has a thousand
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
+        self._piece_names: dict[str, int] | None = None  # the same, of a tokenizer that merges from characters
         # Every added token of the rules, special or not, by its text: Hugging Face's
         # token_to_id looks there before the vocabulary.
         self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
@@ -307,9 +308,18 @@ class BPETokenizer:
                 return self._special_ids[token]
             if token in self._added_ids:
                 return self._added_ids[token]
+            if self._rules is not None and self._rules.get("char_merges") is not None:
+                return self._piece_ids().get(token)
             token = token.encode("utf-8")
         else:
             raise TypeError(f"token must be str or bytes, not {type(token).__name__}")
+        if self._rules is not None and self._rules.get("char_merges") is not None:
+            # Merging from characters: a piece's bytes are its text's, a byte token's its byte.
+            token = bytes(token)
+            found = self._piece_ids().get(token.decode("utf-8", "replace"))
+            if found is None and len(token) == 1 and (self._rules["char_merges"] or {}).get("byte_fallback"):
+                found = (self.token_ids or range(256))[token[0]]
+            return found
         if self._ids_by_bytes is None:
             ids = self.token_ids or range(256 + len(self.merges))
             by_bytes: dict[bytes, int] = {}
@@ -323,6 +333,22 @@ class BPETokenizer:
                 by_bytes.setdefault(data, i)  # two merges can make the same bytes: the first wins
             self._ids_by_bytes = by_bytes
         return self._ids_by_bytes.get(bytes(token))
+
+    def _piece_ids(self) -> dict[str, int]:
+        """{name: id} of a tokenizer that merges from characters, as Hugging Face names its
+        tokens: the byte tokens <0x00>..<0xFF> (where the model has them), the special
+        tokens (the unknown one too) and every piece, by its text."""
+        if self._piece_names is None:
+            rules = self._rules or {}
+            specials = list(self._numbered_specials)
+            ids = self.token_ids or range(256 + len(specials))
+            names: dict[str, int] = {}
+            if (rules.get("char_merges") or {}).get("byte_fallback"):
+                names.update((huggingface.BYTE_TOKENS[b], ids[b]) for b in range(256))
+            names.update(zip(specials, ids[256:]))
+            names.update(rules.get("unmade_tokens") or {})
+            self._piece_names = names
+        return self._piece_names
 
     # --- encoding ------------------------------------------------------------------
 
@@ -740,6 +766,8 @@ class BPETokenizer:
             return
         rules = self._rules
         why = []
+        if rules.get("char_merges") is not None:
+            why.append("merging that starts from characters, not bytes (SentencePiece-style)")
         if rules["normalizer"] is not None:
             why.append(f"a normalizer ({huggingface.normalizer_text(rules['normalizer'])})")
         if rules["pre_tokenizer"] is not None and huggingface.named_split(rules) is None:

@@ -220,6 +220,8 @@ def _read_document(document, where: str) -> dict:
         why = {"Unigram": "SentencePiece's unigram model: it picks the likeliest split, not merges",
                "WordPiece": "BERT's greedy longest-match model", "WordLevel": "a word-to-id table"}.get(str(kind), "")
         raise ValueError(f"{where}: the model is {kind!r:.80}, not a byte-level BPE" + (f" ({why})" if why else ""))
+    if not _has_byte_level(document.get("pre_tokenizer")):
+        return read_characters(document, model, where)
     if model.get("byte_fallback"):
         raise ValueError(f"{where}: the model sets byte_fallback, SentencePiece-style BPE (characters, with <0xNN> "
                          "tokens for the rest): only byte-level BPE is supported")
@@ -331,6 +333,7 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 RULE_KEYS = ("normalizer", "pre_tokenizer", "added_tokens", "ignore_merges", "ranked_merges", "unmade_tokens",
              "template", "padding", "truncation")
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+_SNAKE_BEHAVIORS = ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
 _META = frozenset("\\.+*?()|[]{}^$#&-~")
@@ -647,6 +650,371 @@ def _post_processor(processor, where: str, depth: int = 0) -> tuple:
                      "ByteLevel and Sequences of them are)")
 
 
+# --- SentencePiece-style BPE, as Hugging Face writes it -------------------------------------
+# Llama 2, Mistral 7B (v0.1 to v0.3) and Gemma ship a tokenizer.json whose BPE starts from
+# characters, not bytes (transformers' converter writes them from the sentencepiece model):
+# spaces become "\u2581" by a Replace and Prepend normalizer or a Metaspace pre-tokenizer,
+# a character no token covers becomes its UTF-8 bytes as the tokens <0x00>..<0xFF>
+# (byte_fallback) or the unknown token, and the decoder undoes both. A file is read so
+# when its pre-tokenizer has no ByteLevel step. The rules dict then holds:
+#   "normalizer": None | [{"type": "NFC"} | {"type": "Replace", "pattern": literal text, "content"}
+#                         | {"type": "Prepend", "prepend"}],
+#   "pre_tokenizer": [] | [{"type": "Metaspace", "replacement", "prepend_scheme", "split"}],
+#   "char_merges": {"byte_fallback", "unk_id" (the file's id, or None), "fuse_unk"},
+#   "unmade_tokens": {text: id}, every token but the byte tokens and the special ones,
+#   "ranked_merges": the file's merges in its order (rank = place), in our numbering,
+#   "decoder": {"replace": None | [from, to], "strip_start": int, "unk_text": None},
+# and the byte-level keys (added_tokens, ignore_merges, template, padding, truncation) as
+# there. Our numbering: ids 0-255 are the byte tokens (free ids past the vocabulary where
+# the model has none), then the special tokens (the added tokens that are not the model's
+# own pieces, and the unknown token), then the unmade tokens in the order of their ids;
+# there are no base merges.
+
+BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
+_PREPEND_SCHEMES = ("always", "first", "never")
+# Where Hugging Face's Precompiled normalizer differs from sentencepiece's character map,
+# which the engine runs: a cluster of under 6 bytes is replaced whole by its first
+# character's entry, and a longer one character by character.
+_PRECOMPILED_DIFFERS = ("\"\\r\\n\" becomes one space, a mapped character loses the combining marks after it: "
+                        "\"\uff21\\u0301\" becomes \"A\"")
+
+
+def _has_byte_level(pre_tokenizer) -> bool:
+    """Whether a ByteLevel step is anywhere in the pre-tokenizer (its Sequences walked
+    without recursion): such a file is byte-level BPE, any other SentencePiece-style."""
+    stack = [(pre_tokenizer, 0)]
+    while stack:
+        step, depth = stack.pop()
+        if not isinstance(step, dict):
+            continue
+        if step.get("type") == "ByteLevel":
+            return True
+        inner = step.get("pretokenizers")
+        if step.get("type") == "Sequence" and isinstance(inner, list) and depth < _MAX_DEPTH:
+            stack.extend((s, depth + 1) for s in inner)
+    return False
+
+
+def _is_id(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 32
+
+
+def _flat(value, where: str, field: str, inner_key: str) -> list:
+    """A normalizer's, pre-tokenizer's or decoder's steps, its Sequences flattened in order
+    (without recursion, at most _MAX_DEPTH deep); None is no step."""
+    steps: list[dict] = []
+    stack = [([value], 0)]
+    while stack:
+        pending, depth = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        step = pending.pop(0)
+        if step is None and depth == 0:
+            continue
+        step = _object(step, where, field)
+        if step["type"] == "Sequence":
+            inner = step.get(inner_key)
+            if not isinstance(inner, list):
+                raise ValueError(f"{where}: a Sequence {field} without a list of \"{inner_key}\" ({inner!r:.80})")
+            if depth + 1 > _MAX_DEPTH:
+                raise ValueError(f"{where}: its {field} nests Sequences more than {_MAX_DEPTH} deep")
+            stack.append((list(inner), depth + 1))
+        else:
+            steps.append(step)
+    return steps
+
+
+def _literal(step: dict, where: str, what: str) -> str:
+    """The text a Replace's pattern matches: {"String": text}, or a {"Regex": ...} that is
+    only literal text (its metacharacters escaped); any other regex is refused by name."""
+    pattern = step.get("pattern")
+    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        return pattern["String"]
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+        text, escaped = [], False
+        for c in pattern["Regex"]:
+            if escaped:
+                if c not in _META:
+                    break  # \d, \A and the like: a class or an anchor, not a character
+                text.append(c)
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c in _META:
+                break
+            else:
+                text.append(c)
+        else:
+            if not escaped:
+                return "".join(text)
+        raise ValueError(f"{where}: {what} has the regex {pattern['Regex']!r:.80}, which is not literal text: only "
+                         "a Replace of literal text is supported here")
+    raise ValueError(f"{where}: {what}'s \"pattern\" is not {{\"String\": str}} or {{\"Regex\": str}}: "
+                     f"{pattern!r:.80}")
+
+
+def _string(step: dict, key: str, where: str, what: str, nonempty: bool = False) -> str:
+    value = step.get(key)
+    if not isinstance(value, str) or (nonempty and not value):
+        raise ValueError(f"{where}: {what}'s \"{key}\" is {value!r:.40}, not a{' non-empty' if nonempty else ''} "
+                         "string")
+    return value
+
+
+def _char_normalizer(normalizer, where: str) -> list | None:
+    """The normalizer as the rules' list of steps (None for none): NFC, Replace of literal
+    text, Prepend. Any other step is refused by name; Precompiled too, as Hugging Face's
+    meaning of it is not sentencepiece's (see _PRECOMPILED_DIFFERS)."""
+    steps = []
+    for step in _flat(normalizer, where, "normalizer", "normalizers"):
+        kind = step["type"]
+        what = f"the {kind} normalizer"
+        if kind == "NFC":
+            steps.append({"type": "NFC"})
+        elif kind == "Precompiled":
+            charsmap = step.get("precompiled_charsmap")
+            if not isinstance(charsmap, str):
+                raise ValueError(f"{where}: {what}'s \"precompiled_charsmap\" is {charsmap!r:.40}, not a base64 "
+                                 "string")
+            raise ValueError(f"{where}: its normalizer has a Precompiled step, which Hugging Face runs on whole "
+                             f"grapheme clusters ({_PRECOMPILED_DIFFERS}), not as sentencepiece and this engine "
+                             "do: not supported here (BPETokenizer.from_sentencepiece reads the model's .model)")
+        elif kind == "Replace":
+            pattern = _literal(step, where, f"a Replace normalizer")
+            if not pattern:
+                raise ValueError(f"{where}: a Replace normalizer with an empty pattern")
+            steps.append({"type": "Replace", "pattern": pattern,
+                          "content": _string(step, "content", where, "a Replace normalizer")})
+        elif kind == "Prepend":
+            steps.append({"type": "Prepend", "prepend": _string(step, "prepend", where, what)})
+        else:
+            raise ValueError(f"{where}: its \"normalizer\" has a {kind!r:.80} step, which is not supported here in "
+                             "a SentencePiece-style file (NFC, Prepend, Replace of literal text and Sequences of "
+                             "them are)")
+    return steps or None
+
+
+def _char_pre_tokenizer(pre_tokenizer, normalizer: list | None, where: str) -> list:
+    """The pre-tokenizer of a file without ByteLevel: none ([]) or one Metaspace step, with
+    its prepend_scheme (a file from before that field has add_prefix_space, read as
+    Hugging Face reads it: true is "always", false "never") and split. A Split on literal
+    text that the normalizer's last step has replaced everywhere (Gemma's Split on " "
+    after its Replace of " " by "▁") finds nothing and is left out. Anything else is
+    refused by name."""
+    steps = _flat(pre_tokenizer, where, "pre_tokenizer", "pretokenizers")
+    last = (normalizer or [None])[-1]
+    if last is not None and last["type"] == "Replace" and last["pattern"] not in last["content"]:
+        steps = [step for step in steps if not _splits_on(step, last["pattern"], where)]
+    kinds = [step["type"] for step in steps]
+    if not steps:
+        return []
+    if kinds != ["Metaspace"]:
+        raise ValueError(f"{where}: its pre-tokenizer ({', '.join(map(str, kinds))[:80]}) has no ByteLevel step, so "
+                         "it is read as SentencePiece-style BPE (characters), whose pre-tokenizer may only be one "
+                         "Metaspace or none")
+    step, what = steps[0], "the Metaspace pre-tokenizer"
+    replacement = _string(step, "replacement", where, what)
+    if len(replacement) != 1:
+        raise ValueError(f"{where}: {what}'s \"replacement\" is {replacement!r:.40}, not one character")
+    if "prepend_scheme" in step:
+        scheme = step["prepend_scheme"]
+        if scheme not in _PREPEND_SCHEMES:
+            raise ValueError(f"{where}: {what}'s \"prepend_scheme\" is {scheme!r:.40}, not one of "
+                             f"{', '.join(_PREPEND_SCHEMES)}")
+    else:
+        scheme = "always" if _flag(step, "add_prefix_space", True, where, what) else "never"
+    return [{"type": "Metaspace", "replacement": replacement, "prepend_scheme": scheme,
+             "split": _flag(step, "split", True, where, what)}]
+
+
+def _splits_on(step: dict, text: str, where: str) -> bool:
+    """Whether step is a Split on exactly the literal text (its behavior and invert checked
+    as Hugging Face checks them)."""
+    if step["type"] != "Split" or step.get("invert", False) is not False:
+        return False
+    if step.get("behavior") not in _BEHAVIORS and step.get("behavior") not in _SNAKE_BEHAVIORS:
+        return False
+    try:
+        return _literal(step, where, "a Split pre-tokenizer") == text
+    except ValueError:
+        return False
+
+
+def _char_decoder(decoder, byte_fallback: bool, vocab: dict, where: str) -> dict:
+    """The decoder as the rules' {"replace", "strip_start", "unk_text"}: a Sequence of one
+    Replace of literal text, ByteFallback, Fuse and a Strip of spaces at the start after
+    Fuse (transformers' shape for Llama, Mistral and Gemma), or a Metaspace decoder. What
+    would decode otherwise is refused by name: no decoder (Hugging Face joins the tokens
+    with spaces), a byte_fallback model without ByteFallback (its byte tokens would read
+    "<0x..>"), a Strip before Fuse (it strips every token), a Strip at the end."""
+    if decoder is None:
+        raise ValueError(f"{where}: it has no decoder, so Hugging Face decodes by joining the tokens with spaces, "
+                         "which is not supported here")
+    steps = _flat(decoder, where, "decoder", "decoders")
+    kinds = [step["type"] for step in steps]
+    if kinds == ["Metaspace"]:
+        step, what = steps[0], "the Metaspace decoder"
+        replacement = _string(step, "replacement", where, what)
+        scheme = step.get("prepend_scheme", "always" if _flag(step, "add_prefix_space", True, where, what)
+                          else "never")
+        if scheme not in _PREPEND_SCHEMES:
+            raise ValueError(f"{where}: {what}'s \"prepend_scheme\" is {scheme!r:.40}, not one of "
+                             f"{', '.join(_PREPEND_SCHEMES)}")
+        if byte_fallback:
+            raise ValueError(f"{where}: its decoder is Metaspace, which leaves the byte tokens of byte_fallback as "
+                             "their names (\"<0xE2>\"): not supported here")
+        # Hugging Face drops every replacement in the first token, not one space: the same
+        # only where no token holds one past its first character.
+        inner = next((t for t in vocab if replacement in t[1:]), None) if scheme != "never" else None
+        if inner is not None:
+            raise ValueError(f"{where}: its decoder is Metaspace, which drops every {replacement!r} of a text's first "
+                             f"token, and the token {inner!r:.40} holds one past its start: not supported here")
+        return {"replace": [replacement, " "], "strip_start": 0 if scheme == "never" else 1, "unk_text": None}
+    replace, strip_start, fused, bytes_read = None, 0, False, False
+    for k, step in enumerate(steps):
+        kind = step["type"]
+        if strip_start and kind != "Strip":
+            raise ValueError(f"{where}: its decoder has a {kind!r:.40} step after Strip, which is not supported here")
+        if kind == "Replace" and replace is None:
+            replace = [_literal(step, where, "the Replace decoder"),
+                       _string(step, "content", where, "the Replace decoder")]
+            if not replace[0]:
+                raise ValueError(f"{where}: a Replace decoder with an empty pattern")
+        elif kind == "ByteFallback":
+            bytes_read = True
+        elif kind == "Fuse":
+            fused = True
+        elif kind == "Strip" and not strip_start:
+            what = "the Strip decoder"
+            start, stop = step.get("start"), step.get("stop")
+            if step.get("content") != " " or not _is_id(start) or stop != 0:
+                raise ValueError(f"{where}: {what} strips {step.get('content')!r:.20} ({start!r:.20} at the start, "
+                                 f"{stop!r:.20} at the end): only spaces at the start are supported here")
+            if not fused:
+                raise ValueError(f"{where}: its decoder has Strip before Fuse, which strips every token: not "
+                                 "supported here")
+            strip_start = start
+        else:
+            raise ValueError(f"{where}: its decoder has a {kind!r:.80} step{' again' if kind in ('Replace', 'Strip') else ''}, "
+                             "which is not supported here in a SentencePiece-style file (a Sequence of Replace, "
+                             "ByteFallback, Fuse and Strip, or Metaspace, is)")
+    if byte_fallback and not bytes_read:
+        raise ValueError(f"{where}: the model has byte_fallback but its decoder no ByteFallback step, so Hugging Face "
+                         "decodes the byte tokens as their names (\"<0xE2>\"): not supported here")
+    if not byte_fallback and bytes_read:
+        named = next((t for t in BYTE_TOKENS if t in vocab), None)
+        if named is not None:
+            raise ValueError(f"{where}: its decoder's ByteFallback reads the token {named!r} as a byte, but the model "
+                             "has no byte_fallback: not supported here")
+    return {"replace": replace, "strip_start": strip_start, "unk_text": None}
+
+
+def _char_merges(merge_list, vocab: dict, where: str) -> list:
+    """The file's merges as (left, right, made) texts, each checked as Hugging Face's
+    loader checks them: "a b" or ["a", "b"], both parts and their join in the vocabulary."""
+    if not isinstance(merge_list, list):
+        raise ValueError(f"{where}: the model's \"merges\" is not a list")
+    merges = []
+    for k, merge in enumerate(merge_list):
+        if isinstance(merge, str) and merge.count(" ") == 1:
+            left, right = merge.split(" ")
+        elif isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) for part in merge):
+            left, right = merge
+        else:
+            raise ValueError(f"{where}: merge {k} is {merge!r:.80}, not \"left right\" or [left, right]")
+        for token in (left, right, left + right):
+            if token not in vocab:
+                raise ValueError(f"{where}: merge {k} ({left!r:.40}, {right!r:.40}) needs the token {token!r:.40}, "
+                                 "which is not in the vocabulary (Hugging Face refuses the file)")
+        merges.append((left, right, left + right))
+    return merges
+
+
+def read_characters(document: dict, model: dict, where: str) -> dict:
+    """BPETokenizer's arguments (merges=[], special_tokens, token_ids, pattern, rules) of a
+    SentencePiece-style tokenizer.json (see the block above): what Hugging Face runs,
+    as the engine's char_merges rules, or a ValueError naming what is not supported."""
+    for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
+        if model.get(key) not in (None, ""):
+            raise ValueError(f"{where}: the model sets {key}={model[key]!r:.80}, which is not supported here")
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(isinstance(t, str) and _is_id(i) for t, i in vocab.items()):
+        raise ValueError(f"{where}: the model's \"vocab\" is not a dict from token strings to ids")
+    if len(set(vocab.values())) != len(vocab):
+        seen: dict[int, str] = {}
+        for token, i in vocab.items():
+            if i in seen:
+                raise ValueError(f"{where}: the vocabulary gives {seen[i]!r:.40} and {token!r:.40} one id, {i}")
+            seen[i] = token
+    what = "the model"
+    byte_fallback = _flag(model, "byte_fallback", False, where, what, null_is_default=True)
+    fuse_unk = _flag(model, "fuse_unk", False, where, what, null_is_default=True)
+    ignore_merges = _flag(model, "ignore_merges", False, where, what, null_is_default=True)
+    unk_token = model.get("unk_token")
+    if unk_token is not None and not isinstance(unk_token, str):
+        raise ValueError(f"{where}: the model's \"unk_token\" is {unk_token!r:.40}, not a string or null")
+    if unk_token is not None and unk_token not in vocab:
+        raise ValueError(f"{where}: the model's unk_token {unk_token!r:.40} is not in its vocabulary, so Hugging Face "
+                         "fails on a character no token covers: not supported here")
+    present = [t in vocab for t in BYTE_TOKENS]
+    if byte_fallback and any(present) and not all(present):
+        raise ValueError(f"{where}: the model has byte_fallback but its vocabulary lacks the byte token "
+                         f"{BYTE_TOKENS[present.index(False)]}: only all 256 or none are supported here")
+    # byte_fallback with no byte token at all falls back to the unknown token: none.
+    byte_fallback = byte_fallback and all(present)
+    normalizer = _char_normalizer(document.get("normalizer"), where)
+    pre_tokenizer = _char_pre_tokenizer(document.get("pre_tokenizer"), normalizer, where)
+    template, trim_offsets, _ = _post_processor(document.get("post_processor"), where)
+    if trim_offsets:
+        raise ValueError(f"{where}: a ByteLevel post-processor in a file without a ByteLevel pre-tokenizer is not "
+                         "supported here")
+    padding, truncation = document.get("padding"), document.get("truncation")
+    check_padding_truncation(padding, truncation, where)
+    decoder = _char_decoder(document.get("decoder"), byte_fallback, vocab, where)
+    merges = _char_merges(model.get("merges") or [], vocab, where)
+    added = _added_tokens(document.get("added_tokens"), vocab, where)
+
+    byte_set = set(BYTE_TOKENS) if byte_fallback else set()
+    # The model's own pieces: single characters, and what a merge makes.
+    pieces = {made for _, _, made in merges}
+    special_ids: dict[str, int] = {}
+    for token in added:
+        content = token["content"]
+        if content in byte_set:
+            raise ValueError(f"{where}: the added token {content!r} is a byte token of byte_fallback: not supported "
+                             "here")
+        if content in vocab and (len(content) == 1 or content in pieces):
+            continue  # one of the model's pieces, found whole in text as an added token too
+        special_ids.setdefault(content, token["id"])
+    if unk_token is not None and unk_token not in byte_set and unk_token not in pieces and len(unk_token) != 1:
+        special_ids.setdefault(unk_token, vocab[unk_token])
+    if byte_fallback:
+        byte_ids = [vocab[t] for t in BYTE_TOKENS]
+    else:  # ids past every other, which text never reaches
+        free = max([*vocab.values(), *(t["id"] for t in added)], default=-1) + 1
+        byte_ids = list(range(free, free + 256))
+    unmade = {t: i for t, i in sorted(vocab.items(), key=lambda item: item[1])
+              if t not in special_ids and t not in byte_set}
+    ours = {t: b for b, t in enumerate(BYTE_TOKENS)} if byte_fallback else {}
+    ours.update((t, 256 + j) for j, t in enumerate(special_ids))
+    ours.update((t, 256 + len(special_ids) + j) for j, t in enumerate(unmade))
+    ranked = []
+    for k, (left, right, made) in enumerate(merges):
+        if left in byte_set or right in byte_set:
+            raise ValueError(f"{where}: merge {k} joins the byte token {left if left in byte_set else right!r}, "
+                             "which byte_fallback's tokens never do here")
+        ranked.append([ours[left], ours[right], ours[made]])
+    rules = {"normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "added_tokens": added,
+             "ignore_merges": ignore_merges, "ranked_merges": ranked, "unmade_tokens": unmade,
+             "template": template, "padding": padding, "truncation": truncation,
+             "char_merges": {"byte_fallback": byte_fallback,
+                             "unk_id": None if unk_token is None else vocab[unk_token], "fuse_unk": fuse_unk},
+             "decoder": decoder}
+    return {"merges": [], "special_tokens": list(special_ids), "token_ids": byte_ids + list(special_ids.values()),
+            "pattern": "default", "rules": rules}
+
+
 # --- what the rules are, in a word ---------------------------------------------------------
 
 def one_split(rules: dict) -> str | None:
@@ -654,9 +1022,7 @@ def one_split(rules: dict) -> str | None:
     inverted) before ByteLevel without its regex or prefix space, or ByteLevel with its
     regex alone (GPT-2's rule): that regex, with Oniguruma's meanings; else None."""
     steps = rules["pre_tokenizer"]
-    if steps is None:  # the model's options alone: the tokenizer's pattern splits
-        return None
-    if not steps or steps[-1]["type"] != "ByteLevel":  # no split ([]), or Metaspace: merging from characters
+    if not steps or steps[-1]["type"] != "ByteLevel":  # the pattern splits, or merging from characters
         return None
     last = steps[-1]
     if len(steps) == 1 and last["use_regex"] and not last["add_prefix_space"]:
@@ -739,9 +1105,17 @@ def describe(rules: dict, shown: int = 40) -> list:
             lines.append(f"  Split {step['behavior']}{' inverted' if step['invert'] else ''}: {shown_source}")
         elif step["type"] == "Digits":
             lines.append(f"  Digits (individual_digits={step['individual_digits']})")
+        elif step["type"] == "Metaspace":
+            lines.append(f"  Metaspace (replacement={step['replacement']!r}, prepend_scheme={step['prepend_scheme']}, "
+                         f"split={step['split']})")
         else:
             lines.append(f"  ByteLevel (use_regex={step['use_regex']}, add_prefix_space={step['add_prefix_space']})")
+    if rules["pre_tokenizer"] == []:
+        lines.append("  none: the normalized text is one piece")
     lines.append(f"normalizer: {rules['normalizer'] or 'none'}")
+    if rules.get("char_merges") is not None:
+        lines.append(f"merging starts from characters (SentencePiece-style): {rules['char_merges']}")
+        lines.append(f"decoder: {rules.get('decoder')}")
     lines.append(f"ignore_merges: {rules['ignore_merges']}")
     added = (rules["added_tokens"] or [])
     flags = ("normalized", "lstrip", "rstrip", "single_word")
@@ -755,7 +1129,10 @@ def describe(rules: dict, shown: int = 40) -> list:
         lines.append(f"  ... and {len(rest)} more ({sum(not t['special'] for t in rest)} of them ordinary text), "
                      f"ids {min(t['id'] for t in rest)} to {max(t['id'] for t in rest)}")
     unmade = list(rules["unmade_tokens"] or {})
-    if unmade:
+    if unmade and rules.get("char_merges") is not None:
+        lines.append(f"the model's pieces (characters and what its {len(rules['ranked_merges'] or [])} ranked merges "
+                     f"make): {len(unmade)}, such as {', '.join(map(repr, unmade[:5]))}")
+    elif unmade:
         shown_tokens = [(alphabet_bytes(t) or t.encode("utf-8")).decode("utf-8", "replace") for t in unmade[:5]]
         lines.append(f"vocabulary tokens that no merge makes: {len(unmade)}, such as "
                      f"{', '.join(map(repr, shown_tokens))}")
@@ -776,6 +1153,8 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
     each added token the id it has here), the merges (the ranked ones where the rules
     have them), the rules as Hugging Face writes them, the template as a
     TemplateProcessing, padding and truncation as they were read."""
+    if rules.get("char_merges") is not None:
+        return _characters_json(special_tokens, token_ids, rules)
     alphabet, vocab_bytes, ids, vocab = _alphabet_vocabulary(merges, special_tokens, token_ids, "Hugging Face")
     n = len(vocab_bytes)
     for token, i in zip(special_tokens, ids[n:]):
@@ -822,6 +1201,79 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
             "ignore_merges": rules["ignore_merges"], "vocab": vocab, "merges": hf_merges,
+        },
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _characters_json(special_tokens: Sequence[str], token_ids: Sequence[int] | None, rules: dict) -> str:
+    """rules_json of SentencePiece-style rules (see read_characters): the byte tokens (where
+    the model has byte_fallback), the special and the unmade tokens with their ids, the
+    ranked merges as the merge list, the normalizer, Metaspace and decoder as Hugging Face
+    writes them. What its format cannot hold is a ValueError naming it: merges of equal
+    rank (sentencepiece's scores; Hugging Face ranks each merge apart), sentencepiece's
+    own normalizer steps (its whitespace steps, and its character map, which Hugging
+    Face's Precompiled runs otherwise), a decoded text for the unknown token."""
+    char_merges, decoder = rules["char_merges"], rules.get("decoder") or {}
+    ids = list(token_ids) if token_ids is not None else list(range(256 + len(special_tokens)))
+    names = list(BYTE_TOKENS) + list(special_tokens) + list(rules["unmade_tokens"] or {})
+    vocab = dict(zip(special_tokens, ids[256:]))
+    vocab.update(rules["unmade_tokens"] or {})
+    if char_merges.get("byte_fallback"):
+        vocab.update(zip(BYTE_TOKENS, ids[:256]))
+    ranked = rules["ranked_merges"] or []
+    if any(len(m) > 3 for m in ranked) and any(m[3] >= n[3] for m, n in zip(ranked, ranked[1:])):
+        raise ValueError("a tokenizer.json cannot hold these rules: merges of equal rank (a piece's score in "
+                         "sentencepiece), where Hugging Face ranks every merge apart")
+    hf_merges = [[names[m[0]], names[m[1]]] for m in ranked]
+    normalizers: list[dict[str, Any]] = []
+    for step in rules["normalizer"] or []:
+        if step == "NFC" or step.get("type") == "NFC":
+            normalizers.append({"type": "NFC"})
+        elif step["type"] == "Precompiled":
+            raise ValueError("a tokenizer.json cannot hold these rules: Hugging Face's Precompiled normalizer runs a "
+                             f"character map on whole grapheme clusters ({_PRECOMPILED_DIFFERS}), not as sentencepiece "
+                             "does")
+        elif step["type"] == "Replace":
+            normalizers.append({"type": "Replace", "pattern": {"String": step["pattern"]}, "content": step["content"]})
+        elif step["type"] == "Prepend":
+            normalizers.append({"type": "Prepend", "prepend": step["prepend"]})
+        else:
+            raise ValueError(f"a tokenizer.json cannot hold these rules: the normalizer step {step['type']!r}, "
+                             "sentencepiece's own, has no Hugging Face normalizer of that meaning")
+    if rules["normalizer"] == "NFC":
+        normalizers = [{"type": "NFC"}]
+    if decoder.get("unk_text") is not None:
+        raise ValueError(f"a tokenizer.json cannot hold these rules: the unknown token decoded as "
+                         f"{decoder['unk_text']!r}, where Hugging Face decodes it as its own text")
+    decoders: list[dict] = []
+    if decoder.get("replace") is not None:
+        decoders.append({"type": "Replace", "pattern": {"String": decoder["replace"][0]},
+                         "content": decoder["replace"][1]})
+    if char_merges.get("byte_fallback"):
+        decoders.append({"type": "ByteFallback"})
+    decoders.append({"type": "Fuse"})
+    if decoder.get("strip_start"):
+        decoders.append({"type": "Strip", "content": " ", "start": decoder["strip_start"], "stop": 0})
+    unk_id = char_merges.get("unk_id")
+    unk_token = next((t for t, i in vocab.items() if i == unk_id), None) if unk_id is not None else None
+    metaspace = rules["pre_tokenizer"] or []
+    document = {
+        "version": "1.0",
+        "truncation": rules["truncation"],
+        "padding": rules["padding"],
+        "added_tokens": [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
+                          "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
+                         for t in (rules["added_tokens"] or [])],
+        "normalizer": {"type": "Sequence", "normalizers": normalizers} if normalizers else None,
+        "pre_tokenizer": dict(metaspace[0]) if metaspace else None,
+        "post_processor": None if rules["template"] is None else _template_processing(rules["template"], vocab),
+        "decoder": {"type": "Sequence", "decoders": decoders},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": unk_token, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": char_merges.get("fuse_unk", False),
+            "byte_fallback": char_merges.get("byte_fallback", False), "ignore_merges": rules["ignore_merges"],
+            "vocab": vocab, "merges": hf_merges,
         },
     }
     return json.dumps(document, ensure_ascii=False)

@@ -990,7 +990,10 @@ public:
             std::string_view norm = raw;
             bool changed = false;
             if (!rules.normalizer.empty() && !rules.normalizer.unchanged(raw)) {
-                rules.normalizer.run(raw, work.normalized_text, with_origin ? &work.normalized_origin : nullptr);
+                // Metaspace asks where a piece began in the text (prepend_scheme "first"), so
+                // its origins are kept then too.
+                rules.normalizer.run(raw, work.normalized_text,
+                                     with_origin || rules.metaspace ? &work.normalized_origin : nullptr);
                 norm = work.normalized_text;
                 changed = true;
             }
