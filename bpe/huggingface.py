@@ -847,7 +847,7 @@ def _char_decoder(decoder, byte_fallback: bool, vocab: dict, where: str) -> dict
     Fuse (transformers' shape for Llama, Mistral and Gemma), or a Metaspace decoder. What
     would decode otherwise is refused by name: no decoder (Hugging Face joins the tokens
     with spaces), a byte_fallback model without ByteFallback (its byte tokens would read
-    "<0x..>"), a Strip before Fuse (it strips every token), a Strip at the end."""
+    "<0xNN>"), a Strip before Fuse (it strips every token), a Strip at the end."""
     if decoder is None:
         raise ValueError(f"{where}: it has no decoder, so Hugging Face decodes by joining the tokens with spaces, "
                          "which is not supported here")
