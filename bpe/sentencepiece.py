@@ -44,7 +44,22 @@ from .formats import name_for_file
 # The largest .model file read. Real ones are 0.2 MB (Llama 2) to 5 MB (Gemma 3's 262,144
 # pieces); the cap keeps a file from asking for a read of any size.
 SENTENCEPIECE_MAX_BYTES = 1 << 28
-_ID_LIMIT = 1 << 24  # bpe.MAX_ID + 1, without loading the core
+# The most pieces a model may have: Gemma 3, the largest real one, has 262,144; each
+# piece costs a few hundred bytes and some microseconds to load, so the cap keeps a file
+# from asking for gigabytes and minutes.
+SENTENCEPIECE_MAX_PIECES = 1 << 20
+# The longest piece (in UTF-8 bytes) that merges: sentencepiece itself refuses a piece of
+# 8,000 bytes ("piece is too long"); real ones are a few dozen. Finding a piece's splits
+# costs its length times the number of different piece lengths, so the cap bounds it.
+SENTENCEPIECE_MAX_PIECE_BYTES = 4096
+# The most splits of pieces into two pieces (each a ranked merge, some 100 bytes): a real
+# model has about two a piece (Llama 2: 58,980 splits of 31,741 pieces); pieces made to split
+# everywhere would ask for gigabytes.
+SENTENCEPIECE_MAX_SPLITS = 1 << 22
+# The most characters the search for splits may compare (a second or two): a real model
+# asks for a million or so (Llama 2: 872,620); pieces made of one letter, of every length, would
+# ask for their number times their length squared.
+SENTENCEPIECE_MAX_SPLIT_WORK = 1 << 28
 
 # ModelProto.SentencePiece.Type
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -264,8 +279,9 @@ def parse_model(data: bytes, where: object = "the model") -> SentencePieceModel:
             if number in (1, 2, 3, 5):
                 _expect("the model", number, wire, _LENGTH)
             if number == 1:
-                if len(pieces) >= _ID_LIMIT - 256:
-                    raise _Malformed(f"it has more than {_ID_LIMIT - 256:,} pieces")
+                if len(pieces) >= SENTENCEPIECE_MAX_PIECES:
+                    raise _Malformed(f"it has more than {SENTENCEPIECE_MAX_PIECES:,} pieces "
+                                     "(SENTENCEPIECE_MAX_PIECES; real models have at most 262,144)")
                 pieces.append(_piece(data, value[0], value[1], len(pieces)))
             elif number == 2:
                 trainer.append(value)
@@ -369,6 +385,11 @@ def check_supported(model: SentencePieceModel, where: object = "the model") -> N
             if p.piece not in _BYTE_VALUES:
                 raise ValueError(f"{where}: piece {i} ({p.piece!r}) is a byte piece, which must be <0x00> to <0xFF>")
             byte_count += 1
+        elif p.type in (NORMAL, UNUSED) and len(p.piece) > SENTENCEPIECE_MAX_PIECE_BYTES // 4 \
+                and len(p.piece.encode("utf-8")) > SENTENCEPIECE_MAX_PIECE_BYTES:
+            raise ValueError(f"{where}: piece {i} ({p.piece[:20]!r}...) is {len(p.piece.encode('utf-8')):,} bytes long: "
+                             f"a piece that merges is at most {SENTENCEPIECE_MAX_PIECE_BYTES:,} here "
+                             "(SENTENCEPIECE_MAX_PIECE_BYTES; sentencepiece refuses 8,000)")
         elif p.type == UNUSED and len(p.piece) == 1:
             raise ValueError(f"{where}: piece {i} ({p.piece!r}) is an UNUSED piece of one character, which "
                              "sentencepiece merges as a piece but gives as an unknown one: not supported")
@@ -431,22 +452,44 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN, USER_DEFINED)]
     unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED)]
     our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade)}
-    made_by: list[tuple[int, list]] = []  # (piece, its splits into two pieces) of the pieces a merge makes
+    made_by: list[tuple[int, list]] = []  # (piece, where it splits into two pieces) of the pieces a merge makes
+    # A split is looked for only where both parts have a length some piece has: the work
+    # for a piece is its length times the number of different lengths, not its length
+    # squared (with SENTENCEPIECE_MAX_PIECE_BYTES, at most that times the pieces' bytes).
+    lengths = sorted({len(text) for text in mergeable})
+    length_set = set(lengths)
+    count = work = 0
     for i in unmade:
         text = pieces[i].piece
         if lone and not lone.isdisjoint(text):
-            _refuse_lone(text, i, mergeable, pieces_by_text, where)
-        splits = [(text[:k], text[k:]) for k in range(1, len(text)) if text[:k] in mergeable and text[k:] in mergeable]
+            work += _refuse_lone(text, i, mergeable, pieces_by_text, lengths, where)
+        splits = []
+        for k in lengths:
+            if k >= len(text):
+                break
+            if len(text) - k in length_set:
+                work += len(text)
+                if text[:k] in mergeable and text[k:] in mergeable:
+                    splits.append(k)
+        if work > SENTENCEPIECE_MAX_SPLIT_WORK:
+            raise ValueError(f"{where}: finding how its pieces split into pieces compares more than "
+                             f"{SENTENCEPIECE_MAX_SPLIT_WORK:,} characters (SENTENCEPIECE_MAX_SPLIT_WORK; real models "
+                             "need about a million): not supported")
         if splits and pieces[i].type == UNUSED:
             # sentencepiece makes it, then gives the two pieces that made it in its place: ids
             # that a merge list cannot say.
-            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {splits[0][0]!r} and {splits[0][1]!r} "
+            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {text[:splits[0]]!r} and "
+                             f"{text[splits[0]:]!r} "
                              "make it, and sentencepiece would give those two in its place: not supported")
         if splits:
             made_by.append((i, splits))
+            count += len(splits)
+            if count > SENTENCEPIECE_MAX_SPLITS:
+                raise ValueError(f"{where}: its pieces split into pieces in more than {SENTENCEPIECE_MAX_SPLITS:,} "
+                                 "ways (each a merge; SENTENCEPIECE_MAX_SPLITS): not supported")
     ranks = {score: r for r, score in enumerate(sorted({pieces[i].score for i, _ in made_by}, reverse=True))}
-    ranked = [[our_id[left], our_id[right], our_id[pieces[i].piece], ranks[pieces[i].score]]
-              for i, splits in made_by for left, right in splits]
+    ranked = [[our_id[pieces[i].piece[:k]], our_id[pieces[i].piece[k:]], our_id[pieces[i].piece],
+               ranks[pieces[i].score]] for i, splits in made_by for k in splits]
     ranked.sort(key=lambda merge: merge[3])  # stable: in id order within a rank
     unk_id = next(i for i, p in enumerate(pieces) if p.type == UNKNOWN)
     added = [{"content": pieces[i].piece, "id": i, "special": pieces[i].type != USER_DEFINED,
@@ -478,16 +521,28 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
             "token_ids": token_ids + specials, "rules": rules}
 
 
-def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, where: object) -> None:
+def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, lengths: list, where: object) -> int:
     """ValueError where sentencepiece can make piece i from a character that is no piece
-    (it merges the text's characters, pieces or not; the engine starts from pieces)."""
-    for k in range(1, len(text)):
+    (it merges the text's characters, pieces or not; the engine starts from pieces); else
+    the characters compared."""
+    # Only a part that is a piece (of one of `lengths`, sorted) or one character can be
+    # held: the lengths to try.
+    lengths = [1, *lengths] if lengths[:1] != [1] else lengths
+    held = set(lengths)
+    work = 0
+    for k in lengths:
+        if k >= len(text):
+            break
+        if len(text) - k not in held:
+            continue
+        work += len(text)
         left, right = text[:k], text[k:]
         if _part(left, mergeable, pieces_by_text) and _part(right, mergeable, pieces_by_text):
             if left not in mergeable or right not in mergeable:
                 lone = left if left not in mergeable else right
                 raise ValueError(f"{where}: piece {i} ({text!r}) is made of {left!r} and {right!r}, but {lone!r} is "
                                  "no piece of the model: not supported")
+    return work
 
 
 def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:

@@ -394,6 +394,41 @@ def test_what_the_engine_cannot_hold_is_refused_by_name(pieces, trainer, normali
     refused(model_bytes(pieces, trainer, normalizer, extra), message)
 
 
+def run_bounded(program: str, timeout: float) -> subprocess.CompletedProcess:
+    """program in a child Python, so that a hang fails the test (TimeoutExpired)."""
+    return subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("pieces, message", [
+    ([piece("a" * 300_000, -5.0)], "300,000 bytes long: a piece that merges is at most 4,096"),
+    ([piece("\u00e9" * 2049, -5.0)], "4,098 bytes long"),
+    # Every length of one letter: each splits at every place.
+    ([piece("a" * k, -5.0 - k) for k in range(2, 2001)], "SENTENCEPIECE_MAX_SPLIT_WORK"),
+])
+def test_models_that_ask_for_unbounded_work_are_refused_quickly(tmp_path, pieces, message):
+    """A piece that merges is at most SENTENCEPIECE_MAX_PIECE_BYTES long (sentencepiece
+    refuses 8,000 bytes), and finding the pieces' splits compares at most
+    SENTENCEPIECE_MAX_SPLIT_WORK characters: a file cannot ask for time its square."""
+    path = tmp_path / "long.model"
+    path.write_bytes(model_bytes(SMALL_PIECES + pieces, BPE_TRAINER))
+    program = (f"from bpe import BPETokenizer\ntry:\n    BPETokenizer.from_sentencepiece({str(path)!r})\n"
+               "except ValueError as e:\n    print(e)\n")
+    out = run_bounded(program, timeout=6)
+    assert out.returncode == 0 and message in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_a_piece_at_the_length_limit_loads():
+    """4,096 bytes merge; sentencepiece loads them too, and refuses 8,000."""
+    longest = "\u2581" + "a" * 4093
+    model = sp_reader.parse_model(model_bytes(SMALL_PIECES + [piece(longest, -5.0)], BPE_TRAINER))
+    assert sp_reader.sentencepiece_arguments(model)["rules"]["unmade_tokens"][longest] == 7
+    spm = pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
+    processor = spm.SentencePieceProcessor(model_proto=model_bytes(SMALL_PIECES + [piece(longest, -5.0)], BPE_TRAINER))
+    assert processor.id_to_piece(7) == longest
+    with pytest.raises((RuntimeError, OSError), match="too long"):
+        spm.SentencePieceProcessor(model_proto=model_bytes(SMALL_PIECES + [piece("a" * 8000, -5.0)], BPE_TRAINER))
+
+
 def test_what_sentencepiece_refuses_it_refuses_too():
     """The refusals that say sentencepiece refuses the model: it does."""
     spm = pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
