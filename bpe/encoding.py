@@ -705,7 +705,8 @@ class BPETokenizer:
         path = Path(path)
         if path.is_dir():
             path = path / "tokenizer.model"
-        return cls._from_file(path, sentencepiece.load_sentencepiece)
+        with sentencepiece.collector_paused():
+            return cls._from_file(path, sentencepiece.load_sentencepiece)
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":

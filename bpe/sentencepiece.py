@@ -31,6 +31,8 @@ How the model becomes BPETokenizer's arguments (sentencepiece_arguments) is told
 that function.
 """
 import base64
+import contextlib
+import gc
 import math
 import os
 import struct
@@ -44,10 +46,10 @@ from .formats import name_for_file
 # The largest .model file read. Real ones are 0.2 MB (Llama 2) to 5 MB (Gemma 3's 262,144
 # pieces); the cap keeps a file from asking for a read of any size.
 SENTENCEPIECE_MAX_BYTES = 1 << 28
-# The most pieces a model may have: Gemma 3, the largest real one, has 262,144; each
-# piece costs a few hundred bytes and some microseconds to load, so the cap keeps a file
-# from asking for gigabytes and minutes.
-SENTENCEPIECE_MAX_PIECES = 1 << 20
+# The most pieces a model may have: twice Gemma 3's 262,144, the most of any real one.
+# Each piece costs about 2 KB and 10 microseconds to load (with its splits), so the cap
+# keeps a file from asking for gigabytes and minutes.
+SENTENCEPIECE_MAX_PIECES = 1 << 19
 # The longest piece (in UTF-8 bytes) that merges: sentencepiece itself refuses a piece of
 # 8,000 bytes ("piece is too long"); real ones are a few dozen. Finding a piece's splits
 # costs its length times the number of different piece lengths, so the cap bounds it.
@@ -217,6 +219,21 @@ def _text(data: bytes, span: tuple[int, int], what: str) -> str:
 
 
 def _piece(data: bytes, start: int, end: int, index: int) -> Piece:
+    # The layout sentencepiece writes, read directly: the text (under 128 bytes), the
+    # score, and the type or nothing. Anything else is read field by field below.
+    length = data[start + 1] if end - start > 7 else 0x80
+    if data[start] == 0x0A and length < 0x80 and end - start - length in (7, 9) and data[start + 2 + length] == 0x15:
+        after = start + 7 + length
+        if after == end or (data[after] == 0x18 and data[after + 1] < 0x80):
+            try:
+                text = data[start + 2:start + 2 + length].decode("utf-8")
+            except UnicodeDecodeError:
+                text = ""  # named below
+            if text:
+                score = struct.unpack_from("<f", data, start + 3 + length)[0]
+                kind = NORMAL if after == end else data[after + 1]
+                if kind in PIECE_TYPES and not math.isnan(score):
+                    return Piece(text, score, kind)
     what = f"piece {index}"
     text, score, kind = None, 0.0, NORMAL
     for number, wire, value in _fields(data, start, end, what):
@@ -452,7 +469,7 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN, USER_DEFINED)]
     unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED)]
     our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade)}
-    made_by: list[tuple[int, list]] = []  # (piece, where it splits into two pieces) of the pieces a merge makes
+    made_by: list[tuple[int, list]] = []  # (piece, the two pieces (our ids) of each split) of the pieces a merge makes
     # A split is looked for only where both parts have a length some piece has: the work
     # for a piece is its length times the number of different lengths, not its length
     # squared (with SENTENCEPIECE_MAX_PIECE_BYTES, at most that times the pieces' bytes).
@@ -469,8 +486,9 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
                 break
             if len(text) - k in length_set:
                 work += len(text)
-                if text[:k] in mergeable and text[k:] in mergeable:
-                    splits.append(k)
+                left, right = our_id.get(text[:k]), our_id.get(text[k:])
+                if left is not None and right is not None:
+                    splits.append((left, right))
         if work > SENTENCEPIECE_MAX_SPLIT_WORK:
             raise ValueError(f"{where}: finding how its pieces split into pieces compares more than "
                              f"{SENTENCEPIECE_MAX_SPLIT_WORK:,} characters (SENTENCEPIECE_MAX_SPLIT_WORK; real models "
@@ -478,8 +496,8 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
         if splits and pieces[i].type == UNUSED:
             # sentencepiece makes it, then gives the two pieces that made it in its place: ids
             # that a merge list cannot say.
-            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {text[:splits[0]]!r} and "
-                             f"{text[splits[0]:]!r} "
+            left = next(text[:k] for k in lengths if text[:k] in mergeable and text[k:] in mergeable)
+            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {left!r} and {text[len(left):]!r} "
                              "make it, and sentencepiece would give those two in its place: not supported")
         if splits:
             made_by.append((i, splits))
@@ -488,8 +506,8 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
                 raise ValueError(f"{where}: its pieces split into pieces in more than {SENTENCEPIECE_MAX_SPLITS:,} "
                                  "ways (each a merge; SENTENCEPIECE_MAX_SPLITS): not supported")
     ranks = {score: r for r, score in enumerate(sorted({pieces[i].score for i, _ in made_by}, reverse=True))}
-    ranked = [[our_id[pieces[i].piece[:k]], our_id[pieces[i].piece[k:]], our_id[pieces[i].piece],
-               ranks[pieces[i].score]] for i, splits in made_by for k in splits]
+    ranked = [[left, right, our_id[pieces[i].piece], ranks[pieces[i].score]]
+              for i, splits in made_by for left, right in splits]
     ranked.sort(key=lambda merge: merge[3])  # stable: in id order within a rank
     unk_id = next(i for i, p in enumerate(pieces) if p.type == UNKNOWN)
     added = [{"content": pieces[i].piece, "id": i, "special": pieces[i].type != USER_DEFINED,
@@ -553,4 +571,19 @@ def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:
 
 def load_sentencepiece(path: PathArg) -> dict:
     """BPETokenizer's arguments from the .model file at path, with its name."""
-    return {**sentencepiece_arguments(read_model(path), path), "name": name_for_file(path)}
+    with collector_paused():
+        return {**sentencepiece_arguments(read_model(path), path), "name": name_for_file(path)}
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cycle collector off while a model's millions of small lists and tuples
+    are made (none in a cycle): else each few thousand of them start a collection that
+    walks them all, a third of loading a large model."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

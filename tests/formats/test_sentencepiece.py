@@ -417,6 +417,19 @@ def test_models_that_ask_for_unbounded_work_are_refused_quickly(tmp_path, pieces
     assert out.returncode == 0 and message in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
 
 
+def test_the_caps_on_pieces_and_splits_are_named(monkeypatch):
+    """More pieces than SENTENCEPIECE_MAX_PIECES (twice the largest real model's), or more
+    splits of pieces into pieces than SENTENCEPIECE_MAX_SPLITS, are refused by name."""
+    data = model_bytes(SMALL_PIECES + [piece("ab", -0.5), piece("\u2581ab", -0.6)], BPE_TRAINER)
+    sp_reader.sentencepiece_arguments(sp_reader.parse_model(data))
+    monkeypatch.setattr(sp_reader, "SENTENCEPIECE_MAX_SPLITS", 3)
+    with pytest.raises(ValueError, match="more than 3 ways .*SENTENCEPIECE_MAX_SPLITS"):
+        sp_reader.sentencepiece_arguments(sp_reader.parse_model(data))
+    monkeypatch.setattr(sp_reader, "SENTENCEPIECE_MAX_PIECES", 8)
+    with pytest.raises(ValueError, match="more than 8 pieces .*SENTENCEPIECE_MAX_PIECES"):
+        sp_reader.parse_model(data)
+
+
 def test_a_piece_at_the_length_limit_loads():
     """4,096 bytes merge; sentencepiece loads them too, and refuses 8,000."""
     longest = "\u2581" + "a" * 4093
