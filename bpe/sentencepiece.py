@@ -446,9 +446,11 @@ def _check_charsmap(charsmap: bytes, where: object) -> None:
 #   - our ids 0-255 are the byte pieces <0x00>..<0xFF> (token_ids gives their ids; a model
 #     without byte_fallback gets free ids past its pieces, which no text reaches); no base
 #     merges; the special tokens are the control and unknown pieces (special added tokens:
-#     never found in text unless allowed) and the user-defined pieces (added tokens that
-#     are ordinary text, found whole in the normalized text), in id order; every other
-#     piece is an unmade token, numbered after them in id order;
+#     never found in text unless allowed), in id order; every other piece is an unmade
+#     token, numbered after them in id order, the user-defined ones added tokens too
+#     (ordinary text, found whole), which no merge makes or uses; the decoder drops the
+#     special tokens (drop_special) as sentencepiece's decode drops control pieces, and the
+#     user-defined pieces, not special, decode to their text;
 #   - ranked_merges: every split of a piece into two pieces, [left, right, made, rank],
 #     rank being the dense rank of the made piece's score, highest first;
 #   - the normalizer: the charsmap, then sentencepiece's own whitespace steps; no split;
@@ -466,9 +468,10 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     lone = {c for text in mergeable for c in text} - pieces_by_text
     byte_ids = {_BYTE_VALUES[p.piece]: i for i, p in enumerate(pieces) if p.type == BYTE}
     token_ids = [byte_ids.get(b, len(pieces) + b) for b in range(256)]
-    specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN, USER_DEFINED)]
-    unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED)]
-    our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade)}
+    specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN)]
+    unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED, USER_DEFINED)]
+    # Our ids of the pieces that merge (a user-defined piece is found whole, never merged).
+    our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade) if pieces[i].type != USER_DEFINED}
     made_by: list[tuple[int, list]] = []  # (piece, the two pieces (our ids) of each split) of the pieces a merge makes
     # A split is looked for only where both parts have a length some piece has: the work
     # for a piece is its length times the number of different lengths, not its length
@@ -478,6 +481,8 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     count = work = 0
     for i in unmade:
         text = pieces[i].piece
+        if pieces[i].type == USER_DEFINED:
+            continue
         if lone and not lone.isdisjoint(text):
             work += _refuse_lone(text, i, mergeable, pieces_by_text, lengths, where)
         splits = []
@@ -512,7 +517,7 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     unk_id = next(i for i, p in enumerate(pieces) if p.type == UNKNOWN)
     added = [{"content": pieces[i].piece, "id": i, "special": pieces[i].type != USER_DEFINED,
               "normalized": pieces[i].type == USER_DEFINED, "lstrip": False, "rstrip": False, "single_word": False}
-             for i in specials]
+             for i in specials + [i for i in unmade if pieces[i].type == USER_DEFINED]]
     steps: list[dict] = []
     if normalizer.precompiled_charsmap:
         steps.append({"type": "Precompiled",

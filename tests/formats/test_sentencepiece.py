@@ -472,15 +472,17 @@ def test_an_unused_piece_that_no_merge_makes_is_an_ordinary_piece():
 def test_arguments_of_a_small_model():
     """The numbering and the rules of a model small enough to check by hand: bytes 0-255
     (free ids past the pieces, without byte_fallback), the control and unknown pieces as
-    special tokens, every other piece unmade in id order, every split into two pieces a
-    ranked merge, ranked by score."""
+    special tokens, every other piece unmade in id order (a user-defined one an added token
+    too, which no merge makes or uses), every split into two pieces a ranked merge, ranked
+    by score."""
     pieces = SMALL_PIECES + [piece("ab", -0.5), piece("\u2581ab", -0.5), piece("\u2581b", -7.0), piece("x", 0.0, 4)]
     args = sp_reader.sentencepiece_arguments(sp_reader.parse_model(model_bytes(pieces, BPE_TRAINER)))
-    assert args["merges"] == [] and args["special_tokens"] == ["<unk>", "<s>", "</s>", "x"]
-    assert args["token_ids"] == [11 + b for b in range(256)] + [0, 1, 2, 10]
+    assert args["merges"] == [] and args["special_tokens"] == ["<unk>", "<s>", "</s>"]
+    assert args["token_ids"] == [11 + b for b in range(256)] + [0, 1, 2]
     rules = args["rules"]
-    assert rules["unmade_tokens"] == {"\u2581a": 3, "b": 4, "a": 5, "\u2581": 6, "ab": 7, "\u2581ab": 8, "\u2581b": 9}
-    ours = {text: 260 + k for k, text in enumerate(rules["unmade_tokens"])}
+    assert rules["unmade_tokens"] == {"\u2581a": 3, "b": 4, "a": 5, "\u2581": 6, "ab": 7, "\u2581ab": 8, "\u2581b": 9,
+                                      "x": 10}
+    ours = {text: 259 + k for k, text in enumerate(rules["unmade_tokens"])}
     # Scores -0.5 (rank 0), -1 (1), -7 (2); "▁ab" is "▁a"+"b" and "▁"+"ab".
     assert sorted(map(tuple, rules["ranked_merges"])) == sorted([
         (ours["a"], ours["b"], ours["ab"], 0), (ours["\u2581a"], ours["b"], ours["\u2581ab"], 0),
