@@ -699,8 +699,8 @@ class BPETokenizer:
         neither sentencepiece nor protobuf is needed. encode_ordinary(text) is
         SentencePieceProcessor.encode(text); its control pieces (<s>, </s>) and unknown
         piece are special tokens, matched in text only where allowed (encode(text,
-        allowed_special="all")), and decode gives their text where sentencepiece gives
-        none. Unigram, word and character models, and what else the engine cannot hold,
+        allowed_special="all")); decode is sentencepiece's (a control piece gives
+        nothing, the unknown piece " ⁇ "). Unigram, word and character models, and what else the engine cannot hold,
         are refused by name (bpe.sentencepiece)."""
         path = Path(path)
         if path.is_dir():
@@ -865,7 +865,8 @@ class StreamDecoder:
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         # Rules with a decoder (a char_merges model's): the core decodes, holding back the
-        # byte tokens at the end that may begin a character; `start` until text begins.
+        # byte tokens at the end that may begin a character; `start` until some text has
+        # come out (a control piece that gives none leaves the text's start to come).
         rules = tokenizer._rules
         self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
         self._pending: list[int] = []
@@ -879,7 +880,7 @@ class StreamDecoder:
         data, used = self._core.decode_stream(self._pending, self._start)
         if used:
             del self._pending[:used]
-            self._start = False
+            self._start = self._start and not data
         return self._utf8.decode(data)
 
     def flush(self) -> str:

@@ -527,8 +527,9 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
                   "escape_whitespaces": normalizer.escape_whitespaces})
     # sentencepiece's decoder drops the space symbol that begins the first piece where the
     # normalizer may have put one there (add_dummy_prefix), or where no text may begin with
-    # a space (remove_extra_whitespaces); the symbol only, never a space the text had.
-    strip = normalizer.escape_whitespaces and (normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces)
+    # a space (remove_extra_whitespaces), whatever escape_whitespaces says; the symbol
+    # only, never a space the text had.
+    strip = normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces
     rules = {
         "normalizer": steps,
         "pre_tokenizer": [],
@@ -538,7 +539,7 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
         "ranked_merges": ranked,
         "unmade_tokens": {pieces[i].piece: i for i in unmade},
         "decoder": {"replace": [SPACE_SYMBOL, " "], "strip_start": 1 if strip else 0,
-                    "unk_text": trainer.unk_surface},
+                    "unk_text": trainer.unk_surface, "drop_special": True},
     }
     return {"merges": [], "special_tokens": [pieces[i].piece for i in specials],
             "token_ids": token_ids + specials, "rules": rules}
