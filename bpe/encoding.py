@@ -866,9 +866,14 @@ class StreamDecoder:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         # Rules with a decoder (a char_merges model's): the core decodes, holding back the
         # byte tokens at the end that may begin a character; `start` until some text has
-        # come out (a control piece that gives none leaves the text's start to come).
+        # come out. Until then the ids decoded stay pending and are decoded again with the
+        # next, so that the text's start is stripped as decode(ids) strips it (a piece whose
+        # space was stripped counts); the special tokens a decoder drops give nothing and
+        # go, so that what stays is at most strip_start pieces.
         rules = tokenizer._rules
         self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
+        self._dropped = (tokenizer._special_id_set if self._core is not None and rules["decoder"].get("drop_special")
+                         else frozenset())
         self._pending: list[int] = []
         self._start = True
 
@@ -878,9 +883,11 @@ class StreamDecoder:
             return self._utf8.decode(self._token_bytes(id))
         self._pending.append(id)
         data, used = self._core.decode_stream(self._pending, self._start)
-        if used:
+        if used and (data or not self._start):
             del self._pending[:used]
-            self._start = self._start and not data
+            self._start = False
+        elif self._start and id in self._dropped:
+            self._pending.pop()
         return self._utf8.decode(data)
 
     def flush(self) -> str:

@@ -907,7 +907,10 @@ def _char_decoder(decoder, byte_fallback: bool, vocab: dict, where: str) -> dict
         if named is not None:
             raise ValueError(f"{where}: its decoder's ByteFallback reads the token {named!r} as a byte, but the model "
                              "has no byte_fallback: not supported here")
-    return {"replace": replace, "strip_start": strip_start, "unk_text": None}
+    # Hugging Face's ByteFallback reads a run of byte tokens that is not UTF-8 as a whole
+    # as one U+FFFD a byte (whole_runs); without byte_fallback there are no byte tokens.
+    return {"replace": replace, "strip_start": strip_start, "unk_text": None,
+            **({"whole_runs": True} if bytes_read and byte_fallback else {})}
 
 
 def _char_merges(merge_list, vocab: dict, where: str) -> list:

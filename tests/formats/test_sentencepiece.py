@@ -802,6 +802,18 @@ def test_random_text_gives_sentencepieces_ids(trained, parts, name):
     assert tok.decode(ids) == processor.decode(ids) or text.lstrip(" \t\n\r").startswith("\u2581")
 
 
+def test_save_huggingface_names_what_a_tokenizer_json_cannot_hold(trained, tmp_path):
+    """A tokenizer.json cannot hold sentencepiece's merges of equal rank (Hugging Face ranks
+    every merge apart): save_huggingface says so, and writes nothing."""
+    from bpe import BPETokenizer
+
+    tok = BPETokenizer.from_sentencepiece(trained["byte_fallback"])
+    for path in (tmp_path / "out.json", tmp_path / "folder"):
+        with pytest.raises(ValueError, match="cannot hold these rules: merges of equal rank"):
+            tok.save_huggingface(path)
+        assert not path.exists()
+
+
 def test_files_that_cannot_hold_the_model_say_so_briefly(trained, tmp_path):
     """tiktoken's file and GPT-2's cannot hold a SentencePiece model: the message names
     the normalizer in a few words (the charsmap by its size), not its 240 KB."""
