@@ -114,6 +114,7 @@ class BPETokenizer:
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
         self._piece_names: dict[str, int] | None = None  # the same, of a tokenizer that merges from characters
+        self._piece_names_of_ids: dict[int, str] | None = None  # and the other way round
         # Every added token of the rules, special or not, by its text: Hugging Face's
         # token_to_id looks there before the vocabulary.
         self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
@@ -288,8 +289,14 @@ class BPETokenizer:
 
     def id_to_token(self, id: int) -> str:
         """One token as text, for printing: a token that ends in the middle of a
-        character shows U+FFFD there."""
-        return self.decode_single_token_bytes(id).decode("utf-8", errors="replace")
+        character shows U+FFFD there. A tokenizer that merges from characters names its
+        tokens as sentencepiece and Hugging Face do (the byte tokens "<0x02>")."""
+        data = self.decode_single_token_bytes(id)  # checks id
+        if self._rules is not None and self._rules.get("char_merges") is not None:
+            name = self._piece_names_by_id().get(operator.index(id))
+            if name is not None:
+                return name
+        return data.decode("utf-8", errors="replace")
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as its text (str) or its bytes, or None if no token
@@ -349,6 +356,12 @@ class BPETokenizer:
             names.update(rules.get("unmade_tokens") or {})
             self._piece_names = names
         return self._piece_names
+
+    def _piece_names_by_id(self) -> dict[int, str]:
+        """_piece_ids turned round: {id: name}."""
+        if self._piece_names_of_ids is None:
+            self._piece_names_of_ids = {i: name for name, i in self._piece_ids().items()}
+        return self._piece_names_of_ids
 
     # --- encoding ------------------------------------------------------------------
 

@@ -814,6 +814,17 @@ def test_save_huggingface_names_what_a_tokenizer_json_cannot_hold(trained, tmp_p
         assert not path.exists()
 
 
+@pytest.mark.parametrize("name", ["byte_fallback", "no_byte_fallback", "user_defined"])
+def test_every_piece_is_named_as_sentencepiece_names_it(trained, name):
+    """id_to_token and token_to_id name every piece as sentencepiece does: the byte pieces
+    "<0x02>", the control, unknown and user-defined pieces by their text."""
+    tok, processor = tokenizer_and_processor(trained[name])
+    names = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    assert [i for i, piece in enumerate(names) if tok.id_to_token(i) != piece] == []
+    assert [i for i, piece in enumerate(names) if tok.token_to_id(piece) != i] == []
+    assert tok.token_to_id("<0x100>") is None
+
+
 def test_files_that_cannot_hold_the_model_say_so_briefly(trained, tmp_path):
     """tiktoken's file and GPT-2's cannot hold a SentencePiece model: the message names
     the normalizer in a few words (the charsmap by its size), not its 240 KB."""

@@ -425,6 +425,8 @@ def test_token_to_id_knows_every_token_by_huggingfaces_name(pair):
         if token in vocab:
             assert ours.encode_single_token(token) == vocab[token]
             assert ours.token_to_id(token.encode("utf-8")) == vocab[token]
+    # id_to_token names every token as Hugging Face does, the byte tokens "<0x02>".
+    assert [i for i in vocab.values() if ours.id_to_token(i) != theirs.id_to_token(i)] == [], name
 
 
 def test_a_normalizer_that_changes_the_text_before_metaspace_does_not_crash(models, tmp_path):
