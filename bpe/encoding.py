@@ -566,7 +566,22 @@ class BPETokenizer:
         """(text, offsets), as tiktoken gives them: offsets[k] is the character of text
         where token k begins, or, for a token that begins inside a character, where
         that character begins. As in tiktoken, the bytes must be UTF-8
-        (UnicodeDecodeError, a ValueError, otherwise)."""
+        (UnicodeDecodeError, a ValueError, otherwise). Rules with a decoder (a
+        SentencePiece-style model's) give decode's text, each token's offset where its own
+        text begins there."""
+        if self._rules is not None and self._rules.get("decoder") is not None:
+            # The streaming decoder gives each token's text as decode gives it; a token it
+            # holds back (a byte of a character not yet whole, the text's start not yet
+            # out) begins where the first token held back does.
+            stream, parts, offsets, chars, held_from = StreamDecoder(self, "strict"), [], [], 0, 0
+            for id in ids:
+                if not stream._pending:
+                    held_from = chars
+                offsets.append(held_from)
+                parts.append(stream.add(id))
+                chars += len(parts[-1])
+            parts.append(stream.flush())
+            return "".join(parts), offsets
         tokens = self.decode_tokens_bytes(ids)
         text = b"".join(tokens).decode("utf-8")
         offsets, chars = [], 0

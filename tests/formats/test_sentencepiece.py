@@ -814,6 +814,22 @@ def test_save_huggingface_names_what_a_tokenizer_json_cannot_hold(trained, tmp_p
         assert not path.exists()
 
 
+@pytest.mark.parametrize("name", ["byte_fallback", "no_byte_fallback", "user_defined", "keep_whitespace"])
+def test_decode_with_offsets_follows_decode(trained, name):
+    """decode_with_offsets gives decode's text (sentencepiece's), and each token's offset
+    is where its text begins there: the length of the decoded ids before it, or, for a
+    byte piece inside a character, where that character begins."""
+    tok, processor = tokenizer_and_processor(trained[name])
+    for text in ["hello world", "  the cat <sym> sat", "Café 猫が好き 😀 x", MULTILINGUAL[0][:200]]:
+        ids = processor.encode(text)
+        got, offsets = tok.decode_with_offsets(ids)
+        assert got == tok.decode(ids) == processor.decode(ids), text
+        assert len(offsets) == len(ids) and offsets == sorted(offsets), text
+        for k, i in enumerate(ids):
+            before = len(tok.decode(ids[:k]))  # a character cut short there counts as U+FFFD
+            assert offsets[k] == before if not processor.is_byte(i) else offsets[k] <= before, (text, k)
+
+
 @pytest.mark.parametrize("name", ["byte_fallback", "no_byte_fallback", "user_defined"])
 def test_every_piece_is_named_as_sentencepiece_names_it(trained, name):
     """id_to_token and token_to_id name every piece as sentencepiece does: the byte pieces
