@@ -89,6 +89,7 @@ class BPETokenizer:
             splits = rules["pre_tokenizer"] is not None
             self._encoder = core.Encoder(merges, pattern="default" if splits else pattern,
                                          special_tokens=special_tokens, token_ids=token_ids, rules=rules)
+            huggingface.check_byte_fallback(rules, self._encoder.token_ids)
             if splits:
                 made = huggingface.rules_pattern(rules)
                 if pattern not in ("default", made):

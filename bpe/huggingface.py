@@ -336,7 +336,9 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 #    "unmade_tokens": None | {text: id} (byte-level: text in the byte alphabet; with char_merges: every
 #                       piece but the byte and special tokens, as plain UTF-8 with its "▁"),
 #    "char_merges": None | {"byte_fallback": bool, "unk_id": None | id, "fuse_unk": bool} (merging starts
-#                       from characters; ids 0-255 in our numbering are the byte tokens <0x00>..<0xFF>),
+#                       from characters; ids 0-255 in our numbering are the byte tokens <0x00>..<0xFF>;
+#                       a model without them gives them the 256 ids past every other token, in byte
+#                       order, which no text reaches, and byte_fallback is then refused),
 #    "decoder": None | {"replace": None | [from, to], "strip_start": int, "unk_text": None | str,
 #                       "whole_runs": bool (optional: Hugging Face's ByteFallback reading of a byte run
 #                       that is not UTF-8), "drop_special": bool (optional: special tokens decode to
@@ -354,6 +356,21 @@ _SNAKE_BEHAVIORS = ("isolated", "removed", "merged_with_previous", "merged_with_
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
 _META = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
+def check_byte_fallback(rules: dict, token_ids) -> None:
+    """ValueError where char_merges says byte_fallback over byte tokens that are the free
+    ids a model without byte tokens gets (the 256 ids past every other token, in byte
+    order): unknown characters would encode to ids the model does not have."""
+    char_merges = rules.get("char_merges")
+    if not char_merges or not char_merges.get("byte_fallback") or token_ids is None:
+        return
+    others = list(token_ids[256:]) + list((rules.get("unmade_tokens") or {}).values())
+    top = max(others, default=-1)
+    if list(token_ids[:256]) == list(range(top + 1, top + 257)):
+        raise ValueError("rules['char_merges']['byte_fallback'] is true, but the byte tokens have the 256 ids past "
+                         "every other token, which a model without byte tokens gives them: set byte_fallback false, "
+                         "or give the byte tokens the model's ids")
 
 
 def ranked_merges(rules: dict) -> list:

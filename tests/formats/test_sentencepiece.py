@@ -499,6 +499,20 @@ def test_arguments_of_a_small_model():
         [(True, False)] * 3 + [(False, True)]
 
 
+def test_byte_fallback_without_byte_pieces_is_refused(trained):
+    """A model without byte_fallback gets free ids past its pieces for the byte tokens,
+    which no text reaches; rules that say byte_fallback over them (made by hand) would
+    give those ids for unknown characters: refused by name."""
+    from bpe import BPETokenizer
+
+    model = sp_reader.read_model(trained["no_byte_fallback"])
+    args = sp_reader.sentencepiece_arguments(model)
+    assert max(BPETokenizer(**args).encode_ordinary("\U0001F600")) < len(model.pieces)
+    args["rules"]["char_merges"]["byte_fallback"] = True
+    with pytest.raises(ValueError, match="byte_fallback.*past every other token"):
+        BPETokenizer(**args)
+
+
 def test_arguments_carry_the_charsmap_and_the_spec(trained):
     import base64
 
