@@ -901,8 +901,8 @@ class StreamDecoder:
         # go, so that what stays is at most strip_start pieces.
         rules = tokenizer._rules
         self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
-        self._dropped = (tokenizer._special_id_set if self._core is not None and rules["decoder"].get("drop_special")
-                         else frozenset())
+        drop = self._core is not None and (rules or {})["decoder"].get("drop_special")
+        self._dropped = tokenizer._special_id_set if drop else frozenset()
         self._pending: list[int] = []
         self._start = True
 

@@ -226,14 +226,14 @@ def _piece(data: bytes, start: int, end: int, index: int) -> Piece:
         after = start + 7 + length
         if after == end or (data[after] == 0x18 and data[after + 1] < 0x80):
             try:
-                text = data[start + 2:start + 2 + length].decode("utf-8")
+                usual = data[start + 2:start + 2 + length].decode("utf-8")
             except UnicodeDecodeError:
-                text = ""  # named below
-            if text:
-                score = struct.unpack_from("<f", data, start + 3 + length)[0]
-                kind = NORMAL if after == end else data[after + 1]
-                if kind in PIECE_TYPES and not math.isnan(score):
-                    return Piece(text, score, kind)
+                usual = ""  # named below
+            if usual:
+                value = struct.unpack_from("<f", data, start + 3 + length)[0]
+                usual_kind = NORMAL if after == end else data[after + 1]
+                if usual_kind in PIECE_TYPES and not math.isnan(value):
+                    return Piece(usual, value, usual_kind)
     what = f"piece {index}"
     text, score, kind = None, 0.0, NORMAL
     for number, wire, value in _fields(data, start, end, what):
@@ -501,8 +501,8 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
         if splits and pieces[i].type == UNUSED:
             # sentencepiece makes it, then gives the two pieces that made it in its place: ids
             # that a merge list cannot say.
-            left = next(text[:k] for k in lengths if text[:k] in mergeable and text[k:] in mergeable)
-            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {left!r} and {text[len(left):]!r} "
+            cut = next(k for k in lengths if text[:k] in mergeable and text[k:] in mergeable)
+            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {text[:cut]!r} and {text[cut:]!r} "
                              "make it, and sentencepiece would give those two in its place: not supported")
         if splits:
             made_by.append((i, splits))
