@@ -89,6 +89,7 @@ class BPETokenizer:
             splits = rules["pre_tokenizer"] is not None
             self._encoder = core.Encoder(merges, pattern="default" if splits else pattern,
                                          special_tokens=special_tokens, token_ids=token_ids, rules=rules)
+            huggingface.check_byte_fallback(rules, self._encoder.token_ids)
             if splits:
                 made = huggingface.rules_pattern(rules)
                 if pattern not in ("default", made):
@@ -114,6 +115,7 @@ class BPETokenizer:
         self._token_ids = None if self._encoder.token_ids is None else tuple(self._encoder.token_ids)
         self._ids_by_bytes: dict[bytes, int] | None = None  # built by token_to_id when first asked
         self._piece_names: dict[str, int] | None = None  # the same, of a tokenizer that merges from characters
+        self._piece_names_of_ids: dict[int, str] | None = None  # and the other way round
         # Every added token of the rules, special or not, by its text: Hugging Face's
         # token_to_id looks there before the vocabulary.
         self._added_ids = {t["content"]: t["id"] for t in (rules or {}).get("added_tokens") or []}
@@ -288,8 +290,14 @@ class BPETokenizer:
 
     def id_to_token(self, id: int) -> str:
         """One token as text, for printing: a token that ends in the middle of a
-        character shows U+FFFD there."""
-        return self.decode_single_token_bytes(id).decode("utf-8", errors="replace")
+        character shows U+FFFD there. A tokenizer that merges from characters names its
+        tokens as sentencepiece and Hugging Face do (the byte tokens "<0x02>")."""
+        data = self.decode_single_token_bytes(id)  # checks id
+        if self._rules is not None and self._rules.get("char_merges") is not None:
+            name = self._piece_names_by_id().get(operator.index(id))
+            if name is not None:
+                return name
+        return data.decode("utf-8", errors="replace")
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token given as its text (str) or its bytes, or None if no token
@@ -349,6 +357,12 @@ class BPETokenizer:
             names.update(rules.get("unmade_tokens") or {})
             self._piece_names = names
         return self._piece_names
+
+    def _piece_names_by_id(self) -> dict[int, str]:
+        """_piece_ids turned round: {id: name}."""
+        if self._piece_names_of_ids is None:
+            self._piece_names_of_ids = {i: name for name, i in self._piece_ids().items()}
+        return self._piece_names_of_ids
 
     # --- encoding ------------------------------------------------------------------
 
@@ -553,7 +567,22 @@ class BPETokenizer:
         """(text, offsets), as tiktoken gives them: offsets[k] is the character of text
         where token k begins, or, for a token that begins inside a character, where
         that character begins. As in tiktoken, the bytes must be UTF-8
-        (UnicodeDecodeError, a ValueError, otherwise)."""
+        (UnicodeDecodeError, a ValueError, otherwise). Rules with a decoder (a
+        SentencePiece-style model's) give decode's text, each token's offset where its own
+        text begins there."""
+        if self._rules is not None and self._rules.get("decoder") is not None:
+            # The streaming decoder gives each token's text as decode gives it; a token it
+            # holds back (a byte of a character not yet whole, the text's start not yet
+            # out) begins where the first token held back does.
+            stream, parts, offsets, chars, held_from = StreamDecoder(self, "strict"), [], [], 0, 0
+            for id in ids:
+                if not stream._pending:
+                    held_from = chars
+                offsets.append(held_from)
+                parts.append(stream.add(id))
+                chars += len(parts[-1])
+            parts.append(stream.flush())
+            return "".join(parts), offsets
         tokens = self.decode_tokens_bytes(ids)
         text = b"".join(tokens).decode("utf-8")
         offsets, chars = [], 0
@@ -699,13 +728,14 @@ class BPETokenizer:
         neither sentencepiece nor protobuf is needed. encode_ordinary(text) is
         SentencePieceProcessor.encode(text); its control pieces (<s>, </s>) and unknown
         piece are special tokens, matched in text only where allowed (encode(text,
-        allowed_special="all")), and decode gives their text where sentencepiece gives
-        none. Unigram, word and character models, and what else the engine cannot hold,
+        allowed_special="all")); decode is sentencepiece's (a control piece gives
+        nothing, the unknown piece " ⁇ "). Unigram, word and character models, and what else the engine cannot hold,
         are refused by name (bpe.sentencepiece)."""
         path = Path(path)
         if path.is_dir():
             path = path / "tokenizer.model"
-        return cls._from_file(path, sentencepiece.load_sentencepiece)
+        with sentencepiece.collector_paused():
+            return cls._from_file(path, sentencepiece.load_sentencepiece)
 
     @classmethod
     def _from_file(cls, path, loader, *args, **kwargs) -> "BPETokenizer":
@@ -864,9 +894,15 @@ class StreamDecoder:
         self._token_bytes = tokenizer.decode_single_token_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         # Rules with a decoder (a char_merges model's): the core decodes, holding back the
-        # byte tokens at the end that may begin a character; `start` until text begins.
+        # byte tokens at the end that may begin a character; `start` until some text has
+        # come out. Until then the ids decoded stay pending and are decoded again with the
+        # next, so that the text's start is stripped as decode(ids) strips it (a piece whose
+        # space was stripped counts); the special tokens a decoder drops give nothing and
+        # go, so that what stays is at most strip_start pieces.
         rules = tokenizer._rules
         self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
+        drop = self._core is not None and (rules or {})["decoder"].get("drop_special")
+        self._dropped = tokenizer._special_id_set if drop else frozenset()
         self._pending: list[int] = []
         self._start = True
 
@@ -876,9 +912,11 @@ class StreamDecoder:
             return self._utf8.decode(self._token_bytes(id))
         self._pending.append(id)
         data, used = self._core.decode_stream(self._pending, self._start)
-        if used:
+        if used and (data or not self._start):
             del self._pending[:used]
             self._start = False
+        elif self._start and id in self._dropped:
+            self._pending.pop()
         return self._utf8.decode(data)
 
     def flush(self) -> str:

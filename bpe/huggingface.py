@@ -315,15 +315,34 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 # adds tokens around the ids. They are read here into the rules dict, our own canonical
 # form of them, which the engine runs (bpe._core.Encoder(..., rules=)) and which
 # BPETokenizer keeps as data:
-#   {"normalizer": "NFC" | None,
-#    "pre_tokenizer": [{"type": "Split", "pattern": regex (Oniguruma's meanings), "behavior", "invert"}
+#   {"normalizer": None | "NFC" | [step, ...] (run in order; "NFC" is [{"type": "NFC"}]), a step being
+#        {"type": "NFC"} | {"type": "Precompiled", "charsmap": base64 of sentencepiece's precompiled_charsmap}
+#      | {"type": "Replace", "pattern": literal text, "content": str} | {"type": "Prepend", "prepend": str}
+#      | {"type": "SentencePiece", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"}
+#        (sentencepiece's own whitespace steps, after its charsmap; a .model's only),
+#    "pre_tokenizer": None (the pattern splits)
+#                   | [{"type": "Split", "pattern": regex (Oniguruma's meanings), "behavior", "invert"}
 #                      | {"type": "Digits", "individual_digits"}
 #                      | {"type": "ByteLevel", "use_regex", "add_prefix_space", "trim_offsets",
-#                         "trim_prefix_space" (where trim_offsets)} (last, once)],
+#                         "trim_prefix_space" (where trim_offsets)} (last, once)]
+#                   | [] (with char_merges: no split) | [{"type": "Metaspace", "replacement", "prepend_scheme":
+#                      "always" | "first" | "never", "split"}] (with char_merges),
 #    "added_tokens": [{"content", "id", "special", "normalized", "lstrip", "rstrip", "single_word"}],
-#    "ignore_merges": bool, "ranked_merges": None | [[left, right, made], ...] (the loader gives them
-#                       as an (n, 3) array of uint32, which BPETokenizer keeps; rules shows lists),
-#    "unmade_tokens": None | {text in the byte alphabet: id},
+#    "ignore_merges": bool,
+#    "ranked_merges": None | [[left, right, made], ...] (rank = place; the loader gives them as an (n, 3)
+#                       array of uint32, which BPETokenizer keeps; rules shows lists)
+#                   | [[left, right, made, rank], ...] (explicit ranks, nondecreasing, equal ranks leftmost
+#                       first: a .model's, ranked by the made piece's score),
+#    "unmade_tokens": None | {text: id} (byte-level: text in the byte alphabet; with char_merges: every
+#                       piece but the byte and special tokens, as plain UTF-8 with its "▁"),
+#    "char_merges": None | {"byte_fallback": bool, "unk_id": None | id, "fuse_unk": bool} (merging starts
+#                       from characters; ids 0-255 in our numbering are the byte tokens <0x00>..<0xFF>;
+#                       a model without them gives them the 256 ids past every other token, in byte
+#                       order, which no text reaches, and byte_fallback is then refused),
+#    "decoder": None | {"replace": None | [from, to], "strip_start": int, "unk_text": None | str,
+#                       "whole_runs": bool (optional: Hugging Face's ByteFallback reading of a byte run
+#                       that is not UTF-8), "drop_special": bool (optional: special tokens decode to
+#                       nothing, as sentencepiece's control pieces)},
 #    "template": None | [[ids before], [ids after]], "padding": None | dict, "truncation": None | dict}
 # ByteLevel's trim_offsets is the post-processor's: Hugging Face trims offsets there, and
 # the pre-tokenizer's field of that name changes nothing; where it trims, trim_prefix_space
@@ -331,12 +350,27 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 
 # The rules dict's keys, in order.
 RULE_KEYS = ("normalizer", "pre_tokenizer", "added_tokens", "ignore_merges", "ranked_merges", "unmade_tokens",
-             "template", "padding", "truncation")
+             "char_merges", "decoder", "template", "padding", "truncation")
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 _SNAKE_BEHAVIORS = ("isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous")
 _MAX_DEPTH = 64  # nesting of Sequences; real files nest one deep
 # What Rust's regex::escape escapes: a Split's "String" pattern is that text, literally.
 _META = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
+def check_byte_fallback(rules: dict, token_ids) -> None:
+    """ValueError where char_merges says byte_fallback over byte tokens that are the free
+    ids a model without byte tokens gets (the 256 ids past every other token, in byte
+    order): unknown characters would encode to ids the model does not have."""
+    char_merges = rules.get("char_merges")
+    if not char_merges or not char_merges.get("byte_fallback") or token_ids is None:
+        return
+    others = list(token_ids[256:]) + list((rules.get("unmade_tokens") or {}).values())
+    top = max(others, default=-1)
+    if list(token_ids[:256]) == list(range(top + 1, top + 257)):
+        raise ValueError("rules['char_merges']['byte_fallback'] is true, but the byte tokens have the 256 ids past "
+                         "every other token, which a model without byte tokens gives them: set byte_fallback false, "
+                         "or give the byte tokens the model's ids")
 
 
 def ranked_merges(rules: dict) -> list:
@@ -907,7 +941,10 @@ def _char_decoder(decoder, byte_fallback: bool, vocab: dict, where: str) -> dict
         if named is not None:
             raise ValueError(f"{where}: its decoder's ByteFallback reads the token {named!r} as a byte, but the model "
                              "has no byte_fallback: not supported here")
-    return {"replace": replace, "strip_start": strip_start, "unk_text": None}
+    # Hugging Face's ByteFallback reads a run of byte tokens that is not UTF-8 as a whole
+    # as one U+FFFD a byte (whole_runs); without byte_fallback there are no byte tokens.
+    return {"replace": replace, "strip_start": strip_start, "unk_text": None,
+            **({"whole_runs": True} if bytes_read and byte_fallback else {})}
 
 
 def _char_merges(merge_list, vocab: dict, where: str) -> list:

@@ -31,6 +31,8 @@ How the model becomes BPETokenizer's arguments (sentencepiece_arguments) is told
 that function.
 """
 import base64
+import contextlib
+import gc
 import math
 import os
 import struct
@@ -44,7 +46,22 @@ from .formats import name_for_file
 # The largest .model file read. Real ones are 0.2 MB (Llama 2) to 5 MB (Gemma 3's 262,144
 # pieces); the cap keeps a file from asking for a read of any size.
 SENTENCEPIECE_MAX_BYTES = 1 << 28
-_ID_LIMIT = 1 << 24  # bpe.MAX_ID + 1, without loading the core
+# The most pieces a model may have: twice Gemma 3's 262,144, the most of any real one.
+# Each piece costs about 2 KB and 10 microseconds to load (with its splits), so the cap
+# keeps a file from asking for gigabytes and minutes.
+SENTENCEPIECE_MAX_PIECES = 1 << 19
+# The longest piece (in UTF-8 bytes) that merges: sentencepiece itself refuses a piece of
+# 8,000 bytes ("piece is too long"); real ones are a few dozen. Finding a piece's splits
+# costs its length times the number of different piece lengths, so the cap bounds it.
+SENTENCEPIECE_MAX_PIECE_BYTES = 4096
+# The most splits of pieces into two pieces (each a ranked merge, some 100 bytes): a real
+# model has about two a piece (Llama 2: 58,980 splits of 31,741 pieces); pieces made to split
+# everywhere would ask for gigabytes.
+SENTENCEPIECE_MAX_SPLITS = 1 << 22
+# The most characters the search for splits may compare (a second or two): a real model
+# asks for a million or so (Llama 2: 872,620); pieces made of one letter, of every length, would
+# ask for their number times their length squared.
+SENTENCEPIECE_MAX_SPLIT_WORK = 1 << 28
 
 # ModelProto.SentencePiece.Type
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -202,6 +219,21 @@ def _text(data: bytes, span: tuple[int, int], what: str) -> str:
 
 
 def _piece(data: bytes, start: int, end: int, index: int) -> Piece:
+    # The layout sentencepiece writes, read directly: the text (under 128 bytes), the
+    # score, and the type or nothing. Anything else is read field by field below.
+    length = data[start + 1] if end - start > 7 else 0x80
+    if data[start] == 0x0A and length < 0x80 and end - start - length in (7, 9) and data[start + 2 + length] == 0x15:
+        after = start + 7 + length
+        if after == end or (data[after] == 0x18 and data[after + 1] < 0x80):
+            try:
+                usual = data[start + 2:start + 2 + length].decode("utf-8")
+            except UnicodeDecodeError:
+                usual = ""  # named below
+            if usual:
+                value = struct.unpack_from("<f", data, start + 3 + length)[0]
+                usual_kind = NORMAL if after == end else data[after + 1]
+                if usual_kind in PIECE_TYPES and not math.isnan(value):
+                    return Piece(usual, value, usual_kind)
     what = f"piece {index}"
     text, score, kind = None, 0.0, NORMAL
     for number, wire, value in _fields(data, start, end, what):
@@ -264,8 +296,9 @@ def parse_model(data: bytes, where: object = "the model") -> SentencePieceModel:
             if number in (1, 2, 3, 5):
                 _expect("the model", number, wire, _LENGTH)
             if number == 1:
-                if len(pieces) >= _ID_LIMIT - 256:
-                    raise _Malformed(f"it has more than {_ID_LIMIT - 256:,} pieces")
+                if len(pieces) >= SENTENCEPIECE_MAX_PIECES:
+                    raise _Malformed(f"it has more than {SENTENCEPIECE_MAX_PIECES:,} pieces "
+                                     "(SENTENCEPIECE_MAX_PIECES; real models have at most 262,144)")
                 pieces.append(_piece(data, value[0], value[1], len(pieces)))
             elif number == 2:
                 trainer.append(value)
@@ -369,6 +402,11 @@ def check_supported(model: SentencePieceModel, where: object = "the model") -> N
             if p.piece not in _BYTE_VALUES:
                 raise ValueError(f"{where}: piece {i} ({p.piece!r}) is a byte piece, which must be <0x00> to <0xFF>")
             byte_count += 1
+        elif p.type in (NORMAL, UNUSED) and len(p.piece) > SENTENCEPIECE_MAX_PIECE_BYTES // 4 \
+                and len(p.piece.encode("utf-8")) > SENTENCEPIECE_MAX_PIECE_BYTES:
+            raise ValueError(f"{where}: piece {i} ({p.piece[:20]!r}...) is {len(p.piece.encode('utf-8')):,} bytes long: "
+                             f"a piece that merges is at most {SENTENCEPIECE_MAX_PIECE_BYTES:,} here "
+                             "(SENTENCEPIECE_MAX_PIECE_BYTES; sentencepiece refuses 8,000)")
         elif p.type == UNUSED and len(p.piece) == 1:
             raise ValueError(f"{where}: piece {i} ({p.piece!r}) is an UNUSED piece of one character, which "
                              "sentencepiece merges as a piece but gives as an unknown one: not supported")
@@ -408,9 +446,11 @@ def _check_charsmap(charsmap: bytes, where: object) -> None:
 #   - our ids 0-255 are the byte pieces <0x00>..<0xFF> (token_ids gives their ids; a model
 #     without byte_fallback gets free ids past its pieces, which no text reaches); no base
 #     merges; the special tokens are the control and unknown pieces (special added tokens:
-#     never found in text unless allowed) and the user-defined pieces (added tokens that
-#     are ordinary text, found whole in the normalized text), in id order; every other
-#     piece is an unmade token, numbered after them in id order;
+#     never found in text unless allowed), in id order; every other piece is an unmade
+#     token, numbered after them in id order, the user-defined ones added tokens too
+#     (ordinary text, found whole), which no merge makes or uses; the decoder drops the
+#     special tokens (drop_special) as sentencepiece's decode drops control pieces, and the
+#     user-defined pieces, not special, decode to their text;
 #   - ranked_merges: every split of a piece into two pieces, [left, right, made, rank],
 #     rank being the dense rank of the made piece's score, highest first;
 #   - the normalizer: the charsmap, then sentencepiece's own whitespace steps; no split;
@@ -428,30 +468,56 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
     lone = {c for text in mergeable for c in text} - pieces_by_text
     byte_ids = {_BYTE_VALUES[p.piece]: i for i, p in enumerate(pieces) if p.type == BYTE}
     token_ids = [byte_ids.get(b, len(pieces) + b) for b in range(256)]
-    specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN, USER_DEFINED)]
-    unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED)]
-    our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade)}
-    made_by: list[tuple[int, list]] = []  # (piece, its splits into two pieces) of the pieces a merge makes
+    specials = [i for i, p in enumerate(pieces) if p.type in (CONTROL, UNKNOWN)]
+    unmade = [i for i, p in enumerate(pieces) if p.type in (NORMAL, UNUSED, USER_DEFINED)]
+    # Our ids of the pieces that merge (a user-defined piece is found whole, never merged).
+    our_id = {pieces[i].piece: 256 + len(specials) + k for k, i in enumerate(unmade) if pieces[i].type != USER_DEFINED}
+    made_by: list[tuple[int, list]] = []  # (piece, the two pieces (our ids) of each split) of the pieces a merge makes
+    # A split is looked for only where both parts have a length some piece has: the work
+    # for a piece is its length times the number of different lengths, not its length
+    # squared (with SENTENCEPIECE_MAX_PIECE_BYTES, at most that times the pieces' bytes).
+    lengths = sorted({len(text) for text in mergeable})
+    length_set = set(lengths)
+    count = work = 0
     for i in unmade:
         text = pieces[i].piece
+        if pieces[i].type == USER_DEFINED:
+            continue
         if lone and not lone.isdisjoint(text):
-            _refuse_lone(text, i, mergeable, pieces_by_text, where)
-        splits = [(text[:k], text[k:]) for k in range(1, len(text)) if text[:k] in mergeable and text[k:] in mergeable]
+            work += _refuse_lone(text, i, mergeable, pieces_by_text, lengths, where)
+        splits = []
+        for k in lengths:
+            if k >= len(text):
+                break
+            if len(text) - k in length_set:
+                work += len(text)
+                left, right = our_id.get(text[:k]), our_id.get(text[k:])
+                if left is not None and right is not None:
+                    splits.append((left, right))
+        if work > SENTENCEPIECE_MAX_SPLIT_WORK:
+            raise ValueError(f"{where}: finding how its pieces split into pieces compares more than "
+                             f"{SENTENCEPIECE_MAX_SPLIT_WORK:,} characters (SENTENCEPIECE_MAX_SPLIT_WORK; real models "
+                             "need about a million): not supported")
         if splits and pieces[i].type == UNUSED:
             # sentencepiece makes it, then gives the two pieces that made it in its place: ids
             # that a merge list cannot say.
-            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {splits[0][0]!r} and {splits[0][1]!r} "
+            cut = next(k for k in lengths if text[:k] in mergeable and text[k:] in mergeable)
+            raise ValueError(f"{where}: piece {i} ({text!r}) is UNUSED, but {text[:cut]!r} and {text[cut:]!r} "
                              "make it, and sentencepiece would give those two in its place: not supported")
         if splits:
             made_by.append((i, splits))
+            count += len(splits)
+            if count > SENTENCEPIECE_MAX_SPLITS:
+                raise ValueError(f"{where}: its pieces split into pieces in more than {SENTENCEPIECE_MAX_SPLITS:,} "
+                                 "ways (each a merge; SENTENCEPIECE_MAX_SPLITS): not supported")
     ranks = {score: r for r, score in enumerate(sorted({pieces[i].score for i, _ in made_by}, reverse=True))}
-    ranked = [[our_id[left], our_id[right], our_id[pieces[i].piece], ranks[pieces[i].score]]
+    ranked = [[left, right, our_id[pieces[i].piece], ranks[pieces[i].score]]
               for i, splits in made_by for left, right in splits]
     ranked.sort(key=lambda merge: merge[3])  # stable: in id order within a rank
     unk_id = next(i for i, p in enumerate(pieces) if p.type == UNKNOWN)
     added = [{"content": pieces[i].piece, "id": i, "special": pieces[i].type != USER_DEFINED,
               "normalized": pieces[i].type == USER_DEFINED, "lstrip": False, "rstrip": False, "single_word": False}
-             for i in specials]
+             for i in specials + [i for i in unmade if pieces[i].type == USER_DEFINED]]
     steps: list[dict] = []
     if normalizer.precompiled_charsmap:
         steps.append({"type": "Precompiled",
@@ -461,8 +527,9 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
                   "escape_whitespaces": normalizer.escape_whitespaces})
     # sentencepiece's decoder drops the space symbol that begins the first piece where the
     # normalizer may have put one there (add_dummy_prefix), or where no text may begin with
-    # a space (remove_extra_whitespaces); the symbol only, never a space the text had.
-    strip = normalizer.escape_whitespaces and (normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces)
+    # a space (remove_extra_whitespaces), whatever escape_whitespaces says; the symbol
+    # only, never a space the text had.
+    strip = normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces
     rules = {
         "normalizer": steps,
         "pre_tokenizer": [],
@@ -472,22 +539,34 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
         "ranked_merges": ranked,
         "unmade_tokens": {pieces[i].piece: i for i in unmade},
         "decoder": {"replace": [SPACE_SYMBOL, " "], "strip_start": 1 if strip else 0,
-                    "unk_text": trainer.unk_surface},
+                    "unk_text": trainer.unk_surface, "drop_special": True},
     }
     return {"merges": [], "special_tokens": [pieces[i].piece for i in specials],
             "token_ids": token_ids + specials, "rules": rules}
 
 
-def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, where: object) -> None:
+def _refuse_lone(text: str, i: int, mergeable: dict, pieces_by_text: set, lengths: list, where: object) -> int:
     """ValueError where sentencepiece can make piece i from a character that is no piece
-    (it merges the text's characters, pieces or not; the engine starts from pieces)."""
-    for k in range(1, len(text)):
+    (it merges the text's characters, pieces or not; the engine starts from pieces); else
+    the characters compared."""
+    # Only a part that is a piece (of one of `lengths`, sorted) or one character can be
+    # held: the lengths to try.
+    lengths = [1, *lengths] if lengths[:1] != [1] else lengths
+    held = set(lengths)
+    work = 0
+    for k in lengths:
+        if k >= len(text):
+            break
+        if len(text) - k not in held:
+            continue
+        work += len(text)
         left, right = text[:k], text[k:]
         if _part(left, mergeable, pieces_by_text) and _part(right, mergeable, pieces_by_text):
             if left not in mergeable or right not in mergeable:
                 lone = left if left not in mergeable else right
                 raise ValueError(f"{where}: piece {i} ({text!r}) is made of {left!r} and {right!r}, but {lone!r} is "
                                  "no piece of the model: not supported")
+    return work
 
 
 def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:
@@ -498,4 +577,19 @@ def _part(text: str, mergeable: dict, pieces_by_text: set) -> bool:
 
 def load_sentencepiece(path: PathArg) -> dict:
     """BPETokenizer's arguments from the .model file at path, with its name."""
-    return {**sentencepiece_arguments(read_model(path), path), "name": name_for_file(path)}
+    with collector_paused():
+        return {**sentencepiece_arguments(read_model(path), path), "name": name_for_file(path)}
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cycle collector off while a model's millions of small lists and tuples
+    are made (none in a cycle): else each few thousand of them start a collection that
+    walks them all, a third of loading a large model."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -162,6 +162,21 @@ def test_decode_is_huggingfaces(pair):
     check_decode(name, ours, theirs, TEXTS + [python_source()[:5000]])
 
 
+def test_byte_runs_that_are_not_utf8_decode_as_huggingfaces(pair):
+    """Hugging Face's ByteFallback decoder reads a run of byte tokens that is not UTF-8 as
+    a whole as one U+FFFD a byte (sentencepiece: one a byte that starts no character)."""
+    name, _, ours, theirs = pair
+    byte = {b: theirs.token_to_id(f"<0x{b:02X}>") for b in range(256)}
+    if None in byte.values():
+        pytest.skip(f"{name} has no byte tokens")
+    word = theirs.token_to_id("\u2581the")
+    for run in ([0xE2, 0x82], [0xE2, 0x82, 0xAC, 0xE2], [0xC3, 0x28], [0xF0, 0x9F, 0x98], [0x80], [0x41, 0xFF, 0x42]):
+        for ids in ([byte[b] for b in run], [word, *(byte[b] for b in run), word]):
+            assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False), (name, run)
+            decoder = ours.decoder()
+            assert "".join(decoder.add(i) for i in ids) + decoder.flush() == ours.decode(ids), (name, run)
+
+
 def test_real_mistral_models_give_huggingfaces_ids_and_text(real):
     file, _, ours, theirs = real
     texts = TEXTS + [python_source()]
@@ -410,6 +425,8 @@ def test_token_to_id_knows_every_token_by_huggingfaces_name(pair):
         if token in vocab:
             assert ours.encode_single_token(token) == vocab[token]
             assert ours.token_to_id(token.encode("utf-8")) == vocab[token]
+    # id_to_token names every token as Hugging Face does, the byte tokens "<0x02>".
+    assert [i for i in vocab.values() if ours.id_to_token(i) != theirs.id_to_token(i)] == [], name
 
 
 def test_a_normalizer_that_changes_the_text_before_metaspace_does_not_crash(models, tmp_path):
