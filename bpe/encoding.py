@@ -781,10 +781,11 @@ class BPETokenizer:
         tokenizer_config.json and special_tokens_map.json, with <|endoftext|> as the end
         (and start) of text and <|pad|> as padding, where the tokenizer has them."""
         path = Path(path)
-        if self._rules is not None:
+        rules = self.rules
+        if rules is not None:
             # The rules as Hugging Face writes them; a folder gets transformers' two files,
             # the special added tokens named there.
-            return huggingface.save_rules(path, self.merges, list(self._numbered_specials), self.token_ids, self.rules,
+            return huggingface.save_rules(path, self.merges, list(self._numbered_specials), self.token_ids, rules,
                                           self.pattern)
         save = huggingface.save_huggingface if path.suffix.lower() == ".json" else huggingface.save_huggingface_folder
         save(path, self.merges, pattern=self.pattern, special_tokens=self.special_tokens, token_ids=self.token_ids)
