@@ -18,6 +18,11 @@
 //   - Prepend: a text put before a non-empty one (Hugging Face's Prepend).
 // Text that a step leaves as it is costs that step a scan: `unchanged` answers for the
 // whole list without writing anything.
+// The rules come from a file, so how much a text may grow is bounded: no step may write
+// more than kMaxGrowth times the text given to the list plus kGrowthSlack bytes (more is
+// a std::length_error, a ValueError in Python, before the memory is asked for). Real
+// rules stay far below it: sentencepiece's nmt_nfkc map grows a text at most about
+// twelvefold, spaces to "▁" threefold.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +58,23 @@ struct NormalizerStep {
 };
 
 namespace normalizer_detail {
+
+inline constexpr size_t kMaxGrowth = 32;
+inline constexpr size_t kGrowthSlack = size_t(1) << 16;
+
+// The most bytes a step may write for a text of `text_bytes` given to the list.
+inline size_t growth_limit(size_t text_bytes) {
+    return text_bytes > (SIZE_MAX - kGrowthSlack) / kMaxGrowth ? SIZE_MAX : kMaxGrowth * text_bytes + kGrowthSlack;
+}
+
+// Throws where a step would write `bytes` past `limit`.
+inline void check_growth(size_t bytes, size_t limit) {
+    if (bytes > limit)
+        throw std::length_error("the rules' normalizer would make over " + std::to_string(limit) +
+                                " bytes of text, more than " + std::to_string(kMaxGrowth) +
+                                " times the text given and " + std::to_string(kGrowthSlack) +
+                                " bytes (its Replace, Prepend or charsmap replacements are too long)");
+}
 
 // The length of the UTF-8 character at in[i] (1 for a byte that starts none: the text
 // is valid UTF-8 on every path here, but a length must never run past the end).
@@ -95,7 +117,7 @@ inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsma
 // (the dummy prefix from the first one kept); trailing spaces removed take nothing with
 // them.
 inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::string& out,
-                          std::vector<uint32_t>* origin) {
+                          std::vector<uint32_t>* origin, size_t limit = SIZE_MAX) {
     out.clear();
     if (origin) origin->clear();
     const Charsmap* map = step.charsmap.get();
@@ -115,6 +137,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     // are a byte or a space, and an append a call each would cost more than the byte.
     size_t w = 0;
     auto room = [&](size_t more) {
+        check_growth(w + more, limit);
         if (w + more > out.size()) out.resize(std::max(2 * out.size(), w + more + 64));
     };
     auto put = [&](std::string_view bytes, size_t from) {
@@ -192,11 +215,13 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
 
 // Precompiled alone: each place's longest prefix in the map replaced, its bytes from that
 // prefix's first character.
-inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin) {
+inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin,
+                        size_t limit = SIZE_MAX) {
     out.clear();
     if (origin) origin->clear();
     for (size_t i = 0; i < in.size();) {
         const auto [piece, len] = mapped_prefix(&map, in, i);
+        check_growth(out.size() + piece.size(), limit);
         out.append(piece);
         if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));
         i += len;
@@ -206,8 +231,18 @@ inline void precompiled(std::string_view in, const Charsmap& map, std::string& o
 
 // Replace: every occurrence of step.pattern, left to right, the next looked for after
 // the last; its bytes come from the occurrence's first character.
-inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin) {
+inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin,
+                    size_t limit = SIZE_MAX) {
     out.clear();
+    if (step.content.size() > step.pattern.size()) {
+        size_t count = 0;
+        for (size_t at = in.find(step.pattern); at != std::string_view::npos;
+             at = in.find(step.pattern, at + step.pattern.size()))
+            ++count;
+        const size_t more = step.content.size() - step.pattern.size();
+        check_growth(count > (limit - std::min(limit, in.size())) / more ? SIZE_MAX : in.size() + count * more,
+                     limit);
+    }
     if (origin) origin->clear();
     size_t i = 0;
     auto copy = [&](size_t to) {
@@ -304,6 +339,7 @@ public:
         if (origin) normalizer_detail::own_origins(in, *origin);
         std::string next;
         std::vector<uint32_t> step_origin;
+        const size_t limit = normalizer_detail::growth_limit(in.size());
         for (const NormalizerStep& s : steps_) {
             std::vector<uint32_t>* o = origin ? &step_origin : nullptr;
             switch (s.kind) {
@@ -312,17 +348,18 @@ public:
                     nfc(out, next, o);
                     break;
                 case NormalizerStep::Kind::kSentencePiece:
-                    normalizer_detail::sentencepiece(out, s, next, o);
+                    normalizer_detail::sentencepiece(out, s, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrecompiled:
-                    normalizer_detail::precompiled(out, *s.charsmap, next, o);
+                    normalizer_detail::precompiled(out, *s.charsmap, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kReplace:
                     if (out.find(s.pattern) == std::string::npos) continue;
-                    normalizer_detail::replace(out, s, next, o);
+                    normalizer_detail::replace(out, s, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrepend:
                     if (out.empty()) continue;
+                    normalizer_detail::check_growth(s.content.size() + out.size(), limit);
                     next.assign(s.content);
                     next += out;
                     if (o) {
