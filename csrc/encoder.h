@@ -1180,8 +1180,9 @@ public:
     // The ids of `text` under the rules, and each one's character span in the text as
     // Hugging Face's Encoding.offsets gives it: a token's span runs from the character
     // its first byte came from to the end of the one its last byte came from (a space
-    // put in comes from the character after it, a composed character from its first),
-    // and with trim_offsets the spaces at its ends are left out.
+    // put in comes from the character after it, a character NFC composed from its first,
+    // one a charsmap made of several from all of them: normalizer.h), and with
+    // trim_offsets the spaces at its ends are left out.
     std::vector<uint32_t> encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
                                                  std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
         // Where a byte came from is kept in 32 bits (half the memory of 64 for the

@@ -96,6 +96,18 @@ inline void own_origins(std::string_view in, std::vector<uint32_t>& origin) {
 
 inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
 
+// Where a replacement of the prefix in[i, i + len) has its bytes from: the prefix's first
+// character, but its last byte from the prefix's last character, so that a token that
+// ends there spans every character replaced ("e\u0301" composed into "é" spans both,
+// as Hugging Face's offsets give a replacement). A no-op for a prefix of one character.
+inline void last_from_prefix_end(std::string_view in, size_t i, size_t len, size_t written,
+                                 std::vector<uint32_t>* origin) {
+    if (!origin || written == 0 || len < 2) return;
+    size_t last = i + len - 1;
+    while (last > i && (static_cast<unsigned char>(in[last]) & 0xC0) == 0x80) --last;
+    if (last > i) origin->back() = uint32_t(last);
+}
+
 // The prefix of in[i...] a character map replaces, and its replacement: the longest the
 // map holds, else the character as it is.
 inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i,
@@ -188,6 +200,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
         while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
         if (!piece.empty()) {
+            const size_t before = w;
             for (size_t k = 0; k < piece.size();) {
                 const size_t run = piece.find(' ', k);
                 if (run == k) {
@@ -199,6 +212,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 put(piece.substr(k, to - k), i);
                 k = to;
             }
+            last_from_prefix_end(in, i, len, w - before, origin);
             previous_space = piece.back() == ' ';
         }
         i += len;
@@ -224,6 +238,7 @@ inline void precompiled(std::string_view in, const Charsmap& map, std::string& o
         check_growth(out.size() + piece.size(), limit);
         out.append(piece);
         if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));
+        last_from_prefix_end(in, i, len, piece.size(), origin);
         i += len;
     }
     if (origin) origin->push_back(uint32_t(in.size()));

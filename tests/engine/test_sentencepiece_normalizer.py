@@ -133,6 +133,23 @@ def test_offsets_through_the_map_stay_in_the_text(nfkc_model):
     assert starts == sorted(starts) and all(0 <= s <= e <= len(NFKC_TEXT) for s, e in spans)
 
 
+
+@pytest.mark.parametrize("text", ["e\u0301x", "a ｱﾞ b", "x e\u0301\u0323 y", "Å\u0301"])
+def test_a_character_the_map_makes_of_several_spans_them_all(nfkc_model, text):
+    """nmt_nfkc composes "e\u0301" into "é": its token spans both characters, (0, 2), as
+    Hugging Face's offsets give a replacement, so that every character lies in a span
+    (it was (0, 1), the combining mark in none)."""
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap)
+    ids, spans = enc.encode_with_offsets(text, (), ())
+    assert ids == sp.encode(text)
+    covered = {k for start, end in spans for k in range(start, end)}
+    assert covered == set(range(len(text)))
+    if text == "e\u0301x":
+        assert (0, 2) in [tuple(s) for s in spans]
+
+
 # --- hostile blobs ---------------------------------------------------------------------
 
 def precompiled(blob):
