@@ -162,6 +162,25 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
     const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+    if (!map && !origin) {
+        // No map and no origins (encode's common case): each byte is itself but a space,
+        // written with room for every byte to be a space made "▁", in one tight loop.
+        room((in.size() - i) * space.size());
+        char* o = &out[w];
+        for (; i < in.size(); ++i) {
+            if (u[i] != ' ') {
+                *o++ = char(u[i]);
+                previous_space = false;
+                continue;
+            }
+            if (!previous_space) {
+                std::memcpy(o, space.data(), space.size());
+                o += space.size();
+            }
+            previous_space = step.remove_extra_whitespaces;
+        }
+        w = size_t(o - out.data());
+    }
     while (i < in.size()) {
         // A run of bytes that are themselves: without a map every byte but a space; with
         // one, the ASCII characters it leaves as they are (with what follows each here).
