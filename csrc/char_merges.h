@@ -96,6 +96,23 @@ public:
     }
     uint32_t unk_token() const { return unk_; }
 
+    // How many bytes of chunk[at, end) the unknown token at `at` stands for: the unknown
+    // character there (one that is no token), or with fuse_unk the run of them that
+    // begins there; without an unknown token, the run left out. 0 where the character at
+    // `at` is a token, or under byte_fallback (its bytes are byte tokens of a byte each).
+    size_t unknown_bytes(std::string_view chunk, size_t at, size_t end) const {
+        if (byte_fallback_) return 0;
+        const auto* p = reinterpret_cast<const unsigned char*>(chunk.data());
+        size_t k = at;
+        while (k < end) {
+            const nfc_detail::Decoded d = nfc_detail::decode(p + k, p + end);
+            if (d.cp < nfc_detail::kInvalid && char_token(d.cp) != kNone) break;
+            k += d.len;
+            if (unk_ != kNone && !fuse_unk_) break;
+        }
+        return k - at;
+    }
+
     // Where a text may be cut into chunks that merge alone: before each "▁" (U+2581, a
     // space as sentencepiece writes it) that follows a character x other than "▁" where
     // no token holds x then "▁". A token that spanned such a cut would hold the two

@@ -1180,8 +1180,9 @@ public:
     // The ids of `text` under the rules, and each one's character span in the text as
     // Hugging Face's Encoding.offsets gives it: a token's span runs from the character
     // its first byte came from to the end of the one its last byte came from (a space
-    // put in comes from the character after it, a composed character from its first),
-    // and with trim_offsets the spaces at its ends are left out.
+    // put in comes from the character after it, a character NFC composed from its first,
+    // one a charsmap made of several from all of them: normalizer.h), and with
+    // trim_offsets the spaces at its ends are left out.
     std::vector<uint32_t> encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
                                                  std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
         // Where a byte came from is kept in 32 bits (half the memory of 64 for the
@@ -1206,6 +1207,7 @@ public:
         const bool trim = rules_->rules.trim_offsets, prefix = rules_->rules.trim_prefix_space;
         size_t t = 0;
         std::vector<bool> blank;  // an added token's characters: whether each is trimmed
+        const CharMerges* merges_chars = vocabulary_.char_merges();
         auto put = [&](size_t a, size_t b, std::string_view bytes, bool added) {
             int64_t start = char_of[work.origin[a]], end = char_end(work.origin[b - 1]);
             if (trim) {
@@ -1243,9 +1245,35 @@ public:
                 continue;
             }
             for (size_t at = item.begin; at < item.end;) {
+                // Merging from characters: the unknown token spans the character(s) it
+                // stands for, not its own text; without one, they are in no span.
+                if (const size_t unknown = merges_chars ? merges_chars->unknown_bytes(work.buffer, at, item.end) : 0) {
+                    if (merges_chars->unk_token() != CharMerges::kNone) {
+                        if (t >= ids.size()) throw std::logic_error("encode_with_char_spans: the ids are not the items'");
+                        put(at, at + unknown, std::string_view(work.buffer).substr(at, unknown), false);
+                    }
+                    at += unknown;
+                    continue;
+                }
                 if (t >= ids.size()) throw std::logic_error("encode_with_char_spans: the ids are not the items'");
                 const std::string_view bytes = vocabulary_.token_bytes(ids[t]);
-                const size_t end = std::min(item.end, at + std::max<size_t>(bytes.size(), 1));
+                size_t end = std::min(item.end, at + std::max<size_t>(bytes.size(), 1));
+                if (merges_chars && merges_chars->unk_token() == CharMerges::kNone) {
+                    // Characters left out may lie inside a token (its neighbours merged
+                    // across them): its span runs over them to its last byte.
+                    end = at;
+                    const auto* p = reinterpret_cast<const unsigned char*>(work.buffer.data());
+                    for (size_t need = bytes.size(); need > 0 && end < item.end;) {
+                        if (const size_t gap = merges_chars->unknown_bytes(work.buffer, end, item.end)) {
+                            end += gap;
+                            continue;
+                        }
+                        const size_t len = nfc_detail::decode(p + end, p + item.end).len;
+                        need -= std::min(need, len);
+                        end += len;
+                    }
+                    end = std::max(end, at + 1);
+                }
                 put(at, end, bytes, false);
                 at = end;
             }

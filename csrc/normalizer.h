@@ -18,6 +18,11 @@
 //   - Prepend: a text put before a non-empty one (Hugging Face's Prepend).
 // Text that a step leaves as it is costs that step a scan: `unchanged` answers for the
 // whole list without writing anything.
+// The rules come from a file, so how much a text may grow is bounded: no step may write
+// more than kMaxGrowth times the text given to the list plus kGrowthSlack bytes (more is
+// a std::length_error, a ValueError in Python, before the memory is asked for). Real
+// rules stay far below it: sentencepiece's nmt_nfkc map grows a text at most about
+// twelvefold, spaces to "▁" threefold.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +59,23 @@ struct NormalizerStep {
 
 namespace normalizer_detail {
 
+inline constexpr size_t kMaxGrowth = 32;
+inline constexpr size_t kGrowthSlack = size_t(1) << 16;
+
+// The most bytes a step may write for a text of `text_bytes` given to the list.
+inline size_t growth_limit(size_t text_bytes) {
+    return text_bytes > (SIZE_MAX - kGrowthSlack) / kMaxGrowth ? SIZE_MAX : kMaxGrowth * text_bytes + kGrowthSlack;
+}
+
+// Throws where a step would write `bytes` past `limit`.
+inline void check_growth(size_t bytes, size_t limit) {
+    if (bytes > limit)
+        throw std::length_error("the rules' normalizer would make over " + std::to_string(limit) +
+                                " bytes of text, more than " + std::to_string(kMaxGrowth) +
+                                " times the text given and " + std::to_string(kGrowthSlack) +
+                                " bytes (its Replace, Prepend or charsmap replacements are too long)");
+}
+
 // The length of the UTF-8 character at in[i] (1 for a byte that starts none: the text
 // is valid UTF-8 on every path here, but a length must never run past the end).
 inline size_t char_length(std::string_view in, size_t i) {
@@ -73,6 +95,18 @@ inline void own_origins(std::string_view in, std::vector<uint32_t>& origin) {
 }
 
 inline constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581
+
+// Where a replacement of the prefix in[i, i + len) has its bytes from: the prefix's first
+// character, but its last byte from the prefix's last character, so that a token that
+// ends there spans every character replaced ("e\u0301" composed into "é" spans both,
+// as Hugging Face's offsets give a replacement). A no-op for a prefix of one character.
+inline void last_from_prefix_end(std::string_view in, size_t i, size_t len, size_t written,
+                                 std::vector<uint32_t>* origin) {
+    if (!origin || written == 0 || len < 2) return;
+    size_t last = i + len - 1;
+    while (last > i && (static_cast<unsigned char>(in[last]) & 0xC0) == 0x80) --last;
+    if (last > i) origin->back() = uint32_t(last);
+}
 
 // The prefix of in[i...] a character map replaces, and its replacement: the longest the
 // map holds, else the character as it is.
@@ -95,7 +129,7 @@ inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsma
 // (the dummy prefix from the first one kept); trailing spaces removed take nothing with
 // them.
 inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::string& out,
-                          std::vector<uint32_t>* origin) {
+                          std::vector<uint32_t>* origin, size_t limit = SIZE_MAX) {
     out.clear();
     if (origin) origin->clear();
     const Charsmap* map = step.charsmap.get();
@@ -115,6 +149,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     // are a byte or a space, and an append a call each would cost more than the byte.
     size_t w = 0;
     auto room = [&](size_t more) {
+        check_growth(w + more, limit);
         if (w + more > out.size()) out.resize(std::max(2 * out.size(), w + more + 64));
     };
     auto put = [&](std::string_view bytes, size_t from) {
@@ -127,6 +162,25 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
     const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+    if (!map && !origin) {
+        // No map and no origins (encode's common case): each byte is itself but a space,
+        // written with room for every byte to be a space made "▁", in one tight loop.
+        room((in.size() - i) * space.size());
+        char* o = &out[w];
+        for (; i < in.size(); ++i) {
+            if (u[i] != ' ') {
+                *o++ = char(u[i]);
+                previous_space = false;
+                continue;
+            }
+            if (!previous_space) {
+                std::memcpy(o, space.data(), space.size());
+                o += space.size();
+            }
+            previous_space = step.remove_extra_whitespaces;
+        }
+        w = size_t(o - out.data());
+    }
     while (i < in.size()) {
         // A run of bytes that are themselves: without a map every byte but a space; with
         // one, the ASCII characters it leaves as they are (with what follows each here).
@@ -165,6 +219,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
         while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
         if (!piece.empty()) {
+            const size_t before = w;
             for (size_t k = 0; k < piece.size();) {
                 const size_t run = piece.find(' ', k);
                 if (run == k) {
@@ -176,6 +231,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 put(piece.substr(k, to - k), i);
                 k = to;
             }
+            last_from_prefix_end(in, i, len, w - before, origin);
             previous_space = piece.back() == ' ';
         }
         i += len;
@@ -192,13 +248,16 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
 
 // Precompiled alone: each place's longest prefix in the map replaced, its bytes from that
 // prefix's first character.
-inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin) {
+inline void precompiled(std::string_view in, const Charsmap& map, std::string& out, std::vector<uint32_t>* origin,
+                        size_t limit = SIZE_MAX) {
     out.clear();
     if (origin) origin->clear();
     for (size_t i = 0; i < in.size();) {
         const auto [piece, len] = mapped_prefix(&map, in, i);
+        check_growth(out.size() + piece.size(), limit);
         out.append(piece);
         if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));
+        last_from_prefix_end(in, i, len, piece.size(), origin);
         i += len;
     }
     if (origin) origin->push_back(uint32_t(in.size()));
@@ -206,8 +265,18 @@ inline void precompiled(std::string_view in, const Charsmap& map, std::string& o
 
 // Replace: every occurrence of step.pattern, left to right, the next looked for after
 // the last; its bytes come from the occurrence's first character.
-inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin) {
+inline void replace(std::string_view in, const NormalizerStep& step, std::string& out, std::vector<uint32_t>* origin,
+                    size_t limit = SIZE_MAX) {
     out.clear();
+    if (step.content.size() > step.pattern.size()) {
+        size_t count = 0;
+        for (size_t at = in.find(step.pattern); at != std::string_view::npos;
+             at = in.find(step.pattern, at + step.pattern.size()))
+            ++count;
+        const size_t more = step.content.size() - step.pattern.size();
+        check_growth(count > (limit - std::min(limit, in.size())) / more ? SIZE_MAX : in.size() + count * more,
+                     limit);
+    }
     if (origin) origin->clear();
     size_t i = 0;
     auto copy = [&](size_t to) {
@@ -304,6 +373,7 @@ public:
         if (origin) normalizer_detail::own_origins(in, *origin);
         std::string next;
         std::vector<uint32_t> step_origin;
+        const size_t limit = normalizer_detail::growth_limit(in.size());
         for (const NormalizerStep& s : steps_) {
             std::vector<uint32_t>* o = origin ? &step_origin : nullptr;
             switch (s.kind) {
@@ -312,17 +382,18 @@ public:
                     nfc(out, next, o);
                     break;
                 case NormalizerStep::Kind::kSentencePiece:
-                    normalizer_detail::sentencepiece(out, s, next, o);
+                    normalizer_detail::sentencepiece(out, s, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrecompiled:
-                    normalizer_detail::precompiled(out, *s.charsmap, next, o);
+                    normalizer_detail::precompiled(out, *s.charsmap, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kReplace:
                     if (out.find(s.pattern) == std::string::npos) continue;
-                    normalizer_detail::replace(out, s, next, o);
+                    normalizer_detail::replace(out, s, next, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrepend:
                     if (out.empty()) continue;
+                    normalizer_detail::check_growth(s.content.size() + out.size(), limit);
                     next.assign(s.content);
                     next += out;
                     if (o) {

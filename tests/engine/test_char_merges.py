@@ -389,3 +389,39 @@ def test_the_streaming_decoder_gives_what_decode_gives(byte_model, stories):
         assert "".join(pieces) + d.flush() == tok.decode(ids) == sp.decode(ids), ids
     d = tok.decoder()
     assert [d.add(i) for i in [byte[0xE6], byte[0x97], byte[0xA5]]] == ["", "", "日"]
+
+
+@pytest.mark.parametrize("fuse_unk", [True, False])
+def test_the_unknown_token_spans_the_characters_it_stands_for(fuse_unk):
+    """Its span is the unknown character (or the fused run), not its own text's five
+    bytes: two unknown characters side by side raised a RuntimeError."""
+    enc = small_encoder(char_merges={"byte_fallback": False, "unk_id": 0, "fuse_unk": fuse_unk})
+    for text in ["日本", "a日本b", "ab 日 本", "日"]:
+        ids, spans = enc.encode_with_offsets(text, (), ())
+        assert ids == enc.encode(text, (), ())
+        unknown = [text[start:end] for i, (start, end) in zip(ids, spans) if i == 0]
+        assert unknown and all(run and set(run) <= set("日本") for run in unknown)
+    ids, spans = enc.encode_with_offsets("a日本b", (), ())
+    # The dummy prefix's "▁" from the first character, "a", the unknown, "b".
+    unknown = [(1, 3)] if fuse_unk else [(1, 2), (2, 3)]
+    assert [tuple(s) for s in spans] == [(0, 1), (0, 1), *unknown, (3, 4)]
+
+
+def test_without_an_unknown_token_the_characters_left_out_are_in_no_span():
+    """Left out, they are in no token's span, unless their neighbours merge across them
+    (as Hugging Face's BPE merges them): "a日本b" is "▁" and "ab", over all four."""
+    enc = small_encoder(char_merges={"byte_fallback": False, "unk_id": None, "fuse_unk": False})
+    for text, want in [("a日本b", [(0, 1), (0, 4)]), ("a日本 b", [(0, 1), (0, 1), (3, 4), (4, 5)]),
+                       ("日本", [(0, 1)])]:
+        ids, spans = enc.encode_with_offsets(text, (), ())
+        assert ids == enc.encode(text, (), ())
+        assert [tuple(s) for s in spans] == want
+
+
+def test_offsets_of_unknown_characters_without_byte_fallback_match_sentencepiece_ids(tmp_path, stories):
+    sp = train(tmp_path, stories[:100_000], "unk", vocab_size=500, byte_fallback=False)
+    enc = engine_of(sp)
+    for text in ["\U0001F600\U0001F600", "猫猫", "the 😀😀 cat", "Tom saw 日本語 and Ελληνικά, then 🐱🐱 left."]:
+        ids, spans = enc.encode_with_offsets(text, (), ())
+        assert list(ids) == sp.encode(text)
+        assert spans[-1][1] == len(text)

@@ -133,6 +133,23 @@ def test_offsets_through_the_map_stay_in_the_text(nfkc_model):
     assert starts == sorted(starts) and all(0 <= s <= e <= len(NFKC_TEXT) for s, e in spans)
 
 
+
+@pytest.mark.parametrize("text", ["e\u0301x", "a ｱﾞ b", "x e\u0301\u0323 y", "Å\u0301"])
+def test_a_character_the_map_makes_of_several_spans_them_all(nfkc_model, text):
+    """nmt_nfkc composes "e\u0301" into "é": its token spans both characters, (0, 2), as
+    Hugging Face's offsets give a replacement, so that every character lies in a span
+    (it was (0, 1), the combining mark in none)."""
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap)
+    ids, spans = enc.encode_with_offsets(text, (), ())
+    assert ids == sp.encode(text)
+    covered = {k for start, end in spans for k in range(start, end)}
+    assert covered == set(range(len(text)))
+    if text == "e\u0301x":
+        assert (0, 2) in [tuple(s) for s in spans]
+
+
 # --- hostile blobs ---------------------------------------------------------------------
 
 def precompiled(blob):
@@ -146,9 +163,37 @@ def unit(label=0, leaf=False, offset=0, value=None):
     return struct.pack("<I", label | (leaf << 8) | (offset << 10))
 
 
-def blob(units, replacements):
+FILLER = unit(value=0)  # a unit no search steps onto: bit 31 is part of its label
+
+
+def blob(units, replacements, whole_blocks=True):
+    """The units (filled up to whole 1,024-byte blocks, as sentencepiece requires unless
+    whole_blocks is False) and the replacements."""
+    units = list(units)
+    while whole_blocks and len(units) % 256:
+        units.append(FILLER)
     trie = b"".join(units)
     return struct.pack("<I", len(trie)) + trie + replacements
+
+
+def one_rule(replacement):
+    """A map holding one key, 'a', replaced by `replacement`."""
+    units = [FILLER] * 256
+    units[0] = unit(label=255, offset=0)
+    units[97] = unit(label=97, leaf=True, offset=97 ^ 200)  # 'a' -> base 200, its value there
+    units[200] = unit(value=0)
+    return blob(units, replacement + b"\x00")
+
+
+def chain(depth):
+    """A map that is one path of `depth` nodes labelled 'a' (no leaf): a search from every
+    place of a text of 'a's would walk min(depth, the rest of the text) steps."""
+    nodes = [j for j in range(1, depth + 2) if j != 97][:depth]  # node 0 is the root
+    units = [FILLER] * (max(nodes) + 2)
+    units[0] = unit(offset=nodes[0] ^ 97)  # label 0: no node's base is 0, so none steps back here
+    for j, following in zip(nodes, nodes[1:] + [max(nodes) + 1]):
+        units[j] = unit(label=97, offset=j ^ following ^ 97)
+    return blob(units, b"\x00")
 
 
 @pytest.mark.parametrize("data, says", [
@@ -256,3 +301,98 @@ def test_random_texts_give_sentencepiece_ids(tmp_path, rule, options):
     for _ in range(300):
         text = "".join(rng.choice(parts) + rng.choice(["", " "]) for _ in range(rng.randrange(0, 12)))
         same_as_sentencepiece(enc, sp, text)
+
+
+def test_a_trie_not_in_whole_1024_byte_blocks_is_refused():
+    units = [FILLER] * 128
+    units[0] = unit(label=255, offset=0)
+    assert core.normalize("abc", precompiled(blob(units, b"X\x00")))[0] == "abc"
+    with pytest.raises(ValueError, match="not a multiple of 1,024"):
+        core.normalize("abc", precompiled(blob(units, b"X\x00", whole_blocks=False)))
+
+
+def test_a_deep_trie_is_refused_so_that_a_search_is_bounded():
+    """One path of 20,000 'a' nodes: each place of a text of 'a's would walk 20,000 steps
+    (16 s for 200,000 characters). A path longer than 256 bytes is refused by name; 256
+    is searched."""
+    assert core.normalize("a" * 1000, precompiled(chain(256)))[0] == "a" * 1000
+    for depth in (257, 20_000):
+        with pytest.raises(ValueError, match="path of over 256 bytes") as e:
+            core.normalize("a" * 200_000, precompiled(chain(depth)))
+        assert "['normalizer'][0]['charsmap']" in str(e.value)
+
+
+def test_a_deep_path_through_shared_children_is_refused():
+    """Two nodes with the same children: the second reaches them deeper than the first,
+    so their depth is not the depth first met."""
+    units = [FILLER] * 2048
+    units[0] = unit(label=255, offset=0)
+    # 'b' -> node 98 (base 300), then a path of 250 'a' nodes (depths 2-251);
+    # 'c' -> node 99, then 10 'c' nodes (depths 2-11), the last with base 300 too: the
+    # 'a' nodes again, at depths 12-261.
+    units[98] = unit(label=98, offset=98 ^ 300)
+    at = 300
+    for k in range(250):
+        node, following = at ^ 97, 400 + 2 * k
+        units[node] = unit(label=97, offset=node ^ following)
+        at = following
+    units[99] = unit(label=99, offset=99 ^ 1200)
+    at = 1200
+    for k in range(10):
+        node = at ^ 99
+        following = 300 if k == 9 else 1202 + 2 * k
+        units[node] = unit(label=99, offset=node ^ following)
+        at = following
+    data = precompiled(blob(units, b"\x00"))
+    with pytest.raises(ValueError, match="path of over 256 bytes"):
+        core.normalize("b" + "a" * 300, data)
+
+
+def test_a_long_replacement_is_refused():
+    """'a' -> 1,000,000 bytes: 3,000 'a's would normalize to 3 GB."""
+    assert core.normalize("aa", precompiled(one_rule(b"b" * 256)))[0] == "b" * 512
+    with pytest.raises(ValueError, match="replacement of 257 bytes"):
+        core.normalize("a", precompiled(one_rule(b"b" * 257)))
+    with pytest.raises(ValueError, match="replacement of 1000000 bytes"):
+        core.normalize("a" * 3000, precompiled(one_rule(b"b" * 1_000_000)) + [SP_STEP])
+
+
+@pytest.mark.parametrize("replacement", [b"\xff\xfe", b"x\xc3", b"\xed\xa0\x80", b"\xc0\x80"])
+def test_a_replacement_that_is_not_utf8_is_refused(replacement):
+    """sentencepiece cuts the normalized text into characters by their lead bytes, which
+    a text that is not UTF-8 does not have."""
+    assert core.normalize("a", precompiled(one_rule("é".encode())))[0] == "é"
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        core.normalize("a", precompiled(one_rule(replacement)))
+
+
+BOUNDED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from bpe import _core as core
+try:
+    core.normalize("a" * 3000, {steps})
+except ValueError as e:
+    print(e)
+    sys.exit(0)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("steps", [
+    '[{"type": "Replace", "pattern": "a", "content": "b" * 1_000_000}]',
+    '[{"type": "Replace", "pattern": "a", "content": "a" * 20}] * 3',
+    '[{"type": "Prepend", "prepend": "b" * 1_000_000}]',
+])
+def test_rules_that_grow_a_text_without_bound_are_a_value_error(steps):
+    """A Replace of 'a' by 1 MB makes 3 KB of 'a's 3 GB (a crash under a 2 GB limit); the
+    normalizer stops at 32 times the text and 64 KiB more, with a ValueError, in a child
+    so that the crash it was fails the test, not the run."""
+    import subprocess
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", BOUNDED.format(steps=steps)], cwd=root, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "32 times the text" in out.stdout
+    grown = core.normalize("a" * 3000, [{"type": "Replace", "pattern": "a", "content": "b" * 20}])[0]
+    assert grown == "b" * 60_000
