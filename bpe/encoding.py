@@ -899,10 +899,12 @@ class StreamDecoder:
         # come out. Until then the ids decoded stay pending and are decoded again with the
         # next, so that the text's start is stripped as decode(ids) strips it (a piece whose
         # space was stripped counts); the special tokens a decoder drops give nothing and
-        # go, so that what stays is at most strip_start pieces.
+        # go, so that what stays is at most strip_start pieces. Under strip_each a piece
+        # that gave nothing goes too: each piece is stripped on its own, whatever came before.
         rules = tokenizer._rules
         self._core = tokenizer._encoder if rules is not None and rules.get("decoder") is not None else None
         drop = self._core is not None and (rules or {})["decoder"].get("drop_special")
+        self._strip_each = self._core is not None and bool((rules or {})["decoder"].get("strip_each"))
         self._dropped = tokenizer._special_id_set if drop else frozenset()
         self._pending: list[int] = []
         self._start = True
@@ -916,6 +918,8 @@ class StreamDecoder:
         if used and (data or not self._start):
             del self._pending[:used]
             self._start = False
+        elif used and self._strip_each:
+            del self._pending[:used]
         elif self._start and id in self._dropped:
             self._pending.pop()
         return self._utf8.decode(data)

@@ -342,7 +342,9 @@ def _core_tokens(vocab: dict, merge_list: list, added: list, where: str) -> tupl
 #    "decoder": None | {"replace": None | [from, to], "strip_start": int, "unk_text": None | str,
 #                       "whole_runs": bool (optional: Hugging Face's ByteFallback reading of a byte run
 #                       that is not UTF-8), "drop_special": bool (optional: special tokens decode to
-#                       nothing, as sentencepiece's control pieces)},
+#                       nothing, as sentencepiece's control pieces), "strip_each": bool (optional:
+#                       in place of strip_start, each piece loses one leading space until text has
+#                       come out, as sentencepiece's decode under remove_extra_whitespaces)},
 #    "template": None | [[ids before], [ids after]], "padding": None | dict, "truncation": None | dict}
 # ByteLevel's trim_offsets is the post-processor's: Hugging Face trims offsets there, and
 # the pre-tokenizer's field of that name changes nothing; where it trims, trim_prefix_space

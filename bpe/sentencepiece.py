@@ -526,10 +526,10 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
                   "remove_extra_whitespaces": normalizer.remove_extra_whitespaces,
                   "escape_whitespaces": normalizer.escape_whitespaces})
     # sentencepiece's decoder drops the space symbol that begins the first piece where the
-    # normalizer may have put one there (add_dummy_prefix), or where no text may begin with
-    # a space (remove_extra_whitespaces), whatever escape_whitespaces says; the symbol
-    # only, never a space the text had.
-    strip = normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces
+    # normalizer may have put one there (add_dummy_prefix); where no text may begin with a
+    # space (remove_extra_whitespaces), that of every piece until some text has come out
+    # (strip_each); whatever escape_whitespaces says.
+    strip_each = normalizer.remove_extra_whitespaces
     rules = {
         "normalizer": steps,
         "pre_tokenizer": [],
@@ -538,8 +538,8 @@ def sentencepiece_arguments(model: SentencePieceModel, where: object = "the mode
         "char_merges": {"byte_fallback": trainer.byte_fallback, "unk_id": unk_id, "fuse_unk": True},
         "ranked_merges": ranked,
         "unmade_tokens": {pieces[i].piece: i for i in unmade},
-        "decoder": {"replace": [SPACE_SYMBOL, " "], "strip_start": 1 if strip else 0,
-                    "unk_text": trainer.unk_surface, "drop_special": True},
+        "decoder": {"replace": [SPACE_SYMBOL, " "], "strip_start": int(normalizer.add_dummy_prefix and not strip_each),
+                    "strip_each": strip_each, "unk_text": trainer.unk_surface, "drop_special": True},
     }
     return {"merges": [], "special_tokens": [pieces[i].piece for i in specials],
             "token_ids": token_ids + specials, "rules": rules}

@@ -10,8 +10,11 @@
 //   - with `drop_special`, the other special tokens give nothing (sentencepiece's control
 //     pieces, <s> and </s>), as with skip_special;
 //   - up to `strip_start` spaces go from the start of the text, off the pieces that
-//     begin it (the space add_dummy_prefix put in); not where the ids do not begin the
-//     text (a streaming decoder's later calls).
+//     begin it (the space add_dummy_prefix put in); with `strip_each`, every piece loses
+//     one leading space while no text has come out (sentencepiece's decode under
+//     remove_extra_whitespaces, which dropped every space before the text) in place of
+//     strip_start; neither where the ids do not begin the text (a streaming decoder's
+//     later calls).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +35,7 @@ struct Decoder {
     std::optional<std::string> unk_text;
     bool whole_runs = false;
     bool drop_special = false;
+    bool strip_each = false;
 };
 
 // How many bytes at the start of bytes[0, n) a streaming decoder may decode now: all but
@@ -97,7 +101,11 @@ std::string decode_with(const Decoder& decoder, const uint32_t* ids, size_t n, b
         if (!out.empty()) strip = 0;
     };
     auto put_piece = [&](std::string_view text) {
-        while (strip > 0 && out.empty() && !text.empty() && text.front() == ' ') text.remove_prefix(1), --strip;
+        if (!decoder.strip_each) {
+            while (strip > 0 && out.empty() && !text.empty() && text.front() == ' ') text.remove_prefix(1), --strip;
+        } else if (start && out.empty() && !text.empty() && text.front() == ' ') {
+            text.remove_prefix(1);
+        }
         out.append(text);
         if (!out.empty()) strip = 0;
     };

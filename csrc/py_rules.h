@@ -236,12 +236,12 @@ inline bpe::Normalizer normalizer_from_python(py::handle obj) {
 }
 
 // {"replace": None | [from, to], "strip_start": int, "unk_text": None | str, and optionally
-// "whole_runs": bool and "drop_special": bool (decoder.h)}.
+// "whole_runs", "drop_special" and "strip_each", each a bool (decoder.h)}.
 inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
     if (obj.is_none()) return std::nullopt;
     const std::string where = "['decoder']";
     const py::dict d = rule_dict(obj, where);
-    only_keys(d, {"replace", "strip_start", "unk_text", "whole_runs", "drop_special"}, where);
+    only_keys(d, {"replace", "strip_start", "unk_text", "whole_runs", "drop_special", "strip_each"}, where);
     bpe::Decoder decoder;
     if (py::handle r = rule_key(d, "replace", where); !r.is_none()) {
         const py::list pair = rule_list(r, where + "['replace']");
@@ -261,6 +261,8 @@ inline std::optional<bpe::Decoder> decoder_from_python(py::handle obj) {
     // Optional (False where absent): special tokens give no text, as sentencepiece's controls.
     if (PyObject* s = PyDict_GetItemString(d.ptr(), "drop_special"))
         decoder.drop_special = rule_bool(s, where + "['drop_special']");
+    if (PyObject* e = PyDict_GetItemString(d.ptr(), "strip_each"))
+        decoder.strip_each = rule_bool(e, where + "['strip_each']");
     return decoder;
 }
 

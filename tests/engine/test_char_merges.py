@@ -276,6 +276,8 @@ SP_STEP = {"type": "SentencePiece", "add_dummy_prefix": True, "remove_extra_whit
     ({"decoder": {"replace": None, "strip_start": 0, "unk_text": 5}}, "['decoder']['unk_text']"),
     ({"decoder": {"replace": None, "strip_start": 0, "unk_text": None, "drop_special": 0}},
      "['decoder']['drop_special']"),
+    ({"decoder": {"replace": None, "strip_start": 0, "unk_text": None, "strip_each": "yes"}},
+     "['decoder']['strip_each']"),
     ({"normalizer": "NFKC"}, "['normalizer']"),
     ({"normalizer": {"type": "NFC"}}, "['normalizer']"),
     ({"normalizer": [{"type": "NFKD"}]}, "['normalizer'][0]['type']"),

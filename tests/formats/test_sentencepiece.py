@@ -493,7 +493,8 @@ def test_arguments_of_a_small_model():
     assert rules["pre_tokenizer"] == []
     assert rules["normalizer"] == [{"type": "SentencePiece", "add_dummy_prefix": True,
                                     "remove_extra_whitespaces": True, "escape_whitespaces": True}]
-    assert rules["decoder"] == {"replace": ["\u2581", " "], "strip_start": 1, "unk_text": " \u2047 ", "drop_special": True}
+    assert rules["decoder"] == {"replace": ["\u2581", " "], "strip_start": 0, "strip_each": True, "unk_text": " \u2047 ",
+                                "drop_special": True}
     added = {t["content"]: t for t in rules["added_tokens"]}
     assert [(added[t]["special"], added[t]["normalized"]) for t in ("<unk>", "<s>", "</s>", "x")] == \
         [(True, False)] * 3 + [(False, True)]
@@ -521,22 +522,23 @@ def test_arguments_carry_the_charsmap_and_the_spec(trained):
     assert base64.b64decode(rules["normalizer"][0]["charsmap"]) == model.normalizer_spec.precompiled_charsmap
     assert rules["normalizer"][1]["add_dummy_prefix"] is False
     # No dummy prefix, but remove_extra_whitespaces: no text begins with a space symbol,
-    # and sentencepiece drops one that a first piece begins with.
-    assert rules["decoder"]["strip_start"] == 1
+    # and sentencepiece drops one that each piece begins with until text comes out.
+    assert rules["decoder"]["strip_start"] == 0 and rules["decoder"]["strip_each"] is True
     keep = sp_reader.sentencepiece_arguments(sp_reader.read_model(trained["identity_keep_whitespace"]))["rules"]
     assert keep["normalizer"] == [{"type": "SentencePiece", "add_dummy_prefix": False,
                                    "remove_extra_whitespaces": False, "escape_whitespaces": True}]
-    assert keep["decoder"]["strip_start"] == 0
+    assert keep["decoder"]["strip_start"] == 0 and keep["decoder"]["strip_each"] is False
 
 
 def test_strip_start_is_sentencepieces_decode(trained):
-    """Where strip_start is 1 sentencepiece drops the space symbol that a first piece
-    begins with, and where it is 0 keeps it, in every model trained here."""
+    """Where strip_start is 1 or strip_each is set, sentencepiece drops the space symbol
+    that a first piece begins with, and elsewhere keeps it, in every model trained here."""
     spm = pytest.importorskip("sentencepiece", reason=NEEDS_SENTENCEPIECE)
     strips = set()
     for name, path in trained.items():
         processor = spm.SentencePieceProcessor(model_file=str(path))
-        strip = sp_reader.load_sentencepiece(path)["rules"]["decoder"]["strip_start"]
+        decoder = sp_reader.load_sentencepiece(path)["rules"]["decoder"]
+        strip = int(decoder["strip_start"] or decoder["strip_each"])
         word = next(i for i in range(processor.get_piece_size())
                     if processor.id_to_piece(i).startswith("\u2581") and processor.id_to_piece(i)[1:].isalpha())
         assert processor.decode([word]) == processor.id_to_piece(word).replace("\u2581", " ")[strip:], name
@@ -618,16 +620,29 @@ def test_unknown_characters(trained):
 
 
 def test_decode_of_text_that_begins_with_the_space_symbol(trained):
-    """The one place decode differs: text that begins with the space symbol itself
-    (U+2581) under remove_extra_whitespaces. sentencepiece drops one from each piece while
-    nothing is decoded yet; ours drops the first only (the rules' decoder strips spaces
-    from the text's start, not per piece). The ids are the same."""
+    """Text that begins with the space symbol itself (U+2581) under remove_extra_whitespaces:
+    sentencepiece drops one from each piece while nothing is decoded yet, and so do decode
+    and the streaming decoder; the ids are the same."""
     tok, processor = tokenizer_and_processor(trained["identity"])
-    text = "\u2581 already a space symbol"
-    ids = processor.encode(text)
-    assert tok.encode_ordinary(text) == ids
-    assert processor.decode(ids) == "already a space symbol"
-    assert tok.decode(ids) == "  already a space symbol"
+    for text in ("\u2581 already a space symbol", "\u2581\u2581\u2581 three", "\u2581"):
+        ids = processor.encode(text)
+        assert tok.encode_ordinary(text) == ids
+        assert tok.decode(ids) == processor.decode(ids), text
+        stream = tok.decoder()
+        assert "".join(stream.add(i) for i in ids) + stream.flush() == processor.decode(ids), text
+
+
+def test_a_stream_of_pieces_that_decode_to_nothing_holds_none_of_them(trained):
+    """Under remove_extra_whitespaces every leading space symbol decodes to nothing: the
+    streaming decoder lets each go rather than decoding them all again with the next."""
+    tok, processor = tokenizer_and_processor(trained["identity"])
+    space = processor.piece_to_id("\u2581")
+    stream = tok.decoder()
+    for _ in range(1000):
+        assert stream.add(space) == ""
+    assert len(stream._pending) <= 1
+    the = processor.piece_to_id("\u2581the")
+    assert stream.add(the) + stream.flush() == processor.decode([space] * 1000 + [the]) == "the"
 
 
 @pytest.mark.parametrize("name", ["no_byte_fallback", "user_defined", "nfkc_control"])
@@ -657,9 +672,6 @@ def test_strip_start_without_escape_whitespaces(trained, tmp_path, dummy, remove
         assert tok.decode(ids) == processor.decode(ids), text
 
 
-@pytest.mark.xfail(strict=True, reason="needs the engine: the rules' decoder strips up to strip_start spaces off the "
-                   "text's start, sentencepiece one space symbol off each piece while no text has come out "
-                   "(a per-piece strip in csrc/decoder.h)")
 def test_decode_drops_the_space_symbol_of_every_leading_piece(trained):
     """sentencepiece decodes ['▁', '▁the'] to 'the': each piece loses its first space symbol
     while nothing has come out yet."""
