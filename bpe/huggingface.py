@@ -519,24 +519,9 @@ def _pre_tokenizer_steps(pre_tokenizer, where: str, trim_offsets: bool, trim_pre
     """The pre-tokenizer as the rules' flat list of steps, ending with ByteLevel. Digits
     and Split are steps of their own; anything else is refused by name."""
     steps: list[dict] = []
-    # Sequences flattened without recursion: a stack of (steps left, depth).
-    stack = [([pre_tokenizer], 0)]
-    while stack:
-        pending, depth = stack[-1]
-        if not pending:
-            stack.pop()
-            continue
-        step = _object(pending.pop(0), where, "pre_tokenizer")
+    for step in _flat(pre_tokenizer, where, "pre_tokenizer", "pretokenizers"):
         kind = step["type"]
-        if kind == "Sequence":
-            inner = step.get("pretokenizers")
-            if not isinstance(inner, list):
-                raise ValueError(f"{where}: a Sequence pre-tokenizer without a list of \"pretokenizers\" "
-                                 f"({inner!r:.80})")
-            if depth + 1 > _MAX_DEPTH:
-                raise ValueError(f"{where}: its pre-tokenizer nests Sequences more than {_MAX_DEPTH} deep")
-            stack.append((list(inner), depth + 1))
-        elif kind == "Split":
+        if kind == "Split":
             pattern = step.get("pattern")
             if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
                 source = pattern["Regex"]

@@ -1,4 +1,4 @@
-"""The tests' shared helpers (sample_text, vocabularies, torch_threads) live here, in
+"""The tests' shared helpers (sample_text, vocabularies, torch_threads, protobuf_fields) live here, in
 tests/, and the test files in the folders below, one a part of the project, import
 them by name: this puts tests/ on the path for all of them."""
 import sys

@@ -21,42 +21,12 @@ core = pytest.importorskip("bpe._core", reason="the core is not built")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_char_merges import (MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece,  # noqa: E402
                               stories_text, train)
+from protobuf_fields import fields  # noqa: E402
 
 # Characters nmt_nfkc changes: full-width forms, ligatures, compatibility digits,
 # decomposed accents, odd spaces and controls, CJK compatibility ideographs.
 NFKC_TEXT = ("ＡＢＣ ｱｲｳ ﬁﬂ ① ¼ Å e\u0301 \u3000x\u00a0y\u2003z \t tab\u200b zero\ufeffwidth ㍻ ℡ ™ "
              "ﾊﾟ ｶﾞ \u1100\u1161 Ⅻ ｘ＝ｙ！ \u00ad soft 豈 \r\n line\x0bfeed")
-
-
-def varint(data, at):
-    value = shift = 0
-    while True:
-        b = data[at]
-        at += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, at
-
-
-def fields(data):
-    """A protobuf message's (field, value) pairs: ints for varints, bytes for the rest."""
-    at = 0
-    while at < len(data):
-        key, at = varint(data, at)
-        field, kind = key >> 3, key & 7
-        if kind == 0:
-            value, at = varint(data, at)
-        elif kind == 2:
-            size, at = varint(data, at)
-            value, at = data[at:at + size], at + size
-        elif kind == 5:
-            value, at = data[at:at + 4], at + 4
-        elif kind == 1:
-            value, at = data[at:at + 8], at + 8
-        else:
-            raise ValueError(f"wire type {kind}")
-        yield field, value
 
 
 def normalizer_spec(model_path):

@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from protobuf_fields import fields
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -78,37 +80,6 @@ def train(folder: Path, name: str, vocab_size: int = 1000) -> Path:
 # NormalizerSpec {name = 1, precompiled_charsmap = 2, add_dummy_prefix = 3,
 # remove_extra_whitespaces = 4, escape_whitespaces = 5}.
 
-def _fields(data: bytes):
-    """(field number, value) of a protobuf message: ints for varints, bytes for the rest."""
-    at = 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _varint(data, at)
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 2:
-            size, at = _varint(data, at)
-            value, at = data[at:at + size], at + size
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield number, value
-
-
-def _varint(data: bytes, at: int):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
 def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
@@ -127,10 +98,10 @@ def read_model(path: Path) -> SimpleNamespace:
                       48: "pad_piece"}
     normalizer_fields = {1: "name", 2: "precompiled_charsmap", 3: "add_dummy_prefix", 4: "remove_extra_whitespaces",
                          5: "escape_whitespaces"}
-    for number, value in _fields(path.read_bytes()):
+    for number, value in fields(path.read_bytes()):
         if number == 1:
             piece = dict(piece="", score=0.0, type=1)
-            for n, v in _fields(value):
+            for n, v in fields(value):
                 if n == 1:
                     piece["piece"] = v.decode("utf-8")
                 elif n == 2:
@@ -138,11 +109,11 @@ def read_model(path: Path) -> SimpleNamespace:
                 elif n == 3:
                     piece["type"] = v
             pieces.append(SimpleNamespace(**piece))
-        for fields, spec in ((2, trainer), (3, normalizer)):
-            if number != fields:
+        for field, spec in ((2, trainer), (3, normalizer)):
+            if number != field:
                 continue
-            names = trainer_fields if fields == 2 else normalizer_fields
-            for n, v in _fields(value):
+            names = trainer_fields if field == 2 else normalizer_fields
+            for n, v in fields(value):
                 if n not in names:
                     continue
                 old = spec[names[n]]
