@@ -1170,6 +1170,13 @@ def describe(rules: dict, shown: int = 40) -> list:
 
 # --- writing the rules back -----------------------------------------------------------------
 
+def _added_tokens_json(rules: dict) -> list:
+    """The rules' added tokens as a tokenizer.json's "added_tokens" writes them."""
+    return [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
+             "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
+            for t in (rules["added_tokens"] or [])]
+
+
 def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequence[int] | None, rules: dict,
                pattern: str = "default") -> str:
     """A tokenizer.json of a tokenizer with rules, which Hugging Face loads to the same
@@ -1213,9 +1220,7 @@ def rules_json(merges: Merges, special_tokens: Sequence[str], token_ids: Sequenc
         "version": "1.0",
         "truncation": rules["truncation"],
         "padding": rules["padding"],
-        "added_tokens": [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
-                          "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
-                         for t in (rules["added_tokens"] or [])],
+        "added_tokens": _added_tokens_json(rules),
         "normalizer": {"type": "NFC"} if rules["normalizer"] == "NFC" else None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
         "post_processor": (None if not processors else processors[0] if len(processors) == 1
@@ -1286,9 +1291,7 @@ def _characters_json(special_tokens: Sequence[str], token_ids: Sequence[int] | N
         "version": "1.0",
         "truncation": rules["truncation"],
         "padding": rules["padding"],
-        "added_tokens": [{"id": t["id"], "content": t["content"], "single_word": t["single_word"], "lstrip": t["lstrip"],
-                          "rstrip": t["rstrip"], "normalized": t["normalized"], "special": t["special"]}
-                         for t in (rules["added_tokens"] or [])],
+        "added_tokens": _added_tokens_json(rules),
         "normalizer": {"type": "Sequence", "normalizers": normalizers} if normalizers else None,
         "pre_tokenizer": dict(metaspace[0]) if metaspace else None,
         "post_processor": None if rules["template"] is None else _template_processing(rules["template"], vocab),

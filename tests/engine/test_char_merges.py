@@ -62,6 +62,24 @@ def engine_of(sp, *args, **kwargs):
     return core.Encoder([], **encoder_args(sp, *args, **kwargs))
 
 
+def pieces_by_kind(sp):
+    """sp's pieces as the engine numbers them: ({byte: id} of the byte pieces, the control
+    and unknown pieces and their ids (the special tokens), {piece: id} of every other)."""
+    byte_ids, specials, special_ids, unmade = {}, [], [], {}
+    for i in range(sp.get_piece_size()):
+        piece = sp.id_to_piece(i)
+        if sp.is_byte(i):
+            byte_ids[int(piece[3:5], 16)] = i
+        elif sp.is_control(i) or sp.is_unknown(i):
+            specials.append(piece)
+            special_ids.append(i)
+        elif sp.is_unused(i):
+            raise AssertionError("no unused pieces in these models")
+        else:
+            unmade[piece] = i
+    return byte_ids, specials, special_ids, unmade
+
+
 def encoder_args(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True,
                  unk_text=" \u2047 ", user_defined=(), charsmap=None):
     """The Encoder's arguments for a sentencepiece BPE model, from its pieces as the library gives
@@ -73,19 +91,7 @@ def encoder_args(sp, add_dummy_prefix=True, remove_extra_whitespaces=True, escap
     (matched whole in the normalized text) and in no merge. charsmap: the model's
     precompiled_charsmap (bytes), a Precompiled step before sentencepiece's own."""
     n = sp.get_piece_size()
-    byte_ids = {}
-    specials, special_ids, unmade = [], [], {}
-    for i in range(n):
-        piece = sp.id_to_piece(i)
-        if sp.is_byte(i):
-            byte_ids[int(piece[3:5], 16)] = i
-        elif sp.is_control(i) or sp.is_unknown(i):
-            specials.append(piece)
-            special_ids.append(i)
-        elif sp.is_unused(i):
-            raise AssertionError("no unused pieces in these models")
-        else:
-            unmade[piece] = i
+    byte_ids, specials, special_ids, unmade = pieces_by_kind(sp)
     free = iter(range(n, n + 256))
     token_ids = [byte_ids[b] if b in byte_ids else next(free) for b in range(256)] + special_ids
     ours = {piece: 256 + len(specials) + k for k, piece in enumerate(unmade)}

@@ -11,7 +11,7 @@ import pytest
 core = pytest.importorskip("bpe._core", reason="the core is not built")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_char_merges import MULTILINGUAL, PYTHON_SOURCE, SPACE, stories_text, train  # noqa: E402
+from test_char_merges import MULTILINGUAL, PYTHON_SOURCE, SPACE, pieces_by_kind, stories_text, train  # noqa: E402
 
 TEXTS = ["Hello world", " leading", "trailing ", "two  spaces   three", "", " ", "a\u2581b \u2581c",
          "Tom<sep>Lily said<sep> hi", "<sep>Hello", "Hi<sep>", "日本語 and 🐱 cats"]
@@ -47,16 +47,7 @@ def both(sp, pre_tokenizer, ours_pre_tokenizer, hf_normalizer=None, ours_normali
     tk.add_tokens([AddedToken("<sep>", normalized=False, special=False)])
     tk.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()])
 
-    byte_ids, specials, special_ids, unmade = {}, [], [], {}
-    for i in range(n):
-        piece = sp.id_to_piece(i)
-        if sp.is_byte(i):
-            byte_ids[int(piece[3:5], 16)] = i
-        elif sp.is_control(i) or sp.is_unknown(i):
-            specials.append(piece)
-            special_ids.append(i)
-        else:
-            unmade[piece] = i
+    byte_ids, specials, special_ids, unmade = pieces_by_kind(sp)
     unmade["<sep>"] = sep
     ours = {p: 256 + len(specials) + k for k, p in enumerate(unmade)}
     rules = {"normalizer": ours_normalizer, "pre_tokenizer": ours_pre_tokenizer,
