@@ -124,15 +124,25 @@ public:
     void find_word_cuts(const Tokens& tokens) {
         word_cuts_ = char_token(0x2581) != kNone;
         ascii_joins_space_.fill(false);
+        bool joins = false;
         for (std::string_view bytes : tokens)
             for (size_t at = bytes.find(kSpace, 1); at != std::string_view::npos; at = bytes.find(kSpace, at + 3)) {
                 const uint32_t x = char_before(bytes, at, 0);
                 if (x == 0x2581) continue;
+                joins = true;
                 if (x < 0x80) ascii_joins_space_[x] = true;
                 else joins_space_.insert(x);
             }
+        every_word_ = word_cuts_ && !joins;
     }
     bool cuts_words() const { return word_cuts_; }
+    // Whether the cuts are before every "▁" that follows another character (no token
+    // holds a character then "▁"), as in every real sentencepiece model tried.
+    bool cuts_every_word() const { return every_word_; }
+
+    // From now on a space (' ') is read as "▁", for chunks cut from a text whose spaces
+    // the rules write as "▁" (the encoder's space words), where no space is left as one.
+    void read_space_as_meta() { ascii_[' '] = char_token(0x2581); }
 
     // Calls cut(begin, end) for each chunk of text[begin, end), in order, cut as
     // find_word_cuts says.
@@ -266,6 +276,7 @@ private:
     std::unordered_map<uint32_t, uint32_t> other_;
     PairHashTable<uint64_t, KeyValueSlots> pairs_;  // (left, right) -> rank << 32 | made
     bool word_cuts_ = false;                    // see find_word_cuts
+    bool every_word_ = false;                   // see cuts_every_word
     std::array<bool, 128> ascii_joins_space_{};  // x, ASCII, where a token holds x then "▁"
     std::unordered_set<uint32_t> joins_space_;   // the same x beyond ASCII
 };

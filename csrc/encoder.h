@@ -356,10 +356,25 @@ public:
           table_(256 + merges.size()) {
         if (rules) {
             RuleState state(std::move(*rules));
-            state.cut_words = state.rules.steps.empty() && vocabulary_.char_merges() &&
-                              vocabulary_.char_merges()->cuts_words();
+            const CharMerges* chars = vocabulary_.char_merges();
+            state.cut_words = state.rules.steps.empty() && chars && chars->cuts_words();
+            const std::optional<bool> prefix = state.rules.normalizer.spaces_escaped_only();
+            // The normalized added tokens found in the text as given must be where they are
+            // in the normalized text: none holds a space or "▁", or strips or asks for a word.
+            bool tokens_as_given = true;
+            for (const AddedToken& token : state.rules.added.tokens())
+                if (token.normalized && (token.content.find(' ') != std::string::npos ||
+                                         token.content.find(normalizer_detail::kSpaceSymbol) != std::string::npos ||
+                                         token.lstrip || token.rstrip || token.single_word))
+                    tokens_as_given = false;
+            state.space_words = state.cut_words && prefix && chars->cuts_every_word() && !state.rules.metaspace &&
+                                !state.rules.add_prefix_space && tokens_as_given;
+            state.space_prefix = state.space_words && *prefix;
+            // The normalizer leaves no space as one, so a space can be read as "▁" in every chunk.
+            if (state.space_words) vocabulary_.read_space_as_meta();
             rules_ = std::make_shared<const RuleState>(std::move(state));
         }
+        const bool space_words = rules_ && rules_->space_words;
         // Seeds of up to kPoolShareAbove bytes: a longer token is kept when first met,
         // and merging each long token here would slow the build of a vocabulary of many.
         // On threads by the rule for a text of the tokens' bytes: a vocabulary of 150,000
@@ -369,8 +384,18 @@ public:
             [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
             threads_for(vocabulary_.total_bytes(), 0),
             [](size_t parts, auto&& work) { run_threads(parts, work); },
-            [this](std::string_view bytes, uint32_t id) {
+            [this, space_words](std::string_view bytes, uint32_t id) {
                 table_.insert(chunk_id(bytes, bytes.data() + bytes.size()), bytes, &id, 1);
+                // Under space words, also as a text gives it: its "▁"s as spaces.
+                if (space_words && bytes.find(normalizer_detail::kSpaceSymbol) != std::string_view::npos) {
+                    std::string given;
+                    for (size_t k = 0; k < bytes.size();) {
+                        const bool meta = bytes.substr(k, 3) == normalizer_detail::kSpaceSymbol;
+                        given += meta ? ' ' : bytes[k];
+                        k += meta ? 3 : 1;
+                    }
+                    table_.insert(chunk_id(given, given.data() + given.size()), given, &id, 1);
+                }
             });
     }
 
@@ -399,12 +424,40 @@ private:
     // in the table has all its ids: a chunk is inserted whole, or not at all.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                          Interrupt* interrupt) const {
-        encode_segments_as<false>(text, segments, out, interrupt, pattern_);
+        encode_segments_as<Chunking::kByRule>(text, segments, out, interrupt, pattern_);
     }
 
-    // The same, each text segment split by `rule`, or (kWholeChunks) each text segment
-    // one chunk already, as the rules' pre-tokenizer gives them.
-    template <bool kWholeChunks>
+    // How a text segment becomes chunks: split by a rule; one chunk already, as the
+    // rules' pre-tokenizer gives them; or cut into space words (below).
+    enum class Chunking { kByRule, kWhole, kSpaceWords };
+
+    // Space words: where the rules' normalizer only writes each space as "▁" (and maybe
+    // puts one first: Normalizer::spaces_escaped_only) and the vocabulary cuts before
+    // every "▁" that follows another character (CharMerges::cuts_every_word), a text's
+    // chunks are found in it as given, with no normalized copy: each is a run of "▁"s
+    // (spaces, or "▁" as written) and the characters up to the next one, a space read
+    // as "▁" when merged (CharMerges::read_space_as_meta), and the table keys it by its
+    // bytes as given. With the prefix, a segment's first word gets its "▁" put first.
+    // A text item under space words that follows a normalized added token inside its
+    // text segment: no "▁" put first (the segment's first item has it, even where empty).
+    static constexpr uint32_t kTextAfterToken = Segment::kText - 2;
+    static_assert(kMaxId < kTextAfterToken, "an id is never a marker");
+
+    // The end of the space word that begins at i in s[0, n).
+    static size_t space_word_end(const char* s, size_t n, size_t i) {
+        const auto* p = reinterpret_cast<const unsigned char*>(s);
+        auto meta_at = [&](size_t k) { return k + 3 <= n && p[k] == 0xE2 && p[k + 1] == 0x96 && p[k + 2] == 0x81; };
+        while (i < n) {
+            if (p[i] == ' ') ++i;
+            else if (meta_at(i)) i += 3;
+            else break;
+        }
+        while (i < n && p[i] != ' ' && !(p[i] == 0xE2 && meta_at(i))) ++i;
+        return i;
+    }
+
+    // The same, each text segment made chunks as `kChunks` says (by `rule` for kByRule).
+    template <Chunking kChunks>
     void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                             Interrupt* interrupt, const SplitRule& rule) const {
         const char* text_end = text.data() + text.size();
@@ -462,7 +515,49 @@ private:
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
         try {
-            if constexpr (kWholeChunks) {
+            if constexpr (kChunks == Chunking::kSpaceWords) {
+                const bool prefix = rules_->space_prefix;
+                std::string prefixed;
+                for (const Segment& segment : segments) {
+                    if (segment.special != Segment::kText && segment.special != kTextAfterToken) {
+                        flush();
+                        make_room(out, pos, step);
+                        out[pos++] = segment.special;
+                        continue;
+                    }
+                    const char* base = text.data() + segment.begin;
+                    const size_t size = segment.end - segment.begin;
+                    size_t first = 0;
+                    if (prefix && segment.special == Segment::kText) {
+                        first = space_word_end(base, size, 0);
+                        flush();
+                        encode_prefixed(std::string_view(base, first), prefixed, out, pos, scratch, step);
+                        reader = table_.reader();
+                    }
+                    while (first < size) {
+                        size_t count = 0, bytes = 0;
+                        for (; count < kBlock && first < size; ++count) {
+                            const size_t end = space_word_end(base, size, first);
+                            Pending& p = filling[count];
+                            p.chunk = std::string_view(base + first, end - first);
+                            p.key = base + first + 16 <= text_end ? probe_key(base + first, end - first)
+                                                                  : probe_key_near_end(p.chunk, text_end);
+                            prefetch(reader.bucket(p.key.hash));
+                            bytes += end - first;
+                            first = end;
+                        }
+                        report(interrupt, bytes);
+                        if (waiting) probe(waiting, waiting_count);
+                        waiting = filling;
+                        waiting_count = count;
+                        filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                    }
+                }
+                flush();
+                out.resize(pos);
+                return;
+            }
+            if constexpr (kChunks == Chunking::kWhole) {
                 for (size_t s = 0; s < segments.size();) {
                     if (segments[s].special != Segment::kText) {
                         flush();
@@ -567,6 +662,23 @@ private:
         make_room(out, pos + scratch.size(), step);
         std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
         pos += scratch.size();
+    }
+
+    // A segment's first space word with the "▁" put first (a space: space words key
+    // chunks so), as rare() takes any chunk: `joined` holds it, as it is no span of the text.
+    BPE_RARE void encode_prefixed(std::string_view word, std::string& joined, std::vector<uint32_t>& out, size_t& pos,
+                                  std::vector<uint32_t>& scratch, size_t step) const {
+        joined.assign(1, ' ');
+        joined.append(word);
+        const Pending p{joined, probe_key_near_end(joined, joined.data() + joined.size())};
+        const EncoderTable::Entry* e = table_.reader().find(p.key);
+        if (e != nullptr && e->count <= EncoderTable::kInline) {
+            make_room(out, pos, step);
+            std::memcpy(out.data() + pos, e->ids, e->count * 4);
+            pos += e->count;
+            return;
+        }
+        rare(p, e, out, pos, scratch, step);
     }
 
     // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
@@ -709,7 +821,7 @@ public:
             std::vector<Segment> items;
             auto encode_group = [&] {
                 size_t at = ids.size();
-                encode_items(group, items, ids, interrupt);
+                encode_items(group, items, ids, interrupt, rules_->space_words);
                 for (size_t from = at; from < ids.size();) {
                     size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
                     if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
@@ -878,6 +990,8 @@ public:
         std::vector<size_t> special_of;        // an added token's place in `specials` (special ones only)
         bool one_named_split = false;          // the steps are one named rule's chunks (split.h's loop)
         bool cut_words = false;                // no steps, and pieces cut into words (CharMerges::for_each_word)
+        bool space_words = false;              // texts cut into space words as given (encode_segments_as)
+        bool space_prefix = false;             // and a "▁" put before each text segment's first
         bool any_raw = false, any_normalized = false;  // added tokens matched before and after NFC
 
         explicit RuleState(Rules r) : rules(std::move(r)) {
@@ -939,6 +1053,7 @@ public:
         std::vector<uint32_t> origin;  // with offsets: the text byte each buffer byte's character starts at
         PreTokenizer pre;
         bool copied = false;  // whether items are spans of `buffer` (else of the text)
+        bool space_words = false;  // whether text items are to be cut into space words (else chunks or pieces)
         std::string_view view(std::string_view text) const { return copied ? std::string_view(buffer) : text; }
     };
 
@@ -948,6 +1063,34 @@ public:
         const RuleState& st = *rules_;
         const Rules& rules = st.rules;
         auto allow = [&](size_t k) { return st.special_of[k] < allowed.size() && allowed[st.special_of[k]]; };
+        work.space_words = st.space_words && !with_origin;
+        if (work.space_words) {
+            // The text segments as they are, for encode_segments_as to cut. The normalized
+            // added tokens hold no space and no "▁" (RuleState), so they are where they
+            // would be in the normalized text; the "▁" put first goes before what is first
+            // in a raw segment, where that is a token too.
+            work.copied = false;
+            work.items.clear();
+            work.raw.clear();
+            if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
+            else if (!text.empty()) work.raw.push_back({0, text.size(), Segment::kText});
+            for (const Segment& seg : work.raw) {
+                if (seg.special != Segment::kText || !st.any_normalized) {
+                    work.items.push_back(seg);
+                    continue;
+                }
+                work.normalized.clear();
+                rules.added.segments(text.substr(seg.begin, seg.end - seg.begin), true, allow, work.normalized);
+                if (st.space_prefix && work.normalized.front().special != Segment::kText)
+                    work.items.push_back({seg.begin, seg.begin, Segment::kText});
+                for (const Segment& piece : work.normalized) {
+                    const bool after_token = piece.special == Segment::kText && piece.begin > 0;
+                    work.items.push_back(
+                        {seg.begin + piece.begin, seg.begin + piece.end, after_token ? kTextAfterToken : piece.special});
+                }
+            }
+            return;
+        }
         work.pre.start_text(text.size());
         work.raw.clear();
         if (st.any_raw) rules.added.segments(text, false, allow, work.raw);
@@ -1120,12 +1263,47 @@ public:
         if (end > from) work.items.push_back({from, end, Segment::kText});
     }
 
-    // When the steps are one named rule, items hold pieces and `one_named_split` splits
-    // them by the chunk loop; else each text item is a chunk.
+    // Under space words (RulesWork::space_words) text items are cut into them; when the
+    // steps are one named rule, items hold pieces and `one_named_split` splits them by
+    // the chunk loop; else each text item is a chunk.
     void encode_items(std::string_view view, const std::vector<Segment>& items, std::vector<uint32_t>& out,
-                      Interrupt* interrupt) const {
-        if (rules_->one_named_split) encode_segments_as<false>(view, items, out, interrupt, rules_->rules.steps[0].rule);
-        else encode_segments_as<true>(view, items, out, interrupt, pattern_);
+                      Interrupt* interrupt, bool space_words) const {
+        if (space_words) encode_segments_as<Chunking::kSpaceWords>(view, items, out, interrupt, pattern_);
+        else if (rules_->one_named_split)
+            encode_segments_as<Chunking::kByRule>(view, items, out, interrupt, rules_->rules.steps[0].rule);
+        else encode_segments_as<Chunking::kWhole>(view, items, out, interrupt, pattern_);
+    }
+
+    // Space words' items shared out in n runs of about equal bytes, a text item cut where
+    // both sides keep their space words: with the prefix, at a space between two ASCII
+    // characters that are not spaces, the space left out (the "▁" put before the second
+    // side's first word is the one it stood for); without, before a space that follows
+    // such a character.
+    static std::vector<std::vector<Segment>> share_space_words(std::string_view view, const std::vector<Segment>& items,
+                                                               size_t n, bool prefix) {
+        size_t total = 0;
+        for (const Segment& item : items) total += item.end - item.begin;
+        const size_t share = std::max<size_t>(total / n, 1);
+        std::vector<std::vector<Segment>> runs(1);
+        size_t filled = 0;
+        auto word_byte = [&](size_t k) { return static_cast<unsigned char>(view[k]) < 0x80 && view[k] != ' '; };
+        for (Segment item : items) {
+            while ((item.special == Segment::kText || item.special == kTextAfterToken) && runs.size() < n &&
+                   filled + (item.end - item.begin) > share * runs.size()) {
+                size_t p = std::max(item.begin + (share * runs.size() - filled), item.begin + 1);
+                while (p + 1 < item.end && !(view[p] == ' ' && word_byte(p - 1) && (!prefix || word_byte(p + 1)))) ++p;
+                if (p + 1 >= item.end) break;
+                runs.back().push_back({item.begin, p, item.special});
+                const size_t next = prefix ? p + 1 : p;
+                filled += next - item.begin;
+                item = {next, item.end, Segment::kText};
+                runs.emplace_back();
+            }
+            if (filled >= share * runs.size() && runs.size() < n) runs.emplace_back();
+            runs.back().push_back(item);
+            filled += item.end - item.begin;
+        }
+        return runs;
     }
 
     // The ids of a text under the rules in consecutive parts, one a thread: its items are
@@ -1142,6 +1320,8 @@ public:
         const SplitRule& named = rules_->one_named_split ? rules_->rules.steps[0].rule : pattern_;
         if (n <= 1) {
             runs.push_back(std::move(work.items));
+        } else if (work.space_words) {
+            runs = share_space_words(view, work.items, n, rules_->space_prefix);
         } else if (rules_->one_named_split) {
             runs = share_out(view, work.items, n, named);
         } else {
@@ -1157,8 +1337,7 @@ public:
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             std::vector<uint32_t> ids;  // its own, not beside the others' (false sharing)
-            if (rules_->one_named_split) encode_segments_as<false>(view, runs[k], ids, interrupt, named);
-            else encode_segments_as<true>(view, runs[k], ids, interrupt, named);
+            encode_items(view, runs[k], ids, interrupt, work.space_words);
             parts[k] = std::move(ids);
         });
         return parts;
@@ -1167,7 +1346,7 @@ public:
     void encode_rules(std::string_view text, const SpecialSet& allowed, std::vector<uint32_t>& out,
                       Interrupt* interrupt, RulesWork& work) const {
         prepare(text, allowed, work, false);
-        encode_items(work.view(text), work.items, out, interrupt);
+        encode_items(work.view(text), work.items, out, interrupt, work.space_words);
     }
 
 public:
@@ -1193,7 +1372,7 @@ public:
         RulesWork work;
         prepare(text, allowed, work, true);
         std::vector<uint32_t> ids;
-        encode_items(work.buffer, work.items, ids, interrupt);
+        encode_items(work.buffer, work.items, ids, interrupt, work.space_words);
         // The character index of each text byte's character.
         std::vector<uint32_t> char_of(text.size() + 1);
         uint32_t chars = 0;

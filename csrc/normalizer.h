@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -336,6 +337,31 @@ public:
 
     bool empty() const { return steps_.empty(); }
     const std::vector<NormalizerStep>& steps() const { return steps_; }
+    // Whether the list does nothing but write each space as "▁" (U+2581) and, where it
+    // returns true, put one before a non-empty text: sentencepiece's normalizer with no
+    // map and escape_whitespaces alone (with add_dummy_prefix), or Hugging Face's
+    // Replace of " " by "▁" (after or before a Prepend of "▁"). nullopt: it does more.
+    std::optional<bool> spaces_escaped_only() const {
+        using Kind = NormalizerStep::Kind;
+        auto replaces_spaces = [](const NormalizerStep& s) {
+            return s.kind == Kind::kReplace && s.pattern == " " && s.content == normalizer_detail::kSpaceSymbol;
+        };
+        auto prepends_meta = [](const NormalizerStep& s) {
+            return s.kind == Kind::kPrepend && s.content == normalizer_detail::kSpaceSymbol;
+        };
+        if (steps_.size() == 1) {
+            const NormalizerStep& s = steps_[0];
+            if (s.kind == Kind::kSentencePiece && !s.charsmap && s.kept.empty() && s.escape_whitespaces &&
+                !s.remove_extra_whitespaces)
+                return s.add_dummy_prefix;
+            if (replaces_spaces(s)) return false;
+        }
+        if (steps_.size() == 2 && ((prepends_meta(steps_[0]) && replaces_spaces(steps_[1])) ||
+                                   (replaces_spaces(steps_[0]) && prepends_meta(steps_[1]))))
+            return true;
+        return std::nullopt;
+    }
+
     bool has(NormalizerStep::Kind kind) const {
         for (const NormalizerStep& s : steps_)
             if (s.kind == kind) return true;

@@ -159,6 +159,8 @@ public:
     bool ignore_merges() const { return ignore_merges_; }
     // Merging from characters (char_merges.h), or null.
     const CharMerges* char_merges() const { return char_merges_.get(); }
+    // Before the vocabulary is shared: CharMerges::read_space_as_meta.
+    void read_space_as_meta() { char_merges_->read_space_as_meta(); }
     // The token (ours) whose bytes `chunk` is, for ignore_merges; kNoToken if none.
     uint32_t whole_token(std::string_view chunk) const {
         if (whole_.empty()) return kNoToken;
@@ -534,7 +536,7 @@ private:
     std::vector<uint32_t> made_;  // with ranked merges: the token each makes, by rank; else empty
     bool ignore_merges_ = false;
     bool plain_ = true;  // see plain()
-    std::shared_ptr<const CharMerges> char_merges_;  // see char_merges()
+    std::shared_ptr<CharMerges> char_merges_;  // see char_merges()
     std::vector<uint32_t> whole_;  // whole_token's table: our tokens by their bytes, kNoToken empty
     SpecialTokens specials_;
     std::vector<ModelOptions::UnmadeToken> unmade_;  // our tokens first_unmade_ on

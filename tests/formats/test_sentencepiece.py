@@ -82,6 +82,11 @@ TRAINED = {
     "keep_whitespace": dict(vocab_size=800, byte_fallback=True, remove_extra_whitespaces=False),
     "identity_keep_whitespace": dict(vocab_size=700, normalization_rule_name="identity",
                                      remove_extra_whitespaces=False, add_dummy_prefix=False),
+    # Llama 2's and Mistral's shape: identity, whitespace kept, the dummy prefix (and, as
+    # Mistral's v3, user-defined pieces).
+    "mistral_shape": dict(vocab_size=900, byte_fallback=True, normalization_rule_name="identity",
+                          remove_extra_whitespaces=False, control_symbols=["[INST]"],
+                          user_defined_symbols=["[REF]", "<x>"]),
     "nmt_nfkc_cf": dict(vocab_size=700, byte_fallback=True, normalization_rule_name="nmt_nfkc_cf"),
     # Gemma's shape: identity, no dummy prefix, whitespace kept, digits split, runs of
     # spaces and new lines and the chat markers as user-defined pieces.
@@ -930,4 +935,67 @@ def test_user_defined_pieces_that_normalization_would_change(tmp_path):
     tok, processor = tokenizer_and_processor(path)
     assert processor.encode("the ﬁx", out_type=str)[-1] == "ﬁx"
     for text in ["the ﬁx is in", "fix ﬁx", "ＡＢ and AB ＡＢＣ", "x<sym>y define ﬁx", "  ﬁx  ＡＢ  "]:
+        assert tok.encode_ordinary(text) == processor.encode(text), text
+
+
+# --- space words: a text's chunks found in it as given ---------------------------------------
+# Where the normalizer only writes spaces as "▁" (with or without the dummy prefix) the
+# engine cuts words in the text itself, a space standing for "▁" (encoder.h's space words).
+
+
+def space_texts(seed: int = 0) -> list[str]:
+    """Texts whose spaces, "▁"s as written, and their runs and neighbours test where words
+    are cut, and where a long text is shared between threads."""
+    rng = random.Random(seed)
+    alphabet = ["a", "the", "cat", " ", "  ", "\u2581", "\u2581 ", " \u2581", "\n", "\t", "\u00e9", "\u6f22", "1", "!",
+                "\U0001f600", "[INST]", "<s>", "</s>", "[REF]", "<x>", "[REF]<x>"]
+    made = ["", " ", "  ", "\u2581", " \u2581", "\u2581 ", "a", " a", "a ", "  a  b  ", "\u2581a \u2581 b",
+            "x\u2581\u2581y", " \n a", "\u2581" * 5 + "z", "[REF]", " [REF]", "[REF] a", "a[REF]b", "[REF]<x>",
+            "\u2581[REF]", "[REF]\u2581"]
+    made += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 30))) for _ in range(300)]
+    return made
+
+
+@pytest.mark.parametrize("name", ["mistral_shape", "identity_keep_whitespace"])
+def test_space_words_give_sentencepieces_ids(trained, name):
+    tok, processor = tokenizer_and_processor(trained[name])
+    lines = space_texts()
+    assert tok.encode_ordinary_batch(lines) == processor.encode(lines)
+    for line in lines:
+        assert tok.encode_ordinary(line) == processor.encode(line), line
+        assert tok.count(line, disallowed_special=()) == len(processor.encode(line))
+        ids, spans = tok.encode_with_offsets(line, disallowed_special=())  # through the normalized copy
+        assert ids == processor.encode(line), line
+    whole = "".join(lines)
+    assert tok.encode_array(whole, disallowed_special=()).tolist() == processor.encode(whole)
+
+
+@pytest.mark.parametrize("name", ["mistral_shape", "identity_keep_whitespace"])
+def test_space_words_shared_between_threads(trained, name):
+    """A long text cut for threads where both sides keep their words: the ids of every
+    thread count are one thread's, and sentencepiece's."""
+    tok, processor = tokenizer_and_processor(trained[name])
+    rng = random.Random(1)
+    pieces = space_texts(2) + [python_source(50_000)] + MULTILINGUAL
+    whole = "".join(rng.choice(pieces) for _ in range(3_000))
+    expected = processor.encode(whole)
+    for threads in (1, 2, 3, 5):
+        assert tok.encode_array(whole, disallowed_special=(), threads=threads).tolist() == expected, threads
+        assert tok.encode_ordinary_batch([whole, whole[:99_999]], threads=threads)[0] == expected, threads
+    assert tok.count(whole, disallowed_special=(), threads=2) == len(expected)
+
+
+def test_space_words_around_control_and_user_pieces(trained):
+    """A control piece allowed as special ends a text segment: the text after it gets its
+    own dummy prefix, as sentencepiece's encode of each part does."""
+    tok, processor = tokenizer_and_processor(trained["mistral_shape"])
+    inst = processor.piece_to_id("[INST]")
+    for text in ["[INST] hi [INST]", "a[INST]b", "[INST]", " [INST]  x", "\u2581[INST]\u2581"]:
+        parts = text.split("[INST]")
+        expected = []
+        for k, part in enumerate(parts):
+            if k:
+                expected.append(inst)
+            expected += processor.encode(part)
+        assert tok.encode(text, allowed_special="all") == expected, text
         assert tok.encode_ordinary(text) == processor.encode(text), text
