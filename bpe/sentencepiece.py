@@ -221,8 +221,8 @@ def _text(data: bytes, span: tuple[int, int], what: str) -> str:
 def _piece(data: bytes, start: int, end: int, index: int) -> Piece:
     # The layout sentencepiece writes, read directly: the text (under 128 bytes), the
     # score, and the type or nothing. Anything else is read field by field below.
-    length = data[start + 1] if end - start > 7 else 0x80
-    if data[start] == 0x0A and length < 0x80 and end - start - length in (7, 9) and data[start + 2 + length] == 0x15:
+    length = data[start + 1] if 7 < end - start <= len(data) - start else 0x80
+    if length < 0x80 and data[start] == 0x0A and end - start - length in (7, 9) and data[start + 2 + length] == 0x15:
         after = start + 7 + length
         if after == end or (data[after] == 0x18 and data[after + 1] < 0x80):
             try:

@@ -357,7 +357,8 @@ public:
         if (rules) {
             RuleState state(std::move(*rules));
             const CharMerges* chars = vocabulary_.char_merges();
-            state.cut_words = state.rules.steps.empty() && chars && chars->cuts_words();
+            // (Not under ignore_merges: a piece that is a token is that token, whatever its words.)
+            state.cut_words = state.rules.steps.empty() && chars && chars->cuts_words() && !vocabulary_.ignore_merges();
             const std::optional<bool> prefix = state.rules.normalizer.spaces_escaped_only();
             // The normalized added tokens found in the text as given must be where they are
             // in the normalized text: none holds a space or "▁", or strips or asks for a word.
@@ -1010,23 +1011,27 @@ public:
             // before each of that split's chunks, so the split runs here first.)
             fuse_deepseek(rules.steps);
             one_named_split = is_one_named_split(rules.steps) && (!rules.add_prefix_space || rules.use_regex);
-            // A normalized token is looked for in the normalized text as normalized itself
-            // (its name, for allowed_special, stays as given). Two spellings of one NFC
-            // form are one content there: the first token given matches it, as in Hugging
-            // Face's matcher, and the later ones only keep their ids (for decode).
-            if (rules.normalizer.has(NormalizerStep::Kind::kNfc) && any_normalized) {
+            // A normalized token is looked for in the normalized text as Hugging Face's
+            // normalizer makes it itself (its name, for allowed_special, stays as given):
+            // under a Prepend of "▁", "<y>" is "▁<y>". Two spellings of one normalized form
+            // are one content there: the first token given matches it, as in Hugging Face's
+            // matcher, and the later ones only keep their ids (for decode). sentencepiece's
+            // own step (a .model's) leaves its user-defined pieces as they are.
+            if (any_normalized && !rules.normalizer.empty() &&
+                !rules.normalizer.has(NormalizerStep::Kind::kSentencePiece)) {
                 std::vector<AddedToken> matched;
                 std::vector<size_t> matched_special_of;
                 std::unordered_set<std::string> normalized_seen;
-                std::string composed;
+                std::string normalized;
                 for (size_t k = 0; k < tokens.size(); ++k) {
                     AddedToken token = tokens[k];
                     if (token.normalized) {
-                        if (!is_nfc(token.content)) {
-                            nfc(token.content, composed);
-                            token.content = composed;
+                        if (!rules.normalizer.unchanged(token.content)) {
+                            rules.normalizer.run(token.content, normalized, nullptr);
+                            token.content = normalized;
                         }
-                        if (!normalized_seen.insert(token.content).second) continue;
+                        // (Made empty, it matches nothing.)
+                        if (token.content.empty() || !normalized_seen.insert(token.content).second) continue;
                     }
                     matched.push_back(std::move(token));
                     matched_special_of.push_back(special_of[k]);
@@ -1275,10 +1280,9 @@ public:
     }
 
     // Space words' items shared out in n runs of about equal bytes, a text item cut where
-    // both sides keep their space words: with the prefix, at a space between two ASCII
-    // characters that are not spaces, the space left out (the "▁" put before the second
-    // side's first word is the one it stood for); without, before a space that follows
-    // such a character.
+    // both sides keep their space words, at a space after a character that is neither a
+    // space nor "▁" (a word begins there): with the prefix, that space left out (the "▁"
+    // put before the second side's first word is the one it stood for); without, before it.
     static std::vector<std::vector<Segment>> share_space_words(std::string_view view, const std::vector<Segment>& items,
                                                                size_t n, bool prefix) {
         size_t total = 0;
@@ -1286,12 +1290,15 @@ public:
         const size_t share = std::max<size_t>(total / n, 1);
         std::vector<std::vector<Segment>> runs(1);
         size_t filled = 0;
-        auto word_byte = [&](size_t k) { return static_cast<unsigned char>(view[k]) < 0x80 && view[k] != ' '; };
+        auto word_starts = [&](size_t p, size_t begin) {
+            return view[p] == ' ' && view[p - 1] != ' ' &&
+                   !(p >= begin + 3 && view.substr(p - 3, 3) == normalizer_detail::kSpaceSymbol);
+        };
         for (Segment item : items) {
             while ((item.special == Segment::kText || item.special == kTextAfterToken) && runs.size() < n &&
                    filled + (item.end - item.begin) > share * runs.size()) {
                 size_t p = std::max(item.begin + (share * runs.size() - filled), item.begin + 1);
-                while (p + 1 < item.end && !(view[p] == ' ' && word_byte(p - 1) && (!prefix || word_byte(p + 1)))) ++p;
+                while (p + 1 < item.end && !word_starts(p, item.begin)) ++p;
                 if (p + 1 >= item.end) break;
                 runs.back().push_back({item.begin, p, item.special});
                 const size_t next = prefix ? p + 1 : p;

@@ -431,7 +431,8 @@ private:
     // unmade tokens.
     void index_whole_tokens() {
         std::vector<uint32_t> tokens;
-        for (uint32_t t = 0; t < 256 + merges_.size(); ++t) tokens.push_back(t);
+        // With char_merges the tokens 0-255 are byte_fallback's, whose text is "<0x78>", not "x".
+        for (uint32_t t = char_merges_ ? 256 : 0; t < 256 + merges_.size(); ++t) tokens.push_back(t);
         for (size_t j = 0; j < unmade_.size(); ++j)
             if (unmade_[j].whole) tokens.push_back(first_unmade_ + uint32_t(j));
         tokens.insert(tokens.end(), whole_specials_.begin(), whole_specials_.end());

@@ -500,3 +500,39 @@ def test_a_saved_folder_loads_in_transformers_to_the_same_ids(pair, tmp_path):
     theirs.encode_special_tokens = False
     for text in TEXTS[:20] + MULTILINGUAL[:4]:
         assert auto(text)["input_ids"] == theirs.encode(text).ids == ours.encode_with_template(text), (name, text)
+
+
+@pytest.mark.parametrize("shape", ["legacy", "noprefix"])
+def test_ignore_merges_reads_spaces_as_the_file_writes_them(models, tmp_path, shape):
+    """Under ignore_merges a word that is a token is that token: words found in the text
+    as given (the engine's space words) would look for " word", not "▁word", so such a
+    file is encoded through its normalized text."""
+    document = json.loads(convert(models("llama"), shape).to_str())
+    document["model"]["ignore_merges"] = True
+    long_word = "\u2581" + "a" * 70  # longer than the words the encoder's table starts with
+    document["model"]["vocab"][long_word] = len(document["model"]["vocab"])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    # (Not the hostile texts: one that is a special token's text, or a byte token's as the
+    # file writes it ("<0x41>"), Hugging Face finds whole in its vocabulary under
+    # ignore_merges, and this engine does not.)
+    texts = ["a ", "the cat  sat ", "a" * 70, " " + "a" * 70, "x " + "a" * 70, "x", " x", "  ", *MULTILINGUAL]
+    check_ids(f"llama-{shape}-ignore_merges", ours, theirs, texts)
+
+
+@pytest.mark.parametrize("shape", ["legacy", "noprefix", "metaspace"])
+def test_a_normalized_added_token_is_matched_as_the_normalizer_makes_it(models, tmp_path, shape):
+    """Hugging Face normalizes a normalized added token's own text: under a Prepend of "▁",
+    "<y>" is looked for as "▁<y>", so it is found at the start of a text and not after
+    "a"; under Replace alone, "<y> z" is found as "<y>▁z"."""
+    document = json.loads(convert(models("llama"), shape).to_str())
+    size = len(document["model"]["vocab"])
+    for k, content in enumerate(["<y>", "<y> z"]):
+        document["added_tokens"].append({"id": size + k, "content": content, "single_word": False, "lstrip": False,
+                                         "rstrip": False, "normalized": True, "special": False})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    ours, theirs = BPETokenizer.from_huggingface(path), Tokenizer.from_file(str(path))
+    texts = ["<y>", "a<y>", " <y>", "\u2581<y>", "<y> z", "a <y> z <y>", "<y><y>", "x <y> z", *TEXTS]
+    check_ids(f"llama-{shape}-normalized-token", ours, theirs, texts)
