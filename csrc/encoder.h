@@ -424,9 +424,13 @@ private:
     // ids of each chunk of the text between them. If the interrupt stops it, every chunk
     // in the table has all its ids: a chunk is inserted whole, or not at all.
     void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
-                         Interrupt* interrupt) const {
-        encode_segments_as<Chunking::kByRule>(text, segments, out, interrupt, pattern_);
+                         Interrupt* interrupt, std::vector<size_t>* ends = nullptr) const {
+        encode_segments_as<Chunking::kByRule>(text, segments, out, interrupt, pattern_, ends);
     }
+
+    // A segment that ends a document of a batch (encode_many): it gives no id, and where
+    // the ids so far end (their count in `out`) goes to `ends`.
+    static constexpr uint32_t kDocumentEnd = Segment::kText - 1;
 
     // How a text segment becomes chunks: split by a rule; one chunk already, as the
     // rules' pre-tokenizer gives them; or cut into space words (below).
@@ -460,7 +464,7 @@ private:
     // The same, each text segment made chunks as `kChunks` says (by `rule` for kByRule).
     template <Chunking kChunks>
     void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
-                            Interrupt* interrupt, const SplitRule& rule) const {
+                            Interrupt* interrupt, const SplitRule& rule, std::vector<size_t>* ends = nullptr) const {
         const char* text_end = text.data() + text.size();
         size_t pos = out.size();
         const size_t expected = expected_ids(segments);
@@ -513,6 +517,16 @@ private:
             if (waiting) probe(waiting, waiting_count);
             waiting = nullptr;
         };
+        // A special token's id, or a document's end, after the ids of the chunks before it.
+        auto put_special = [&](uint32_t id) {
+            flush();
+            if (id == kDocumentEnd) {
+                ends->push_back(pos);
+                return;
+            }
+            make_room(out, pos, step);  // flush made none when no block waited
+            out[pos++] = id;
+        };
         // An interrupt, or a chunk too long to merge, throws: `out` then ends at the last
         // whole chunk, not in the room made past it.
         try {
@@ -521,9 +535,7 @@ private:
                 std::string prefixed;
                 for (const Segment& segment : segments) {
                     if (segment.special != Segment::kText && segment.special != kTextAfterToken) {
-                        flush();
-                        make_room(out, pos, step);
-                        out[pos++] = segment.special;
+                        put_special(segment.special);
                         continue;
                     }
                     const char* base = text.data() + segment.begin;
@@ -561,9 +573,7 @@ private:
             if constexpr (kChunks == Chunking::kWhole) {
                 for (size_t s = 0; s < segments.size();) {
                     if (segments[s].special != Segment::kText) {
-                        flush();
-                        make_room(out, pos, step);
-                        out[pos++] = segments[s++].special;
+                        put_special(segments[s++].special);
                         continue;
                     }
                     size_t count = 0, bytes = 0;
@@ -588,13 +598,11 @@ private:
                 return;
             }
             for (const Segment& segment : segments) {
-                report(interrupt, segment.end - segment.begin);
                 if (segment.special != Segment::kText) {
-                    flush();
-                    make_room(out, pos, step);  // flush made none when no block waited
-                    out[pos++] = segment.special;
+                    put_special(segment.special);
                     continue;
                 }
+                report(interrupt, segment.end - segment.begin);
                 const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
                 // (__restrict: the stores to the block do not change `ends`, so each end is
                 // read once.)
@@ -802,35 +810,21 @@ public:
     //
     // Documents are encoded a group of about kGroup bytes at a time: copied end to end
     // into one buffer, each cut into its own segments (no chunk crosses two), each
-    // followed by a mark, a segment that encode_segments gives out as it gives a special
-    // token's id. One call then serves the group, its caches too (a word met in one
-    // story is found in the next); the marks say where each document's ids end, and
-    // are taken out. A document of kGroup bytes or more is encoded where it is, alone.
-    //
-    // keep_ids false is for a caller that wants `ends` only (count_many): the marks are
-    // then found but the ids not moved down, and `ids` holds them in no useful order.
+    // followed by a kDocumentEnd segment, where encode_segments notes how many ids there
+    // are. One call then serves the group, its caches too (a word met in one story is
+    // found in the next). A document of kGroup bytes or more is encoded where it is, alone.
     static constexpr size_t kGroup = size_t(1) << 20;
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
-                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr, bool keep_ids = true) const {
-        constexpr uint32_t kMark = Segment::kText - 1;  // above every id (kMaxId)
+                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
         if (rules_) {
             // As below, a group at a time: each document's items found on their own (its
             // added tokens and pieces are its own), its text (as the rules left it) put
-            // after the group's, and a mark after its items.
+            // after the group's, and its kDocumentEnd after its items.
             RulesWork work;
             std::string group;
             std::vector<Segment> items;
             auto encode_group = [&] {
-                size_t at = ids.size();
-                encode_items(group, items, ids, interrupt, rules_->space_words);
-                for (size_t from = at; from < ids.size();) {
-                    size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
-                    if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
-                    at += mark - from;
-                    ends.push_back(at);
-                    from = mark + 1;
-                }
-                ids.resize(at);
+                encode_items(group, items, ids, interrupt, rules_->space_words, &ends);
                 group.clear();
                 items.clear();
             };
@@ -841,7 +835,7 @@ public:
                 const size_t base = group.size();
                 group.append(view);
                 for (const Segment& item : work.items) items.push_back({base + item.begin, base + item.end, item.special});
-                items.push_back({group.size(), group.size(), kMark});
+                items.push_back({group.size(), group.size(), kDocumentEnd});
             }
             if (!items.empty()) encode_group();
             return;
@@ -855,7 +849,7 @@ public:
         std::vector<Segment> segments;
         segments.reserve(std::min<size_t>(2 * n, kGroup / 64) + 2);
         bool long_segment = false;  // whether a segment may need cutting for the interrupt
-        // A document's segments, at `base` in the text they are encoded in, and its mark.
+        // A document's segments, at `base` in the text they are encoded in, and its end.
         auto add = [&](std::string_view text, size_t base) {
             long_segment |= text.size() > Interrupt::kPollBytes;
             if (any_allowed) {
@@ -864,7 +858,7 @@ public:
             } else if (!text.empty()) {
                 segments.push_back({base, base + text.size(), Segment::kText});
             }
-            segments.push_back({base + text.size(), base + text.size(), kMark});
+            segments.push_back({base + text.size(), base + text.size(), kDocumentEnd});
         };
         auto encode_marked = [&](std::string_view text) {
             // Segments of at most about kPollBytes, so that the interrupt hears often enough.
@@ -875,18 +869,7 @@ public:
             // call, would copy the batch's ids again and again.
             size_t most = ids.size() + text.size() + segments.size() + 16;
             if (ids.capacity() < most) ids.reserve(std::max(2 * ids.capacity(), most));
-            size_t at = ids.size();
-            encode_segments(text, segments, ids, interrupt);
-            // The marks taken out: each document's ids moved down at once, not an id at a
-            // time (docs/design-notes.md).
-            for (size_t from = at; from < ids.size();) {
-                size_t mark = size_t(std::find(ids.begin() + from, ids.end(), kMark) - ids.begin());
-                if (keep_ids) std::copy(ids.begin() + from, ids.begin() + mark, ids.begin() + at);
-                at += mark - from;
-                ends.push_back(at);  // every document ends in a mark: `mark` is one
-                from = mark + 1;
-            }
-            ids.resize(at);
+            encode_segments(text, segments, ids, interrupt, &ends);
             segments.clear();
             long_segment = false;
         };
@@ -939,7 +922,7 @@ public:
             while (++j < n && texts[j].size() < kGroup && bytes + texts[j].size() <= kGroup);
             ids.clear();
             ends.clear();
-            encode_many(texts + i, j - i, allowed, ids, ends, interrupt, false);
+            encode_many(texts + i, j - i, allowed, ids, ends, interrupt);
             size_t begin = 0;
             for (size_t k = 0; k < ends.size(); ++k) {
                 counts[i + k] = int64_t(ends[k] - begin);
@@ -1272,11 +1255,11 @@ public:
     // steps are one named rule, items hold pieces and `one_named_split` splits them by
     // the chunk loop; else each text item is a chunk.
     void encode_items(std::string_view view, const std::vector<Segment>& items, std::vector<uint32_t>& out,
-                      Interrupt* interrupt, bool space_words) const {
-        if (space_words) encode_segments_as<Chunking::kSpaceWords>(view, items, out, interrupt, pattern_);
+                      Interrupt* interrupt, bool space_words, std::vector<size_t>* ends = nullptr) const {
+        if (space_words) encode_segments_as<Chunking::kSpaceWords>(view, items, out, interrupt, pattern_, ends);
         else if (rules_->one_named_split)
-            encode_segments_as<Chunking::kByRule>(view, items, out, interrupt, rules_->rules.steps[0].rule);
-        else encode_segments_as<Chunking::kWhole>(view, items, out, interrupt, pattern_);
+            encode_segments_as<Chunking::kByRule>(view, items, out, interrupt, rules_->rules.steps[0].rule, ends);
+        else encode_segments_as<Chunking::kWhole>(view, items, out, interrupt, pattern_, ends);
     }
 
     // Space words' items shared out in n runs of about equal bytes, a text item cut where
