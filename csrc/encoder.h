@@ -443,6 +443,7 @@ private:
     // (spaces, or "▁" as written) and the characters up to the next one, a space read
     // as "▁" when merged (CharMerges::read_space_as_meta), and the table keys it by its
     // bytes as given. With the prefix, a segment's first word gets its "▁" put first.
+    //
     // A text item under space words that follows a normalized added token inside its
     // text segment: no "▁" put first (the segment's first item has it, even where empty).
     static constexpr uint32_t kTextAfterToken = Segment::kText - 2;
@@ -461,7 +462,8 @@ private:
         return i;
     }
 
-    // The same, each text segment made chunks as `kChunks` says (by `rule` for kByRule).
+    // encode_segments' work, each text segment made chunks as `kChunks` says (by `rule`
+    // for kByRule); a kDocumentEnd segment's place goes to `ends`.
     template <Chunking kChunks>
     void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
                             Interrupt* interrupt, const SplitRule& rule, std::vector<size_t>* ends = nullptr) const {
@@ -1280,7 +1282,8 @@ public:
         for (Segment item : items) {
             while ((item.special == Segment::kText || item.special == kTextAfterToken) && runs.size() < n &&
                    filled + (item.end - item.begin) > share * runs.size()) {
-                size_t p = std::max(item.begin + (share * runs.size() - filled), item.begin + 1);
+                const size_t due = share * runs.size();  // where this run should end, in bytes given out
+                size_t p = item.begin + std::max<size_t>(due > filled ? due - filled : 0, 1);
                 while (p + 1 < item.end && !word_starts(p, item.begin)) ++p;
                 if (p + 1 >= item.end) break;
                 runs.back().push_back({item.begin, p, item.special});
