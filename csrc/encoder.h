@@ -600,11 +600,15 @@ private:
                 return;
             }
             for (const Segment& segment : segments) {
-                if (segment.special != Segment::kText) {
+                if (segment.special == kDocumentEnd) {
                     put_special(segment.special);
                     continue;
                 }
                 report(interrupt, segment.end - segment.begin);
+                if (segment.special != Segment::kText) {
+                    put_special(segment.special);
+                    continue;
+                }
                 const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
                 // (__restrict: the stores to the block do not change `ends`, so each end is
                 // read once.)

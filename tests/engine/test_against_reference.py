@@ -411,17 +411,23 @@ def test_long_chunk_matches_reference_on_small_versions():
 def test_long_chunk_is_not_quadratic():
     # The reference takes minutes on a megabyte-long chunk; the C++ must take about
     # as long per byte as on a short one. Compare 1 MB with 100 KB: linear (or n log n)
-    # costs 10-15x, quadratic 100x. The generous bound keeps a noisy machine green.
+    # costs 10-15x, quadratic 100x. The generous bound, and the fastest of three calls
+    # (a call that another process on the machine held up is not the code's time), keep a
+    # noisy machine green.
     merges = bpe.train(SAMPLE + b" " + long_chunks(20_000)["random letters"], 1000)
     encoder = bpe.Encoder(merges)
     for name in ("random letters", "one letter"):
         timings = []
         for size in (100_000, 1_000_000):
             text = long_chunks(size)[name]
-            start = time.perf_counter()
             ids = encoder.encode(text)
-            timings.append(time.perf_counter() - start)
             assert ref.decode(ids, merges) == text
+            fastest = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                encoder.encode(text)
+                fastest = min(fastest, time.perf_counter() - start)
+            timings.append(fastest)
         assert timings[1] < 40 * timings[0] + 0.05, (name, timings)
 
 
