@@ -519,6 +519,13 @@ private:
             if (waiting) probe(waiting, waiting_count);
             waiting = nullptr;
         };
+        // A chunk into the block being filled: its key and its bucket on the way. 16 bytes
+        // are read at a chunk's start only inside the text.
+        auto fill = [&](Pending& p, const char* at, size_t n) {
+            p.chunk = std::string_view(at, n);
+            p.key = at + 16 <= text_end ? probe_key(at, n) : probe_key_near_end(p.chunk, text_end);
+            prefetch(reader.bucket(p.key.hash));
+        };
         // A special token's id, or a document's end, after the ids of the chunks before it.
         auto put_special = [&](uint32_t id) {
             flush();
@@ -553,11 +560,7 @@ private:
                         size_t count = 0, bytes = 0;
                         for (; count < kBlock && first < size; ++count) {
                             const size_t end = space_word_end(base, size, first);
-                            Pending& p = filling[count];
-                            p.chunk = std::string_view(base + first, end - first);
-                            p.key = base + first + 16 <= text_end ? probe_key(base + first, end - first)
-                                                                  : probe_key_near_end(p.chunk, text_end);
-                            prefetch(reader.bucket(p.key.hash));
+                            fill(filling[count], base + first, end - first);
                             bytes += end - first;
                             first = end;
                         }
@@ -581,13 +584,8 @@ private:
                     size_t count = 0, bytes = 0;
                     for (; s < segments.size() && count < kBlock && segments[s].special == Segment::kText; ++s) {
                         const Segment& c = segments[s];
-                        Pending& p = filling[count++];
-                        p.chunk = text.substr(c.begin, c.end - c.begin);
-                        // 16 bytes are read at a chunk's start only inside the text.
-                        p.key = c.begin + 16 <= text.size() ? probe_key(p.chunk.data(), p.chunk.size())
-                                                             : probe_key_near_end(p.chunk, text_end);
-                        prefetch(reader.bucket(p.key.hash));
-                        bytes += p.chunk.size();
+                        fill(filling[count++], text.data() + c.begin, c.end - c.begin);
+                        bytes += c.end - c.begin;
                     }
                     report(interrupt, bytes);
                     if (waiting) probe(waiting, waiting_count);
@@ -615,7 +613,8 @@ private:
                 for_each_chunk_run(piece, rule, [&](size_t first, const size_t* __restrict ends, size_t count) {
                     const char* base = piece.data();
                     // 16 bytes can be read at each chunk's start, but maybe not at the
-                    // last chunk or two of the text.
+                    // last chunk or two of the text: where a whole run's can, fill's test
+                    // per chunk is left out of the loop.
                     if (base + ends[count - 1] + 16 <= text_end) {
                         for (size_t k = 0; k < count; ++k) {
                             Pending& p = filling[k];
@@ -626,10 +625,7 @@ private:
                         }
                     } else {
                         for (size_t k = 0; k < count; ++k) {
-                            Pending& p = filling[k];
-                            p.chunk = std::string_view(base + first, ends[k] - first);
-                            p.key = probe_key_near_end(p.chunk, text_end);
-                            prefetch(reader.bucket(p.key.hash));
+                            fill(filling[k], base + first, ends[k] - first);
                             first = ends[k];
                         }
                     }
