@@ -19,7 +19,8 @@
 //     its key's second word, after everything else in it: a reader that sees that word
 //     sees the entry whole. A full table is copied into one twice the size, which is
 //     then published; readers still in the old one finish there (it is kept).
-//   - Writers take a mutex, which the chunk loop meets only on a chunk it had to merge.
+//   - Writers take a mutex, which the chunk loop meets only on a chunk it had to merge,
+//     and do not wait for it: a chunk whose writer finds it taken is not kept.
 //     The table stops growing at kMaxTableBytes (and the pool at kMaxPoolBytes): past
 //     that, new chunks are merged every time they come, and memory stays bounded.
 #pragma once
@@ -199,7 +200,11 @@ public:
     // the table is full. Only a chunk of at most kLongestChunk bytes is kept.
     void insert(const ChunkId& key, std::string_view chunk, const uint32_t* ids, size_t n) {
         if (chunk.size() > kLongestChunk || n == 0 || n >= kLong) return;
-        std::lock_guard<std::mutex> lock(mutex_);
+        // A writer that finds another one writing leaves its chunk out, to be merged
+        // again when it comes again, rather than wait: threads that meet a new text's
+        // chunks at once would queue here, all of them while one grows the table.
+        std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+        if (!lock.owns_lock()) return;
         if (full_) return;
         Table* t = live_.load(std::memory_order_relaxed);
         if ((size_ + 1) > t->buckets * 2 * kMaxLoad) {
