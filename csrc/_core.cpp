@@ -73,7 +73,7 @@ std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std:
                                                py::handle allowed_special, py::handle disallowed_special,
                                                unsigned workers) {
     SpecialChoice choice(encoder, allowed_special, disallowed_special);
-    choice.check(encoder, text);
+    choice.check(encoder, text, bpe::threads_for(text.size(), workers));
     return without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
         return encoder.encode_parts(text, choice.allowed, workers, interrupt);
     });
@@ -782,7 +782,7 @@ py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle all
     const unsigned asked = threads_asked(threads);
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
-    choice.check(self, arg.view);
+    choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));
     return fits_uint16(self.n_vocab()) ? encode_into_array<uint16_t>(self, arg.view, choice.allowed, asked)
                                        : encode_into_array<uint32_t>(self, arg.view, choice.allowed, asked);
 }

@@ -150,13 +150,22 @@ struct SpecialChoice {
         }
     }
 
-    void check(const bpe::Encoder& encoder, std::string_view text) const {
-        size_t k;
+    // On `threads` threads (as bpe::threads_for gives them for the call), each searching
+    // where a special may begin in a stretch of its own: the first stretch that holds one
+    // holds the text's first.
+    void check(const bpe::Encoder& encoder, std::string_view text, unsigned threads = 1) const {
+        const bpe::SpecialTokens& specials = encoder.specials();
+        if (std::find(disallowed.begin(), disallowed.end(), true) == disallowed.end()) return;
+        const size_t n = threads;
+        std::vector<size_t> found(n, specials.size());
         {
             GilReleased released;
-            k = encoder.specials().find_first(text, disallowed);
+            bpe::run_threads(n, [&](size_t k) {
+                found[k] = specials.find_first(text, disallowed, text.size() * k / n, text.size() * (k + 1) / n);
+            });
         }
-        if (k != encoder.specials().size()) refuse(encoder, k, "the text");
+        for (size_t k : found)
+            if (k != specials.size()) refuse(encoder, k, "the text");
     }
 
     // The same for each text of a batch, all of them without the GIL at once; the

@@ -124,9 +124,13 @@ public:
 
     // The place in tokens() of the first special of `which` that occurs anywhere in
     // the text (overlaps included), or size() when none does.
-    size_t find_first(std::string_view text, const SpecialSet& which) const {
+    // `from` and `to` bound where it may begin (it may end past `to`): threads that each
+    // search a stretch of the text, in order, find what one search of it would.
+    size_t find_first(std::string_view text, const SpecialSet& which, size_t from = 0,
+                      size_t to = SIZE_MAX) const {
         if (std::find(which.begin(), which.end(), true) == which.end()) return size();
-        for (size_t i = next_start(text, 0); i < text.size(); i = next_start(text, i + 1))
+        to = std::min(to, text.size());
+        for (size_t i = next_start(text, from, to); i < to; i = next_start(text, i + 1, to))
             if (size_t k = match_at(text, i, which); k != kNoMatch) return k;
         return size();
     }
@@ -204,15 +208,17 @@ private:
         return best;
     }
 
-    // Where the next special could begin, from i: memchr when all begin with the
-    // same byte (as "<|pad|>" and "<|endoftext|>" do), which is as fast as memory.
-    size_t next_start(std::string_view text, size_t i) const {
-        if (i >= text.size()) return text.size();
+    // Where the next special could begin, from i on and before `end` (else `end`):
+    // memchr when all begin with the same byte (as "<|pad|>" and "<|endoftext|>" do),
+    // which is as fast as memory.
+    size_t next_start(std::string_view text, size_t i, size_t end = SIZE_MAX) const {
+        end = std::min(end, text.size());
+        if (i >= end) return end;
         if (first_bytes_ == 1) {
-            const void* found = std::memchr(text.data() + i, first_byte_, text.size() - i);
-            return found ? static_cast<const char*>(found) - text.data() : text.size();
+            const void* found = std::memchr(text.data() + i, first_byte_, end - i);
+            return found ? static_cast<const char*>(found) - text.data() : end;
         }
-        while (i < text.size() && !starts_[static_cast<unsigned char>(text[i])]) ++i;
+        while (i < end && !starts_[static_cast<unsigned char>(text[i])]) ++i;
         return i;
     }
 

@@ -78,6 +78,33 @@ def test_ids_equal_the_plain_rule_on_overlapping_specials(merges):
             assert repr(expected) in str(caught.value), (str(caught.value), expected, text)
 
 
+def test_the_disallowed_special_named_is_the_texts_first_on_any_threads(merges):
+    """A long text is searched for disallowed specials on several threads, each from a
+    stretch of its own: the one named is still the text's first, also where it spans
+    two stretches or begins where a longer one does, and a text with none passes."""
+    pool = ["<|a|>", "<|a|>x", "<|b|>", "|>"]
+    tok = BPETokenizer(merges, special_tokens=pool)
+    base = STORIES * (300_000 // len(STORIES) + 1)
+    rng = random.Random(5)
+    for _ in range(40):
+        text = list(base[:rng.randint(150_000, 300_000)].replace("|", " ").replace(">", " "))
+        for _ in range(rng.randint(0, 3)):
+            at = rng.choice([len(text) // 2 - rng.randint(0, 6), len(text) // 3 - rng.randint(0, 6),
+                             rng.randrange(len(text))])
+            special = rng.choice(pool)
+            text[at:at + len(special)] = special
+        text = "".join(text)
+        expected = first_found(text, pool)
+        for threads in (1, 2, 3, 4):
+            if expected is None:
+                assert tok.count(text, threads=threads) == tok.count(text, disallowed_special=(), threads=1)
+                continue
+            for call in (tok.encode_array, tok.count):
+                with pytest.raises(ValueError) as caught:
+                    call(text, threads=threads)
+                assert f"holds the special token {expected!r}" in str(caught.value), (threads, expected)
+
+
 def test_specials_back_to_back_each_give_their_id(merges):
     """Thousands of specials with no text between them: each special's id is written
     where no chunk came before it to make room (a fault there wrote past the output,
