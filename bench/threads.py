@@ -1,6 +1,8 @@
 """bpe_bench.py threads: our encoder on two threads against one, on distinct text."""
+import gc
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,22 @@ samples = interleaved([Contender(str(k), "bpe", lambda: fresh(tok), lambda t, k=
                        for k in (1, threads)], repeats)
 print(json.dumps(samples))
 """
+
+
+def kernel_cost(contender: Contender, rounds: int) -> dict:
+    """What one call costs in the kernel: the minor page faults and the system seconds of
+    the whole process (every thread) over the call, by getrusage; medians of `rounds`
+    calls, each on what contender.make makes, as the timed rounds are."""
+    faults, system = [], []
+    for _ in range(rounds):
+        obj = contender.make()
+        gc.collect()
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        contender.run(obj)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        faults.append(after.ru_minflt - before.ru_minflt)
+        system.append(after.ru_stime - before.ru_stime)
+    return {"minor_faults": median(faults), "system_s": median(system)}
 
 
 def bench_threads(args):
@@ -57,6 +75,11 @@ def bench_threads(args):
         report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f}")
     report.say(f"{threads} threads against 1: {ratio:.2f}x (the floor: {THREADS_FLOOR}x: "
                f"{'met' if ratio >= THREADS_FLOOR else 'NOT met'})")
+    kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
+    report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
+    for c in contenders:
+        report.say(f"  {c.name:<38} {kernel[c.name]['minor_faults']:>8.0f} minor page faults, "
+                   f"{kernel[c.name]['system_s'] * 1e3:6.1f} ms of system time")
     ceiling = parallel_ceiling(threads, args.repeats)
     report.say(f"the ceiling now: a plain Python loop in {threads} processes did {ceiling['ratio']:.2f}x the work of "
                "one")
@@ -85,7 +108,7 @@ def bench_threads(args):
         "vocabulary": "ours", "kind": "arrays", "threads": threads, "mb": mb,
         "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name])}
                  for c, k in zip(contenders, (1, threads))],
-        "ratio": ratio, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR,
+        "ratio": ratio, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
         "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
     report.save(args.out)
 

@@ -46,6 +46,7 @@
 #include "py_gil.h"
 #include "py_huggingface.h"
 #include "py_normalize.h"
+#include "py_output.h"
 #include "py_rules.h"
 #include "py_text.h"
 #include "py_tokens.h"
@@ -744,10 +745,12 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
 }
 
 // The ids of a text written straight into the numpy array returned, with no vector of
-// them between and no second copy: the array is made with room for an id a byte (a
-// token holds one at least), each thread writes its run's ids from the run's first byte
-// on (Encoder::encode_pieces), the runs are then moved down end to end, and the array
-// is cut to length, which gives back the room not written.
+// them between. Room of OutputBlocks::kPooledBytes or more (an id a byte: a token holds
+// one at least) comes from the kept blocks (py_output.h): the first thread writes its
+// run's ids into the array's block, each other thread into a block of its own, and
+// those are copied after the first's once all have ended. Less room is numpy's own
+// array, each thread writing from its run's first byte on; the runs are then moved
+// down end to end and the array is cut to length, which gives back the rest.
 template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
@@ -759,22 +762,51 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         std::copy(ids.begin(), ids.end(), out.mutable_data());
         return out;
     }
-    py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
-    Id* data = out.mutable_data();
+    const size_t room = text.size() * sizeof(Id);
+    if (room < OutputBlocks::kPooledBytes) {
+        py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
+        Id* data = out.mutable_data();
+        size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+            auto runs = self.encode_pieces(text, allowed, threads, interrupt,
+                                           [&](size_t, size_t begin, size_t before, const std::vector<uint32_t>& ids) {
+                                               std::copy(ids.begin(), ids.end(), data + begin + before);
+                                           });
+            size_t end = 0;
+            for (const auto& run : runs) {
+                if (run.begin != end) std::memmove(data + end, data + run.begin, run.count * sizeof(Id));
+                end += run.count;
+            }
+            return end;
+        });
+        out.resize({py::ssize_t(total)}, false);
+        return out;
+    }
+    // Block k holds run k's ids: block 0 room for the whole text's, the others for
+    // their run's (a token holds a byte at least).
+    std::vector<std::vector<bpe::Segment>> runs;
+    {
+        GilReleased released;
+        runs = self.share(text, allowed, threads);
+    }
+    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
+    for (size_t k = 0; k < std::max<size_t>(runs.size(), 1); ++k)
+        blocks.push_back(OutputBlocks::take(k == 0 ? room : (runs[k].back().end - runs[k].front().begin) * sizeof(Id)));
     size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-        auto runs = self.encode_pieces(text, allowed, threads, interrupt,
-                                       [&](size_t, size_t at, const std::vector<uint32_t>& ids) {
-                                           std::copy(ids.begin(), ids.end(), data + at);
-                                       });
-        size_t end = 0;
-        for (const auto& run : runs) {
-            if (run.begin != end) std::memmove(data + end, data + run.begin, run.count * sizeof(Id));
-            end += run.count;
+        auto done = self.encode_runs(text, runs, interrupt,
+                                     [&](size_t k, size_t, size_t before, const std::vector<uint32_t>& ids) {
+                                         std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + before);
+                                     });
+        Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
+        size_t end = done.empty() ? 0 : done[0].count;
+        for (size_t k = 1; k < done.size(); ++k) {
+            std::memcpy(data + end, blocks[k]->region.data(), done[k].count * sizeof(Id));
+            blocks[k]->used = std::max(blocks[k]->used, done[k].count * sizeof(Id));
+            end += done[k].count;
         }
         return end;
     });
-    out.resize({py::ssize_t(total)}, false);
-    return out;
+    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]));
+    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
 }
 
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
@@ -794,11 +826,11 @@ size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_speci
     const unsigned asked = threads_asked(threads);
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
-    choice.check(self, arg.view);
+    choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));
     return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
         size_t total = 0;
         for (const auto& run : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
-                                                  [](size_t, size_t, const std::vector<uint32_t>&) {}))
+                                                  [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
             total += run.count;
         return total;
     });
@@ -872,7 +904,7 @@ py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle all
         for (size_t i : large) {
             size_t total = 0;
             for (const auto& run : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
-                                                      [](size_t, size_t, const std::vector<uint32_t>&) {}))
+                                                      [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
                 total += run.count;
             count[i] = int64_t(total);
         }

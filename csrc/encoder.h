@@ -731,8 +731,7 @@ public:
     std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
         if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
-        std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
+        std::vector<std::vector<Segment>> runs = share(text, allowed, threads);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
             for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
@@ -759,11 +758,11 @@ public:
     // the text's ids, whose fresh pages a long text would fault in call after call. The
     // text is shared out in runs of segments, one a thread (`threads`: threads_for), and
     // each run is encoded about Interrupt::kPollBytes at a time into a vector of its
-    // thread's own, reused piece after piece; take(k, at, ids) gets each piece's ids in
-    // order, `at` being run k's begin plus the ids it gave before. A token holds a byte
-    // at least, so run k's ids fit between its begin and the next run's: threads given
-    // one output of text.size() ids write disjoint slices of it. Returns each run's
-    // begin and count. A rule with no certain boundaries (a regex) leaves long
+    // thread's own, reused piece after piece; take(k, begin, before, ids) gets each
+    // piece's ids in order, `begin` being run k's first byte and `before` the ids the run
+    // gave before. A token holds a byte at least, so run k's ids fit between its begin
+    // and the next run's: threads given one output of text.size() ids write disjoint
+    // slices of it. Returns each run's begin and count. A rule with no certain boundaries (a regex) leaves long
     // segments whole, and a piece is then a segment.
     template <class Take>
     std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
@@ -773,14 +772,26 @@ public:
             std::vector<RunIds> done;
             size_t at = 0;
             for (size_t k = 0; k < parts.size(); ++k) {
-                take(k, at, parts[k]);
+                take(k, at, size_t(0), parts[k]);
                 done.push_back({at, parts[k].size()});
                 at += parts[k].size();
             }
             return done;
         }
-        std::vector<Segment> segments = vocabulary_.specials().segments(text, allowed);
-        std::vector<std::vector<Segment>> runs = share_out(text, segments, threads_for(text.size(), threads), pattern_);
+        return encode_runs(text, share(text, allowed, threads), interrupt, take);
+    }
+
+    // How encode_pieces shares out a text without rules: its segments in runs, one a
+    // thread (`threads`: threads_for), each run's bytes consecutive in the text.
+    std::vector<std::vector<Segment>> share(std::string_view text, const SpecialSet& allowed, unsigned threads) const {
+        return share_out(text, vocabulary_.specials().segments(text, allowed), threads_for(text.size(), threads),
+                         pattern_);
+    }
+
+    // encode_pieces on the runs share gave, each on a thread of its own.
+    template <class Take>
+    std::vector<RunIds> encode_runs(std::string_view text, const std::vector<std::vector<Segment>>& runs,
+                                    Interrupt* interrupt, Take&& take) const {
         std::vector<RunIds> done(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             const std::vector<Segment> run = cut_long_segments(text, runs[k], Interrupt::kPollBytes, pattern_);
@@ -795,7 +806,7 @@ public:
                 piece.assign(run.begin() + i, run.begin() + j);
                 ids.clear();
                 encode_segments(text, piece, ids, interrupt);
-                take(k, begin + count, ids);
+                take(k, begin, count, ids);
                 count += ids.size();
                 i = j;
             }
@@ -815,9 +826,15 @@ public:
     // followed by a kDocumentEnd segment, where encode_segments notes how many ids there
     // are. One call then serves the group, its caches too (a word met in one story is
     // found in the next). A document of kGroup bytes or more is encoded where it is, alone.
+    // A caller that calls it group after group (encode_groups) lends it `room`, the
+    // buffers it copies a group into, so that each call does not map them afresh.
     static constexpr size_t kGroup = size_t(1) << 20;
+    struct GroupRoom {
+        std::string text;
+        std::vector<Segment> segments;
+    };
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
-                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr) const {
+                     std::vector<size_t>& ends, Interrupt* interrupt = nullptr, GroupRoom* room = nullptr) const {
         if (rules_) {
             // As below, a group at a time: each document's items found on their own (its
             // added tokens and pieces are its own), its text (as the rules left it) put
@@ -847,8 +864,11 @@ public:
         for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
         ids.reserve(ids.size() + bytes / 2 + 16);  // as encode_segments reserves for one text
         ends.reserve(ends.size() + n);
-        std::string group;
-        std::vector<Segment> segments;
+        GroupRoom own;
+        std::string& group = room ? room->text : own.text;
+        std::vector<Segment>& segments = room ? room->segments : own.segments;
+        group.clear();
+        segments.clear();
         segments.reserve(std::min<size_t>(2 * n, kGroup / 64) + 2);
         bool long_segment = false;  // whether a segment may need cutting for the interrupt
         // A document's segments, at `base` in the text they are encoded in, and its end.
@@ -892,12 +912,16 @@ public:
         if (!segments.empty()) encode_marked(group);
     }
 
-    // How many ids each of n documents gives, into counts[0 .. n), as encode_many would
-    // give them, with no more of their ids held at once than one group's: encode_many
-    // is handed one group of documents at a time, and a document of kGroup bytes or more
-    // is counted a piece at a time (encode_pieces). One thread, as encode_many.
-    void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
-                    Interrupt* interrupt = nullptr) const {
+    // The ids of n documents, as encode_many gives them, handed over a group at a time
+    // (the documents encode_many would put in one group, up to kGroup bytes; a document
+    // of kGroup bytes or more a piece at a time, as encode_pieces cuts it; under rules a
+    // document at a time), for a caller that writes them where they are wanted (a numpy
+    // array, counts) instead of into one vector of the batch's ids: take(ids, ends) gets
+    // each group's ids and where documents end among them, in order. One thread, as
+    // encode_many.
+    template <class Take>
+    void encode_groups(const std::string_view* texts, size_t n, const SpecialSet& allowed, Interrupt* interrupt,
+                       Take&& take) const {
         std::vector<uint32_t> ids;
         std::vector<size_t> ends;
         if (rules_) {
@@ -905,33 +929,46 @@ public:
             for (size_t i = 0; i < n; ++i) {
                 ids.clear();
                 encode_rules(texts[i], allowed, ids, interrupt, work);
-                counts[i] = int64_t(ids.size());
+                ends.assign(1, ids.size());
+                take(ids, ends);
             }
             return;
         }
+        GroupRoom room;
         for (size_t i = 0; i < n;) {
             if (texts[i].size() >= kGroup) {
-                size_t total = 0;
-                for (const RunIds& run : encode_pieces(texts[i], allowed, 1, interrupt,
-                                                       [](size_t, size_t, const std::vector<uint32_t>&) {}))
-                    total += run.count;
-                counts[i++] = int64_t(total);
+                ends.clear();
+                encode_pieces(texts[i], allowed, 1, interrupt,
+                              [&](size_t, size_t, size_t, const std::vector<uint32_t>& piece) { take(piece, ends); });
+                ids.clear();
+                ends.assign(1, 0);
+                take(ids, ends);
+                ++i;
                 continue;
             }
-            // The documents encode_many would put in one group: up to kGroup bytes.
             size_t j = i, bytes = 0;
             do bytes += texts[j].size();
             while (++j < n && texts[j].size() < kGroup && bytes + texts[j].size() <= kGroup);
             ids.clear();
             ends.clear();
-            encode_many(texts + i, j - i, allowed, ids, ends, interrupt);
-            size_t begin = 0;
-            for (size_t k = 0; k < ends.size(); ++k) {
-                counts[i + k] = int64_t(ends[k] - begin);
-                begin = ends[k];
-            }
+            encode_many(texts + i, j - i, allowed, ids, ends, interrupt, &room);
+            take(ids, ends);
             i = j;
         }
+    }
+
+    // How many ids each of n documents gives, into counts[0 .. n), as encode_many would
+    // give them, with no more of their ids held at once than one group's (encode_groups).
+    void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
+                    Interrupt* interrupt = nullptr) const {
+        size_t done = 0, at = 0, last_end = 0;  // documents counted; ids so far; where the last ended
+        encode_groups(texts, n, allowed, interrupt, [&](const std::vector<uint32_t>& ids, const std::vector<size_t>& ends) {
+            for (size_t end : ends) {
+                counts[done++] = int64_t(at + end - last_end);
+                last_end = at + end;
+            }
+            at += ids.size();
+        });
     }
 
     // What the bindings ask of the vocabulary (vocabulary.h).
