@@ -762,8 +762,8 @@ public:
     // piece's ids in order, `begin` being run k's first byte and `before` the ids the run
     // gave before. A token holds a byte at least, so run k's ids fit between its begin
     // and the next run's: threads given one output of text.size() ids write disjoint
-    // slices of it. Returns each run's begin and count. A rule with no certain boundaries (a regex) leaves long
-    // segments whole, and a piece is then a segment.
+    // slices of it. Returns each run's begin and count. A rule with no certain
+    // boundaries (a regex) leaves long segments whole, and a piece is then a segment.
     template <class Take>
     std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                       Interrupt* interrupt, Take&& take) const {
@@ -826,7 +826,7 @@ public:
     // followed by a kDocumentEnd segment, where encode_segments notes how many ids there
     // are. One call then serves the group, its caches too (a word met in one story is
     // found in the next). A document of kGroup bytes or more is encoded where it is, alone.
-    // A caller that calls it group after group (encode_groups) lends it `room`, the
+    // A caller that calls it group after group (count_many) lends it `room`, the
     // buffers it copies a group into, so that each call does not map them afresh.
     static constexpr size_t kGroup = size_t(1) << 20;
     struct GroupRoom {
@@ -912,16 +912,13 @@ public:
         if (!segments.empty()) encode_marked(group);
     }
 
-    // The ids of n documents, as encode_many gives them, handed over a group at a time
-    // (the documents encode_many would put in one group, up to kGroup bytes; a document
-    // of kGroup bytes or more a piece at a time, as encode_pieces cuts it; under rules a
-    // document at a time), for a caller that writes them where they are wanted (a numpy
-    // array, counts) instead of into one vector of the batch's ids: take(ids, ends) gets
-    // each group's ids and where documents end among them, in order. One thread, as
-    // encode_many.
-    template <class Take>
-    void encode_groups(const std::string_view* texts, size_t n, const SpecialSet& allowed, Interrupt* interrupt,
-                       Take&& take) const {
+    // How many ids each of n documents gives, into counts[0 .. n), as encode_many would
+    // give them, with no more of their ids held at once than one group's: encode_many
+    // is handed one group of documents at a time (lent the group's buffers, kept from
+    // group to group), and a document of kGroup bytes or more is counted a piece at a
+    // time (encode_pieces). One thread, as encode_many.
+    void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
+                    Interrupt* interrupt = nullptr) const {
         std::vector<uint32_t> ids;
         std::vector<size_t> ends;
         if (rules_) {
@@ -929,46 +926,34 @@ public:
             for (size_t i = 0; i < n; ++i) {
                 ids.clear();
                 encode_rules(texts[i], allowed, ids, interrupt, work);
-                ends.assign(1, ids.size());
-                take(ids, ends);
+                counts[i] = int64_t(ids.size());
             }
             return;
         }
         GroupRoom room;
         for (size_t i = 0; i < n;) {
             if (texts[i].size() >= kGroup) {
-                ends.clear();
-                encode_pieces(texts[i], allowed, 1, interrupt,
-                              [&](size_t, size_t, size_t, const std::vector<uint32_t>& piece) { take(piece, ends); });
-                ids.clear();
-                ends.assign(1, 0);
-                take(ids, ends);
-                ++i;
+                size_t total = 0;
+                for (const RunIds& run : encode_pieces(texts[i], allowed, 1, interrupt,
+                                                       [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
+                    total += run.count;
+                counts[i++] = int64_t(total);
                 continue;
             }
+            // The documents encode_many would put in one group: up to kGroup bytes.
             size_t j = i, bytes = 0;
             do bytes += texts[j].size();
             while (++j < n && texts[j].size() < kGroup && bytes + texts[j].size() <= kGroup);
             ids.clear();
             ends.clear();
             encode_many(texts + i, j - i, allowed, ids, ends, interrupt, &room);
-            take(ids, ends);
+            size_t begin = 0;
+            for (size_t k = 0; k < ends.size(); ++k) {
+                counts[i + k] = int64_t(ends[k] - begin);
+                begin = ends[k];
+            }
             i = j;
         }
-    }
-
-    // How many ids each of n documents gives, into counts[0 .. n), as encode_many would
-    // give them, with no more of their ids held at once than one group's (encode_groups).
-    void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
-                    Interrupt* interrupt = nullptr) const {
-        size_t done = 0, at = 0, last_end = 0;  // documents counted; ids so far; where the last ended
-        encode_groups(texts, n, allowed, interrupt, [&](const std::vector<uint32_t>& ids, const std::vector<size_t>& ends) {
-            for (size_t end : ends) {
-                counts[done++] = int64_t(at + end - last_end);
-                last_end = at + end;
-            }
-            at += ids.size();
-        });
     }
 
     // What the bindings ask of the vocabulary (vocabulary.h).
