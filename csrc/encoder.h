@@ -520,10 +520,15 @@ private:
             waiting = nullptr;
         };
         // A chunk into the block being filled: its key and its bucket on the way. 16 bytes
-        // are read at a chunk's start only inside the text.
+        // are read at a chunk's start only inside the text. A chunk longer than a short key
+        // gets its own key (a hash of all its bytes), which the rare path would make
+        // anyway, so that its bucket is on the way too: the words of a script of several
+        // bytes a character are often that long.
         auto fill = [&](Pending& p, const char* at, size_t n) {
             p.chunk = std::string_view(at, n);
-            p.key = at + 16 <= text_end ? probe_key(at, n) : probe_key_near_end(p.chunk, text_end);
+            p.key = n > kShortKey          ? chunk_id(p.chunk, text_end)
+                    : at + 16 <= text_end ? probe_key(at, n)
+                                          : probe_key_near_end(p.chunk, text_end);
             prefetch(reader.bucket(p.key.hash));
         };
         // A special token's id, or a document's end, after the ids of the chunks before it.
@@ -644,8 +649,8 @@ private:
     }
 
     // The ids of a chunk the block loop could not emit from an entry's inline ids:
-    // they go to out[pos...), and pos moves past them. A chunk the table may keep is
-    // merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
+    // they go to out[pos...), and pos moves past them: from the table's pool where it
+    // holds them, else merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
     // may be 200 MB) is merged straight into `out`, whose room is then made anew.
     BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, std::vector<uint32_t>& out, size_t& pos,
                        std::vector<uint32_t>& scratch, size_t step) const {
@@ -657,22 +662,26 @@ private:
             make_room(out, pos, step);
             return;
         }
-        // A chunk longer than a short key was probed with a key no entry has (probe_key):
-        // its own key, a hash of all its bytes, is made here, out of the loop.
+        // A chunk longer than a short key probed with a key no entry has (probe_key, which
+        // the byte-level loop takes): its own key, a hash of all its bytes, is made here,
+        // out of the loop.
         ChunkId key = p.key;
-        if (p.chunk.size() > kShortKey) {
+        if (p.chunk.size() > kShortKey && (key.hi >> 56) != kLongMark) {
             key = chunk_id(p.chunk, p.chunk.data() + p.chunk.size());
             e = table_.reader().find(key);
         }
-        scratch.clear();
-        if (e == nullptr || !table_.append_rest(*e, p.chunk, scratch)) {
+        size_t n = 0;
+        const uint32_t* ids = e == nullptr ? nullptr : table_.rest(*e, p.chunk, n);
+        if (ids == nullptr) {
+            scratch.clear();
             encode_chunk(vocabulary_, p.chunk, scratch);
             vocabulary_.renumber(scratch, 0);
             table_.insert(key, p.chunk, scratch.data(), scratch.size());
+            ids = scratch.data(), n = scratch.size();
         }
-        make_room(out, pos + scratch.size(), step);
-        std::memcpy(out.data() + pos, scratch.data(), scratch.size() * 4);
-        pos += scratch.size();
+        make_room(out, pos + n, step);
+        std::memcpy(out.data() + pos, ids, n * 4);
+        pos += n;
     }
 
     // A segment's first space word with the "▁" put first (a space: space words key

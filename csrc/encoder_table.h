@@ -179,17 +179,17 @@ public:
         return {reinterpret_cast<const Entry*>(t->region.data()), t->buckets - 1, t->shift};
     }
 
-    // The ids of an entry whose count is above kInline, appended to `out`; false when
-    // it is a long chunk's entry and `chunk` is another chunk of the same key.
-    bool append_rest(const Entry& e, std::string_view chunk, std::vector<uint32_t>& out) const {
+    // The ids of an entry whose ids are in the pool (its count above kInline, or a long
+    // chunk's), with their number in `n`; nullptr when it is a long chunk's entry and
+    // `chunk` is another chunk of the same key.
+    const uint32_t* rest(const Entry& e, std::string_view chunk, size_t& n) const {
         const uint32_t* at = pool() + e.ids[0];
-        uint32_t n = e.count & ~kLong;
+        n = e.count & ~kLong;
         if (e.count & kLong) {
-            if (at[0] != chunk.size() || std::memcmp(at + 1 + n, chunk.data(), chunk.size()) != 0) return false;
+            if (at[0] != chunk.size() || std::memcmp(at + 1 + n, chunk.data(), chunk.size()) != 0) return nullptr;
             ++at;
         }
-        for (uint32_t k = 0; k < n; ++k) out.push_back(at[k]);
-        return true;
+        return at;
     }
 
     // The ids of an entry of a short chunk whose count is above kInline (not kLong),
