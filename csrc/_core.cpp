@@ -791,6 +791,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
     for (size_t k = 0; k < std::max<size_t>(runs.size(), 1); ++k)
         blocks.push_back(OutputBlocks::take(k == 0 ? room : (runs[k].back().end - runs[k].front().begin) * sizeof(Id)));
+    std::vector<size_t> written(blocks.size(), 0);  // each block's bytes of ids
     size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
         auto done = self.encode_runs(text, runs, interrupt,
                                      [&](size_t k, size_t, size_t before, const std::vector<uint32_t>& ids) {
@@ -800,12 +801,12 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         size_t end = done.empty() ? 0 : done[0].count;
         for (size_t k = 1; k < done.size(); ++k) {
             std::memcpy(data + end, blocks[k]->region.data(), done[k].count * sizeof(Id));
-            blocks[k]->used = std::max(blocks[k]->used, done[k].count * sizeof(Id));
+            written[k] = done[k].count * sizeof(Id);
             end += done[k].count;
         }
         return end;
     });
-    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]));
+    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]), written[k]);
     return OutputBlocks::array<Id>(std::move(blocks[0]), total);
 }
 

@@ -6,10 +6,10 @@
 // the first thread into the block the array is made over, each other thread into a
 // block of its own, copied after the first's once all have ended. The array's base is
 // a capsule that gives its block back when the array is freed, and the next call writes
-// into pages already there. An array holds no memory past its ids (those pages are
-// released before it is made), so it holds what numpy's own would. Between calls at
-// most kKeptBlocks blocks wait here, holding at most kKeptBytes together; the oldest
-// past that are unmapped. Small pages: a block asked for huge ones is compacted for by
+// into pages already there (a block too short for the next call is made longer, its
+// pages kept). An array's block is cut to the pages of its ids before the array is made,
+// so it holds what numpy's own would. Between calls at most kKeptBlocks blocks wait
+// here, of at most kKeptBytes together; the oldest past that are unmapped. Small pages: a block asked for huge ones is compacted for by
 // the kernel on the fault that wants one, which cost more than it saved. All of it runs
 // with the GIL held (the capsule's destructor too), which is its lock. Included by
 // _core.cpp only.
@@ -18,8 +18,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <sys/mman.h>
+#include <unistd.h>  // sysconf
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -38,51 +39,61 @@ public:
 
     struct Block {
         bpe::Region region;
-        size_t used = 0;  // the bytes written in it: the pages it holds
         explicit Block(size_t bytes) : region(bytes, false) {}
     };
 
-    // A block of at least `bytes`: of the kept ones that hold them, the one with the
-    // most pages written (a call takes the array's block first), else a new one.
+    // A block of at least `bytes`: the kept one with the most pages written (a call takes
+    // the array's block first), made longer where it must be, else a new one.
     static std::unique_ptr<Block> take(size_t bytes) {
         std::deque<std::unique_ptr<Block>>& blocks = kept();
         auto best = blocks.end();
         for (auto it = blocks.begin(); it != blocks.end(); ++it)
-            if ((*it)->region.size() >= bytes && (best == blocks.end() || (*it)->used > (*best)->used)) best = it;
-        if (best == blocks.end()) return std::make_unique<Block>(bytes);
+            if (best == blocks.end() || (*it)->region.size() > (*best)->region.size()) best = it;
+        if (best == blocks.end() || !(*best)->region.resize(std::max(pages(bytes), (*best)->region.size())))
+            return std::make_unique<Block>(bytes);
         std::unique_ptr<Block> block = std::move(*best);
         blocks.erase(best);
         return block;
     }
 
     // A numpy array of the n Ids written at the start of `block`, which goes back to the
-    // kept blocks when the array is freed. The pages past the ids are released first.
+    // kept blocks when the array is freed. The block is cut to the pages of the ids
+    // first, so that the array holds no more memory, nor address space, than they take.
     template <class Id>
     static py::array_t<Id> array(std::unique_ptr<Block> block, size_t n) {
-        constexpr size_t kPage = 4096;
-        block->used = (n * sizeof(Id) + kPage - 1) / kPage * kPage;
-        if (block->used < block->region.size())
-            madvise(block->region.data() + block->used, block->region.size() - block->used, MADV_DONTNEED);
+        block->region.resize(pages(n * sizeof(Id)));
         py::capsule owner(block.get(), [](void* p) { keep(std::unique_ptr<Block>(static_cast<Block*>(p))); });
         Block* lent = block.release();  // the capsule has it now
         return py::array_t<Id>({py::ssize_t(n)}, {py::ssize_t(sizeof(Id))}, reinterpret_cast<Id*>(lent->region.data()),
                                owner);
     }
 
-    // A block back among the kept ones (or unmapped, past the bounds).
+    // A block back among the kept ones, cut to the pages of its first `used` bytes (the
+    // ones written), or unmapped past the bounds.
+    static void keep(std::unique_ptr<Block> block, size_t used) {
+        block->region.resize(pages(used));
+        keep(std::move(block));
+    }
+
+private:
     static void keep(std::unique_ptr<Block> block) {
-        if (block->used > kKeptBytes) return;
+        if (block->region.size() > kKeptBytes) return;
         std::deque<std::unique_ptr<Block>>& blocks = kept();
         blocks.push_back(std::move(block));
         size_t held = 0;
-        for (const auto& b : blocks) held += b->used;
+        for (const auto& b : blocks) held += b->region.size();
         while (blocks.size() > kKeptBlocks || held > kKeptBytes) {  // the oldest go first
-            held -= blocks.front()->used;
+            held -= blocks.front()->region.size();
             blocks.pop_front();
         }
     }
 
-private:
+    // `bytes` rounded up to whole pages, one at least.
+    static size_t pages(size_t bytes) {
+        static const size_t page = size_t(sysconf(_SC_PAGESIZE));
+        return std::max<size_t>(1, (bytes + page - 1) / page) * page;
+    }
+
     // Never destroyed: an array may be freed while the process runs its static destructors.
     static std::deque<std::unique_ptr<Block>>& kept() {
         static auto& blocks = *new std::deque<std::unique_ptr<Block>>;

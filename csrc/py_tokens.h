@@ -150,13 +150,13 @@ struct SpecialChoice {
         }
     }
 
-    // On `threads` threads (as bpe::threads_for gives them for the call), each searching
-    // where a special may begin in a stretch of its own: the first stretch that holds one
-    // holds the text's first.
+    // On up to `threads` threads (the call's), a stretch of at least kBytesPerThread
+    // each, each searching where a special may begin in its own stretch: the first
+    // stretch that holds one holds the text's first.
     void check(const bpe::Encoder& encoder, std::string_view text, unsigned threads = 1) const {
         const bpe::SpecialTokens& specials = encoder.specials();
         if (std::find(disallowed.begin(), disallowed.end(), true) == disallowed.end()) return;
-        const size_t n = threads;
+        const size_t n = std::clamp<size_t>(text.size() / bpe::kBytesPerThread, 1, std::max(threads, 1u));
         std::vector<size_t> found(n, specials.size());
         {
             GilReleased released;

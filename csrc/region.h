@@ -49,6 +49,28 @@ public:
     char* data() const { return data_; }
     size_t size() const { return size_; }
 
+    // Makes the region `bytes` long (a whole number of pages), keeping what is written in
+    // what stays: a shorter one gives the rest back to the system; a longer one is mapped
+    // anew where the system can move pages (mremap, Linux), and may move. False, and the
+    // region as it was, where it cannot.
+    bool resize(size_t bytes) {
+        if (bytes == 0 || bytes == size_) return bytes == size_;
+        if (bytes < size_) {
+            if (munmap(data_ + bytes, size_ - bytes) != 0) return false;
+            size_ = bytes;
+            return true;
+        }
+#if defined(__linux__)
+        void* p = mremap(data_, size_, bytes, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) return false;
+        data_ = static_cast<char*>(p);
+        size_ = bytes;
+        return true;
+#else
+        return false;
+#endif
+    }
+
 private:
     char* data_ = nullptr;
     size_t size_ = 0;

@@ -217,7 +217,7 @@ def test_encoding_a_large_cjk_str_does_not_grow_the_process():
 def test_encode_arrays_write_into_kept_pages_and_hold_only_their_ids():
     """encode_array's ids for a large text go into blocks the process keeps between
     calls (csrc/py_output.h): once warm, a call on one thread or two faults in no new
-    pages; an array kept holds the memory of its ids and no more, and a block is not
+    pages; an array kept holds the memory of its ids and no more (nor address space), and a block is not
     written again while its array lives; freed, the blocks held stay within 64 MB."""
     result = run_child("""
         import json, resource
@@ -237,18 +237,21 @@ def test_encode_arrays_write_into_kept_pages_and_hold_only_their_ids():
             warm[threads] = faults() - before
             assert np.array_equal(ids, expected)
             del ids
-        rss = status("VmRSS")
+        rss, size = status("VmRSS"), status("VmSize")
         kept = [tok.encode_array(text[k:], threads=2) for k in range(6)]
         per_array = (status("VmRSS") - rss) / len(kept)
+        address_space = (status("VmSize") - size) / len(kept)
         same = all(np.array_equal(a, tok.encode_array(text[k:], threads=1)) for k, a in enumerate(kept))
         nbytes = kept[0].nbytes
         del kept
         print(json.dumps({"warm_faults": warm, "per_array": per_array, "nbytes": nbytes, "same": same,
+                          "address_space": address_space,
                           "held_after": status("VmRSS") - rss}))
     """)
     assert max(result["warm_faults"].values()) < 64, result  # numpy's own arrays: about 500 a call
     assert result["same"], result
     assert result["per_array"] < result["nbytes"] + (1 << 20), result
+    assert result["address_space"] < result["nbytes"] + (1 << 20), result  # not the text's room, 4 times more
     assert result["held_after"] < 64 << 20, result
 
 

@@ -421,3 +421,12 @@ def test_memory_held_between_calls_stays_bounded(tok):
     before = rss()
     tok.count(huge)
     assert rss() - before < 16 << 20, "the UTF-8 of a str past the bound was kept"
+
+
+def test_the_search_for_disallowed_specials_starts_no_thread_for_a_short_text(tok):
+    # The search runs on the call's threads, but only as many as its text has
+    # BYTES_PER_THREAD for: asked for 4, a short text starts what its encode starts.
+    with_special = BPETokenizer(tok.merges, special_tokens=["<|endoftext|>"])
+    text = words(40, 7)
+    for call in (with_special.count, with_special.encode_array):
+        assert started(lambda: call(text, threads=4)) == started(lambda: call(text, threads=4, disallowed_special=()))
