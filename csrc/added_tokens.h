@@ -177,8 +177,7 @@ private:
                     ++nodes_[run.node].children;
                     if (run.depth == 0) {
                         root_[byte] = uint32_t(nodes_.size() - 1), last_byte_ = byte;
-                        // the unused places repeat a last byte, so that comparing with them finds nothing new
-                        if (last_bytes_ < kFewLastBytes) std::fill(few_last_ + last_bytes_, std::end(few_last_), byte);
+                        if (last_bytes_ < kFewBytes) few_last_[last_bytes_] = byte;
                         ++last_bytes_;
                     }
                     runs.push_back({uint32_t(nodes_.size() - 1), at, next, run.depth + 1});
@@ -222,7 +221,6 @@ private:
 
     private:
         static constexpr uint32_t kNone = kNoChild;
-        static constexpr int kFewLastBytes = 4;        // this many last bytes or fewer: compared 16 bytes at a time
 
         struct Node {
             uint32_t first_child = 0;
@@ -257,15 +255,11 @@ private:
 #if defined(BPE_SSE2)
             // A few last bytes (a file's tokens mostly end with ">" or "]", or with one
             // character's last byte): 16 bytes compared with each at once.
-            if (last_bytes_ <= kFewLastBytes) {
-                __m128i wanted[kFewLastBytes];
-                for (int k = 0; k < kFewLastBytes; ++k) wanted[k] = _mm_set1_epi8(char(few_last_[k]));
-                for (; i >= 16; i -= 16) {
-                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i - 16));
-                    __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
-                    for (int k = 1; k < kFewLastBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
-                    if (uint32_t mask = uint32_t(_mm_movemask_epi8(hits))) return i - 16 + (64 - count_leading_zeros(uint64_t(mask)));
-                }
+            if (last_bytes_ <= kFewBytes) {
+                const FewBytes16 wanted(few_last_, last_bytes_);
+                for (; i >= 16; i -= 16)
+                    if (uint32_t mask = wanted.in(text.data() + i - 16))
+                        return i - 16 + (64 - count_leading_zeros(uint64_t(mask)));
             }
 #endif
             while (i > 0 && root_[static_cast<unsigned char>(text[i - 1])] == kNone) --i;
@@ -281,7 +275,7 @@ private:
         uint32_t root_[256] = {};          // the root's child along each byte, or kNone (set by build)
         int last_bytes_ = 0;               // how many different bytes end a token
         unsigned char last_byte_ = 0;      // the last of them
-        unsigned char few_last_[kFewLastBytes] = {};  // the first kFewLastBytes of them
+        unsigned char few_last_[kFewBytes] = {};  // the first kFewBytes of them: compared 16 bytes at a time
     };
 
     // The code point that starts at byte i, and its length in bytes (1 for a byte that

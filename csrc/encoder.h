@@ -650,8 +650,9 @@ private:
 
     // The ids of a chunk the block loop could not emit from an entry's inline ids:
     // they go to out[pos...), and pos moves past them: from the table's pool where it
-    // holds them, else merged in `scratch` and copied, so that `out` keeps its room; a longer one (it
-    // may be 200 MB) is merged straight into `out`, whose room is then made anew.
+    // holds them, else merged in `scratch` and copied, so that `out` keeps its room. A
+    // chunk too long to keep (it may be 200 MB) is merged straight into `out`, whose
+    // room is then made anew.
     BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, std::vector<uint32_t>& out, size_t& pos,
                        std::vector<uint32_t>& scratch, size_t step) const {
         if (p.chunk.size() > EncoderTable::kLongestChunk) {

@@ -1,16 +1,17 @@
 // Room for the ids that encode_array returns, kept between calls. An array that numpy
 // allocates is fresh memory on every call at the sizes a pipeline encodes (the C library
 // maps a block of many megabytes anew each time, and the kernel clears each page as it
-// is first written), and on a 40 MB text that was a tenth of a call on two threads. So
-// a call that needs kPooledBytes of room or more writes its ids into blocks from here:
-// the first thread into the block the array is made over, each other thread into a
-// block of its own, copied after the first's once all have ended. The array's base is
-// a capsule that gives its block back when the array is freed, and the next call writes
-// into pages already there (a block too short for the next call is made longer, its
-// pages kept). An array's block is cut to the pages of its ids before the array is made,
-// so it holds what numpy's own would. Between calls at most kKeptBlocks blocks wait
-// here, of at most kKeptBytes together; the oldest past that are unmapped. Small pages: a block asked for huge ones is compacted for by
-// the kernel on the fault that wants one, which cost more than it saved. All of it runs
+// is first written, or first compacts memory for a huge one: docs/engine.md, "Memory
+// kept between calls", has the measure). So a call that needs kPooledBytes of room or
+// more writes its ids into blocks from here: the first thread into the block the array
+// is made over, each other thread into a block of its own, copied after the first's once
+// all have ended. The array's base is a capsule that gives its block back when the array
+// is freed, and the next call writes into pages already there (a block too short for it
+// is made longer, its pages kept). A block is cut to the pages of its ids before it is
+// kept or lent as an array, so an array holds what numpy's own would. Between calls at
+// most kKeptBlocks blocks wait here, of at most kKeptBytes together; the oldest past
+// that are unmapped. Small pages: a block asked for huge ones is compacted for by the
+// kernel on the fault that wants one, which cost more than it saved. All of it runs
 // with the GIL held (the capsule's destructor too), which is its lock. Included by
 // _core.cpp only.
 #pragma once
@@ -42,8 +43,9 @@ public:
         explicit Block(size_t bytes) : region(bytes, false) {}
     };
 
-    // A block of at least `bytes`: the kept one with the most pages written (a call takes
-    // the array's block first), made longer where it must be, else a new one.
+    // A block of at least `bytes`: the largest kept one (each is cut to the pages written
+    // in it, and a call takes the array's block first), made longer where it must be,
+    // else a new one.
     static std::unique_ptr<Block> take(size_t bytes) {
         std::deque<std::unique_ptr<Block>>& blocks = kept();
         auto best = blocks.end();

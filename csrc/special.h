@@ -83,7 +83,7 @@ public:
             if (bytes.empty()) throw std::invalid_argument("a special token cannot be empty");
             unsigned char first = static_cast<unsigned char>(bytes[0]);
             if (!starts_[first]) {
-                if (first_bytes_ < kFewFirstBytes) few_first_[first_bytes_] = first;
+                if (first_bytes_ < kFewBytes) few_first_[first_bytes_] = first;
                 ++first_bytes_, first_byte_ = first;
             }
             starts_[first] = true;
@@ -228,15 +228,10 @@ private:
         // A few first bytes (SentencePiece's "<s>" and "[INST]" begin with "<" and "["):
         // 16 bytes compared with each at once. A byte at a time, the search for them
         // took a tenth of encoding such a model's text.
-        if (first_bytes_ >= 2 && first_bytes_ <= kFewFirstBytes) {
-            __m128i wanted[kFewFirstBytes];
-            for (int k = 0; k < kFewFirstBytes; ++k) wanted[k] = _mm_set1_epi8(char(few_first_[k < first_bytes_ ? k : 0]));
-            for (; i + 16 <= end; i += 16) {
-                const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-                __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
-                for (int k = 1; k < kFewFirstBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
-                if (uint32_t mask = uint32_t(_mm_movemask_epi8(hits))) return i + count_trailing_zeros(mask);
-            }
+        if (first_bytes_ >= 2 && first_bytes_ <= kFewBytes) {
+            const FewBytes16 wanted(few_first_, first_bytes_);
+            for (; i + 16 <= end; i += 16)
+                if (uint32_t mask = wanted.in(text.data() + i)) return i + count_trailing_zeros(mask);
         }
 #endif
         while (i < end && !starts_[static_cast<unsigned char>(text[i])]) ++i;
@@ -245,11 +240,10 @@ private:
 
     std::vector<std::pair<std::string, uint32_t>> tokens_;
     std::vector<Node> nodes_;  // the trie; nodes_[kRoot] is its root
-    static constexpr int kFewFirstBytes = 4;
     bool starts_[256] = {};    // which bytes begin a special token
     int first_bytes_ = 0;      // how many different bytes do
     unsigned char first_byte_ = 0;
-    unsigned char few_first_[kFewFirstBytes] = {};  // the first kFewFirstBytes of them
+    unsigned char few_first_[kFewBytes] = {};  // the first kFewBytes of them
 };
 
 }  // namespace bpe

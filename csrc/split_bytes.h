@@ -48,6 +48,28 @@ constexpr std::array<uint8_t, 256> make_byte_classes() {
 }
 inline constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
 
+// How many different bytes a search may look for 16 at a time (FewBytes16).
+inline constexpr int kFewBytes = 4;
+
+#if defined(BPE_SSE2)
+// A search for any of a few bytes (1 to kFewBytes), 16 bytes at a time: where the special
+// tokens may begin, where the added tokens may end. bytes[0] stands in for the places
+// past `n`, so that comparing with them finds nothing new.
+struct FewBytes16 {
+    __m128i wanted[kFewBytes];
+    FewBytes16(const unsigned char* bytes, int n) {
+        for (int k = 0; k < kFewBytes; ++k) wanted[k] = _mm_set1_epi8(char(bytes[k < n ? k : 0]));
+    }
+    // Bit k set when byte k of the 16 at p is one of them.
+    uint32_t in(const char* p) const {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i hits = _mm_cmpeq_epi8(v, wanted[0]);
+        for (int k = 1; k < kFewBytes; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(v, wanted[k]));
+        return uint32_t(_mm_movemask_epi8(hits));
+    }
+};
+#endif
+
 #if defined(BPE_SSE2)
 // Bit k of `word` set when byte k of the 16 at p is a word byte, of `space` when it is
 // whitespace (neither: punctuation). Below, with the class test it reads.
