@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -30,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler.h"
 #include "normalize.h"
 
 namespace bpe {
@@ -38,6 +40,9 @@ class Charsmap {
 public:
     static constexpr size_t kMaxKeyBytes = 256;
     static constexpr size_t kMaxReplacementBytes = 256;
+    // The characters alone_run reads without a search are those below this: planes 0 and
+    // 1, every script's letters and the emoji.
+    static constexpr uint32_t kMapped = 0x20000;
 
     explicit Charsmap(std::string blob) : blob_(std::move(blob)) {
         if (blob_.size() < 4) throw std::invalid_argument("the charsmap is " + std::to_string(blob_.size()) +
@@ -58,30 +63,125 @@ public:
         }
         replacements_at_ = 4 + size_t(trie_bytes);
         check_trie();
-        // For each ASCII byte: whether a key is that byte alone, and whether one goes on
-        // from it with an ASCII byte.
+        // What alone_run reads, made once here: for each ASCII byte, whether a key is that
+        // byte alone and whether one goes on from it (with an ASCII byte, with any); for
+        // each other character below kMapped, whether its bytes fall off the trie with no
+        // leaf on the way (no key is, begins or goes on from it) or reach a node with no
+        // leaf on the way (a key goes on from it); and the characters that come right
+        // after such a whole character in some key (`continues_`).
         const size_t root = offset(units_[0]);
         auto step = [&](size_t base, unsigned c) -> size_t {  // the node, or SIZE_MAX
             const size_t node = base ^ c;
             return node < units_.size() && label(units_[node]) == c ? node : SIZE_MAX;
         };
+        auto children = [&](size_t node) { return node ^ offset(units_[node]); };
+        auto set = [](uint64_t* bits, uint32_t cp) { bits[cp >> 6] |= uint64_t(1) << (cp & 63); };
+        // Every character that can follow the whole character whose node is `node` (a
+        // byte that starts no character there: no valid text has it).
+        struct Below {
+            size_t node;
+            uint32_t cp;  // from the bytes so far
+            size_t bytes;
+        };
+        std::vector<Below> todo;
+        auto add_continuations = [&](size_t node) {
+            const size_t base = children(node);
+            for (unsigned b = 0; b < 0x80; ++b)
+                if (step(base, b) != SIZE_MAX) set(continues_, b);
+            for (unsigned b = 0xC2; b < 0xF5; ++b) {
+                const size_t first = step(base, b);
+                if (first == SIZE_MAX) continue;
+                const size_t len = b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+                todo.assign(1, {first, b & (0xFFu >> (len + 1)), 1});
+                while (!todo.empty()) {
+                    const Below at = todo.back();
+                    todo.pop_back();
+                    if (at.bytes == len) {
+                        if (at.cp < kMapped) set(continues_, at.cp);
+                        else far_continues_ = true;
+                        continue;
+                    }
+                    for (unsigned c = 0x80; c < 0xC0; ++c) {
+                        const size_t next = step(children(at.node), c);
+                        if (next != SIZE_MAX) todo.push_back({next, at.cp << 6 | (c & 0x3F), at.bytes + 1});
+                    }
+                }
+            }
+        };
         for (unsigned c = 0; c < 0x80; ++c) {
             const size_t node = step(root, c);
             if (node == SIZE_MAX) continue;
             ascii_key_[c] = has_leaf(units_[node]);
-            const size_t base = node ^ offset(units_[node]);
+            const size_t base = children(node);
             for (unsigned d = 0; d < 0x80 && !ascii_goes_on_[c]; ++d) ascii_goes_on_[c] = step(base, d) != SIZE_MAX;
-            non_ascii_goes_on_[c] = true;
+            ascii_leads_on_[c] = true;
+            if (!ascii_key_[c]) add_continuations(node);
+        }
+        for (uint32_t cp = 0x80; cp < kMapped; ++cp) {
+            if (cp >= 0xD800 && cp < 0xE000) continue;  // surrogates: no character
+            unsigned char bytes[4];
+            const size_t len = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+            for (size_t k = len - 1; k > 0; --k) bytes[k] = static_cast<unsigned char>(0x80 | (cp >> (6 * (len - 1 - k)) & 0x3F));
+            bytes[0] = static_cast<unsigned char>((0xF00u >> len) | cp >> (6 * (len - 1)));
+            size_t base = root, node = SIZE_MAX, k = 0;
+            for (; k < len; ++k) {
+                node = step(base, bytes[k]);
+                if (node == SIZE_MAX || has_leaf(units_[node])) break;
+                base = children(node);
+            }
+            if (node == SIZE_MAX) {
+                set(off_trie_, cp);
+            } else if (k == len) {
+                set(leads_on_, cp);
+                add_continuations(node);
+            }
         }
     }
 
     // Whether the map leaves the ASCII byte `c` as it is where `next` (0 at the end)
     // follows it: no key is `c` alone, and none that goes on from it can match here (an
-    // ASCII `next` goes on from no key; a non-ASCII one may). Most text is read a byte at
-    // a time by this test, without a search.
+    // ASCII `next` goes on from no key; a non-ASCII one may).
     bool ascii_alone(unsigned char c, unsigned char next) const {
         if (ascii_key_[c]) return false;
-        return next < 0x80 ? !ascii_goes_on_[c] : !non_ascii_goes_on_[c];
+        return next < 0x80 ? !ascii_goes_on_[c] : !ascii_leads_on_[c];
+    }
+
+    // The end of the run of characters from in[i] that the map leaves as they are, read
+    // without a search: a character no key is or begins, or one that keys only go on from
+    // where the character after it follows a whole character in no key. It stops before
+    // any byte `stop` marks, before a character from kMapped up, and before a byte that
+    // starts no valid character (the search reads those).
+    size_t alone_run(std::string_view in, size_t i, const std::array<bool, 256>& stop) const {
+        const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+        const size_t n = in.size();
+        while (i < n) {
+            const unsigned char c = u[i];
+            if (stop[c]) break;
+            size_t len = 1;
+            if (c < 0x80) {
+                if (ascii_key_[c]) break;
+                if (!ascii_leads_on_[c] || i + 1 == n) {
+                    ++i;
+                    continue;
+                }
+                if (u[i + 1] < 0x80) {
+                    if (ascii_goes_on_[c]) break;
+                    ++i;
+                    continue;
+                }
+            } else {
+                const uint32_t cp = decode(u + i, u + n, len);
+                if (cp == 0 || cp >= kMapped) break;
+                if (test(off_trie_, cp)) {
+                    i += len;
+                    continue;
+                }
+                if (!test(leads_on_, cp)) break;
+            }
+            if (i + len < n && may_continue(u + i + len, u + n)) break;
+            i += len;
+        }
+        return i;
     }
 
     // The replacement of the longest prefix of in[i...] the map holds, and that prefix's
@@ -107,11 +207,46 @@ public:
             }
         }
         if (best_length == 0) return {{}, 0};
-        return {std::string_view(replacements().data() + best_value), best_length};
+        return {replacement(best_value), best_length};
     }
 
 private:
-    static bool has_leaf(uint32_t unit) { return (unit >> 8) & 1; }
+    static bool test(const uint64_t* bits, uint32_t cp) { return bits[cp >> 6] >> (cp & 63) & 1; }
+
+    // The code point of the character of two to four bytes at p (its length in `len`),
+    // or 0 where p starts none (a byte of another kind, cut short, overlong, a surrogate).
+    static uint32_t decode(const unsigned char* p, const unsigned char* end, size_t& len) {
+        const unsigned char c = p[0];
+        auto follows = [&](size_t k) { return (p[k] & 0xC0) == 0x80; };
+        if (c >= 0xC2 && c < 0xE0 && end - p >= 2 && follows(1)) {
+            len = 2;
+            return uint32_t(c & 0x1F) << 6 | (p[1] & 0x3F);
+        }
+        if (c >= 0xE0 && c < 0xF0 && end - p >= 3 && follows(1) && follows(2)) {
+            len = 3;
+            const uint32_t cp = uint32_t(c & 0x0F) << 12 | uint32_t(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+            return cp < 0x800 || (cp >= 0xD800 && cp < 0xE000) ? 0 : cp;
+        }
+        if (c >= 0xF0 && c < 0xF5 && end - p >= 4 && follows(1) && follows(2) && follows(3)) {
+            len = 4;
+            const uint32_t cp = uint32_t(c & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 |
+                                (p[3] & 0x3F);
+            return cp < 0x10000 || cp > 0x10FFFF ? 0 : cp;
+        }
+        return 0;
+    }
+
+    // Whether the character at p (p < end) may go on a key after a whole character.
+    bool may_continue(const unsigned char* p, const unsigned char* end) const {
+        if (p[0] < 0x80) return test(continues_, p[0]);
+        size_t len;
+        const uint32_t cp = decode(p, end, len);
+        if (cp == 0) return true;
+        return cp < kMapped ? test(continues_, cp) : far_continues_;
+    }
+
+    static bool has_leaf
+(uint32_t unit) { return (unit >> 8) & 1; }
     static uint32_t value(uint32_t unit) { return unit & ((1u << 31) - 1); }
     static uint32_t label(uint32_t unit) { return unit & ((1u << 31) | 0xFF); }
     static size_t offset(uint32_t unit) { return size_t(unit >> 10) << ((unit & (1u << 9)) >> 6); }
@@ -196,14 +331,35 @@ private:
         }
     }
 
+    // The replacement at `v`, checked to end in a NUL within the blob: most are a few
+    // bytes, so where 8 bytes can be read their NUL is found in them, without a call.
+    std::string_view replacement(uint32_t v) const {
+        const char* r = blob_.data() + replacements_at_ + v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (blob_.size() - replacements_at_ - v >= 8) {
+            uint64_t word;
+            std::memcpy(&word, r, 8);
+            // A bit set in the lowest byte that is 0 (and maybe in later ones).
+            const uint64_t zero = (word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull;
+            if (zero != 0) return std::string_view(r, count_trailing_zeros(zero) / 8);
+        }
+#endif
+        return std::string_view(r);
+    }
+
     std::string_view replacements() const { return std::string_view(blob_).substr(replacements_at_); }
 
     std::string blob_;
     std::vector<uint32_t> units_;
     size_t replacements_at_ = 0;  // where in blob_ the replacements begin
-    bool ascii_key_[128] = {};          // see ascii_alone
+    bool ascii_key_[128] = {};       // see the constructor
     bool ascii_goes_on_[128] = {};
-    bool non_ascii_goes_on_[128] = {};  // a key starts with the byte and has more (kept simple: any)
+    bool ascii_leads_on_[128] = {};  // a key starts with the byte (and may go on from it)
+    // By code point below kMapped (ASCII's in continues_ only).
+    uint64_t off_trie_[kMapped / 64] = {};
+    uint64_t leads_on_[kMapped / 64] = {};
+    uint64_t continues_[kMapped / 64] = {};
+    bool far_continues_ = false;  // a character from kMapped up follows a whole one in a key
 };
 
 }  // namespace bpe

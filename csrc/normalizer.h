@@ -163,6 +163,36 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     if (step.add_dummy_prefix) put(space, i);
     bool previous_space = step.remove_extra_whitespaces;
     const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+    std::array<bool, 256> stop = step.kept_first;  // what ends a run the map leaves alone
+    stop[' '] = true;
+    // A space the map leaves as it is (what follows decides, where a key begins with one).
+    auto lone_space = [&](size_t at) {
+        return u[at] == ' ' &&
+               (!map || (!step.kept_first[' '] && map->ascii_alone(' ', at + 1 < in.size() ? u[at + 1] : 0)));
+    };
+    // The place at `at`, `len` bytes, as the map replaces it (`piece`; or a kept text as
+    // it is), each space in the replacement written as `space`.
+    auto put_mapped = [&](size_t at, std::string_view piece, size_t len) {
+        // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
+        while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+        if (!piece.empty()) {
+            const size_t before = w;
+            for (size_t k = 0; k < piece.size();) {
+                const size_t run = piece.find(' ', k);
+                if (run == k) {
+                    put(space, at);
+                    ++k;
+                    continue;
+                }
+                const size_t to = run == std::string_view::npos ? piece.size() : run;
+                put(piece.substr(k, to - k), at);
+                k = to;
+            }
+            last_from_prefix_end(in, at, len, w - before, origin);
+            previous_space = piece.back() == ' ';
+        }
+        if (!step.remove_extra_whitespaces) previous_space = false;
+    };
     if (!map && !origin) {
         // No map and no origins (encode's common case): each byte is itself but a space,
         // written with room for every byte to be a space made "▁", in one tight loop.
@@ -181,10 +211,70 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             previous_space = step.remove_extra_whitespaces;
         }
         w = size_t(o - out.data());
+    } else if (!origin) {
+        // A map and no origins (encode's case with one): the runs it leaves alone, the
+        // spaces between them and the places it replaces with a piece of no space or with
+        // one space (a line break's) are written with no call, into room promised for
+        // every byte left and every space made `space`, made again where a piece longer
+        // than its place would eat into it.
+        size_t spaces_left = size_t(std::count(u + i, u + in.size(), ' '));
+        const size_t extra = space.size() - 1;
+        char* o = nullptr;
+        const char* o_end = nullptr;
+        auto make_room = [&](size_t more) {
+            room(more + in.size() - i + spaces_left * extra);
+            o = &out[w];
+            o_end = out.data() + out.size();
+        };
+        make_room(0);
+        while (i < in.size()) {
+            const size_t k = map->alone_run(in, i, stop);
+            if (k > i) {
+                std::memcpy(o, u + i, k - i);
+                o += k - i;
+                i = k;
+                previous_space = false;
+                continue;
+            }
+            if (lone_space(i)) {
+                if (!previous_space) {
+                    for (char c : space) *o++ = c;
+                }
+                previous_space = step.remove_extra_whitespaces;
+                --spaces_left;
+                ++i;
+                continue;
+            }
+            const auto [piece, len] = mapped_prefix(map, in, i, &step);
+            size_t key_spaces = 0;
+            for (size_t j = i; j < i + len; ++j) key_spaces += u[j] == ' ';
+            const bool one_space = piece.size() == 1 && piece[0] == ' ';
+            const bool no_space = !piece.empty() && std::memchr(piece.data(), ' ', piece.size()) == nullptr;
+            const size_t writes = one_space ? space.size() : piece.size();
+            if ((one_space || no_space) &&
+                size_t(o_end - o) >= writes + (in.size() - i - len) + (spaces_left - key_spaces) * extra) {
+                if (one_space) {
+                    if (!previous_space) {
+                        for (char c : space) *o++ = c;
+                    }
+                    previous_space = step.remove_extra_whitespaces;
+                } else {
+                    for (char c : piece) *o++ = c;
+                    previous_space = false;
+                }
+            } else {
+                w = size_t(o - out.data());
+                put_mapped(i, piece, len);
+                make_room(0);
+            }
+            spaces_left -= key_spaces;
+            i += len;
+        }
+        w = size_t(o - out.data());
     }
     while (i < in.size()) {
         // A run of bytes that are themselves: without a map every byte but a space; with
-        // one, the ASCII characters it leaves as they are (with what follows each here).
+        // one, the characters it leaves as they are (Charsmap::alone_run).
         {
             room(in.size() - i);
             char* o = &out[w];
@@ -192,9 +282,8 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             if (!map) {
                 while (k < in.size() && u[k] != ' ') *o++ = char(u[k++]);
             } else {
-                while (k < in.size() && u[k] < 0x80 && u[k] != ' ' && !step.kept_first[u[k]] &&
-                       map->ascii_alone(u[k], k + 1 < in.size() ? u[k + 1] : 0))
-                    *o++ = char(u[k++]);
+                k = map->alone_run(in, i, stop);
+                std::memcpy(o, u + i, k - i);
             }
             if (k > i) {
                 if (origin)
@@ -209,34 +298,15 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 continue;
             }
         }
-        const unsigned char b = u[i];
-        if (b == ' ' && (!map || (!step.kept_first[b] && map->ascii_alone(b, i + 1 < in.size() ? u[i + 1] : 0)))) {
+        if (lone_space(i)) {
             if (!previous_space) put(space, i);
             previous_space = step.remove_extra_whitespaces;
             ++i;
             continue;
         }
-        auto [piece, len] = mapped_prefix(map, in, i, &step);
-        // A piece's leading spaces go after a space (which only remove_extra_whitespaces keeps).
-        while (previous_space && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
-        if (!piece.empty()) {
-            const size_t before = w;
-            for (size_t k = 0; k < piece.size();) {
-                const size_t run = piece.find(' ', k);
-                if (run == k) {
-                    put(space, i);
-                    ++k;
-                    continue;
-                }
-                const size_t to = run == std::string_view::npos ? piece.size() : run;
-                put(piece.substr(k, to - k), i);
-                k = to;
-            }
-            last_from_prefix_end(in, i, len, w - before, origin);
-            previous_space = piece.back() == ' ';
-        }
+        const auto [piece, len] = mapped_prefix(map, in, i, &step);
+        put_mapped(i, piece, len);
         i += len;
-        if (!step.remove_extra_whitespaces) previous_space = false;
     }
     out.resize(w);
     if (step.remove_extra_whitespaces)
@@ -392,51 +462,59 @@ public:
 
     // The text through every step into `out`; with `origin`, origin->size() ==
     // out.size() + 1 and (*origin)[k] is the byte offset in `in` of the input character
-    // output byte k came from (the last entry: in.size()), as nfc() gives it.
+    // output byte k came from (the last entry: in.size()), as nfc() gives it. `in` must
+    // not lie in `out`.
     void run(std::string_view in, std::string& out, std::vector<uint32_t>* origin) const {
         if (origin && in.size() > UINT32_MAX) throw std::length_error("an origin map needs a text under 4 GiB");
-        out.assign(in);
         if (origin) normalizer_detail::own_origins(in, *origin);
+        // Each step reads `text` and writes `out` (the first to write) or `next`; so a
+        // list of one step writes straight into the caller's `out`, kept between calls.
+        std::string_view text = in;
+        bool written = false;
         std::string next;
         std::vector<uint32_t> step_origin;
         const size_t limit = normalizer_detail::growth_limit(in.size());
         for (const NormalizerStep& s : steps_) {
             std::vector<uint32_t>* o = origin ? &step_origin : nullptr;
+            std::string& to = written ? next : out;
             switch (s.kind) {
                 case NormalizerStep::Kind::kNfc:
-                    if (is_nfc(out)) continue;
-                    nfc(out, next, o);
+                    if (is_nfc(text)) continue;
+                    nfc(text, to, o);
                     break;
                 case NormalizerStep::Kind::kSentencePiece:
-                    normalizer_detail::sentencepiece(out, s, next, o, limit);
+                    normalizer_detail::sentencepiece(text, s, to, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrecompiled:
-                    normalizer_detail::precompiled(out, *s.charsmap, next, o, limit);
+                    normalizer_detail::precompiled(text, *s.charsmap, to, o, limit);
                     break;
                 case NormalizerStep::Kind::kReplace:
-                    if (out.find(s.pattern) == std::string::npos) continue;
-                    normalizer_detail::replace(out, s, next, o, limit);
+                    if (text.find(s.pattern) == std::string::npos) continue;
+                    normalizer_detail::replace(text, s, to, o, limit);
                     break;
                 case NormalizerStep::Kind::kPrepend:
-                    if (out.empty()) continue;
-                    normalizer_detail::check_growth(s.content.size() + out.size(), limit);
-                    next.assign(s.content);
-                    next += out;
+                    if (text.empty()) continue;
+                    normalizer_detail::check_growth(s.content.size() + text.size(), limit);
+                    to.assign(s.content);
+                    to += text;
                     if (o) {
                         o->assign(s.content.size(), 0);
                         std::vector<uint32_t> own;
-                        normalizer_detail::own_origins(out, own);
+                        normalizer_detail::own_origins(text, own);
                         o->insert(o->end(), own.begin(), own.end());
                     }
                     break;
             }
-            out.swap(next);
+            if (written) out.swap(next);
+            written = true;
+            text = out;
             if (origin) {
                 // Through this step's map, then the ones before.
                 for (uint32_t& k : step_origin) k = (*origin)[k];
                 origin->swap(step_origin);
             }
         }
+        if (!written) out.assign(in);
     }
 
 private:

@@ -273,6 +273,30 @@ def test_random_texts_give_sentencepiece_ids(tmp_path, rule, options):
         same_as_sentencepiece(enc, sp, text)
 
 
+# Characters that keys of nmt_nfkc begin and go on from (a letter, a kana, a jamo, an
+# Arabic letter before the mark that joins it), those marks, characters the map replaces
+# or leaves alone in planes 0 and 1 (emoji, mathematical letters), one past them (plane
+# 2) and spaces: the map's run without a search (Charsmap::alone_run) stops exactly where
+# a search would find a key.
+JOINING = ["e", "a", "A", "u", "и", "е", "α", "カ", "ｶ", "ﾊ", "\u1100", "\u1161", "\u11a8", "\u0627", "ー",
+           "\u0301", "\u0306", "\u030a", "\u0308", "\u3099", "\u309a", "\uff9e", "\uff9f", "\u0654", "\u0653",
+           "😀", "👍", "\U0001f3fd", "\u200d", "𝐀", "\U0001d7d8", "\U00020000", "\U0002f800", "①", "ﬁ", "½",
+           " ", "  ", "\u3000", "\n", "\t", "x", "1", "中", "\ufeff"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_characters_that_keys_go_on_from_read_as_a_search_reads_them(nfkc_model, seed):
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    steps = steps_of(path)
+    enc = engine_of(sp, dummy, extra, escape, charsmap=charsmap)
+    rng = random.Random(seed)
+    for _ in range(400):
+        text = "".join(rng.choice(JOINING) for _ in range(rng.randrange(1, 16)))
+        assert core.normalize(text, steps)[0] == sp.normalize(text), ascii(text)
+        same_as_sentencepiece(enc, sp, text)
+
+
 def test_a_trie_not_in_whole_1024_byte_blocks_is_refused():
     units = [FILLER] * 128
     units[0] = unit(label=255, offset=0)
