@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <queue>
@@ -144,23 +145,34 @@ public:
     // the rules write as "▁" (the encoder's space words), where no space is left as one.
     void read_space_as_meta() { ascii_[' '] = char_token(0x2581); }
 
-    // Calls cut(begin, end) for each chunk of text[begin, end), in order, cut as
-    // find_word_cuts says.
+    // The end of the chunk of text[from, end) that begins at `from`: the first cut after
+    // it as find_word_cuts says (each "▁" found by memchr for its first byte), or end.
+    size_t word_end(std::string_view text, size_t from, size_t end) const {
+        const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+        for (size_t i = from + 1; i + 3 <= end; i += 3) {
+            const void* lead = std::memchr(p + i, 0xE2, end - 2 - i);
+            if (lead == nullptr) break;
+            i = size_t(static_cast<const unsigned char*>(lead) - p);
+            if (p[i + 1] != 0x96 || p[i + 2] != 0x81) {
+                i -= 2;  // on from the byte after it
+                continue;
+            }
+            const uint32_t x = p[i - 1] < 0x80 ? p[i - 1] : char_before(text, i, from);
+            const bool joins = x < 0x80 ? ascii_joins_space_[x]
+                                        : x == 0x2581 || (!joins_space_.empty() && joins_space_.count(x) > 0);
+            if (!joins) return i;
+        }
+        return end;
+    }
+
+    // Calls cut(begin, end) for each chunk of text[begin, end), in order.
     template <class Cut>
     void for_each_word(std::string_view text, size_t begin, size_t end, Cut&& cut) const {
-        const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-        size_t from = begin;
-        for (size_t i = begin + 1; i + 3 <= end; ++i) {
-            if (p[i] != 0xE2 || p[i + 1] != 0x96 || p[i + 2] != 0x81) continue;
-            const uint32_t x = p[i - 1] < 0x80 ? p[i - 1] : char_before(text, i, from);
-            const bool joins = x < 0x80 ? ascii_joins_space_[x] : x == 0x2581 || joins_space_.count(x) > 0;
-            if (!joins && i > from) {
-                cut(from, i);
-                from = i;
-            }
-            i += 2;
+        for (size_t from = begin; from < end;) {
+            const size_t to = word_end(text, from, end);
+            cut(from, to);
+            from = to;
         }
-        if (end > from) cut(from, end);
     }
 
 private:

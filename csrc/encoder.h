@@ -433,8 +433,9 @@ private:
     static constexpr uint32_t kDocumentEnd = Segment::kText - 1;
 
     // How a text segment becomes chunks: split by a rule; one chunk already, as the
-    // rules' pre-tokenizer gives them; or cut into space words (below).
-    enum class Chunking { kByRule, kWhole, kSpaceWords };
+    // rules' pre-tokenizer gives them; cut into space words (below); or cut into the
+    // words of a char_merges vocabulary (CharMerges::word_end) as they are merged.
+    enum class Chunking { kByRule, kWhole, kSpaceWords, kCutWords };
 
     // Space words: where the rules' normalizer only writes each space as "▁" (and maybe
     // puts one first: Normalizer::spaces_escaped_only) and the vocabulary cuts before
@@ -570,6 +571,32 @@ private:
                             first = end;
                         }
                         report(interrupt, bytes);
+                        if (waiting) probe(waiting, waiting_count);
+                        waiting = filling;
+                        waiting_count = count;
+                        filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                    }
+                }
+                flush();
+                out.resize(pos);
+                return;
+            }
+            if constexpr (kChunks == Chunking::kCutWords) {
+                const CharMerges& words = *vocabulary_.char_merges();
+                for (const Segment& segment : segments) {
+                    if (segment.special != Segment::kText) {
+                        put_special(segment.special);
+                        continue;
+                    }
+                    for (size_t first = segment.begin; first < segment.end;) {
+                        const size_t block_begin = first;
+                        size_t count = 0;
+                        for (; count < kBlock && first < segment.end; ++count) {
+                            const size_t end = words.word_end(text, first, segment.end);
+                            fill(filling[count], text.data() + first, end - first);
+                            first = end;
+                        }
+                        report(interrupt, first - block_begin);
                         if (waiting) probe(waiting, waiting_count);
                         waiting = filling;
                         waiting_count = count;
@@ -853,7 +880,7 @@ public:
             std::string group;
             std::vector<Segment> items;
             auto encode_group = [&] {
-                encode_items(group, items, ids, interrupt, rules_->space_words, &ends);
+                encode_items(group, items, ids, interrupt, work.chunking, &ends);
                 group.clear();
                 items.clear();
             };
@@ -1068,14 +1095,14 @@ public:
 
     // What one text's way through the rules leaves, reused text after text.
     struct RulesWork {
-        std::vector<Segment> raw, normalized, items;  // items: chunks (or named-rule pieces) and added tokens
+        std::vector<Segment> raw, normalized, items;  // items: text to chunk as `chunking` says, and added tokens
         std::vector<Span> spans, chunks;
         std::string buffer, normalized_text;
         std::vector<uint32_t> normalized_origin;
         std::vector<uint32_t> origin;  // with offsets: the text byte each buffer byte's character starts at
         PreTokenizer pre;
         bool copied = false;  // whether items are spans of `buffer` (else of the text)
-        bool space_words = false;  // whether text items are to be cut into space words (else chunks or pieces)
+        Chunking chunking = Chunking::kWhole;  // how text items become chunks (encode_items)
         std::string_view view(std::string_view text) const { return copied ? std::string_view(buffer) : text; }
     };
 
@@ -1085,8 +1112,13 @@ public:
         const RuleState& st = *rules_;
         const Rules& rules = st.rules;
         auto allow = [&](size_t k) { return st.special_of[k] < allowed.size() && allowed[st.special_of[k]]; };
-        work.space_words = st.space_words && !with_origin;
-        if (work.space_words) {
+        // Words are cut as they are merged, but each is an item of its own where its
+        // bytes' origins are kept (offsets).
+        work.chunking = st.space_words && !with_origin ? Chunking::kSpaceWords
+                        : st.one_named_split            ? Chunking::kByRule
+                        : st.cut_words && !with_origin  ? Chunking::kCutWords
+                                                        : Chunking::kWhole;
+        if (work.chunking == Chunking::kSpaceWords) {
             // The text segments as they are, for encode_segments_as to cut. The normalized
             // added tokens hold no space and no "▁" (RuleState), so they are where they
             // would be in the normalized text; the "▁" put first goes before what is first
@@ -1128,11 +1160,21 @@ public:
         work.copied = copy;
         work.items.clear();
         // Words of about 5 bytes each: room for them at once, not by doubling.
-        if (st.cut_words) work.items.reserve(text.size() / 4 + 16);
+        if (st.cut_words && work.chunking == Chunking::kWhole) work.items.reserve(text.size() / 4 + 16);
         work.buffer.clear();
         work.origin.clear();
         const size_t before = st.steps_before_prefix();
         const SplitStep* steps = rules.steps.data();
+        // The words of in[b, e), as items `base` on: the piece whole (cut as it is merged),
+        // or, with offsets, each word an item.
+        auto add_words = [&](std::string_view in, size_t b, size_t e, size_t base) {
+            if (work.chunking == Chunking::kCutWords) {
+                if (e > b) work.items.push_back({base + b, base + e, Segment::kText});
+                return;
+            }
+            vocabulary_.char_merges()->for_each_word(
+                in, b, e, [&](size_t wb, size_t we) { work.items.push_back({base + wb, base + we, Segment::kText}); });
+        };
         // Appends bytes to the buffer, each from the character at origin(k) in the text.
         auto append = [&](std::string_view bytes, auto origin) {
             if (with_origin)
@@ -1190,9 +1232,7 @@ public:
                         continue;
                     }
                     if (st.cut_words) {
-                        vocabulary_.char_merges()->for_each_word(norm, piece.begin, piece.end, [&](size_t b, size_t e) {
-                            work.items.push_back({base + b, base + e, Segment::kText});
-                        });
+                        add_words(norm, piece.begin, piece.end, base);
                         continue;
                     }
                     work.chunks.clear();
@@ -1215,9 +1255,7 @@ public:
                     append(norm.substr(sp.begin, sp.end - sp.begin), [&](size_t k) { return norm_origin(sp.begin + k); });
                     const size_t end = work.buffer.size();
                     if (st.cut_words) {
-                        vocabulary_.char_merges()->for_each_word(work.buffer, at, end, [&](size_t b, size_t e) {
-                            work.items.push_back({b, e, Segment::kText});
-                        });
+                        add_words(work.buffer, at, end, 0);
                         continue;
                     }
                     if (st.one_named_split || before == rules.steps.size()) {
@@ -1285,15 +1323,21 @@ public:
         if (end > from) work.items.push_back({from, end, Segment::kText});
     }
 
-    // Under space words (RulesWork::space_words) text items are cut into them; when the
-    // steps are one named rule, items hold pieces and `one_named_split` splits them by
-    // the chunk loop; else each text item is a chunk.
+    // The ids of items that prepare() left, their text made chunks as `chunking` says
+    // (RulesWork::chunking): by the one named rule's chunk loop for kByRule.
     void encode_items(std::string_view view, const std::vector<Segment>& items, std::vector<uint32_t>& out,
-                      Interrupt* interrupt, bool space_words, std::vector<size_t>* ends = nullptr) const {
-        if (space_words) encode_segments_as<Chunking::kSpaceWords>(view, items, out, interrupt, pattern_, ends);
-        else if (rules_->one_named_split)
-            encode_segments_as<Chunking::kByRule>(view, items, out, interrupt, rules_->rules.steps[0].rule, ends);
-        else encode_segments_as<Chunking::kWhole>(view, items, out, interrupt, pattern_, ends);
+                      Interrupt* interrupt, Chunking chunking, std::vector<size_t>* ends = nullptr) const {
+        switch (chunking) {
+            case Chunking::kSpaceWords:
+                return encode_segments_as<Chunking::kSpaceWords>(view, items, out, interrupt, pattern_, ends);
+            case Chunking::kByRule:
+                return encode_segments_as<Chunking::kByRule>(view, items, out, interrupt, rules_->rules.steps[0].rule,
+                                                             ends);
+            case Chunking::kCutWords:
+                return encode_segments_as<Chunking::kCutWords>(view, items, out, interrupt, pattern_, ends);
+            case Chunking::kWhole:
+                return encode_segments_as<Chunking::kWhole>(view, items, out, interrupt, pattern_, ends);
+        }
     }
 
     // Space words' items shared out in n runs of about equal bytes, a text item cut where
@@ -1345,15 +1389,28 @@ public:
         const SplitRule& named = rules_->one_named_split ? rules_->rules.steps[0].rule : pattern_;
         if (n <= 1) {
             runs.push_back(std::move(work.items));
-        } else if (work.space_words) {
+        } else if (work.chunking == Chunking::kSpaceWords) {
             runs = share_space_words(view, work.items, n, rules_->space_prefix);
         } else if (rules_->one_named_split) {
             runs = share_out(view, work.items, n, named);
         } else {
+            // Chunks as they are; a piece of words cut at the first word's end past where
+            // a run's share is full (a cut the words have there anyway).
             const size_t share = std::max<size_t>(view.size() / n, 1);
             runs.emplace_back();
             size_t filled = 0;
-            for (const Segment& item : work.items) {
+            for (Segment item : work.items) {
+                while (work.chunking == Chunking::kCutWords && item.special == Segment::kText && runs.size() < n &&
+                       filled + (item.end - item.begin) > share * runs.size()) {
+                    size_t at = item.begin + (share * runs.size() - std::min(filled, share * runs.size()));
+                    while (at > item.begin && (static_cast<unsigned char>(view[at]) & 0xC0) == 0x80) --at;
+                    const size_t cut = vocabulary_.char_merges()->word_end(view, at, item.end);
+                    if (cut >= item.end) break;
+                    runs.back().push_back({item.begin, cut, Segment::kText});
+                    filled += cut - item.begin;
+                    item.begin = cut;
+                    runs.emplace_back();
+                }
                 if (filled >= share * runs.size() && runs.size() < n) runs.emplace_back();
                 runs.back().push_back(item);
                 filled += item.end - item.begin;
@@ -1362,7 +1419,7 @@ public:
         std::vector<std::vector<uint32_t>> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             std::vector<uint32_t> ids;  // its own, not beside the others' (false sharing)
-            encode_items(view, runs[k], ids, interrupt, work.space_words);
+            encode_items(view, runs[k], ids, interrupt, work.chunking);
             parts[k] = std::move(ids);
         });
         return parts;
@@ -1371,7 +1428,7 @@ public:
     void encode_rules(std::string_view text, const SpecialSet& allowed, std::vector<uint32_t>& out,
                       Interrupt* interrupt, RulesWork& work) const {
         prepare(text, allowed, work, false);
-        encode_items(work.view(text), work.items, out, interrupt, work.space_words);
+        encode_items(work.view(text), work.items, out, interrupt, work.chunking);
     }
 
 public:
@@ -1397,7 +1454,7 @@ public:
         RulesWork work;
         prepare(text, allowed, work, true);
         std::vector<uint32_t> ids;
-        encode_items(work.buffer, work.items, ids, interrupt, work.space_words);
+        encode_items(work.buffer, work.items, ids, interrupt, work.chunking);
         // The character index of each text byte's character.
         std::vector<uint32_t> char_of(text.size() + 1);
         uint32_t chars = 0;

@@ -985,6 +985,24 @@ def test_space_words_shared_between_threads(trained, name):
     assert tok.count(whole, disallowed_special=(), threads=2) == len(expected)
 
 
+@pytest.mark.parametrize("name", ["byte_fallback", "keep_whitespace", "nmt_nfkc_cf"])
+def test_normalized_words_shared_between_threads(trained, name):
+    """A model with a character map: its normalized text's words are cut as they are
+    merged, and a long text's pieces cut for threads at a word's end. The ids of every
+    thread count, in batches too, are sentencepiece's."""
+    tok, processor = tokenizer_and_processor(trained[name])
+    rng = random.Random(2)
+    pieces = space_texts(3) + [python_source(20_000)] + MULTILINGUAL + ["ＡＢＣ ﬁ ①", "e\u0301 \u3000 x"]
+    whole = "".join(rng.choice(pieces) for _ in range(2_000))
+    expected = processor.encode(whole)
+    for threads in (1, 2, 3, 5):
+        assert tok.encode_array(whole, disallowed_special=(), threads=threads).tolist() == expected, threads
+        assert tok.encode_ordinary_batch([whole[:50_000], whole], threads=threads)[1] == expected, threads
+    assert tok.count(whole, disallowed_special=(), threads=2) == len(expected)
+    lines = whole.splitlines()
+    assert tok.encode_ordinary_batch(lines) == processor.encode(lines)
+
+
 @pytest.mark.parametrize("name", ["mistral_shape", "identity_keep_whitespace"])
 @pytest.mark.parametrize("words", ["привет мир как дела ", "été à côté où là ", "数字 与中文 ", "word  word  "])
 def test_space_words_are_shared_between_threads_in_any_script(trained, name, words):
