@@ -342,6 +342,36 @@ def test_a_deep_path_through_shared_children_is_refused():
         core.normalize("b" + "a" * 300, data)
 
 
+def test_a_map_whose_characters_share_wide_children_is_read_in_bounded_time():
+    """Every character of two bytes a path with no leaf, all their children one node
+    base, under which characters of three and four bytes branch 64 ways at each byte:
+    the characters that may follow a whole one (Charsmap's classes) would be billions of
+    steps to list one node at a time. The map replaces nothing, so the text comes out as
+    the whitespace step alone writes it."""
+    units = [FILLER] * (7 * 256)
+    units[0] = unit(label=255, offset=0)  # the root; its children at 0 ^ byte
+
+    def children_at(index, label, base):
+        units[index] = unit(label=label, offset=index ^ base)
+
+    for lead in range(0xC2, 0xE0):
+        children_at(lead, lead, 256)
+    for c in range(0x80, 0xC0):
+        children_at(256 + c, c, 512)  # every two-byte character: children at 512
+    for lead in list(range(0xE0, 0xF0)) + list(range(0xF0, 0xF5)):
+        children_at(512 + lead, lead, 768)
+    for c in range(0x80, 0xC0):
+        children_at(768 + c, c, 1024)
+        children_at(1024 + c, c, 1280)
+        children_at(1280 + c, c, 1536)
+    steps = precompiled(blob(units, b"\x00")) + [SP_STEP]
+    text = "é x\u0600\u07ff a\u0800 中 😀 ü" * 50
+    start = time.perf_counter()
+    got = core.normalize(text, steps)[0]
+    assert time.perf_counter() - start < 2
+    assert got == core.normalize(text, [SP_STEP])[0]
+
+
 def test_a_long_replacement_is_refused():
     """'a' -> 1,000,000 bytes: 3,000 'a's would normalize to 3 GB."""
     assert core.normalize("aa", precompiled(one_rule(b"b" * 256)))[0] == "b" * 512
