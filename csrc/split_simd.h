@@ -589,10 +589,12 @@ inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink)
     Carry carry{};
     while (b < n) {
         // Classify up to kBatch blocks and the one after them: whole blocks in place,
-        // the last part-block through a buffer padded with spaces.
+        // the last part-block through a buffer padded with spaces, and no more than the
+        // text has (a short text, a document of a batch, is a block or three).
         const size_t whole = std::min((n - b) / 64, kBatch + 1);
+        const size_t used = std::min((n - b + 63) / 64, kBatch) + 1;
         classify(s + b, whole, m);
-        for (size_t j = whole; j < kBatch + 1; ++j) {
+        for (size_t j = whole; j < used; ++j) {
             const size_t at = b + 64 * j;
             if (at < n) {
                 unsigned char padded[64];
@@ -603,8 +605,7 @@ inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink)
                 m[j] = blank;
             }
         }
-        for (size_t j = 0; j < kBatch + 1; ++j)
-            m[j].other = ~(m[j].letter | m[j].digit | m[j].whitespace | m[j].high);
+        for (size_t j = 0; j < used; ++j) m[j].other = ~(m[j].letter | m[j].digit | m[j].whitespace | m[j].high);
         size_t blk = b;
         bool hard = false;
         for (size_t j = 0; j < kBatch && blk < n; ++j, blk += 64) {
