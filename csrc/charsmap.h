@@ -83,9 +83,12 @@ public:
         // Every character that can follow the whole character whose node is `node` (a
         // byte that starts no character there: no valid text has it). A blob may share
         // children among many nodes, so the steps taken are counted: past
-        // kContinuationSteps, every character is taken to follow (the search then reads
-        // each character that keys go on from, as it would without these classes).
+        // kContinuationSteps, or where a key ends inside the character that follows
+        // (which no class by code point says), every character is taken to follow (the
+        // search then reads each character that keys go on from, as it would without
+        // these classes).
         size_t steps_left = kContinuationSteps;
+        bool key_ends_inside = false;
         auto counted_step = [&](size_t base, unsigned c) {
             if (steps_left == 0) return SIZE_MAX;
             --steps_left;
@@ -109,6 +112,7 @@ public:
                 while (!todo.empty()) {
                     const Below at = todo.back();
                     todo.pop_back();
+                    if (at.bytes < len && has_leaf(units_[at.node])) key_ends_inside = true;
                     if (at.bytes == len) {
                         if (at.cp < kMapped) set(continues_, at.cp);
                         else far_continues_ = true;
@@ -149,7 +153,7 @@ public:
                 add_continuations(node);
             }
         }
-        if (steps_left == 0) {
+        if (steps_left == 0 || key_ends_inside) {
             std::fill(std::begin(continues_), std::end(continues_), ~uint64_t(0));
             far_continues_ = true;
         }

@@ -1411,7 +1411,7 @@ public:
                     item.begin = cut;
                     runs.emplace_back();
                 }
-                if (filled >= share * runs.size() && runs.size() < n) runs.emplace_back();
+                if (filled >= share * runs.size() && runs.size() < n && !runs.back().empty()) runs.emplace_back();
                 runs.back().push_back(item);
                 filled += item.end - item.begin;
             }

@@ -109,8 +109,11 @@ inline void last_from_prefix_end(std::string_view in, size_t i, size_t len, size
     if (last > i) origin->back() = uint32_t(last);
 }
 
+inline constexpr std::string_view kReplacementCharacter = "\xef\xbf\xbd";  // U+FFFD
+
 // The prefix of in[i...] a character map replaces, and its replacement: the longest the
-// map holds, else the character as it is.
+// map holds, else the character as it is. A byte that starts no character (which a map's
+// key that ends inside a character leaves behind) is U+FFFD, as sentencepiece writes it.
 inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i,
                                                           const NormalizerStep* step = nullptr) {
     if (step && step->kept_first[static_cast<unsigned char>(in[i])])
@@ -120,8 +123,10 @@ inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsma
         const auto found = charsmap->longest_prefix(in, i);
         if (found.second > 0) return found;
     }
-    const size_t len = char_length(in, i);
-    return {in.substr(i, len), len};
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    const nfc_detail::Decoded d = nfc_detail::decode(p + i, p + in.size());
+    if (d.cp >= nfc_detail::kInvalid) return {kReplacementCharacter, 1};
+    return {in.substr(i, d.len), d.len};
 }
 
 // sentencepiece's normalizer (normalizer.cc's Normalize): each prefix of the text as the
@@ -216,18 +221,22 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         // spaces between them and the places it replaces with a piece of no space or with
         // one space (a line break's) are written with no call, into room promised for
         // every byte left and every space made `space`, made again where a piece longer
-        // than its place would eat into it.
+        // than its place would eat into it. Where that promise would pass the growth
+        // limit (a step before grew the text), the checked loop below goes on instead.
         size_t spaces_left = size_t(std::count(u + i, u + in.size(), ' '));
         const size_t extra = space.size() - 1;
         char* o = nullptr;
         const char* o_end = nullptr;
-        auto make_room = [&](size_t more) {
-            room(more + in.size() - i + spaces_left * extra);
+        auto make_room = [&] {
+            const size_t more = in.size() - i + spaces_left * extra;
+            if (w > limit || more > limit - w) return false;
+            room(more);
             o = &out[w];
             o_end = out.data() + out.size();
+            return true;
         };
-        make_room(0);
-        while (i < in.size()) {
+        bool promised = make_room();
+        while (promised && i < in.size()) {
             const size_t k = map->alone_run(in, i, stop);
             if (k > i) {
                 std::memcpy(o, u + i, k - i);
@@ -262,15 +271,17 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                     for (char c : piece) *o++ = c;
                     previous_space = false;
                 }
-            } else {
-                w = size_t(o - out.data());
-                put_mapped(i, piece, len);
-                make_room(0);
+                spaces_left -= key_spaces;
+                i += len;
+                continue;
             }
+            w = size_t(o - out.data());
+            put_mapped(i, piece, len);
             spaces_left -= key_spaces;
             i += len;
+            promised = make_room();
         }
-        w = size_t(o - out.data());
+        if (promised) w = size_t(o - out.data());
     }
     while (i < in.size()) {
         // A run of bytes that are themselves: without a map every byte but a space; with

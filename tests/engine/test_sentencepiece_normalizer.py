@@ -19,8 +19,8 @@ import pytest
 core = pytest.importorskip("bpe._core", reason="the core is not built")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_char_merges import (MULTILINGUAL, PYTHON_SOURCE, engine_of, same_as_sentencepiece,  # noqa: E402
-                              stories_text, train)
+from test_char_merges import (MULTILINGUAL, PYTHON_SOURCE, encoder_args, engine_of,  # noqa: E402
+                              same_as_sentencepiece, stories_text, train)
 from protobuf_fields import fields  # noqa: E402
 
 # Characters nmt_nfkc changes: full-width forms, ligatures, compatibility digits,
@@ -295,6 +295,22 @@ def test_characters_that_keys_go_on_from_read_as_a_search_reads_them(nfkc_model,
         text = "".join(rng.choice(JOINING) for _ in range(rng.randrange(1, 16)))
         assert core.normalize(text, steps)[0] == sp.normalize(text), ascii(text)
         same_as_sentencepiece(enc, sp, text)
+
+
+def test_a_step_that_grew_the_text_leaves_the_map_within_the_limit(nfkc_model):
+    """A Replace before the map writes 32 bytes for each "a": room for every space made
+    "▁" would pass the growth limit, though what the map's step writes (each run of
+    spaces one "▁") does not, so encode goes on as encode_with_offsets does, each
+    write checked."""
+    sp, path = nfkc_model
+    charsmap, dummy, extra, escape = normalizer_spec(path)
+    assert extra
+    args = encoder_args(sp, dummy, extra, escape, charsmap=charsmap)
+    args["rules"]["normalizer"].insert(0, {"type": "Replace", "pattern": "a", "content": "a" + " " * 31})
+    enc = core.Encoder([], **args)
+    text = "a" * 5000
+    assert enc.encode(text, (), ()) == enc.encode_with_offsets(text, (), ())[0]
+    assert len(enc.encode(text, (), ())) >= 5000
 
 
 def test_a_trie_not_in_whole_1024_byte_blocks_is_refused():

@@ -505,6 +505,35 @@ def test_arguments_of_a_small_model():
         [(True, False)] * 3 + [(False, True)]
 
 
+def one_key_charsmap(key: bytes, replacement: bytes) -> bytes:
+    """A precompiled character map of one key: its bytes a path of nodes, each in a block
+    of 256 units of its own, the leaf's value the replacement's place (0)."""
+    filler = struct.pack("<I", 1 << 31)  # a unit no search steps onto
+    units = [filler] * (256 * (len(key) + 2))
+    units[0] = struct.pack("<I", 256 << 10)  # the root: its children at 256 ^ byte
+    for k, byte in enumerate(key):
+        index, below = 256 * (k + 1) ^ byte, 256 * (k + 2)
+        units[index] = struct.pack("<I", byte | (k == len(key) - 1) << 8 | (index ^ below) << 10)
+    units[256 * (len(key) + 1)] = struct.pack("<I", 1 << 31)  # the value: replacement at 0
+    trie = b"".join(units)
+    return struct.pack("<I", len(trie)) + trie + replacement + b"\0"
+
+
+@pytest.mark.parametrize("key, replacement", [(b"x\xe3\x80", b"YZ"), (b"\n\xf0\x9f", b" "), (b"\xe3", b"Q"),
+                                              (b"x", b"y")])
+def test_a_map_whose_key_ends_inside_a_character_is_sentencepieces(tmp_path, key, replacement):
+    """sentencepiece takes a key of a map whatever bytes it ends on, and writes each byte
+    left over that starts no character as U+FFFD: the map's run without a search stops
+    before a character a key goes on into, and the bytes left are U+FFFD here too."""
+    path = tmp_path / "one-key.model"
+    path.write_bytes(model_bytes(SMALL_PIECES, BPE_TRAINER, {1: "one key", 2: one_key_charsmap(key, replacement),
+                                                             3: True, 4: True, 5: True}))
+    tok, processor = tokenizer_and_processor(path)
+    for text in ["x\u3000", "ax\u3000b x\u3000\u3000", "\n😀 x\n\U0001f600a", "\u3000x", "xx  \u30a2 a b"]:
+        assert tok.encode_ordinary(text) == processor.encode(text), ascii(text)
+        assert tok.encode_with_offsets(text, disallowed_special=())[0] == processor.encode(text), ascii(text)
+
+
 def test_byte_fallback_without_byte_pieces_is_refused(trained):
     """A model without byte_fallback gets free ids past its pieces for the byte tokens,
     which no text reaches; rules that say byte_fallback over them (made by hand) would
