@@ -520,6 +520,13 @@ private:
             if (waiting) probe(waiting, waiting_count);
             waiting = nullptr;
         };
+        // The block just filled (`count` chunks) waits while the one that waited is probed.
+        auto pass_block = [&](size_t count) {
+            if (waiting) probe(waiting, waiting_count);
+            waiting = filling;
+            waiting_count = count;
+            filling = filling == blocks[0] ? blocks[1] : blocks[0];
+        };
         // A chunk into the block being filled: its key and its bucket on the way. 16 bytes
         // are read at a chunk's start only inside the text. A chunk longer than a short key
         // gets its own key (a hash of all its bytes), which the rare path would make
@@ -571,10 +578,7 @@ private:
                             first = end;
                         }
                         report(interrupt, bytes);
-                        if (waiting) probe(waiting, waiting_count);
-                        waiting = filling;
-                        waiting_count = count;
-                        filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                        pass_block(count);
                     }
                 }
                 flush();
@@ -597,10 +601,7 @@ private:
                             first = end;
                         }
                         report(interrupt, first - block_begin);
-                        if (waiting) probe(waiting, waiting_count);
-                        waiting = filling;
-                        waiting_count = count;
-                        filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                        pass_block(count);
                     }
                 }
                 flush();
@@ -620,10 +621,7 @@ private:
                         bytes += c.end - c.begin;
                     }
                     report(interrupt, bytes);
-                    if (waiting) probe(waiting, waiting_count);
-                    waiting = filling;
-                    waiting_count = count;
-                    filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                    pass_block(count);
                 }
                 flush();
                 out.resize(pos);
@@ -661,10 +659,7 @@ private:
                             first = ends[k];
                         }
                     }
-                    if (waiting) probe(waiting, waiting_count);
-                    waiting = filling;
-                    waiting_count = count;
-                    filling = filling == blocks[0] ? blocks[1] : blocks[0];
+                    pass_block(count);
                 });
             }
             flush();
