@@ -138,7 +138,8 @@ public:
             if (cp >= 0xD800 && cp < 0xE000) continue;  // surrogates: no character
             unsigned char bytes[4];
             const size_t len = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-            for (size_t k = len - 1; k > 0; --k) bytes[k] = static_cast<unsigned char>(0x80 | (cp >> (6 * (len - 1 - k)) & 0x3F));
+            for (size_t k = len - 1; k > 0; --k)
+                bytes[k] = static_cast<unsigned char>(0x80 | (cp >> (6 * (len - 1 - k)) & 0x3F));
             bytes[0] = static_cast<unsigned char>((0xF00u >> len) | cp >> (6 * (len - 1)));
             size_t base = root, node = SIZE_MAX, k = 0;
             for (; k < len; ++k) {
@@ -266,8 +267,7 @@ private:
         return cp < kMapped ? test(continues_, cp) : far_continues_;
     }
 
-    static bool has_leaf
-(uint32_t unit) { return (unit >> 8) & 1; }
+    static bool has_leaf(uint32_t unit) { return (unit >> 8) & 1; }
     static uint32_t value(uint32_t unit) { return unit & ((1u << 31) - 1); }
     static uint32_t label(uint32_t unit) { return unit & ((1u << 31) | 0xFF); }
     static size_t offset(uint32_t unit) { return size_t(unit >> 10) << ((unit & (1u << 9)) >> 6); }

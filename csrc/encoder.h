@@ -1090,7 +1090,7 @@ public:
 
     // What one text's way through the rules leaves, reused text after text.
     struct RulesWork {
-        std::vector<Segment> raw, normalized, items;  // items: text to chunk as `chunking` says, and added tokens
+        std::vector<Segment> raw, normalized, items;  // items: text to chunk as `chunking` says, added tokens
         std::vector<Span> spans, chunks;
         std::string buffer, normalized_text;
         std::vector<uint32_t> normalized_origin;
