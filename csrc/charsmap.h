@@ -134,16 +134,15 @@ public:
             ascii_leads_on_[c] = true;
             if (!ascii_key_[c]) add_continuations(node);
         }
+        std::string bytes;
         for (uint32_t cp = 0x80; cp < kMapped; ++cp) {
             if (cp >= 0xD800 && cp < 0xE000) continue;  // surrogates: no character
-            unsigned char bytes[4];
-            const size_t len = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-            for (size_t k = len - 1; k > 0; --k)
-                bytes[k] = static_cast<unsigned char>(0x80 | (cp >> (6 * (len - 1 - k)) & 0x3F));
-            bytes[0] = static_cast<unsigned char>((0xF00u >> len) | cp >> (6 * (len - 1)));
+            bytes.clear();
+            nfc_detail::append_utf8(bytes, cp);
+            const size_t len = bytes.size();
             size_t base = root, node = SIZE_MAX, k = 0;
             for (; k < len; ++k) {
-                node = step(base, bytes[k]);
+                node = step(base, static_cast<unsigned char>(bytes[k]));
                 if (node == SIZE_MAX || has_leaf(units_[node])) break;
                 base = children(node);
             }
@@ -179,7 +178,7 @@ public:
         while (i < n) {
             const unsigned char c = u[i];
             if (stop[c]) break;
-            size_t len = 1;
+            size_t len = 1;  // the character's bytes
             if (c < 0x80) {
                 if (ascii_key_[c]) break;
                 if (!ascii_leads_on_[c] || i + 1 == n) {
@@ -192,13 +191,14 @@ public:
                     continue;
                 }
             } else {
-                const uint32_t cp = decode(u + i, u + n, len);
-                if (cp == 0 || cp >= kMapped) break;
-                if (test(off_trie_, cp)) {
+                const nfc_detail::Decoded d = nfc_detail::decode(u + i, u + n);
+                if (d.cp >= kMapped) break;  // no character (kInvalid and up) too
+                len = d.len;
+                if (test(off_trie_, d.cp)) {
                     i += len;
                     continue;
                 }
-                if (!test(leads_on_, cp)) break;
+                if (!test(leads_on_, d.cp)) break;
             }
             if (i + len < n && may_continue(u + i + len, u + n)) break;
             i += len;
@@ -235,35 +235,10 @@ public:
 private:
     static bool test(const uint64_t* bits, uint32_t cp) { return bits[cp >> 6] >> (cp & 63) & 1; }
 
-    // The code point of the character of two to four bytes at p (its length in `len`),
-    // or 0 where p starts none (a byte of another kind, cut short, overlong, a surrogate).
-    static uint32_t decode(const unsigned char* p, const unsigned char* end, size_t& len) {
-        const unsigned char c = p[0];
-        auto follows = [&](size_t k) { return (p[k] & 0xC0) == 0x80; };
-        if (c >= 0xC2 && c < 0xE0 && end - p >= 2 && follows(1)) {
-            len = 2;
-            return uint32_t(c & 0x1F) << 6 | (p[1] & 0x3F);
-        }
-        if (c >= 0xE0 && c < 0xF0 && end - p >= 3 && follows(1) && follows(2)) {
-            len = 3;
-            const uint32_t cp = uint32_t(c & 0x0F) << 12 | uint32_t(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
-            return cp < 0x800 || (cp >= 0xD800 && cp < 0xE000) ? 0 : cp;
-        }
-        if (c >= 0xF0 && c < 0xF5 && end - p >= 4 && follows(1) && follows(2) && follows(3)) {
-            len = 4;
-            const uint32_t cp = uint32_t(c & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 |
-                                (p[3] & 0x3F);
-            return cp < 0x10000 || cp > 0x10FFFF ? 0 : cp;
-        }
-        return 0;
-    }
-
     // Whether the character at p (p < end) may go on a key after a whole character.
     bool may_continue(const unsigned char* p, const unsigned char* end) const {
-        if (p[0] < 0x80) return test(continues_, p[0]);
-        size_t len;
-        const uint32_t cp = decode(p, end, len);
-        if (cp == 0) return true;
+        const uint32_t cp = nfc_detail::decode(p, end).cp;
+        if (cp >= nfc_detail::kInvalid) return true;
         return cp < kMapped ? test(continues_, cp) : far_continues_;
     }
 

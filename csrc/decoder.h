@@ -93,7 +93,7 @@ std::string decode_with(const Decoder& decoder, const uint32_t* ids, size_t n, b
         }
         for (size_t i = 0; i < run.size();) {
             const nfc_detail::Decoded d = nfc_detail::decode(p + i, p + run.size());
-            if (d.cp >= nfc_detail::kInvalid) out += "\xEF\xBF\xBD";  // U+FFFD
+            if (d.cp >= nfc_detail::kInvalid) out += nfc_detail::kReplacementCharacter;
             else out.append(run, i, d.len);
             i += d.len;
         }

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler.h"
 #include "nfc_tables.h"
 
 namespace bpe {
@@ -42,11 +43,15 @@ namespace nfc_detail {
 // code point, so kind 0 (a starter, a boundary), and written back as that byte.
 inline constexpr uint32_t kInvalid = 0x110000;
 
+// U+FFFD's UTF-8: what sentencepiece writes for a byte that starts no character.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
 struct Decoded {
     uint32_t cp, len;
 };
 
-inline Decoded decode(const unsigned char* p, const unsigned char* end) {
+// Inlined where it is called: the loops that read a text a character at a time.
+BPE_ALWAYS_INLINE inline Decoded decode(const unsigned char* p, const unsigned char* end) {
     const uint32_t b0 = p[0];
     if (b0 < 0x80) return {b0, 1};
     const size_t left = static_cast<size_t>(end - p);

@@ -109,8 +109,6 @@ inline void last_from_prefix_end(std::string_view in, size_t i, size_t len, size
     if (last > i) origin->back() = uint32_t(last);
 }
 
-inline constexpr std::string_view kReplacementCharacter = "\xef\xbf\xbd";  // U+FFFD
-
 // The prefix of in[i...] a character map replaces, and its replacement: the longest the
 // map holds, else the character as it is. A byte that starts no character (which a map's
 // key that ends inside a character leaves behind) is U+FFFD, as sentencepiece writes it.
@@ -125,7 +123,7 @@ inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsma
     }
     const auto* p = reinterpret_cast<const unsigned char*>(in.data());
     const nfc_detail::Decoded d = nfc_detail::decode(p + i, p + in.size());
-    if (d.cp >= nfc_detail::kInvalid) return {kReplacementCharacter, 1};
+    if (d.cp >= nfc_detail::kInvalid) return {nfc_detail::kReplacementCharacter, 1};
     return {in.substr(i, d.len), d.len};
 }
 
