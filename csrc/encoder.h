@@ -892,8 +892,11 @@ public:
             return;
         }
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
-        size_t bytes = 0;
-        for (size_t i = 0; i < n; ++i) bytes += texts[i].size();
+        size_t bytes = 0, grouped = 0;  // grouped: the bytes of the documents copied into a group
+        for (size_t i = 0; i < n; ++i) {
+            bytes += texts[i].size();
+            if (texts[i].size() < kGroup) grouped += texts[i].size();
+        }
         ids.reserve(ids.size() + bytes / 2 + 16);  // as encode_segments reserves for one text
         ends.reserve(ends.size() + n);
         GroupRoom own;
@@ -902,6 +905,8 @@ public:
         group.clear();
         segments.clear();
         segments.reserve(std::min<size_t>(2 * n, kGroup / 64) + 2);
+        // The group's room at once, not by doubling (a copy of what is in it each time).
+        group.reserve(std::min(grouped, kGroup));
         bool long_segment = false;  // whether a segment may need cutting for the interrupt
         // A document's segments, at `base` in the text they are encoded in, and its end.
         auto add = [&](std::string_view text, size_t base) {
