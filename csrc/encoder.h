@@ -873,6 +873,9 @@ public:
             // after the group's, and its kDocumentEnd after its items.
             RulesWork work;
             std::string group;
+            size_t given = 0;
+            for (size_t i = 0; i < n; ++i) given += texts[i].size();
+            group.reserve(std::min(given, kGroup));  // as below (the rules may make texts longer: then by doubling)
             std::vector<Segment> items;
             auto encode_group = [&] {
                 encode_items(group, items, ids, interrupt, work.chunking, &ends);
