@@ -867,15 +867,18 @@ public:
     };
     void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr, GroupRoom* room = nullptr) const {
+        size_t bytes = 0, grouped = 0;  // grouped: the bytes of the documents copied into a group below
+        for (size_t i = 0; i < n; ++i) {
+            bytes += texts[i].size();
+            if (texts[i].size() < kGroup) grouped += texts[i].size();
+        }
         if (rules_) {
             // As below, a group at a time: each document's items found on their own (its
             // added tokens and pieces are its own), its text (as the rules left it) put
             // after the group's, and its kDocumentEnd after its items.
             RulesWork work;
             std::string group;
-            size_t given = 0;
-            for (size_t i = 0; i < n; ++i) given += texts[i].size();
-            group.reserve(std::min(given, kGroup));  // as below (the rules may make texts longer: then by doubling)
+            group.reserve(std::min(bytes, kGroup));  // as below (where the rules make a text longer, by doubling)
             std::vector<Segment> items;
             auto encode_group = [&] {
                 encode_items(group, items, ids, interrupt, work.chunking, &ends);
@@ -895,11 +898,6 @@ public:
             return;
         }
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
-        size_t bytes = 0, grouped = 0;  // grouped: the bytes of the documents copied into a group
-        for (size_t i = 0; i < n; ++i) {
-            bytes += texts[i].size();
-            if (texts[i].size() < kGroup) grouped += texts[i].size();
-        }
         ids.reserve(ids.size() + bytes / 2 + 16);  // as encode_segments reserves for one text
         ends.reserve(ends.size() + n);
         GroupRoom own;
