@@ -23,9 +23,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,7 +50,7 @@ public:
     // constructor); nmt_nfkc's map takes about 89 thousand.
     static constexpr size_t kContinuationSteps = size_t(1) << 22;
 
-    explicit Charsmap(std::string blob) : blob_(std::move(blob)) {
+    explicit Charsmap(std::string blob) : blob_(std::move(blob)), id_(next_id()) {
         if (blob_.size() < 4) throw std::invalid_argument("the charsmap is " + std::to_string(blob_.size()) +
                                                           " bytes, too short to hold its trie's size");
         const auto* p = reinterpret_cast<const unsigned char*>(blob_.data());
@@ -206,15 +208,66 @@ public:
         return i;
     }
 
+    // The last searches a thread made in one map (thread_memo). A search's answer
+    // depends only on the bytes it read: those of the key it matched, and on to the byte
+    // where it fell off the trie. A text's places that a map changes come back in the
+    // same company (a line break before the same word, a letter and the same accent, a
+    // run of fullwidth letters), so a search whose first bytes are those a kept one read
+    // is answered from it. Searches that read more than 8 bytes, or reached the text's
+    // end, are not kept. A slot holds the last search made at a place whose first 3
+    // bytes hash to it. (The bytes are read as a little-endian word: a big-endian build
+    // keeps none.)
+    struct PrefixMemo {
+        static constexpr unsigned kSlotBits = 9;
+        struct Entry {
+            uint64_t bytes = 0;           // the bytes the search read, the rest zero
+            uint32_t value = 0;           // the replacement's offset, where one matched
+            uint16_t replacement_size = 0;
+            uint8_t read = 0;             // how many bytes it read; 0: no entry
+            uint8_t length = 0;           // the prefix matched; 0: none
+        };
+        uint64_t map = 0;  // whose searches these are (Charsmap::id_)
+        Entry slots[size_t(1) << kSlotBits];
+    };
+
+    // This thread's memo, emptied first where it held another map's searches.
+    PrefixMemo* thread_memo() const {
+        thread_local std::unique_ptr<PrefixMemo> memo;
+        if (!memo) memo = std::make_unique<PrefixMemo>();
+        if (memo->map != id_) {
+            std::fill(std::begin(memo->slots), std::end(memo->slots), PrefixMemo::Entry{});
+            memo->map = id_;
+        }
+        return memo.get();
+    }
+
     // The replacement of the longest prefix of in[i...] the map holds, and that prefix's
-    // length in bytes; length 0 where none is.
-    std::pair<std::string_view, size_t> longest_prefix(std::string_view in, size_t i) const {
+    // length in bytes; length 0 where none is. With `memo` (this map's: thread_memo), a
+    // search made before on the same bytes is answered from it.
+    std::pair<std::string_view, size_t> longest_prefix(std::string_view in, size_t i,
+                                                       PrefixMemo* memo = nullptr) const {
+        uint64_t ahead = 0;  // the 8 bytes from in[i]
+        PrefixMemo::Entry* slot = nullptr;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (memo != nullptr && in.size() - i >= 8) {
+            std::memcpy(&ahead, in.data() + i, 8);
+            slot = &memo->slots[((ahead & 0xFFFFFF) * 0x9E3779B97F4A7C15ull) >> (64 - PrefixMemo::kSlotBits)];
+            if (slot->read != 0 && ((ahead ^ slot->bytes) & low_bytes(slot->read)) == 0) {
+                if (slot->length == 0) return {{}, 0};
+                return {std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size),
+                        slot->length};
+            }
+        }
+#else
+        (void)memo;
+#endif
         constexpr int kMaxResults = 32;  // sentencepiece's kMaxTrieResultsSize
         size_t node = offset(units_[0]);
         size_t best_length = 0;
         uint32_t best_value = 0;
         int results = 0;
-        for (size_t k = i; k < in.size(); ++k) {
+        size_t k = i;
+        for (; k < in.size(); ++k) {
             const unsigned char c = static_cast<unsigned char>(in[k]);
             node ^= c;
             if (node >= units_.size() || label(units_[node]) != c) break;
@@ -228,12 +281,26 @@ public:
                 ++results;
             }
         }
+        const std::string_view found = best_length == 0 ? std::string_view() : replacement(best_value);
+        if (slot != nullptr && k < in.size() && k + 1 - i <= 8) {  // it fell off at in[k]
+            const size_t read = k + 1 - i;
+            *slot = {ahead & low_bytes(read), best_value, uint16_t(found.size()), uint8_t(read), uint8_t(best_length)};
+        }
         if (best_length == 0) return {{}, 0};
-        return {replacement(best_value), best_length};
+        return {found, best_length};
     }
 
 private:
     static bool test(const uint64_t* bits, uint32_t cp) { return bits[cp >> 6] >> (cp & 63) & 1; }
+
+    // The first n bytes (1 to 8) of a little-endian word read from the text.
+    static uint64_t low_bytes(size_t n) { return n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1; }
+
+    // A number no other map has, for thread_memo.
+    static uint64_t next_id() {
+        static std::atomic<uint64_t> last{0};
+        return ++last;
+    }
 
     // Whether the character at p (p < end) may go on a key after a whole character.
     bool may_continue(const unsigned char* p, const unsigned char* end) const {
@@ -346,6 +413,7 @@ private:
     std::string_view replacements() const { return std::string_view(blob_).substr(replacements_at_); }
 
     std::string blob_;
+    uint64_t id_;
     std::vector<uint32_t> units_;
     size_t replacements_at_ = 0;  // where in blob_ the replacements begin
     bool ascii_key_[128] = {};       // see the constructor

@@ -113,12 +113,13 @@ inline void last_from_prefix_end(std::string_view in, size_t i, size_t len, size
 // map holds, else the character as it is. A byte that starts no character (which a map's
 // key that ends inside a character leaves behind) is U+FFFD, as sentencepiece writes it.
 inline std::pair<std::string_view, size_t> mapped_prefix(const Charsmap* charsmap, std::string_view in, size_t i,
-                                                          const NormalizerStep* step = nullptr) {
+                                                          const NormalizerStep* step = nullptr,
+                                                          Charsmap::PrefixMemo* memo = nullptr) {
     if (step && step->kept_first[static_cast<unsigned char>(in[i])])
         for (const std::string& k : step->kept)
             if (in.compare(i, k.size(), k) == 0) return {in.substr(i, k.size()), k.size()};
     if (charsmap) {
-        const auto found = charsmap->longest_prefix(in, i);
+        const auto found = charsmap->longest_prefix(in, i, memo);
         if (found.second > 0) return found;
     }
     const auto* p = reinterpret_cast<const unsigned char*>(in.data());
@@ -137,10 +138,11 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
     out.clear();
     if (origin) origin->clear();
     const Charsmap* map = step.charsmap.get();
+    Charsmap::PrefixMemo* memo = map ? map->thread_memo() : nullptr;
     size_t i = 0;
     if (step.remove_extra_whitespaces)
         while (i < in.size()) {
-            const auto [piece, len] = mapped_prefix(map, in, i, &step);
+            const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
             if (piece != " ") break;
             i += len;
         }
@@ -252,7 +254,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 ++i;
                 continue;
             }
-            const auto [piece, len] = mapped_prefix(map, in, i, &step);
+            const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
             size_t key_spaces = 0;
             for (size_t j = i; j < i + len; ++j) key_spaces += u[j] == ' ';
             const bool one_space = piece.size() == 1 && piece[0] == ' ';
@@ -313,7 +315,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             ++i;
             continue;
         }
-        const auto [piece, len] = mapped_prefix(map, in, i, &step);
+        const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
         put_mapped(i, piece, len);
         i += len;
     }
@@ -332,8 +334,9 @@ inline void precompiled(std::string_view in, const Charsmap& map, std::string& o
                         size_t limit = SIZE_MAX) {
     out.clear();
     if (origin) origin->clear();
+    Charsmap::PrefixMemo* memo = map.thread_memo();
     for (size_t i = 0; i < in.size();) {
-        const auto [piece, len] = mapped_prefix(&map, in, i);
+        const auto [piece, len] = mapped_prefix(&map, in, i, nullptr, memo);
         check_growth(out.size() + piece.size(), limit);
         out.append(piece);
         if (origin) origin->insert(origin->end(), piece.size(), uint32_t(i));

@@ -199,6 +199,54 @@ def test_a_small_handmade_map_replaces_the_longest_prefix():
     assert core.normalize("aabca", precompiled(data))[0] == "XYZcX"
 
 
+def small_map():
+    """The handmade map above: "a" -> "X", "ab" -> "YZ"."""
+    units = [b"\x00" * 4] * 128
+    units[0] = unit(label=255, offset=0)
+    units[97] = unit(label=97, leaf=True, offset=64)
+    units[33] = unit(value=0)
+    units[33 ^ 98] = unit(label=98, leaf=True, offset=32)
+    units[99] = unit(value=2)
+    return blob(units, b"X\x00YZ\x00")
+
+
+def by_longest_prefix(text, keys):
+    out, i = [], 0
+    while i < len(text):
+        key = max((k for k in keys if text.startswith(k, i)), key=len, default=None)
+        out.append(keys[key] if key else text[i])
+        i += len(key) if key else 1
+    return "".join(out)
+
+
+def deep_map():
+    """"abc" -> "Y" and "abcd" -> "Z": a search from "abc" reads 4 or 5 bytes."""
+    units = [FILLER] * 256
+    units[0] = unit(label=255, offset=0)                    # the root, its children at 0 ^ label
+    units[97] = unit(label=97, offset=97 ^ 128)             # 'a', children at 128 ^ label
+    units[128 ^ 98] = unit(label=98, offset=(128 ^ 98) ^ 64)  # 'b', children at 64 ^ label
+    units[64 ^ 99] = unit(label=99, leaf=True, offset=(64 ^ 99) ^ 16)  # 'c': "abc", its value at 16
+    units[16] = unit(value=0)
+    units[16 ^ 100] = unit(label=100, leaf=True, offset=(16 ^ 100) ^ 200)  # 'd': "abcd", its value at 200
+    units[200] = unit(value=2)
+    return blob(units, b"Y\x00Z\x00")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_searches_kept_from_the_same_bytes_give_what_a_search_gives(seed):
+    """A thread keeps its last searches by the bytes they read (Charsmap::PrefixMemo):
+    places whose first bytes agree and whose next ones differ ("abcd" and "abce", "ab"
+    and "ac"), in texts long enough for the memo, under three maps in turn."""
+    rng = random.Random(seed)
+    maps = [(deep_map(), {"abc": "Y", "abcd": "Z"}), (small_map(), {"a": "X", "ab": "YZ"}),
+            (one_rule(b"Q"), {"a": "Q"})]
+    parts = ["abcd", "abce", "abc", "ab", "a", "c", "e"]
+    for _ in range(20):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(3, 200)))
+        for data, keys in maps:
+            assert core.normalize(text, precompiled(data))[0] == by_longest_prefix(text, keys), text
+
+
 def test_a_trie_with_a_cycle_is_refused_not_searched_forever():
     # From the root's base 0, 'a' steps onto unit 97 (base 97), whose 'a' steps onto unit
     # 0 (base 0), and so on: a search along "aaaa..." would read the whole text each time.
