@@ -237,14 +237,8 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         };
         bool promised = make_room();
         while (promised && i < in.size()) {
-            const size_t k = map->alone_run(in, i, stop);
-            if (k > i) {
-                std::memcpy(o, u + i, k - i);
-                o += k - i;
-                i = k;
-                previous_space = false;
-                continue;
-            }
+            // A space first: the run before it stopped there, and a run begun at it would
+            // end at once.
             if (lone_space(i)) {
                 if (!previous_space) {
                     for (char c : space) *o++ = c;
@@ -252,6 +246,14 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 previous_space = step.remove_extra_whitespaces;
                 --spaces_left;
                 ++i;
+                continue;
+            }
+            const size_t k = map->alone_run(in, i, stop);
+            if (k > i) {
+                std::memcpy(o, u + i, k - i);
+                o += k - i;
+                i = k;
+                previous_space = false;
                 continue;
             }
             const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
@@ -284,6 +286,13 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
         if (promised) w = size_t(o - out.data());
     }
     while (i < in.size()) {
+        // A space first, as above.
+        if (lone_space(i)) {
+            if (!previous_space) put(space, i);
+            previous_space = step.remove_extra_whitespaces;
+            ++i;
+            continue;
+        }
         // A run of bytes that are themselves: without a map every byte but a space; with
         // one, the characters it leaves as they are (Charsmap::alone_run).
         {
@@ -308,12 +317,6 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 i = k;
                 continue;
             }
-        }
-        if (lone_space(i)) {
-            if (!previous_space) put(space, i);
-            previous_space = step.remove_extra_whitespaces;
-            ++i;
-            continue;
         }
         const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
         put_mapped(i, piece, len);
