@@ -241,26 +241,33 @@ public:
         return memo.get();
     }
 
+    // Where `memo` holds the search from in[i] (see PrefixMemo) and it matched a key: the
+    // key's replacement into `piece` and its length into `length`, and true. Inline, for
+    // the normalizer's loop to try before it calls longest_prefix.
+    BPE_ALWAYS_INLINE bool remembered(std::string_view in, size_t i, PrefixMemo* memo, std::string_view& piece,
+                                      size_t& length) const {
+        uint64_t ahead;
+        const PrefixMemo::Entry* slot = memo_slot(in, i, memo, ahead);
+        if (slot == nullptr || slot->read == 0 || slot->length == 0 ||
+            ((ahead ^ slot->bytes) & low_bytes(slot->read)) != 0)
+            return false;
+        piece = std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size);
+        length = slot->length;
+        return true;
+    }
+
     // The replacement of the longest prefix of in[i...] the map holds, and that prefix's
     // length in bytes; length 0 where none is. With `memo` (this map's: thread_memo), a
     // search made before on the same bytes is answered from it.
     std::pair<std::string_view, size_t> longest_prefix(std::string_view in, size_t i,
                                                        PrefixMemo* memo = nullptr) const {
         uint64_t ahead = 0;  // the 8 bytes from in[i]
-        PrefixMemo::Entry* slot = nullptr;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (memo != nullptr && in.size() - i >= 8) {
-            std::memcpy(&ahead, in.data() + i, 8);
-            slot = &memo->slots[((ahead & 0xFFFFFF) * 0x9E3779B97F4A7C15ull) >> (64 - PrefixMemo::kSlotBits)];
-            if (slot->read != 0 && ((ahead ^ slot->bytes) & low_bytes(slot->read)) == 0) {
-                if (slot->length == 0) return {{}, 0};
-                return {std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size),
-                        slot->length};
-            }
+        PrefixMemo::Entry* slot = memo_slot(in, i, memo, ahead);
+        if (slot != nullptr && slot->read != 0 && ((ahead ^ slot->bytes) & low_bytes(slot->read)) == 0) {
+            if (slot->length == 0) return {{}, 0};
+            return {std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size),
+                    slot->length};
         }
-#else
-        (void)memo;
-#endif
         constexpr int kMaxResults = 32;  // sentencepiece's kMaxTrieResultsSize
         size_t node = offset(units_[0]);
         size_t best_length = 0;
@@ -292,6 +299,21 @@ public:
 
 private:
     static bool test(const uint64_t* bits, uint32_t cp) { return bits[cp >> 6] >> (cp & 63) & 1; }
+
+    // The memo's slot for a search from in[i], and the 8 bytes from there in `ahead`;
+    // nullptr without a memo, within 8 bytes of the text's end, or on a big-endian build.
+    BPE_ALWAYS_INLINE static PrefixMemo::Entry* memo_slot(std::string_view in, size_t i, PrefixMemo* memo,
+                                                          uint64_t& ahead) {
+        ahead = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (memo == nullptr || in.size() - i < 8) return nullptr;
+        std::memcpy(&ahead, in.data() + i, 8);
+        return &memo->slots[((ahead & 0xFFFFFF) * 0x9E3779B97F4A7C15ull) >> (64 - PrefixMemo::kSlotBits)];
+#else
+        (void)in, (void)i, (void)memo;
+        return nullptr;
+#endif
+    }
 
     // The first n bytes (1 to 8) of a little-endian word read from the text.
     static uint64_t low_bytes(size_t n) { return n >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1; }

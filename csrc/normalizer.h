@@ -34,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -256,7 +257,10 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
                 previous_space = false;
                 continue;
             }
-            const auto [piece, len] = mapped_prefix(map, in, i, &step, memo);
+            std::string_view piece;
+            size_t len;
+            if (step.kept_first[u[i]] || !map->remembered(in, i, memo, piece, len))
+                std::tie(piece, len) = mapped_prefix(map, in, i, &step, memo);
             size_t key_spaces = 0;
             for (size_t j = i; j < i + len; ++j) key_spaces += u[j] == ' ';
             const bool one_space = piece.size() == 1 && piece[0] == ' ';

@@ -63,20 +63,21 @@ inline void bind_normalize(py::module_& m) {
         py::arg("text"), "Whether text (str, or bytes of UTF-8) is in NFC, as Hugging Face's tokenizers normalizes it.");
     m.def(
         "normalize",
-        [](py::str text, py::handle normalizer) {
+        [](py::str text, py::handle normalizer, bool origins) {
             const bpe::Normalizer steps = normalizer_from_python(normalizer);
             const std::string in = str_or_bytes_utf8(text);
             std::string out;
             std::vector<uint32_t> origin;
             {
                 py::gil_scoped_release release;
-                steps.run(in, out, &origin);
+                steps.run(in, out, origins ? &origin : nullptr);
             }
-            return py::make_tuple(py::str(out), py::cast(origin));
+            return py::make_tuple(py::str(out), origins ? py::object(py::cast(origin)) : py::object(py::none()));
         },
-        py::arg("text"), py::arg("normalizer"),
+        py::arg("text"), py::arg("normalizer"), py::arg("origins") = true,
         "text through a rules normalizer (the rules dict's 'normalizer': 'NFC' or a list of steps), and the "
-        "origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong.");
+        "origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong. "
+        "origins=False: None for the origins, the text made as encode makes it (without them).");
 }
 
 }  // namespace bindings
