@@ -168,9 +168,9 @@ def nfc(text: str | bytes) -> tuple[str | bytes, list[int]]:
     """
     NFC of text (str, or bytes of UTF-8), as Hugging Face's tokenizers normalizes it, and the origin of each byte of the result's UTF-8: the byte offset in text's UTF-8 of the start of the input character that the output byte came from, and one entry more at the end, the input's length in bytes. A token spanning output bytes [b, e) has Hugging Face's offsets from origin[b] to the end of the input character at origin[e - 1].
     """
-def normalize(text: str, normalizer: str | list[dict[str, object]] | None) -> tuple[str, list[int]]:
+def normalize(text: str, normalizer: str | list[dict[str, object]] | None, origins: bool = True) -> tuple[str, list[int] | None]:
     """
-    text through a rules normalizer (the rules dict's 'normalizer': 'NFC' or a list of steps), and the origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong.
+    text through a rules normalizer (the rules dict's 'normalizer': 'NFC' or a list of steps), and the origin of each byte of the result's UTF-8, as nfc gives it. ValueError names a step that is wrong. origins=False: None for the origins, the text made as encode makes it (without them).
     """
 def num_merges_for(vocab_size: typing.SupportsIndex, num_special_tokens: typing.SupportsInt | typing.SupportsIndex) -> int:
     """

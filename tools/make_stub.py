@@ -96,7 +96,7 @@ RETURNS = {
     (None, "pretokenize"): "list[bytes]",
     (None, "added_token_segments"): "list[tuple[int, int, int | None]]",
     (None, "nfc"): "tuple[str | bytes, list[int]]",
-    (None, "normalize"): "tuple[str, list[int]]",
+    (None, "normalize"): "tuple[str, list[int] | None]",
     (None, "huggingface_merges"): "tuple[list[tuple[int, int]], list[int], list[str], list[list[int]] | None]",
 }
 
