@@ -248,10 +248,8 @@ public:
                                       size_t& length) const {
         uint64_t ahead;
         const PrefixMemo::Entry* slot = memo_slot(in, i, memo, ahead);
-        if (slot == nullptr || slot->read == 0 || slot->length == 0 ||
-            ((ahead ^ slot->bytes) & low_bytes(slot->read)) != 0)
-            return false;
-        piece = std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size);
+        if (slot == nullptr || !answers(*slot, ahead) || slot->length == 0) return false;
+        piece = kept_replacement(*slot);
         length = slot->length;
         return true;
     }
@@ -263,10 +261,9 @@ public:
                                                        PrefixMemo* memo = nullptr) const {
         uint64_t ahead = 0;  // the 8 bytes from in[i]
         PrefixMemo::Entry* slot = memo_slot(in, i, memo, ahead);
-        if (slot != nullptr && slot->read != 0 && ((ahead ^ slot->bytes) & low_bytes(slot->read)) == 0) {
+        if (slot != nullptr && answers(*slot, ahead)) {
             if (slot->length == 0) return {{}, 0};
-            return {std::string_view(blob_.data() + replacements_at_ + slot->value, slot->replacement_size),
-                    slot->length};
+            return {kept_replacement(*slot), slot->length};
         }
         constexpr int kMaxResults = 32;  // sentencepiece's kMaxTrieResultsSize
         size_t node = offset(units_[0]);
@@ -313,6 +310,16 @@ private:
         (void)in, (void)i, (void)memo;
         return nullptr;
 #endif
+    }
+
+    // Whether the slot's search read what the 8 bytes `ahead` begin with (so answers for them).
+    BPE_ALWAYS_INLINE static bool answers(const PrefixMemo::Entry& slot, uint64_t ahead) {
+        return slot.read != 0 && ((ahead ^ slot.bytes) & low_bytes(slot.read)) == 0;
+    }
+
+    // The replacement a slot's search matched.
+    BPE_ALWAYS_INLINE std::string_view kept_replacement(const PrefixMemo::Entry& slot) const {
+        return std::string_view(blob_.data() + replacements_at_ + slot.value, slot.replacement_size);
     }
 
     // The first n bytes (1 to 8) of a little-endian word read from the text.

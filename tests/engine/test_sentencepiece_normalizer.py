@@ -185,29 +185,22 @@ def test_a_blob_that_is_not_base64_is_a_value_error():
         core.normalize("abc", [{"type": "Precompiled", "charsmap": "not base64!"}])
 
 
-def test_a_small_handmade_map_replaces_the_longest_prefix():
-    # The root (unit 0: base 0 ^ offset 0 = 0, its label one no search steps on) has its
-    # children at 0 ^ label: 'a' at 97, base 97 ^ 64 = 33, a leaf below it (its value at
-    # 33 ^ 0); 'b' from there at 33 ^ 98 = 67, a leaf, base and value at 67 ^ 32 = 99.
+def small_map():
+    """A handmade map: "a" -> "X", "ab" -> "YZ". The root (unit 0: base 0 ^ offset 0 = 0,
+    its label one no search steps on) has its children at 0 ^ label: 'a' at 97, base
+    97 ^ 64 = 33, a leaf below it (its value at 33 ^ 0); 'b' from there at 33 ^ 98 = 67, a
+    leaf, base and value at 67 ^ 32 = 99."""
     units = [b"\x00" * 4] * 128
     units[0] = unit(label=255, offset=0)
     units[97] = unit(label=97, leaf=True, offset=64)  # 'a' -> base 33
     units[33] = unit(value=0)                           # "a" -> "X"
     units[33 ^ 98] = unit(label=98, leaf=True, offset=32)  # "ab" -> base 67 ^ 32 = 99
     units[99] = unit(value=2)                           # "ab" -> "YZ"
-    data = blob(units, b"X\x00YZ\x00")
-    assert core.normalize("aabca", precompiled(data))[0] == "XYZcX"
-
-
-def small_map():
-    """The handmade map above: "a" -> "X", "ab" -> "YZ"."""
-    units = [b"\x00" * 4] * 128
-    units[0] = unit(label=255, offset=0)
-    units[97] = unit(label=97, leaf=True, offset=64)
-    units[33] = unit(value=0)
-    units[33 ^ 98] = unit(label=98, leaf=True, offset=32)
-    units[99] = unit(value=2)
     return blob(units, b"X\x00YZ\x00")
+
+
+def test_a_small_handmade_map_replaces_the_longest_prefix():
+    assert core.normalize("aabca", precompiled(small_map()))[0] == "XYZcX"
 
 
 def by_longest_prefix(text, keys):
