@@ -296,6 +296,27 @@ public:
         return PyLong_FromUnsignedLong(id);
     }
 
+    // New references to the ints of n ids, stored at out[0 .. n-1]; false with a Python
+    // error set (out of memory), the places not reached left as they were. The table and
+    // its size are read once, into locals, and the slots are filled through a pointer:
+    // the compiler cannot tell that the rare call that makes an int leaves the members
+    // alone, so a loop over get() read them again at every id and kept its slot counter
+    // in memory, a chain from one id to the next (docs/design-notes.md, "the fill loop").
+    bool put(const uint32_t* ids, size_t n, PyObject** out) {
+        PyObject* const* const table = table_ ? ints() : nullptr;
+        const size_t size = size_;
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t id = ids[i];
+            PyObject* value = id < size ? table[id] : nullptr;
+            if (value != nullptr)
+                Py_INCREF(value);
+            else if ((value = get(id)) == nullptr)
+                return false;
+            out[i] = value;
+        }
+        return true;
+    }
+
 private:
     PyObject** ints() const { return reinterpret_cast<PyObject**>(table_->data()); }
 
@@ -313,17 +334,15 @@ private:
 };
 inline SharedInts shared_ints;
 
+// The list's item slots, which PyList_New leaves null for the caller to fill.
+inline PyObject** list_items(const py::list& list) { return &PyList_GET_ITEM(list.ptr(), 0); }
+
 // n ids as a list of ints: one shared int, a Py_INCREF and a store in place per id.
 // A plain store per id, with each int's references added once by its count in a
 // second pass, ran slower (docs/design-notes.md).
 inline py::list ids_to_list(const uint32_t* ids, size_t n) {
     py::list out(n);
-    PyObject* list = out.ptr();
-    for (size_t i = 0; i < n; ++i) {
-        PyObject* value = shared_ints.get(ids[i]);
-        if (value == nullptr) throw py::error_already_set();  // out of memory: out frees what is set
-        PyList_SET_ITEM(list, i, value);
-    }
+    if (n != 0 && !shared_ints.put(ids, n, list_items(out))) throw py::error_already_set();  // out frees what is set
     return out;
 }
 
@@ -332,14 +351,11 @@ inline py::list ids_to_list(const std::vector<uint32_t>* parts, size_t n) {
     size_t total = 0;
     for (size_t k = 0; k < n; ++k) total += parts[k].size();
     py::list out(total);
-    PyObject* list = out.ptr();
-    size_t i = 0;
+    if (total == 0) return out;
+    PyObject** items = list_items(out);
     for (size_t k = 0; k < n; ++k) {
-        for (uint32_t id : parts[k]) {
-            PyObject* value = shared_ints.get(id);
-            if (value == nullptr) throw py::error_already_set();  // out of memory: out frees what is set
-            PyList_SET_ITEM(list, i++, value);
-        }
+        if (!shared_ints.put(parts[k].data(), parts[k].size(), items)) throw py::error_already_set();
+        items += parts[k].size();
     }
     return out;
 }
