@@ -1047,6 +1047,25 @@ def test_space_words_are_shared_between_threads_in_any_script(trained, name, wor
     assert bpe._core.threads_started() > before
 
 
+@pytest.mark.parametrize("name", ["mistral_shape", "identity_keep_whitespace"])
+def test_a_space_word_ends_wherever_its_end_is(trained, name):
+    """A word's bytes are searched 16 at a time for its end (encoder.h's space_word_end):
+    a space, a "▁", characters whose UTF-8 begins as a "▁"'s does (U+2580, U+2003) and
+    do not end it, and a character of three bytes, at every place of words up to 45
+    bytes long, at the text's end and before more text. An end found a byte late at a
+    block's last byte fails it."""
+    tok, processor = tokenizer_and_processor(trained[name])
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+    texts = []
+    for stop in [" ", "\u2581", "\u2580", "\u2003", "\u2581\u2581", "\u6570"]:
+        for length in range(46):
+            word = letters[:length]
+            for at in range(length + 1):
+                for tail in ["", " z", letters]:
+                    texts.append(word[:at] + stop + word[at:] + tail)
+    assert tok.encode_ordinary_batch(texts, threads=1) == processor.encode(texts)
+
+
 def test_space_words_around_control_and_user_pieces(trained):
     """A control piece allowed as special ends a text segment: the text after it gets its
     own dummy prefix, as sentencepiece's encode of each part does."""
