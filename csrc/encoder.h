@@ -746,14 +746,15 @@ private:
         out.resize(pos + std::max(kRoom, step));
     }
 
-    // An id per 2 bytes, reserved up front: a token holds about 4 bytes of English and
-    // 2 of Python source under GPT-2's vocabulary (more under larger ones). That saves
-    // the copy (and the page faults) of growing a large output, and costs only address
-    // space where fewer are written, as pages are not touched until then.
+    // An id per byte, reserved up front: a token holds a byte at least (a space read as
+    // "▁" too). A text's ids then never outgrow it and are never copied to a larger
+    // one, which costs only address space where fewer are written (a token holds about
+    // 4 bytes of English), as pages are not touched until then. Byte fallback on scripts
+    // a vocabulary barely covers gives an id per 2 bytes and more.
     static size_t expected_ids(const std::vector<Segment>& segments) {
         size_t bytes = 0;
         for (const Segment& segment : segments) bytes += segment.end - segment.begin;
-        return bytes / 2 + 16;
+        return bytes + 16;
     }
 
 public:
