@@ -747,10 +747,11 @@ private:
     }
 
     // An id per byte, reserved up front: a token holds a byte at least (a space read as
-    // "▁" too). A text's ids then never outgrow it and are never copied to a larger
-    // one, which costs only address space where fewer are written (a token holds about
-    // 4 bytes of English), as pages are not touched until then. Byte fallback on scripts
-    // a vocabulary barely covers gives an id per 2 bytes and more.
+    // "▁" too; a "▁" the rules put first holds none, one a segment). So a text's ids
+    // are not copied into a larger vector as they grow (byte fallback on a script that
+    // a vocabulary barely covers gives an id per 2 bytes and more), and where fewer are
+    // written (a token holds about 4 bytes of English) the rest costs only address
+    // space, as pages are not touched until then.
     static size_t expected_ids(const std::vector<Segment>& segments) {
         size_t bytes = 0;
         for (const Segment& segment : segments) bytes += segment.end - segment.begin;
