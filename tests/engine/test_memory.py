@@ -255,6 +255,45 @@ def test_encode_arrays_write_into_kept_pages_and_hold_only_their_ids():
     assert result["held_after"] < 64 << 20, result
 
 
+def test_calls_of_two_sizes_taking_turns_write_into_kept_pages():
+    """A call whose ids fill less than half of the kept block it writes into (a warm-up
+    before a long text, a pipeline's documents of mixed sizes) copies them into a block
+    that fits and keeps the long block whole: once warm, neither size faults in new
+    pages, and an array of the short text's ids holds their memory and no more."""
+    result = run_child("""
+        import json, resource
+        import numpy as np
+        from bpe import BPETokenizer
+        tok = BPETokenizer.load("stories.bpe")
+        long = ("Once upon a time there was a little cat. " * 200_000)[:8_000_000]  # ASCII: read in place
+        short = long[:1_500_000]
+        texts = {"long": long, "short": short}
+        def faults():
+            return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        expected = {name: tok.encode_array(text, threads=1) for name, text in texts.items()}
+        for _ in range(2):
+            for text in texts.values():
+                tok.encode_array(text, threads=1)
+        warm, same = {name: 0 for name in texts}, True
+        for _ in range(3):
+            for name, text in texts.items():
+                before = faults()
+                ids = tok.encode_array(text, threads=1)
+                warm[name] += faults() - before
+                same = same and np.array_equal(ids, expected[name])
+                del ids
+        rss = status("VmRSS")
+        kept = [tok.encode_array(short, threads=1) for _ in range(4)]
+        per_array = (status("VmRSS") - rss) / len(kept)
+        print(json.dumps({"warm_faults": warm, "same": same, "per_array": per_array, "nbytes": kept[0].nbytes,
+                          "long_nbytes": expected["long"].nbytes}))
+    """)
+    assert result["same"], result
+    assert result["nbytes"] * 2 < result["long_nbytes"], result  # the short ids fill less than half
+    assert max(result["warm_faults"].values()) < 3 * 64, result  # a cut long block: about 800 a call
+    assert result["per_array"] < result["nbytes"] + (1 << 20), result
+
+
 # --- a memory budget for training ----------------------------------------------------
 
 
