@@ -115,9 +115,12 @@ def test_decode_and_the_stream_decoder_round_trip(pair):
     for token in (ours.rules or {}).get("added_tokens", []):
         if token["id"] in unreadable:
             assert ours.decode([token["id"]]) == ours.as_hf().decode([token["id"]]) == token["content"]
-            # Hugging Face decodes a special one as its text; a non-special one it does not.
-            theirs_text = theirs.decode([token["id"]], skip_special_tokens=False)
-            assert (theirs_text == token["content"]) == token["special"], (name, token, theirs_text)
+            # Hugging Face decodes a special one as its text. A non-special one it reads
+            # through the byte alphabet in some versions and not in others (tokenizers
+            # 0.23.3 gives DeepSeek V4's "<｜fim▁hole｜>" back whole), so that is not checked.
+            if token["special"]:
+                theirs_text = theirs.decode([token["id"]], skip_special_tokens=False)
+                assert theirs_text == token["content"], (name, token, theirs_text)
 
 
 def test_save_load_and_pickle_keep_the_ids(pair, tmp_path):
