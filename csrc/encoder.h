@@ -461,7 +461,8 @@ private:
         }
         // The word's own characters, up to a space or a "▁". Scripts written without
         // spaces make words of dozens of bytes: 16 bytes at a time, where SSE2 is, finds
-        // the bytes that may end one (' ', and 0xE2 that may begin a "▁").
+        // the bytes that may end one (' ', and 0xE2 that may begin a "▁"): two compares,
+        // where split_bytes.h's FewBytes16 makes four (docs/design-notes.md).
 #if defined(BPE_SSE2)
         const __m128i space = _mm_set1_epi8(' '), meta = _mm_set1_epi8(char(0xE2));
         while (i + 16 <= n) {
@@ -752,10 +753,11 @@ private:
     // a vocabulary barely covers gives an id per 2 bytes and more), and where fewer are
     // written (a token holds about 4 bytes of English) the rest costs only address
     // space, as pages are not touched until then.
+    static size_t expected_ids(size_t bytes) { return bytes + 16; }
     static size_t expected_ids(const std::vector<Segment>& segments) {
         size_t bytes = 0;
         for (const Segment& segment : segments) bytes += segment.end - segment.begin;
-        return bytes + 16;
+        return expected_ids(bytes);
     }
 
 public:
@@ -915,7 +917,7 @@ public:
             return;
         }
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
-        ids.reserve(ids.size() + bytes / 2 + 16);  // as encode_segments reserves for one text
+        ids.reserve(ids.size() + expected_ids(bytes));  // as encode_segments reserves for one text
         ends.reserve(ends.size() + n);
         GroupRoom own;
         std::string& group = room ? room->text : own.text;
