@@ -174,7 +174,7 @@ public:
     // where the character after it follows a whole character in no key. It stops before
     // any byte `stop` marks, before a character from kMapped up, and before a byte that
     // starts no valid character (the search reads those).
-    size_t alone_run(std::string_view in, size_t i, const std::array<bool, 256>& stop) const {
+    BPE_ALWAYS_INLINE size_t alone_run(std::string_view in, size_t i, const std::array<bool, 256>& stop) const {
         const auto* u = reinterpret_cast<const unsigned char*>(in.data());
         const size_t n = in.size();
         while (i < n) {
@@ -332,7 +332,7 @@ private:
     }
 
     // Whether the character at p (p < end) may go on a key after a whole character.
-    bool may_continue(const unsigned char* p, const unsigned char* end) const {
+    BPE_ALWAYS_INLINE bool may_continue(const unsigned char* p, const unsigned char* end) const {
         const uint32_t cp = nfc_detail::decode(p, end).cp;
         if (cp >= nfc_detail::kInvalid) return true;
         return cp < kMapped ? test(continues_, cp) : far_continues_;

@@ -251,7 +251,15 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             }
             const size_t k = map->alone_run(in, i, stop);
             if (k > i) {
-                std::memcpy(o, u + i, k - i);
+                // Most runs are a word: 32 bytes copied whole where they can be read and
+                // the room holds them (those past the run are written over next), with
+                // no call.
+                if (k - i <= 32 && in.size() - i >= 32 && size_t(o_end - o) >= 32) {
+                    std::memcpy(o, u + i, 16);
+                    std::memcpy(o + 16, u + i + 16, 16);
+                } else {
+                    std::memcpy(o, u + i, k - i);
+                }
                 o += k - i;
                 i = k;
                 previous_space = false;
@@ -264,7 +272,7 @@ inline void sentencepiece(std::string_view in, const NormalizerStep& step, std::
             size_t key_spaces = 0;
             for (size_t j = i; j < i + len; ++j) key_spaces += u[j] == ' ';
             const bool one_space = piece.size() == 1 && piece[0] == ' ';
-            const bool no_space = !piece.empty() && std::memchr(piece.data(), ' ', piece.size()) == nullptr;
+            const bool no_space = !piece.empty() && std::find(piece.begin(), piece.end(), ' ') == piece.end();
             const size_t writes = one_space ? space.size() : piece.size();
             if ((one_space || no_space) &&
                 size_t(o_end - o) >= writes + (in.size() - i - len) + (spaces_left - key_spaces) * extra) {
