@@ -70,7 +70,7 @@ using namespace bindings;
 // What every encode binding does once it holds the text's UTF-8: check the special
 // tokens against allowed_special and disallowed_special, then encode on `workers`
 // threads without the GIL. The ids come back in parts, one per thread.
-std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std::string_view text,
+std::vector<bpe::Ids> encode_text(const bpe::Encoder& encoder, std::string_view text,
                                                py::handle allowed_special, py::handle disallowed_special,
                                                unsigned workers) {
     SpecialChoice choice(encoder, allowed_special, disallowed_special);
@@ -85,7 +85,7 @@ std::vector<std::vector<uint32_t>> encode_text(const bpe::Encoder& encoder, std:
 // where each of those documents' ids end in ids[k].
 struct BatchIds {
     std::vector<size_t> bounds;
-    std::vector<std::vector<uint32_t>> ids;
+    std::vector<bpe::Ids> ids;
     std::vector<std::vector<size_t>> ends;
 
     size_t documents() const { return bounds.back(); }
@@ -109,7 +109,7 @@ BatchIds encode_batch_ids(const bpe::Encoder& self, const TextBatch& batch, py::
         bpe::run_threads(runs, [&](size_t k) {
             // Vectors of its own on each thread's stack, moved in place at the end: side by
             // side in `out`, they would share cache lines (false sharing: encoder.h).
-            std::vector<uint32_t> ids;
+            bpe::Ids ids;
             std::vector<size_t> ends;
             self.encode_many(texts + out.bounds[k], out.bounds[k + 1] - out.bounds[k], choice.allowed, ids, ends,
                              interrupt);
@@ -755,7 +755,7 @@ template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
     if (self.has_rules()) {  // a space put in, or NFC, can give more ids than bytes
-        std::vector<uint32_t> ids = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+        bpe::Ids ids = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
             return self.encode(text, allowed, threads, interrupt);
         });
         py::array_t<Id> out(py::ssize_t(ids.size()));
@@ -768,7 +768,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         Id* data = out.mutable_data();
         size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
             auto runs = self.encode_pieces(text, allowed, threads, interrupt,
-                                           [&](size_t, size_t begin, size_t before, const std::vector<uint32_t>& ids) {
+                                           [&](size_t, size_t begin, size_t before, const bpe::Ids& ids) {
                                                std::copy(ids.begin(), ids.end(), data + begin + before);
                                            });
             size_t end = 0;
@@ -794,7 +794,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     std::vector<size_t> written(blocks.size(), 0);  // each block's bytes of ids
     size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
         auto done = self.encode_runs(text, runs, interrupt,
-                                     [&](size_t k, size_t, size_t before, const std::vector<uint32_t>& ids) {
+                                     [&](size_t k, size_t, size_t before, const bpe::Ids& ids) {
                                          std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + before);
                                      });
         Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
@@ -831,7 +831,7 @@ size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_speci
     return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
         size_t total = 0;
         for (const auto& run : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
-                                                  [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
+                                                  [](size_t, size_t, size_t, const bpe::Ids&) {}))
             total += run.count;
         return total;
     });
@@ -844,14 +844,14 @@ py::tuple encode_with_offsets(const bpe::Encoder& self, py::handle text, py::han
     choice.check(self, arg.view);
     if (self.has_rules()) {
         std::vector<int64_t> found;
-        std::vector<uint32_t> ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
+        bpe::Ids ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
             return self.encode_with_char_spans(arg.view, choice.allowed, found, interrupt);
         });
         py::array_t<int64_t> spans({py::ssize_t(ids.size()), py::ssize_t(2)});
         std::copy(found.begin(), found.end(), spans.mutable_data());
         return py::make_tuple(ids_to_list(ids), spans);
     }
-    std::vector<uint32_t> ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
+    bpe::Ids ids = without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
         return self.encode(arg.view, choice.allowed, 1, interrupt);
     });
     // Spans as a numpy array of shape (n, 2), start and end in each row: no Python
@@ -905,7 +905,7 @@ py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle all
         for (size_t i : large) {
             size_t total = 0;
             for (const auto& run : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
-                                                      [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
+                                                      [](size_t, size_t, size_t, const bpe::Ids&) {}))
                 total += run.count;
             count[i] = int64_t(total);
         }

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "ids.h"
 #include "normalize.h"
 #include "pair_table.h"
 
@@ -77,13 +78,13 @@ public:
     }
 
     // The ids (ours) of a chunk, appended to out.
-    void encode(std::string_view chunk, std::vector<uint32_t>& out) const {
+    void encode(std::string_view chunk, Ids& out) const {
         if (chunk.size() <= kShort) {
             uint32_t ids[kShort];
             merge_short(ids, symbols(chunk, ids), out);
             return;
         }
-        std::vector<uint32_t> ids(chunk.size());
+        Ids ids(chunk.size());  // written by symbols before it is read
         ids.resize(symbols(chunk, ids.data()));
         merge_long(ids, out);
     }
@@ -224,7 +225,7 @@ private:
 
     // A few symbols: every pair's rank held, the lowest found by a scan of
     // (rank << 5 | position), and after a merge the two pairs beside it looked up again.
-    void merge_short(uint32_t* ids, size_t n, std::vector<uint32_t>& out) const {
+    void merge_short(uint32_t* ids, size_t n, Ids& out) const {
         uint32_t ranks[kShort], made[kShort];
         auto look = [&](size_t i) {
             const auto [r, m] = merge_of(ids[i], ids[i + 1]);
@@ -250,7 +251,7 @@ private:
     // that is a merge. An entry is stale when the pair now at its position has another
     // rank (or none); one whose pair changed but kept its rank is that pair's own entry
     // too, as every pair of a rank has one at its position.
-    void merge_long(std::vector<uint32_t>& ids, std::vector<uint32_t>& out) const {
+    void merge_long(Ids& ids, Ids& out) const {
         if (ids.size() >= size_t(INT32_MAX)) throw std::length_error("a chunk of 2 GB or more cannot be encoded");
         if (ids.empty()) return;
         const int32_t n = int32_t(ids.size());

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "encoder_table.h"
+#include "ids.h"
 #include "interrupt.h"
 #include "pair.h"
 #include "parallel.h"
@@ -68,7 +69,7 @@ inline constexpr size_t kShortChunk = 32;
 // kRanked: with ranked merges (Vocabulary::ranked), where the merge of rank r makes
 // made(r) rather than 256 + r: the rule and the loop are the same.
 template <bool kRanked>
-inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     static_assert(kShortChunk <= 32, "positions are packed in 5 bits");
     uint32_t ids[kShortChunk], ranks[kShortChunk];  // ranks[i]: of the pair (ids[i], ids[i + 1])
     const auto* bytes = reinterpret_cast<const unsigned char*>(chunk.data());
@@ -95,7 +96,7 @@ inline void encode_short(const Vocabulary& vocabulary, std::string_view chunk, s
 // (rank, position) for each neighbouring pair that is a merge. An entry goes
 // stale when either symbol of its pair has been merged since; the pair then at
 // that position has a different rank, or none.
-inline void encode_long(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+inline void encode_long(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     if (chunk.size() >= size_t(INT32_MAX)) throw std::length_error("a chunk of 2 GB or more cannot be encoded");
     int32_t n = int32_t(chunk.size());
     std::vector<uint32_t> symbol(n);
@@ -149,7 +150,7 @@ inline void encode_long(const Vocabulary& vocabulary, std::string_view chunk, st
 inline constexpr size_t kBucketsPayOff = 4;
 inline constexpr uint32_t kLink = 0x80000000;  // ids stay below 2^24, positions below 2^31 - 1
 
-inline void encode_buckets(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+inline void encode_buckets(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     if (chunk.size() >= size_t(INT32_MAX)) throw std::length_error("a chunk of 2 GB or more cannot be encoded");
     const int32_t n = int32_t(chunk.size());
     const std::vector<Pair>& merges = vocabulary.merges();  // by rank
@@ -240,7 +241,7 @@ inline void encode_buckets(const Vocabulary& vocabulary, std::string_view chunk,
 // nodes above. Tokens are found from their byte lengths, as in encode_buckets.
 inline constexpr size_t kRankBlock = 32;
 
-inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     if (chunk.size() >= size_t(INT32_MAX)) throw std::length_error("a chunk of 2 GB or more cannot be encoded");
     constexpr uint32_t kNoRank = Vocabulary::kNoRank;
     const int32_t n = int32_t(chunk.size());
@@ -310,7 +311,7 @@ inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view ch
 // A chunk under ranked merges, ignore_merges or char_merges (ModelOptions), out of line, so that the
 // plain path below is one test more than it was.
 BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk,
-                                               std::vector<uint32_t>& out) {
+                                               Ids& out) {
     if (vocabulary.ignore_merges()) {
         uint32_t whole = vocabulary.whole_token(chunk);
         if (whole != Vocabulary::kNoToken) {
@@ -332,7 +333,7 @@ BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std
 
 // The ids of one chunk: its own token, under ignore_merges, when it is one; else the
 // merges applied in rank order, by the loop for its length.
-inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, std::vector<uint32_t>& out) {
+inline void encode_chunk(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     if (!vocabulary.plain()) return encode_chunk_with_options(vocabulary, chunk, out);
     if (chunk.size() <= kShortChunk) encode_short<false>(vocabulary, chunk, out);
     else if (chunk.size() < vocabulary.num_merges() / kBucketsPayOff) encode_long(vocabulary, chunk, out);
@@ -382,7 +383,7 @@ public:
         // tokens has a megabyte of them.
         vocabulary_.find_whole_tokens(
             EncoderTable::kPoolShareAbove,
-            [this](std::string_view bytes, std::vector<uint32_t>& ids) { encode_chunk(vocabulary_, bytes, ids); },
+            [this](std::string_view bytes, Ids& ids) { encode_chunk(vocabulary_, bytes, ids); },
             threads_for(vocabulary_.total_bytes(), 0),
             [](size_t parts, auto&& work) { run_threads(parts, work); },
             [this, space_words](std::string_view bytes, uint32_t id) {
@@ -423,7 +424,7 @@ private:
     // Appends the ids of the segments of `text` to `out`, a special token's id or the
     // ids of each chunk of the text between them. If the interrupt stops it, every chunk
     // in the table has all its ids: a chunk is inserted whole, or not at all.
-    void encode_segments(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
+    void encode_segments(std::string_view text, const std::vector<Segment>& segments, Ids& out,
                          Interrupt* interrupt, std::vector<size_t>* ends = nullptr) const {
         encode_segments_as<Chunking::kByRule>(text, segments, out, interrupt, pattern_, ends);
     }
@@ -482,7 +483,7 @@ private:
     // encode_segments' work, each text segment made chunks as `kChunks` says (by `rule`
     // for kByRule); a kDocumentEnd segment's place goes to `ends`.
     template <Chunking kChunks>
-    void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, std::vector<uint32_t>& out,
+    void encode_segments_as(std::string_view text, const std::vector<Segment>& segments, Ids& out,
                             Interrupt* interrupt, const SplitRule& rule, std::vector<size_t>* ends = nullptr) const {
         const char* text_end = text.data() + text.size();
         size_t pos = out.size();
@@ -500,7 +501,7 @@ private:
         Pending* filling = blocks[0];
         Pending* waiting = nullptr;  // a block keyed, not yet probed
         size_t waiting_count = 0;
-        std::vector<uint32_t> scratch;  // allocates on the first chunk that needs it
+        Ids scratch;  // allocates on the first chunk that needs it
         EncoderTable::Reader reader = table_.reader();
         auto probe = [&](const Pending* block, size_t chunks) {
             const EncoderTable::Reader r = reader;
@@ -691,8 +692,8 @@ private:
     // holds them, else merged in `scratch` and copied, so that `out` keeps its room. A
     // chunk too long to keep (it may be 200 MB) is merged straight into `out`, whose
     // room is then made anew.
-    BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, std::vector<uint32_t>& out, size_t& pos,
-                       std::vector<uint32_t>& scratch, size_t step) const {
+    BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, Ids& out, size_t& pos,
+                       Ids& scratch, size_t step) const {
         if (p.chunk.size() > EncoderTable::kLongestChunk) {
             out.resize(pos);
             encode_chunk(vocabulary_, p.chunk, out);
@@ -725,8 +726,8 @@ private:
 
     // A segment's first space word with the "▁" put first (a space: space words key
     // chunks so), as rare() takes any chunk: `joined` holds it, as it is no span of the text.
-    BPE_RARE void encode_prefixed(std::string_view word, std::string& joined, std::vector<uint32_t>& out, size_t& pos,
-                                  std::vector<uint32_t>& scratch, size_t step) const {
+    BPE_RARE void encode_prefixed(std::string_view word, std::string& joined, Ids& out, size_t& pos,
+                                  Ids& scratch, size_t step) const {
         joined.assign(1, ' ');
         joined.append(word);
         const Pending p{joined, probe_key_near_end(joined, joined.data() + joined.size())};
@@ -742,7 +743,7 @@ private:
 
     // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
     // resize clears what it adds, so growing in steps keeps that a store or so an id.
-    static void make_room(std::vector<uint32_t>& out, size_t pos, size_t step) {
+    static void make_room(Ids& out, size_t pos, size_t step) {
         if (pos + kRoom <= out.size()) return;
         out.resize(pos + std::max(kRoom, step));
     }
@@ -764,11 +765,11 @@ public:
     // The ids of `text` on `threads` threads. The specials that `allowed` holds become
     // their ids; the others are encoded as ordinary text.
     // `interrupt`, if given, hears of the work done every segment and may stop it.
-    std::vector<uint32_t> encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1,
+    Ids encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1,
                                  Interrupt* interrupt = nullptr) const {
-        std::vector<std::vector<uint32_t>> parts = encode_parts(text, allowed, threads, interrupt);
+        std::vector<Ids> parts = encode_parts(text, allowed, threads, interrupt);
         if (parts.size() == 1) return std::move(parts[0]);
-        std::vector<uint32_t> ids;
+        Ids ids;
         size_t total = 0;
         for (auto& part : parts) total += part.size();
         ids.reserve(total);
@@ -779,19 +780,19 @@ public:
     // As encode, but the ids come as consecutive parts, one per thread, which joined
     // are the ids of the whole text: a caller that copies them somewhere anyway (into
     // a numpy array) can then copy each part on its own thread.
-    std::vector<std::vector<uint32_t>> encode_parts(std::string_view text, const SpecialSet& allowed,
+    std::vector<Ids> encode_parts(std::string_view text, const SpecialSet& allowed,
                                                     unsigned threads, Interrupt* interrupt = nullptr) const {
         if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
         std::vector<std::vector<Segment>> runs = share(text, allowed, threads);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
             for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
-        std::vector<std::vector<uint32_t>> parts(runs.size());
+        std::vector<Ids> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
             // A vector of its own on each thread's stack: the vectors in `parts` sit side
             // by side, and a thread that moves its end pointer at every id would pull the
             // other's cache line away from under it (false sharing; docs/design-notes.md).
-            std::vector<uint32_t> ids = std::move(parts[k]);
+            Ids ids = std::move(parts[k]);
             encode_segments(text, runs[k], ids, interrupt);
             parts[k] = std::move(ids);
         });
@@ -819,7 +820,7 @@ public:
     std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                       Interrupt* interrupt, Take&& take) const {
         if (rules_) {  // the ids of a run, not its bytes, say where it goes: a space put in adds ids
-            std::vector<std::vector<uint32_t>> parts = encode_parts_by_rules(text, allowed, threads, interrupt);
+            std::vector<Ids> parts = encode_parts_by_rules(text, allowed, threads, interrupt);
             std::vector<RunIds> done;
             size_t at = 0;
             for (size_t k = 0; k < parts.size(); ++k) {
@@ -848,7 +849,7 @@ public:
             const std::vector<Segment> run = cut_long_segments(text, runs[k], Interrupt::kPollBytes, pattern_);
             const size_t begin = run.empty() ? 0 : run.front().begin;
             size_t count = 0;
-            std::vector<uint32_t> ids;
+            Ids ids;
             std::vector<Segment> piece;
             for (size_t i = 0; i < run.size();) {
                 size_t j = i, bytes = 0;
@@ -884,7 +885,7 @@ public:
         std::string text;
         std::vector<Segment> segments;
     };
-    void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, std::vector<uint32_t>& ids,
+    void encode_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, Ids& ids,
                      std::vector<size_t>& ends, Interrupt* interrupt = nullptr, GroupRoom* room = nullptr) const {
         size_t bytes = 0, grouped = 0;  // grouped: the bytes of the documents copied into a group below
         for (size_t i = 0; i < n; ++i) {
@@ -976,7 +977,7 @@ public:
     // time (encode_pieces). One thread, as encode_many.
     void count_many(const std::string_view* texts, size_t n, const SpecialSet& allowed, int64_t* counts,
                     Interrupt* interrupt = nullptr) const {
-        std::vector<uint32_t> ids;
+        Ids ids;
         std::vector<size_t> ends;
         if (rules_) {
             RulesWork work;
@@ -992,7 +993,7 @@ public:
             if (texts[i].size() >= kGroup) {
                 size_t total = 0;
                 for (const RunIds& run : encode_pieces(texts[i], allowed, 1, interrupt,
-                                                       [](size_t, size_t, size_t, const std::vector<uint32_t>&) {}))
+                                                       [](size_t, size_t, size_t, const Ids&) {}))
                     total += run.count;
                 counts[i++] = int64_t(total);
                 continue;
@@ -1035,7 +1036,7 @@ public:
             return vocabulary_.decode(*rules_->rules.decoder, ids, n, skip_special, start);
         return vocabulary_.decode(ids, n, skip_special);
     }
-    void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
+    void char_spans(std::string_view text, const Ids& ids, int64_t* spans) const {
         vocabulary_.char_spans(text, ids, spans);
     }
 
@@ -1345,7 +1346,7 @@ public:
 
     // The ids of items that prepare() left, their text made chunks as `chunking` says
     // (RulesWork::chunking): by the one named rule's chunk loop for kByRule.
-    void encode_items(std::string_view view, const std::vector<Segment>& items, std::vector<uint32_t>& out,
+    void encode_items(std::string_view view, const std::vector<Segment>& items, Ids& out,
                       Interrupt* interrupt, Chunking chunking, std::vector<size_t>* ends = nullptr) const {
         switch (chunking) {
             case Chunking::kSpaceWords:
@@ -1399,7 +1400,7 @@ public:
     // found on one thread, then shared out, each run merged on a thread of its own. Whole
     // chunks are shared as they are; a named rule's pieces are cut where that rule's
     // chunks break anyway (split.h's safe cuts), as plain text is.
-    std::vector<std::vector<uint32_t>> encode_parts_by_rules(std::string_view text, const SpecialSet& allowed,
+    std::vector<Ids> encode_parts_by_rules(std::string_view text, const SpecialSet& allowed,
                                                              unsigned threads, Interrupt* interrupt) const {
         RulesWork work;
         prepare(text, allowed, work, false);
@@ -1436,16 +1437,16 @@ public:
                 filled += item.end - item.begin;
             }
         }
-        std::vector<std::vector<uint32_t>> parts(runs.size());
+        std::vector<Ids> parts(runs.size());
         run_threads(runs.size(), [&](size_t k) {
-            std::vector<uint32_t> ids;  // its own, not beside the others' (false sharing)
+            Ids ids;  // its own, not beside the others' (false sharing)
             encode_items(view, runs[k], ids, interrupt, work.chunking);
             parts[k] = std::move(ids);
         });
         return parts;
     }
 
-    void encode_rules(std::string_view text, const SpecialSet& allowed, std::vector<uint32_t>& out,
+    void encode_rules(std::string_view text, const SpecialSet& allowed, Ids& out,
                       Interrupt* interrupt, RulesWork& work) const {
         prepare(text, allowed, work, false);
         encode_items(work.view(text), work.items, out, interrupt, work.chunking);
@@ -1464,7 +1465,7 @@ public:
     // put in comes from the character after it, a character NFC composed from its first,
     // one a charsmap made of several from all of them: normalizer.h), and with
     // trim_offsets the spaces at its ends are left out.
-    std::vector<uint32_t> encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
+    Ids encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
                                                  std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
         // Where a byte came from is kept in 32 bits (half the memory of 64 for the
         // texts offsets are asked for), so a text must end before 4 GiB.
@@ -1473,7 +1474,7 @@ public:
                                         " bytes); this one has " + std::to_string(text.size()) + " bytes");
         RulesWork work;
         prepare(text, allowed, work, true);
-        std::vector<uint32_t> ids;
+        Ids ids;
         encode_items(work.buffer, work.items, ids, interrupt, work.chunking);
         // The character index of each text byte's character.
         std::vector<uint32_t> char_of(text.size() + 1);

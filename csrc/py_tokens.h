@@ -347,7 +347,7 @@ inline py::list ids_to_list(const uint32_t* ids, size_t n) {
 }
 
 // Ids, in n consecutive parts, as one list of ints.
-inline py::list ids_to_list(const std::vector<uint32_t>* parts, size_t n) {
+inline py::list ids_to_list(const bpe::Ids* parts, size_t n) {
     size_t total = 0;
     for (size_t k = 0; k < n; ++k) total += parts[k].size();
     py::list out(total);
@@ -360,10 +360,10 @@ inline py::list ids_to_list(const std::vector<uint32_t>* parts, size_t n) {
     return out;
 }
 
-inline py::list parts_to_list(const std::vector<std::vector<uint32_t>>& parts) {
+inline py::list parts_to_list(const std::vector<bpe::Ids>& parts) {
     return ids_to_list(parts.data(), parts.size());
 }
-inline py::list ids_to_list(const std::vector<uint32_t>& ids) { return ids_to_list(&ids, 1); }
+inline py::list ids_to_list(const bpe::Ids& ids) { return ids_to_list(&ids, 1); }
 
 // The smallest unsigned type that holds every id: uint16 up to 65,536 ids (the rule of
 // bpe.encoding.array_dtype, which the Python side uses).
@@ -374,7 +374,7 @@ inline bool fits_uint16(size_t n_vocab) { return n_vocab <= 65536; }
 // made before and returned after, as only a thread holding the GIL may touch
 // reference counts.
 template <class Id>
-inline py::array parts_to_array(const std::vector<std::vector<uint32_t>>& parts) {
+inline py::array parts_to_array(const std::vector<bpe::Ids>& parts) {
     std::vector<size_t> offsets{0};
     for (const auto& part : parts) offsets.push_back(offsets.back() + part.size());
     py::array_t<Id> out(offsets.back());
@@ -386,7 +386,7 @@ inline py::array parts_to_array(const std::vector<std::vector<uint32_t>>& parts)
     return out;
 }
 
-inline py::array ids_to_array(const std::vector<std::vector<uint32_t>>& parts, size_t n_vocab) {
+inline py::array ids_to_array(const std::vector<bpe::Ids>& parts, size_t n_vocab) {
     return fits_uint16(n_vocab) ? parts_to_array<uint16_t>(parts) : parts_to_array<uint32_t>(parts);
 }
 

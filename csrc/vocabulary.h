@@ -30,6 +30,7 @@
 #include "char_merges.h"
 #include "chunk_table.h"
 #include "decoder.h"
+#include "ids.h"
 #include "compiler.h"
 #include "pair.h"
 #include "pair_table.h"
@@ -183,7 +184,7 @@ public:
 
     // Our token numbers, from out[start] on, turned into the caller's (token_ids). The
     // encoder's table keeps the caller's, so a chunk found there costs nothing more.
-    void renumber(std::vector<uint32_t>& out, size_t start) const {
+    void renumber(Ids& out, size_t start) const {
         if (token_ids_.empty()) return;
         for (size_t i = start; i < out.size(); ++i) out[i] = token_ids_[out[i]];
     }
@@ -262,7 +263,7 @@ public:
     // 10xxxxxx), so a token that begins or ends inside a character gets that whole
     // character, as Hugging Face's offsets do: the tokens of a split character share
     // its span. One pass over the bytes.
-    void char_spans(std::string_view text, const std::vector<uint32_t>& ids, int64_t* spans) const {
+    void char_spans(std::string_view text, const Ids& ids, int64_t* spans) const {
         size_t at = 0, chars = 0;  // chars: the characters that begin before byte `at`
         for (uint32_t id : ids) {
             size_t len = token_bytes(id).size();
@@ -295,7 +296,7 @@ public:
         for (size_t j = 0; j < unmade_.size(); ++j) tokens.push_back(first_unmade_ + uint32_t(j));
         std::vector<uint8_t> whole(tokens.size(), 0);
         run_parts(parts, [&](size_t k) {
-            std::vector<uint32_t> ids;
+            Ids ids;
             for (size_t i = k * tokens.size() / parts; i < (k + 1) * tokens.size() / parts; ++i) {
                 std::string_view bytes = own_bytes(tokens[i]);
                 if (bytes.size() > longest) continue;
