@@ -810,9 +810,101 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     return OutputBlocks::array<Id>(std::move(blocks[0]), total);
 }
 
+// A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded into
+// an array without its UTF-8 ever being whole. Each thread takes a run of its characters
+// (cut where a chunk boundary is certain: StrCuts, never inside a special token) and, a
+// piece of about kStrPiece characters at a time, writes the piece's UTF-8 into a buffer
+// of its own and encodes it while it is in the cache. Made whole first, the UTF-8 of a
+// long text went through memory three times (its size, its bytes, then the encoder's
+// read), where two threads wait on it together (docs/design-notes.md). The pieces are
+// cut where the whole would split, and searched for disallowed specials one by one, so
+// the ids and the errors are those of the whole: the first lone surrogate, else the
+// first disallowed special. Each run's ids go to a block of its own, as in
+// encode_into_array, with room for the most its characters can give (an id a byte).
+bool encodes_in_pieces(const bpe::Encoder& self, py::handle text) {
+    return PyUnicode_Check(text.ptr()) && PyUnicode_GET_LENGTH(text.ptr()) >= kLongStr && !self.has_rules() &&
+           self.pattern().cuts_at_safe_cuts() && !utf8_in_place(text);
+}
+
+template <class Id>
+py::array encode_str_in_pieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice,
+                               unsigned asked) {
+    constexpr Py_ssize_t kStrPiece = 1 << 16;
+    const StrChars chars(text);
+    std::vector<std::string> specials;
+    for (const auto& [token, id] : self.specials().tokens()) specials.push_back(token);
+    const StrCuts cuts(text, specials);
+    const unsigned workers = bpe::threads_for(size_t(chars.size), asked);
+    std::vector<Py_ssize_t> at{0};  // run k: characters [at[k], at[k + 1])
+    for (unsigned k = 1; k < workers; ++k) {
+        const Py_ssize_t cut = cuts.first(Py_ssize_t(int64_t(chars.size) * k / workers));
+        if (cut > at.back() && cut < chars.size) at.push_back(cut);
+    }
+    at.push_back(chars.size);
+    const size_t runs = at.size() - 1;
+    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;  // block 0 has room for every run's ids
+    for (size_t k = 0; k < runs; ++k)
+        blocks.push_back(OutputBlocks::take(chars.max_utf8(k == 0 ? chars.size : at[k + 1] - at[k]) * sizeof(Id)));
+    const size_t none = self.specials().size();
+    std::vector<size_t> counts(runs, 0), refused(runs, none);  // refused: the disallowed special a run met
+    std::vector<char> surrogate(runs, 0);                      // whether a run met a lone surrogate
+    const bool check = choice.any_disallowed();
+    const size_t total = without_gil(size_t(chars.size), [&](bpe::Interrupt* interrupt) -> size_t {
+        bpe::run_threads(runs, [&](size_t k) {
+            Id* out = reinterpret_cast<Id*>(blocks[k]->region.data());
+            std::unique_ptr<char[]> buffer;  // not zeroed: written before read
+            size_t room = 0, count = 0;
+            for (Py_ssize_t start = at[k]; start < at[k + 1];) {
+                const Py_ssize_t end = at[k + 1] - start > kStrPiece ? std::min(cuts.first(start + kStrPiece), at[k + 1])
+                                                                     : at[k + 1];
+                const size_t need = chars.max_utf8(end - start);
+                if (room < need) buffer.reset(new char[need]), room = need;
+                const int64_t bytes = chars.write_utf8(start, end, buffer.get());
+                if (bytes < 0) {
+                    surrogate[k] = 1;
+                    return;
+                }
+                const std::string_view piece(buffer.get(), size_t(bytes));
+                if (check && (refused[k] = self.specials().find_first(piece, choice.disallowed)) != none) return;
+                self.encode_pieces(piece, choice.allowed, 1, interrupt, [&](size_t, size_t, size_t, const bpe::Ids& ids) {
+                    std::copy(ids.begin(), ids.end(), out + count);
+                    count += ids.size();
+                });
+                start = end;
+            }
+            counts[k] = count;
+        });
+        for (size_t k = 0; k < runs; ++k)
+            if (surrogate[k] || refused[k] != none) return 0;
+        Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
+        size_t end = counts[0];
+        for (size_t k = 1; k < runs; ++k) {
+            std::memcpy(data + end, blocks[k]->region.data(), counts[k] * sizeof(Id));
+            end += counts[k];
+        }
+        return end;
+    });
+    // A run stops at its first problem, which may lie after a lone surrogate in a run
+    // that stopped at a special: the str is searched for one from its start.
+    for (size_t k = 0; k < runs; ++k)
+        if (surrogate[k] || refused[k] != none) {
+            const Py_ssize_t position = lone_surrogate(chars, 0, chars.size);
+            if (position >= 0) throw_lone_surrogate(position);
+            for (size_t j = 0; j < runs; ++j)
+                if (refused[j] != none) SpecialChoice::refuse(self, refused[j], "the text");
+        }
+    for (size_t k = 1; k < runs; ++k) OutputBlocks::keep(std::move(blocks[k]), counts[k] * sizeof(Id));
+    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
+}
+
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
                        py::handle disallowed_special, py::handle threads) {
     const unsigned asked = threads_asked(threads);
+    if (encodes_in_pieces(self, text)) {
+        SpecialChoice choice(self, allowed_special, disallowed_special);
+        return fits_uint16(self.n_vocab()) ? encode_str_in_pieces<uint16_t>(self, text, choice, asked)
+                                           : encode_str_in_pieces<uint32_t>(self, text, choice, asked);
+    }
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));

@@ -328,6 +328,12 @@ inline std::string_view str_utf8_on_threads(py::handle obj, std::optional<Utf8Bu
 }
 
 
+// A long str: from here on, its UTF-8 is written on the call's threads (StrArg), or a
+// piece at a time on the threads that encode it (encode_array). Below a megabyte of
+// characters, starting threads for the UTF-8 alone costs more than it saves: writing it
+// goes many times faster than encoding it.
+inline constexpr Py_ssize_t kLongStr = 1 << 20;
+
 // A str's UTF-8 (str_utf8), valid while this lives. A long str that must be written as
 // UTF-8 is written on as many threads as the call encodes on (`threads`, as asked:
 // bpe::threads_for), by str_utf8_on_threads.
@@ -339,12 +345,9 @@ struct StrArg {
     explicit StrArg(py::handle obj, unsigned threads = 1) : owner(py::reinterpret_borrow<py::object>(obj)) {
         if (!PyUnicode_Check(obj.ptr()))
             throw py::type_error("text must be str, not " + type_name(obj));
-        // Below a megabyte of characters, starting threads for the UTF-8 alone costs more
-        // than it saves: writing it goes many times faster than encoding it.
-        constexpr Py_ssize_t kThreadedUtf8 = 1 << 20;
         const Py_ssize_t length = PyUnicode_GET_LENGTH(obj.ptr());
         const unsigned workers = bpe::threads_for(size_t(length), threads);
-        if (workers > 1 && length >= kThreadedUtf8 && !utf8_in_place(obj))
+        if (workers > 1 && length >= kLongStr && !utf8_in_place(obj))
             view = str_utf8_on_threads(obj, utf8, workers);
         else
             view = str_utf8(obj, utf8);

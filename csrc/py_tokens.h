@@ -155,7 +155,7 @@ struct SpecialChoice {
     // stretch that holds one holds the text's first.
     void check(const bpe::Encoder& encoder, std::string_view text, unsigned threads = 1) const {
         const bpe::SpecialTokens& specials = encoder.specials();
-        if (std::find(disallowed.begin(), disallowed.end(), true) == disallowed.end()) return;
+        if (!any_disallowed()) return;
         const size_t n = std::clamp<size_t>(text.size() / bpe::kBytesPerThread, 1, std::max(threads, 1u));
         std::vector<size_t> found(n, specials.size());
         {
@@ -171,7 +171,7 @@ struct SpecialChoice {
     // The same for each text of a batch, all of them without the GIL at once; the
     // message names the first text that holds a disallowed special.
     void check(const bpe::Encoder& encoder, const std::vector<std::string_view>& texts) const {
-        if (std::find(disallowed.begin(), disallowed.end(), true) == disallowed.end()) return;
+        if (!any_disallowed()) return;
         size_t at = texts.size(), k = encoder.specials().size();
         {
             GilReleased released;
@@ -181,7 +181,9 @@ struct SpecialChoice {
         if (at != texts.size()) refuse(encoder, k, "text " + std::to_string(at));
     }
 
-private:
+    bool any_disallowed() const { return std::find(disallowed.begin(), disallowed.end(), true) != disallowed.end(); }
+
+    // The error for special k (its place in SpecialTokens::tokens()) found in `which`.
     [[noreturn]] static void refuse(const bpe::Encoder& encoder, size_t k, const std::string& which) {
         const std::string& token = encoder.specials().tokens()[k].first;
         throw py::value_error(which + " holds the special token " + std::string(py::repr(py::str(token))) +

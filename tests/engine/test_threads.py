@@ -72,6 +72,48 @@ def test_a_lone_surrogate_on_threads_says_where(tok, where):
             tok.encode_array(text, threads=threads)
 
 
+# A long str that is not ASCII is encoded a piece at a time, each piece made UTF-8 on the
+# thread that encodes it (encode_array): the pieces must give the ids and the errors of
+# the whole, wherever the pieces and the threads' runs are cut.
+@pytest.fixture(scope="module")
+def tok_with_special():
+    return BPETokenizer.train(words(20_000, 1) + " " + words(3_000, 5, "éàжщ€😀ab"), 400,
+                              special_tokens=["<|endoftext|>"])
+
+
+def test_a_long_str_in_pieces_gives_the_ids_of_its_utf8(tok_with_special):
+    tok = tok_with_special
+    parts = [words(60_000, seed, "etaoinshrdlu" + extra) for seed, extra in enumerate(["é", "ж€", "😀", "ab"])]
+    text = "<|endoftext|>".join(parts) + "<|endoftext|>"
+    assert len(text) > 1 << 20 and not text.isascii()
+    utf8 = text.encode()
+    for allowed in ((), ("<|endoftext|>",)):
+        expected = tok._encoder.encode_array(utf8, allowed, (), 1)
+        for threads in (1, 2, 3):
+            got = tok.encode_array(text, allowed_special=set(allowed), disallowed_special=(), threads=threads)
+            assert np.array_equal(got, expected), (allowed, threads)
+    # Text with no place to cut it (no ASCII letter before a space): one piece, one run.
+    wide = "жé€ " * 300_000
+    assert np.array_equal(tok.encode_array(wide, threads=2), tok._encoder.encode_array(wide.encode(), (), (), 1))
+    assert sys.getsizeof(text) == sys.getsizeof(text[:-1] + text[-1])  # no UTF-8 left on the str
+
+
+@pytest.mark.parametrize("where", [0.1, 0.6, 0.99])
+def test_a_long_str_in_pieces_refuses_a_disallowed_special_where_the_whole_would(tok_with_special, where):
+    text = words(250_000, 6, "etaoinshrdluж")
+    at = text.index(" ", int(len(text) * where))
+    text = text[:at] + " <|endoftext|>" + text[at:]
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match="the text holds the special token '<\\|endoftext\\|>'"):
+            tok_with_special.encode_array(text, threads=threads)
+    # A lone surrogate is told first, as where the whole is made UTF-8 before the search,
+    # even one after the special, in the run or piece that stopped at the special.
+    late = text + "ab" + "\ud800"
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=f"lone surrogate at position {len(late) - 1}$"):
+            tok_with_special.encode_array(late, threads=threads)
+
+
 # --- a daemon thread in a native call while the interpreter exits ------------------------
 
 # Each script leaves a daemon thread looping over one kind of native call and lets the
