@@ -32,6 +32,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -810,89 +811,130 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     return OutputBlocks::array<Id>(std::move(blocks[0]), total);
 }
 
-// A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded into
-// an array without its UTF-8 ever being whole. Each thread takes a run of its characters
-// (cut where a chunk boundary is certain: StrCuts, never inside a special token) and, a
-// piece of about kStrPiece characters at a time, writes the piece's UTF-8 into a buffer
-// of its own and encodes it while it is in the cache. Made whole first, the UTF-8 of a
-// long text went through memory three times (its size, its bytes, then the encoder's
-// read), where two threads wait on it together (docs/design-notes.md). The pieces are
-// cut where the whole would split, and searched for disallowed specials one by one, so
-// the ids and the errors are those of the whole: the first lone surrogate, else the
-// first disallowed special. Each run's ids go to a block of its own, as in
-// encode_into_array, with room for the most its characters can give (an id a byte).
-bool encodes_in_pieces(const bpe::Encoder& self, py::handle text) {
-    return PyUnicode_Check(text.ptr()) && PyUnicode_GET_LENGTH(text.ptr()) >= kLongStr && !self.has_rules() &&
-           self.pattern().cuts_at_safe_cuts() && !utf8_in_place(text);
-}
+// A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded
+// without its UTF-8 ever being whole (encode_array and count). Each thread takes a run
+// of its characters (cut where a chunk boundary is certain: StrCuts, never inside a
+// special token) and, a piece of about kPiece characters at a time, writes the piece's
+// UTF-8 into a buffer of its own and encodes it while it is in the cache. Made whole
+// first, the UTF-8 of a long text went through memory three times (its size, its
+// bytes, then the encoder's read), where two threads wait on it together
+// (docs/design-notes.md). The pieces are cut where the whole would split and searched
+// for disallowed specials one by one, so the ids and the errors are those of the
+// whole: the first lone surrogate, else the first disallowed special.
+class StrPieces {
+public:
+    static constexpr Py_ssize_t kPiece = 1 << 16;
 
-template <class Id>
-py::array encode_str_in_pieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice,
-                               unsigned asked) {
-    constexpr Py_ssize_t kStrPiece = 1 << 16;
-    const StrChars chars(text);
-    std::vector<std::string> specials;
-    for (const auto& [token, id] : self.specials().tokens()) specials.push_back(token);
-    const StrCuts cuts(text, specials);
-    const unsigned workers = bpe::threads_for(size_t(chars.size), asked);
-    std::vector<Py_ssize_t> at{0};  // run k: characters [at[k], at[k + 1])
-    for (unsigned k = 1; k < workers; ++k) {
-        const Py_ssize_t cut = cuts.first(Py_ssize_t(int64_t(chars.size) * k / workers));
-        if (cut > at.back() && cut < chars.size) at.push_back(cut);
+    static bool wanted(const bpe::Encoder& self, py::handle text) {
+        return PyUnicode_Check(text.ptr()) && PyUnicode_GET_LENGTH(text.ptr()) >= kLongStr && !self.has_rules() &&
+               self.pattern().cuts_at_safe_cuts() && !utf8_in_place(text);
     }
-    at.push_back(chars.size);
-    const size_t runs = at.size() - 1;
-    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;  // block 0 has room for every run's ids
-    for (size_t k = 0; k < runs; ++k)
-        blocks.push_back(OutputBlocks::take(chars.max_utf8(k == 0 ? chars.size : at[k + 1] - at[k]) * sizeof(Id)));
-    const size_t none = self.specials().size();
-    std::vector<size_t> counts(runs, 0), refused(runs, none);  // refused: the disallowed special a run met
-    std::vector<char> surrogate(runs, 0);                      // whether a run met a lone surrogate
-    const bool check = choice.any_disallowed();
-    const size_t total = without_gil(size_t(chars.size), [&](bpe::Interrupt* interrupt) -> size_t {
-        bpe::run_threads(runs, [&](size_t k) {
-            Id* out = reinterpret_cast<Id*>(blocks[k]->region.data());
+
+    StrPieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice, unsigned asked)
+        : self_(self), choice_(choice), chars_(text), cuts_(text, special_texts(self)) {
+        const unsigned workers = bpe::threads_for(size_t(chars_.size), asked);
+        for (unsigned k = 1; k < workers; ++k) {
+            const Py_ssize_t cut = cuts_.first(Py_ssize_t(int64_t(chars_.size) * k / workers));
+            if (cut > at_.back() && cut < chars_.size) at_.push_back(cut);
+        }
+        at_.push_back(chars_.size);
+        const size_t n = runs();
+        refused_.assign(n, none());
+        surrogate_.assign(n, 0);
+    }
+
+    // The runs, one a thread, and the most ids run k can give (an id a byte at least).
+    size_t runs() const { return at_.size() - 1; }
+    size_t most_ids(size_t k) const { return chars_.max_utf8(at_[k + 1] - at_[k]); }
+    size_t most_ids() const { return chars_.max_utf8(chars_.size); }
+
+    // Encodes run k on a thread of its own each, without the GIL: take(k, ids) gets each
+    // piece's ids in order. A run stops at a lone surrogate or a disallowed special, and
+    // returns false; throw_refused then says what the whole would have said.
+    template <class Take>
+    bool encode(bpe::Interrupt* interrupt, Take&& take) {
+        bpe::run_threads(runs(), [&](size_t k) {
             std::unique_ptr<char[]> buffer;  // not zeroed: written before read
-            size_t room = 0, count = 0;
-            for (Py_ssize_t start = at[k]; start < at[k + 1];) {
-                const Py_ssize_t end = at[k + 1] - start > kStrPiece ? std::min(cuts.first(start + kStrPiece), at[k + 1])
-                                                                     : at[k + 1];
-                const size_t need = chars.max_utf8(end - start);
+            size_t room = 0;
+            for (Py_ssize_t start = at_[k]; start < at_[k + 1];) {
+                const Py_ssize_t end = at_[k + 1] - start > kPiece ? std::min(cuts_.first(start + kPiece), at_[k + 1])
+                                                                   : at_[k + 1];
+                const size_t need = chars_.max_utf8(end - start);
                 if (room < need) buffer.reset(new char[need]), room = need;
-                const int64_t bytes = chars.write_utf8(start, end, buffer.get());
+                const int64_t bytes = chars_.write_utf8(start, end, buffer.get());
                 if (bytes < 0) {
-                    surrogate[k] = 1;
+                    surrogate_[k] = 1;
                     return;
                 }
                 const std::string_view piece(buffer.get(), size_t(bytes));
-                if (check && (refused[k] = self.specials().find_first(piece, choice.disallowed)) != none) return;
-                self.encode_pieces(piece, choice.allowed, 1, interrupt, [&](size_t, size_t, size_t, const bpe::Ids& ids) {
-                    std::copy(ids.begin(), ids.end(), out + count);
-                    count += ids.size();
-                });
+                if (choice_.any_disallowed() &&
+                    (refused_[k] = self_.specials().find_first(piece, choice_.disallowed)) != none())
+                    return;
+                self_.encode_pieces(piece, choice_.allowed, 1, interrupt,
+                                    [&](size_t, size_t, size_t, const bpe::Ids& ids) { take(k, ids); });
                 start = end;
             }
-            counts[k] = count;
         });
-        for (size_t k = 0; k < runs; ++k)
-            if (surrogate[k] || refused[k] != none) return 0;
-        Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
-        size_t end = counts[0];
-        for (size_t k = 1; k < runs; ++k) {
-            std::memcpy(data + end, blocks[k]->region.data(), counts[k] * sizeof(Id));
-            end += counts[k];
-        }
-        return end;
-    });
-    // A run stops at its first problem, which may lie after a lone surrogate in a run
-    // that stopped at a special: the str is searched for one from its start.
+        for (size_t k = 0; k < runs(); ++k)
+            if (surrogate_[k] || refused_[k] != none()) return false;
+        return true;
+    }
+
+    // With the GIL: the error of the whole. A run stops at its first problem, which may
+    // lie after a lone surrogate in a run that stopped at a special, so the str is
+    // searched for one from its start.
+    [[noreturn]] void throw_refused() const {
+        const Py_ssize_t position = lone_surrogate(chars_, 0, chars_.size);
+        if (position >= 0) throw_lone_surrogate(position);
+        for (size_t k = 0; k < runs(); ++k)
+            if (refused_[k] != none()) SpecialChoice::refuse(self_, refused_[k], "the text");
+        throw std::logic_error("a run of a str stopped with no reason");
+    }
+
+private:
+    static std::vector<std::string> special_texts(const bpe::Encoder& self) {
+        std::vector<std::string> texts;
+        for (const auto& [token, id] : self.specials().tokens()) texts.push_back(token);
+        return texts;
+    }
+    size_t none() const { return self_.specials().size(); }
+
+    const bpe::Encoder& self_;
+    const SpecialChoice& choice_;
+    const StrChars chars_;
+    const StrCuts cuts_;
+    std::vector<Py_ssize_t> at_{0};  // run k: characters [at_[k], at_[k + 1])
+    std::vector<size_t> refused_;    // the disallowed special a run met, or none()
+    std::vector<char> surrogate_;    // whether a run met a lone surrogate
+};
+
+// encode_array's way with such a str: each run's ids go to a block of its own, as in
+// encode_into_array, block 0 with room for all of them.
+template <class Id>
+py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice,
+                                unsigned asked) {
+    StrPieces pieces(self, text, choice, asked);
+    const size_t runs = pieces.runs();
+    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
     for (size_t k = 0; k < runs; ++k)
-        if (surrogate[k] || refused[k] != none) {
-            const Py_ssize_t position = lone_surrogate(chars, 0, chars.size);
-            if (position >= 0) throw_lone_surrogate(position);
-            for (size_t j = 0; j < runs; ++j)
-                if (refused[j] != none) SpecialChoice::refuse(self, refused[j], "the text");
+        blocks.push_back(OutputBlocks::take((k == 0 ? pieces.most_ids() : pieces.most_ids(k)) * sizeof(Id)));
+    std::vector<size_t> counts(runs, 0);
+    const bool whole = without_gil(pieces.most_ids(), [&](bpe::Interrupt* interrupt) {
+        return pieces.encode(interrupt, [&](size_t k, const bpe::Ids& ids) {
+            std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + counts[k]);
+            counts[k] += ids.size();
+        });
+    });
+    if (!whole) pieces.throw_refused();
+    Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
+    size_t total = counts[0];
+    {
+        GilReleased released;
+        for (size_t k = 1; k < runs; ++k) {
+            std::memcpy(data + total, blocks[k]->region.data(), counts[k] * sizeof(Id));
+            total += counts[k];
         }
+    }
     for (size_t k = 1; k < runs; ++k) OutputBlocks::keep(std::move(blocks[k]), counts[k] * sizeof(Id));
     return OutputBlocks::array<Id>(std::move(blocks[0]), total);
 }
@@ -900,10 +942,10 @@ py::array encode_str_in_pieces(const bpe::Encoder& self, py::handle text, const 
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
                        py::handle disallowed_special, py::handle threads) {
     const unsigned asked = threads_asked(threads);
-    if (encodes_in_pieces(self, text)) {
+    if (StrPieces::wanted(self, text)) {
         SpecialChoice choice(self, allowed_special, disallowed_special);
-        return fits_uint16(self.n_vocab()) ? encode_str_in_pieces<uint16_t>(self, text, choice, asked)
-                                           : encode_str_in_pieces<uint32_t>(self, text, choice, asked);
+        return fits_uint16(self.n_vocab()) ? encode_str_into_array<uint16_t>(self, text, choice, asked)
+                                           : encode_str_into_array<uint32_t>(self, text, choice, asked);
     }
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
@@ -917,6 +959,16 @@ py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle all
 size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_special, py::handle disallowed_special,
              py::handle threads) {
     const unsigned asked = threads_asked(threads);
+    if (StrPieces::wanted(self, text)) {
+        SpecialChoice choice(self, allowed_special, disallowed_special);
+        StrPieces pieces(self, text, choice, asked);
+        std::vector<size_t> counts(pieces.runs(), 0);
+        const bool whole = without_gil(pieces.most_ids(), [&](bpe::Interrupt* interrupt) {
+            return pieces.encode(interrupt, [&](size_t k, const bpe::Ids& ids) { counts[k] += ids.size(); });
+        });
+        if (!whole) pieces.throw_refused();
+        return std::accumulate(counts.begin(), counts.end(), size_t(0));
+    }
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));

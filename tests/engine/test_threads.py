@@ -73,8 +73,8 @@ def test_a_lone_surrogate_on_threads_says_where(tok, where):
 
 
 # A long str that is not ASCII is encoded a piece at a time, each piece made UTF-8 on the
-# thread that encodes it (encode_array): the pieces must give the ids and the errors of
-# the whole, wherever the pieces and the threads' runs are cut.
+# thread that encodes it (encode_array and count): the pieces must give the ids and the
+# errors of the whole, wherever the pieces and the threads' runs are cut.
 @pytest.fixture(scope="module")
 def tok_with_special():
     return BPETokenizer.train(words(20_000, 1) + " " + words(3_000, 5, "éàжщ€😀ab"), 400,
@@ -92,6 +92,7 @@ def test_a_long_str_in_pieces_gives_the_ids_of_its_utf8(tok_with_special):
         for threads in (1, 2, 3):
             got = tok.encode_array(text, allowed_special=set(allowed), disallowed_special=(), threads=threads)
             assert np.array_equal(got, expected), (allowed, threads)
+            assert tok.count(text, allowed_special=set(allowed), disallowed_special=(), threads=threads) == len(got)
     # Text with no place to cut it (no ASCII letter before a space): one piece, one run.
     wide = "жé€ " * 300_000
     assert np.array_equal(tok.encode_array(wide, threads=2), tok._encoder.encode_array(wide.encode(), (), (), 1))
@@ -104,14 +105,16 @@ def test_a_long_str_in_pieces_refuses_a_disallowed_special_where_the_whole_would
     at = text.index(" ", int(len(text) * where))
     text = text[:at] + " <|endoftext|>" + text[at:]
     for threads in (1, 2):
-        with pytest.raises(ValueError, match="the text holds the special token '<\\|endoftext\\|>'"):
-            tok_with_special.encode_array(text, threads=threads)
+        for call in (tok_with_special.encode_array, tok_with_special.count):
+            with pytest.raises(ValueError, match="the text holds the special token '<\\|endoftext\\|>'"):
+                call(text, threads=threads)
     # A lone surrogate is told first, as where the whole is made UTF-8 before the search,
     # even one after the special, in the run or piece that stopped at the special.
     late = text + "ab" + "\ud800"
     for threads in (1, 2):
-        with pytest.raises(ValueError, match=f"lone surrogate at position {len(late) - 1}$"):
-            tok_with_special.encode_array(late, threads=threads)
+        for call in (tok_with_special.encode_array, tok_with_special.count):
+            with pytest.raises(ValueError, match=f"lone surrogate at position {len(late) - 1}$"):
+                call(late, threads=threads)
 
 
 # --- a daemon thread in a native call while the interpreter exits ------------------------
