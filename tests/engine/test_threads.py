@@ -286,9 +286,13 @@ def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole()
     # prints the delays); now each kind stops within a fraction of a second.
     text = signal_delay.distinct_words(20_000_000)
     tok = BPETokenizer.train(text[:300_000], 1000, progress=False)
+    wide = text[:-1] + "é"
     calls = {**signal_delay.calls(tok, text),
              "encode_ordinary": lambda: tok.encode_ordinary(text),
              "encode_with_offsets": lambda: tok.encode_with_offsets(text),
+             # Not ASCII: made UTF-8 a piece at a time on the threads that encode it.
+             "encode_array, a str not ASCII": lambda: tok.encode_array(wide, threads=2),
+             "count, a str not ASCII": lambda: tok.count(wide, threads=2),
              # The same bytes five times: counting 20 MB once can end before the alarm.
              "counter": lambda: bpe.ChunkCounter().add([text.encode()] * 5, threads=2)}
     delays = {name: signal_delay.delay_of(call, after=0.2) for name, call in calls.items()}
