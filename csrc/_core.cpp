@@ -854,19 +854,25 @@ public:
     template <class Take>
     bool encode(bpe::Interrupt* interrupt, Take&& take) {
         bpe::run_threads(runs(), [&](size_t k) {
-            std::unique_ptr<char[]> buffer;  // not zeroed: written before read
+            // The buffer the process keeps where no other call has it: a text with no
+            // place to cut (CJK has no letter before a space) is one piece, as long as it.
+            std::optional<Utf8Buffer> buffer;
             size_t room = 0;
             for (Py_ssize_t start = at_[k]; start < at_[k + 1];) {
                 const Py_ssize_t end = at_[k + 1] - start > kPiece ? std::min(cuts_.first(start + kPiece), at_[k + 1])
                                                                    : at_[k + 1];
                 const size_t need = chars_.max_utf8(end - start);
-                if (room < need) buffer.reset(new char[need]), room = need;
-                const int64_t bytes = chars_.write_utf8(start, end, buffer.get());
+                if (room < need) {
+                    buffer.reset();  // handed back first, to be lent again at its new size
+                    buffer.emplace(need);
+                    room = need;
+                }
+                const int64_t bytes = chars_.write_utf8(start, end, buffer->data());
                 if (bytes < 0) {
                     surrogate_[k] = 1;
                     return;
                 }
-                const std::string_view piece(buffer.get(), size_t(bytes));
+                const std::string_view piece(buffer->data(), size_t(bytes));
                 if (choice_.any_disallowed() &&
                     (refused_[k] = self_.specials().find_first(piece, choice_.disallowed)) != none())
                     return;
