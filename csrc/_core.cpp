@@ -823,7 +823,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
 // whole: the first lone surrogate, else the first disallowed special.
 class StrPieces {
 public:
-    static constexpr Py_ssize_t kPiece = 1 << 16;
+    static constexpr Py_ssize_t kPiece = 1 << 18;
 
     static bool wanted(const bpe::Encoder& self, py::handle text) {
         return PyUnicode_Check(text.ptr()) && PyUnicode_GET_LENGTH(text.ptr()) >= kLongStr && !self.has_rules() &&
