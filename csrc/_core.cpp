@@ -71,9 +71,8 @@ using namespace bindings;
 // What every encode binding does once it holds the text's UTF-8: check the special
 // tokens against allowed_special and disallowed_special, then encode on `workers`
 // threads without the GIL. The ids come back in parts, one per thread.
-std::vector<bpe::Ids> encode_text(const bpe::Encoder& encoder, std::string_view text,
-                                               py::handle allowed_special, py::handle disallowed_special,
-                                               unsigned workers) {
+std::vector<bpe::Ids> encode_text(const bpe::Encoder& encoder, std::string_view text, py::handle allowed_special,
+                                  py::handle disallowed_special, unsigned workers) {
     SpecialChoice choice(encoder, allowed_special, disallowed_special);
     choice.check(encoder, text, bpe::threads_for(text.size(), workers));
     return without_gil(text.size(), [&](bpe::Interrupt* interrupt) {

@@ -310,8 +310,7 @@ inline void encode_ranked_long(const Vocabulary& vocabulary, std::string_view ch
 
 // A chunk under ranked merges, ignore_merges or char_merges (ModelOptions), out of line, so that the
 // plain path below is one test more than it was.
-BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk,
-                                               Ids& out) {
+BPE_RARE inline void encode_chunk_with_options(const Vocabulary& vocabulary, std::string_view chunk, Ids& out) {
     if (vocabulary.ignore_merges()) {
         uint32_t whole = vocabulary.whole_token(chunk);
         if (whole != Vocabulary::kNoToken) {
@@ -489,9 +488,9 @@ private:
         size_t pos = out.size();
         const size_t expected = expected_ids(segments);
         out.reserve(pos + expected);
-        // Room grows by at least `step` ids at a time, but never by more than this call
-        // is likely to need: a caller that reuses `out` for many small texts pays to
-        // clear a few hundred bytes a call, not its whole capacity.
+        // Room grows by at least `step` ids at a time, and never by more than this call
+        // is likely to need, so within what was reserved for it: the ids are not moved
+        // as it grows (and Ids leaves the room unwritten: growing costs a few stores).
         const size_t step = std::max<size_t>(kRoom, std::min<size_t>(expected, size_t(1) << 14));
         make_room(out, pos, step);
         // Two blocks: one keyed as the splitter hands it over while the one before waits,
@@ -692,8 +691,8 @@ private:
     // holds them, else merged in `scratch` and copied, so that `out` keeps its room. A
     // chunk too long to keep (it may be 200 MB) is merged straight into `out`, whose
     // room is then made anew.
-    BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, Ids& out, size_t& pos,
-                       Ids& scratch, size_t step) const {
+    BPE_RARE void rare(const Pending& p, const EncoderTable::Entry* e, Ids& out, size_t& pos, Ids& scratch,
+                       size_t step) const {
         if (p.chunk.size() > EncoderTable::kLongestChunk) {
             out.resize(pos);
             encode_chunk(vocabulary_, p.chunk, out);
@@ -726,8 +725,8 @@ private:
 
     // A segment's first space word with the "▁" put first (a space: space words key
     // chunks so), as rare() takes any chunk: `joined` holds it, as it is no span of the text.
-    BPE_RARE void encode_prefixed(std::string_view word, std::string& joined, Ids& out, size_t& pos,
-                                  Ids& scratch, size_t step) const {
+    BPE_RARE void encode_prefixed(std::string_view word, std::string& joined, Ids& out, size_t& pos, Ids& scratch,
+                                  size_t step) const {
         joined.assign(1, ' ');
         joined.append(word);
         const Pending p{joined, probe_key_near_end(joined, joined.data() + joined.size())};
@@ -741,8 +740,8 @@ private:
         rare(p, e, out, pos, scratch, step);
     }
 
-    // Makes out at least `pos + kRoom` long, by at least `step` more when it grows:
-    // resize clears what it adds, so growing in steps keeps that a store or so an id.
+    // Makes out at least `pos + kRoom` long, by at least `step` more when it grows, so
+    // that the block loop asks for room once a block and grows it once every `step` ids.
     static void make_room(Ids& out, size_t pos, size_t step) {
         if (pos + kRoom <= out.size()) return;
         out.resize(pos + std::max(kRoom, step));
@@ -766,7 +765,7 @@ public:
     // their ids; the others are encoded as ordinary text.
     // `interrupt`, if given, hears of the work done every segment and may stop it.
     Ids encode(std::string_view text, const SpecialSet& allowed, unsigned threads = 1,
-                                 Interrupt* interrupt = nullptr) const {
+               Interrupt* interrupt = nullptr) const {
         std::vector<Ids> parts = encode_parts(text, allowed, threads, interrupt);
         if (parts.size() == 1) return std::move(parts[0]);
         Ids ids;
@@ -780,8 +779,8 @@ public:
     // As encode, but the ids come as consecutive parts, one per thread, which joined
     // are the ids of the whole text: a caller that copies them somewhere anyway (into
     // a numpy array) can then copy each part on its own thread.
-    std::vector<Ids> encode_parts(std::string_view text, const SpecialSet& allowed,
-                                                    unsigned threads, Interrupt* interrupt = nullptr) const {
+    std::vector<Ids> encode_parts(std::string_view text, const SpecialSet& allowed, unsigned threads,
+                                  Interrupt* interrupt = nullptr) const {
         if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
         std::vector<std::vector<Segment>> runs = share(text, allowed, threads);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
@@ -1400,8 +1399,8 @@ public:
     // found on one thread, then shared out, each run merged on a thread of its own. Whole
     // chunks are shared as they are; a named rule's pieces are cut where that rule's
     // chunks break anyway (split.h's safe cuts), as plain text is.
-    std::vector<Ids> encode_parts_by_rules(std::string_view text, const SpecialSet& allowed,
-                                                             unsigned threads, Interrupt* interrupt) const {
+    std::vector<Ids> encode_parts_by_rules(std::string_view text, const SpecialSet& allowed, unsigned threads,
+                                           Interrupt* interrupt) const {
         RulesWork work;
         prepare(text, allowed, work, false);
         const std::string_view view = work.view(text);
@@ -1465,8 +1464,8 @@ public:
     // put in comes from the character after it, a character NFC composed from its first,
     // one a charsmap made of several from all of them: normalizer.h), and with
     // trim_offsets the spaces at its ends are left out.
-    Ids encode_with_char_spans(std::string_view text, const SpecialSet& allowed,
-                                                 std::vector<int64_t>& spans, Interrupt* interrupt = nullptr) const {
+    Ids encode_with_char_spans(std::string_view text, const SpecialSet& allowed, std::vector<int64_t>& spans,
+                               Interrupt* interrupt = nullptr) const {
         // Where a byte came from is kept in 32 bits (half the memory of 64 for the
         // texts offsets are asked for), so a text must end before 4 GiB.
         if (text.size() > kMaxOffsetsTextBytes)

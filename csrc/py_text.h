@@ -330,9 +330,8 @@ inline std::string_view str_utf8_on_threads(py::handle obj, std::optional<Utf8Bu
 
 // A long str: from here on, its UTF-8 is written on the call's threads (StrArg), or a
 // piece at a time on the threads that encode it (StrPieces in _core.cpp: encode_array
-// and count). Below a megabyte of
-// characters, starting threads for the UTF-8 alone costs more than it saves: writing it
-// goes many times faster than encoding it.
+// and count). Below a megabyte of characters, starting threads for the UTF-8 alone
+// costs more than it saves: writing it goes many times faster than encoding it.
 inline constexpr Py_ssize_t kLongStr = 1 << 20;
 
 // A str's UTF-8 (str_utf8), valid while this lives. A long str that must be written as
