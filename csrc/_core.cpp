@@ -855,7 +855,7 @@ public:
         bpe::run_threads(runs(), [&](size_t k) {
             // The buffer the process keeps where no other call has it: a text with no
             // place to cut (CJK has no letter before a space) is one piece, as long as it.
-            std::optional<Utf8Buffer> buffer;
+            std::unique_ptr<Utf8Buffer> buffer;
             size_t room = 0;
             for (Py_ssize_t start = at_[k]; start < at_[k + 1];) {
                 const Py_ssize_t end = at_[k + 1] - start > kPiece ? std::min(cuts_.first(start + kPiece), at_[k + 1])
@@ -863,7 +863,7 @@ public:
                 const size_t need = chars_.max_utf8(end - start);
                 if (room < need) {
                     buffer.reset();  // handed back first, to be lent again at its new size
-                    buffer.emplace(need);
+                    buffer = std::make_unique<Utf8Buffer>(need);
                     room = need;
                 }
                 const int64_t bytes = chars_.write_utf8(start, end, buffer->data());
