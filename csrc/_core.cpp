@@ -232,9 +232,7 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
             if (at >= 0) throw_lone_surrogate(at);
     }
     bpe::ChunkCounter& into = own ? *own : counter;
-    std::vector<std::string> specials;
-    for (const auto& [token, id] : counter.specials().tokens()) specials.push_back(token);
-    const StrCuts cuts(text, specials);
+    const StrCuts cuts(text, counter.specials());
     // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts):
     // its str is made UTF-8 whole, on one thread.
     const bool cuttable = counter.pattern().cuts_at_safe_cuts();
@@ -744,6 +742,35 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
     return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
 }
 
+// Blocks for the ids of runs, one a run (py_output.h): block 0 with room for every
+// run's ids (`all` bytes), block k for run k's (`bytes(k)`), as each run is written into
+// its own and the others are copied after the first's (join_run_blocks).
+template <class Bytes>
+std::vector<std::unique_ptr<OutputBlocks::Block>> take_run_blocks(size_t runs, size_t all, Bytes&& bytes) {
+    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
+    for (size_t k = 0; k < std::max<size_t>(runs, 1); ++k) blocks.push_back(OutputBlocks::take(k == 0 ? all : bytes(k)));
+    return blocks;
+}
+
+// The array of the runs' ids, counts[k] of them at the start of blocks[k]: the other
+// runs' copied after the first's (without the GIL), their blocks kept again, and the
+// array made over block 0.
+template <class Id>
+py::array join_run_blocks(std::vector<std::unique_ptr<OutputBlocks::Block>>& blocks,
+                          const std::vector<size_t>& counts) {
+    Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
+    size_t total = counts.empty() ? 0 : counts[0];
+    {
+        GilReleased released;
+        for (size_t k = 1; k < counts.size(); ++k) {
+            std::memcpy(data + total, blocks[k]->region.data(), counts[k] * sizeof(Id));
+            total += counts[k];
+        }
+    }
+    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]), counts[k] * sizeof(Id));
+    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
+}
+
 // The ids of a text written straight into the numpy array returned, with no vector of
 // them between. Room of OutputBlocks::kPooledBytes or more (an id a byte: a token holds
 // one at least) comes from the kept blocks (py_output.h): the first thread writes its
@@ -788,26 +815,17 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         GilReleased released;
         runs = self.share(text, allowed, threads);
     }
-    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
-    for (size_t k = 0; k < std::max<size_t>(runs.size(), 1); ++k)
-        blocks.push_back(OutputBlocks::take(k == 0 ? room : (runs[k].back().end - runs[k].front().begin) * sizeof(Id)));
-    std::vector<size_t> written(blocks.size(), 0);  // each block's bytes of ids
-    size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-        auto done = self.encode_runs(text, runs, interrupt,
-                                     [&](size_t k, size_t, size_t before, const bpe::Ids& ids) {
-                                         std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + before);
-                                     });
-        Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
-        size_t end = done.empty() ? 0 : done[0].count;
-        for (size_t k = 1; k < done.size(); ++k) {
-            std::memcpy(data + end, blocks[k]->region.data(), done[k].count * sizeof(Id));
-            written[k] = done[k].count * sizeof(Id);
-            end += done[k].count;
-        }
-        return end;
+    auto blocks = take_run_blocks(runs.size(), room, [&](size_t k) {
+        return (runs[k].back().end - runs[k].front().begin) * sizeof(Id);
     });
-    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]), written[k]);
-    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
+    const auto done = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+        return self.encode_runs(text, runs, interrupt, [&](size_t k, size_t, size_t before, const bpe::Ids& ids) {
+            std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + before);
+        });
+    });
+    std::vector<size_t> counts;
+    for (const auto& run : done) counts.push_back(run.count);
+    return join_run_blocks<Id>(blocks, counts);
 }
 
 // A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded
@@ -830,7 +848,7 @@ public:
     }
 
     StrPieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice, unsigned asked)
-        : self_(self), choice_(choice), chars_(text), cuts_(text, special_texts(self)) {
+        : self_(self), choice_(choice), chars_(text), cuts_(text, self.specials()) {
         const unsigned workers = bpe::threads_for(size_t(chars_.size), asked);
         for (unsigned k = 1; k < workers; ++k) {
             const Py_ssize_t cut = cuts_.first(Py_ssize_t(int64_t(chars_.size) * k / workers));
@@ -897,11 +915,6 @@ public:
     }
 
 private:
-    static std::vector<std::string> special_texts(const bpe::Encoder& self) {
-        std::vector<std::string> texts;
-        for (const auto& [token, id] : self.specials().tokens()) texts.push_back(token);
-        return texts;
-    }
     size_t none() const { return self_.specials().size(); }
 
     const bpe::Encoder& self_;
@@ -914,16 +927,14 @@ private:
 };
 
 // encode_array's way with such a str: each run's ids go to a block of its own, as in
-// encode_into_array, block 0 with room for all of them.
+// encode_into_array.
 template <class Id>
 py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice,
                                 unsigned asked) {
     StrPieces pieces(self, text, choice, asked);
-    const size_t runs = pieces.runs();
-    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
-    for (size_t k = 0; k < runs; ++k)
-        blocks.push_back(OutputBlocks::take((k == 0 ? pieces.most_ids() : pieces.most_ids(k)) * sizeof(Id)));
-    std::vector<size_t> counts(runs, 0);
+    auto blocks = take_run_blocks(pieces.runs(), pieces.most_ids() * sizeof(Id),
+                                  [&](size_t k) { return pieces.most_ids(k) * sizeof(Id); });
+    std::vector<size_t> counts(pieces.runs(), 0);
     const bool whole = without_gil(pieces.most_ids(), [&](bpe::Interrupt* interrupt) {
         return pieces.encode(interrupt, [&](size_t k, const bpe::Ids& ids) {
             std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + counts[k]);
@@ -931,17 +942,7 @@ py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const
         });
     });
     if (!whole) pieces.throw_refused();
-    Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
-    size_t total = counts[0];
-    {
-        GilReleased released;
-        for (size_t k = 1; k < runs; ++k) {
-            std::memcpy(data + total, blocks[k]->region.data(), counts[k] * sizeof(Id));
-            total += counts[k];
-        }
-    }
-    for (size_t k = 1; k < runs; ++k) OutputBlocks::keep(std::move(blocks[k]), counts[k] * sizeof(Id));
-    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
+    return join_run_blocks<Id>(blocks, counts);
 }
 
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,

@@ -25,6 +25,7 @@
 #include "parallel.h"
 #include "py_args.h"
 #include "py_gil.h"
+#include "special.h"
 #include "split.h"
 
 namespace bindings {
@@ -377,6 +378,8 @@ public:
             specials_.push_back(std::move(chars));
         }
     }
+    // The special tokens of an encoder or a counter.
+    StrCuts(py::handle text, const bpe::SpecialTokens& specials) : StrCuts(text, texts(specials)) {}
 
     Py_ssize_t size() const { return size_; }
 
@@ -399,6 +402,12 @@ public:
     }
 
 private:
+    static std::vector<std::string> texts(const bpe::SpecialTokens& specials) {
+        std::vector<std::string> out;
+        for (const auto& [token, id] : specials.tokens()) out.push_back(token);
+        return out;
+    }
+
     uint32_t at(Py_ssize_t i) const { return uint32_t(PyUnicode_READ(kind_, data_, i)); }
 
     // Whether a special token holds characters cut - 1 and cut.
