@@ -116,21 +116,72 @@ int64_t utf8_size(const Char* chars, Py_ssize_t begin, Py_ssize_t end) {
         if (uint32_t(chars[i]) - 0xd800 < 0x800) return -1 - int64_t(i);
 }
 
+// In a 64-bit word of characters (1, 2 or 4 bytes each), the bits that only a
+// character >= 0x80 sets.
+template <class Char>
+constexpr uint64_t not_ascii_bits() {
+    constexpr unsigned kBits = 8 * sizeof(Char);
+    uint64_t word = 0;
+    for (unsigned k = 0; k < 64; k += kBits) word |= (((uint64_t(1) << kBits) - 1) & ~uint64_t(0x7f)) << k;
+    return word;
+}
+
+#if defined(BPE_X86_TIERS)
+// transcode_utf8's blocks of 32 characters from i on, while they are ASCII, each tested
+// and narrowed in AVX-512 registers: where the first block that is not (or the last
+// part-block) starts. Two-byte characters, 32 to a register:
+BPE_AVX512 inline Py_ssize_t ascii_blocks_avx512(const uint16_t* chars, Py_ssize_t i, Py_ssize_t end, char*& out) {
+    for (; end - i >= 32; i += 32, out += 32) {
+        const __m512i v = _mm512_loadu_si512(chars + i);
+        if (_mm512_test_epi16_mask(v, _mm512_set1_epi16(short(0xff80)))) break;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_maskz_cvtepi16_epi8(~__mmask32(0), v));
+    }
+    return i;
+}
+// and four-byte characters, 16 to a register.
+BPE_AVX512 inline Py_ssize_t ascii_blocks_avx512(const uint32_t* chars, Py_ssize_t i, Py_ssize_t end, char*& out) {
+    for (; end - i >= 32; i += 32, out += 32) {
+        const __m512i a = _mm512_loadu_si512(chars + i), b = _mm512_loadu_si512(chars + i + 16);
+        if (_mm512_test_epi32_mask(_mm512_or_si512(a, b), _mm512_set1_epi32(int(0xffffff80)))) break;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_maskz_cvtepi32_epi8(~__mmask16(0), a));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_maskz_cvtepi32_epi8(~__mmask16(0), b));
+    }
+    return i;
+}
+#endif
+
 // The UTF-8 of characters [begin, end), written at `out` (room for StrChars::max_utf8),
 // in one pass: the bytes written, or, at a lone surrogate at position p,
 // -1 - p. Most of a text in a Latin script, and all but a few characters of source
-// code, is ASCII: a block of 32 characters is tested with one OR and narrowed to bytes
-// at once, both of which the compiler makes SIMD; a block that is not all ASCII is
-// written a character at a time.
+// code, is ASCII: a block of 32 characters is tested as 64-bit words ORed together
+// (no widening of each character, no sum across SIMD lanes) and narrowed to bytes at
+// once, which the compiler makes SIMD, or, in the AVX-512 tier, runs of such blocks of
+// wider characters go through its registers (ascii_blocks_avx512); a block that is not
+// all ASCII is written a character at a time.
 template <class Char>
 int64_t transcode_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char* out) {
     constexpr Py_ssize_t kBlock = 32;
     char* const start = out;
+#if defined(BPE_X86_TIERS)
+    static const bool avx512 = bpe::simd::tier_in_use() == bpe::simd::Tier::kAvx512;  // BPE_SIMD may choose another
+#endif
     for (Py_ssize_t i = begin; i < end;) {
+#if defined(BPE_X86_TIERS)
+        if constexpr (sizeof(Char) > 1) {
+            if (avx512) {
+                i = ascii_blocks_avx512(chars, i, end, out);
+                if (i == end) break;
+            }
+        }
+#endif
         if (end - i >= kBlock) {
-            uint32_t any = 0;
-            for (Py_ssize_t j = 0; j < kBlock; ++j) any |= chars[i + j];
-            if (any < 0x80) {
+            uint64_t any = 0;
+            for (size_t w = 0; w < kBlock * sizeof(Char) / 8; ++w) {
+                uint64_t word;
+                std::memcpy(&word, reinterpret_cast<const char*>(chars + i) + 8 * w, 8);
+                any |= word;
+            }
+            if ((any & not_ascii_bits<Char>()) == 0) {
                 for (Py_ssize_t j = 0; j < kBlock; ++j) out[j] = char(chars[i + j]);
                 out += kBlock, i += kBlock;
                 continue;

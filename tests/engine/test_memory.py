@@ -32,11 +32,11 @@ def reset_peak():  # the kernel's high-water mark back to the present size
 """
 
 
-def run_child(code: str, timeout: int = 300) -> dict:
-    """Runs code in a fresh Python (the repository importable, PEAK's helpers defined)
-    and returns the JSON it prints last."""
+def run_child(code: str, timeout: int = 300, env: dict | None = None) -> dict:
+    """Runs code in a fresh Python (the repository importable, PEAK's helpers defined,
+    `env` added to the environment) and returns the JSON it prints last."""
     result = subprocess.run([sys.executable, "-c", PEAK + textwrap.dedent(code)], capture_output=True, text=True,
-                            timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -161,6 +161,45 @@ def test_encoding_a_str_leaves_no_utf8_copy_on_it(tok, kind):
     BPETokenizer.train(text, 300, progress=False)
     BPETokenizer.train([text, text], 300, progress=False)
     assert sys.getsizeof(text) == size
+
+
+# A character of each width at every place in and around a block of 32, in a str of
+# each kind: the UTF-8 written for it (csrc/py_text.h: a block of ASCII narrowed at
+# once, any other a character at a time) is the str's, and a lone surrogate in its
+# place is told there. In the tier chosen here, and in the portable one (BPE_SIMD),
+# whose writers differ.
+UTF8_AT_EVERY_PLACE = """
+    import json
+    import bpe
+    from bpe import BPETokenizer
+    tok = BPETokenizer.load("stories.bpe")
+    wrong = []
+    for widest in ("é", "日", "🐈"):
+        for probe in ("a", "\\x7f", "\\x80", "ÿ", "Ā", "日", "\\uffff", "🐈"):
+            for place in range(70):
+                chars = ["a"] * 100 + [widest]
+                chars[place] = probe
+                text = "".join(chars)
+                ids = tok.encode_array(text).tolist()
+                if ids != tok._encoder.encode(text.encode("utf-8")) or tok.decode(ids) != text:
+                    wrong.append(text)
+                chars[place] = "\\ud800"
+                try:
+                    tok.encode_array("".join(chars))
+                    wrong.append(["no error", place])
+                except ValueError as error:
+                    if f"lone surrogate at position {place}" not in str(error):
+                        wrong.append([str(error), place])
+    print(json.dumps({"wrong": wrong[:5], "tier": bpe.simd_tier()}))
+"""
+
+
+@pytest.mark.parametrize("tier", ["chosen", "portable"])
+def test_a_str_of_each_kind_is_written_as_its_utf8(tier):
+    result = run_child(UTF8_AT_EVERY_PLACE, env={} if tier == "chosen" else {"BPE_SIMD": tier})
+    assert result["wrong"] == []
+    if tier != "chosen":
+        assert result["tier"] == tier
 
 
 @pytest.mark.parametrize("kind", KINDS)
