@@ -45,9 +45,11 @@
 // takes over from the last chunk start found, up to a place where the block path can
 // start afresh: for all but the default rule any byte >= 0x80 (the character must be
 // decoded: its class, and for gpt4 the long s that folds to s), and for gpt4, qwen2 and
-// o200k a run of spaces
-// that goes on past the next block or into non-ASCII. The default rule needs no
-// decoding and never hands over.
+// o200k a run of spaces that goes on past the next block or into non-ASCII. A block
+// hard for a byte >= 0x80 first gives the starts before it that nothing from it on can
+// change (decided_before), and the rule's loop goes on only until the bytes ahead are
+// ASCII again, so a name with an accent or a curly quote costs a few chunks of the
+// loop, not a block or two. The default rule needs no decoding and never hands over.
 //
 // Tiers: "portable" is the rules' chunk-at-a-time loops; "sse2", "avx2" and "avx512"
 // are these blocks, classified 16, 32 or 64 bytes per compare. All are compiled into
@@ -423,15 +425,36 @@ inline uint64_t whitespace_run_starts(const Masks& c, const Masks& next, bool ne
     return after_last_newline | last_blank;
 }
 
+// In a block made hard by a byte >= 0x80, the starts the formulas still decide: a mask
+// of the bits three or more places before that byte, and before the run of whitespace
+// that reaches it. A start's formula reads at most three bytes on (a contraction and
+// the byte after it), and a run of whitespace to its end (\s+(?!\S), \s*[\r\n]),
+// which the character there may go on; all else it reads is behind it. `first` is
+// that byte's place: 0-63 in this block, 64-66 in the next block's first three bytes.
+inline uint64_t decided_before(const Masks& c, const Masks& next, unsigned first) {
+    if (first < 4) return 0;
+    unsigned cut = first - 3;
+    const unsigned here = first < 64 ? first : 64;  // this block's bytes before it
+    const uint64_t between = first > 64 ? (uint64_t(1) << (first - 64)) - 1 : 0;  // and the next block's
+    if ((next.whitespace & between) == between && ((c.whitespace >> (here - 1)) & 1)) {
+        const uint64_t other = ~c.whitespace & (here == 64 ? ~uint64_t(0) : (uint64_t(1) << here) - 1);
+        const unsigned run = other ? 64 - unsigned(bpe::count_leading_zeros(uint64_t(other))) : 0;
+        cut = std::min(cut, run);
+    }
+    return (uint64_t(1) << cut) - 1;
+}
+
 // The chunk starts of the block `c` at byte blk, the next block being `next` (blank
-// past the end of the text). Sets hard where the formulas cannot decide.
+// past the end of the text). Where the formulas cannot decide them all, sets
+// hard_until to the place the rule's own loop must pass before the blocks start again,
+// and returns the starts they do decide (none, or those before a byte >= 0x80).
 template <Pattern P>
 inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_end, Carry& carry,
-                             const unsigned char* s, size_t n, size_t blk, bool& hard) {
+                             const unsigned char* s, size_t n, size_t blk, size_t& hard_until) {
     const Masks& pv = carry.prev;
     const uint64_t ws_before = before(c.whitespace, pv.whitespace);
     const uint64_t space_before = before(c.space, pv.space);
-    uint64_t starts;
+    uint64_t starts, decided = ~uint64_t(0);
     if constexpr (P == Pattern::kDefault) {
         const uint64_t word = c.letter | c.digit | c.high, prev_word = pv.letter | pv.digit | pv.high;
         const uint64_t change = (word & ~before(word, prev_word)) | (c.whitespace & ~ws_before) |
@@ -441,8 +464,11 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
         carry.prev_leads = leads;
     } else {
         if (c.high | (next.high & 7)) {
-            hard = true;
-            return 0;
+            const unsigned first = c.high ? unsigned(bpe::count_trailing_zeros(uint64_t(c.high)))
+                                          : 64 + unsigned(bpe::count_trailing_zeros(uint64_t(next.high)));
+            hard_until = blk + first + 1;
+            decided = P == Pattern::kDeepseek ? 0 : decided_before(c, next, first);
+            if (decided == 0) return 0;
         }
         const uint64_t letter_before = before(c.letter, pv.letter), digit_before = before(c.digit, pv.digit);
         const uint64_t other_before = before(c.other, pv.other);
@@ -465,9 +491,13 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
                 while ((group = (group << 3) & third)) groups |= group;
             }
             carry.prev_groups = groups;
+            bool long_run = false;
             const uint64_t in_runs = whitespace_run_starts(
-                c, next, next_past_end, pv, hard, P == Pattern::kDeepseek ? after(c.digit, next.digit) : 0);
-            if (hard) return 0;
+                c, next, next_past_end, pv, long_run, P == Pattern::kDeepseek ? after(c.digit, next.digit) : 0);
+            if (long_run) {
+                hard_until = std::max(hard_until, blk + 64 + 3);
+                return 0;
+            }
             if constexpr (P == Pattern::kO200k) {
                 // [\r\n/]* after a run of other bytes: from a CR or LF right after an
                 // other byte to the end of its run of CR, LF and /, filled forwards.
@@ -515,7 +545,7 @@ inline uint64_t block_starts(const Masks& c, const Masks& next, bool next_past_e
         }
     }
     carry.prev = c;
-    return starts;
+    return starts & decided;
 }
 
 // Whether bytes [i, i + 67) (or to the end of the text) are all ASCII, else where the
@@ -607,21 +637,21 @@ inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink)
         }
         for (size_t j = 0; j < used; ++j) m[j].other = ~(m[j].letter | m[j].digit | m[j].whitespace | m[j].high);
         size_t blk = b;
-        bool hard = false;
+        size_t hard_until = 0;
         for (size_t j = 0; j < kBatch && blk < n; ++j, blk += 64) {
-            uint64_t starts = block_starts<P>(m[j], m[j + 1], blk + 64 >= n, carry, s, n, blk, hard);
-            if (hard) break;
+            uint64_t starts = block_starts<P>(m[j], m[j + 1], blk + 64 >= n, carry, s, n, blk, hard_until);
             if (n - blk < 64) starts &= (uint64_t(1) << (n - blk)) - 1;
             // The chunk the block path started at (at b, its first byte) has nothing
             // before it to end.
             starts &= ~uint64_t(start == blk);
             if (starts) start = sink.starts(blk, starts);
+            if (hard_until) break;
         }
         b = blk;
-        if (!hard) continue;
-        // The rule's own loop from the last start found, past the hard block, to where
-        // the block path can start afresh.
-        size_t i = start, target = blk + 64 + 3, last = 0;
+        if (!hard_until) continue;
+        // The rule's own loop from the last start found, past what made the block hard,
+        // to where the block path can start afresh.
+        size_t i = start, target = hard_until, last = 0;
         while (i < n) {
             i = rule_chunk_end<P>(text, i);
             sink.end(i);

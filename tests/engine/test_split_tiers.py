@@ -55,6 +55,13 @@ def hostile_texts(seed: int = 18) -> list[str]:
     for k in range(300):
         run = "".join(rng.choice(" \t\n\r\v") for _ in range(rng.randrange(1, 140)))
         texts.append(rng.choice(["x", ".", "'", "1", ""]) * rng.randrange(0, 70) + run + rng.choice(PIECES))
+    # A block keeps the starts its formulas decide before its first byte >= 0x80:
+    # that byte at places all through a block and across its edge, after runs of
+    # whitespace, contractions and digits that reach it, and what may follow it.
+    for high in ("é", "\u00a0", "\u3000", "\u2028", "ſ", "٣", "😀", "\u0301"):
+        for lead in ("", " ", "  ", "      ", "\n ", "\n      ", " \r\n", " \n    ", "\t\t\t", "'ll", "'s", "'", "12345", "ab'", "."):
+            for offset in list(range(0, 9)) + list(range(54, 72)):
+                texts.append("x" * offset + lead + high + rng.choice(["", "\n", " a", "s", "1", "  \n", "'ve"]))
     # Texts that end at, just before and just after a block's edge.
     for size in (0, 1, 2, 3, 62, 63, 64, 65, 66, 67, 127, 128, 129, 191, 192, 193):
         for piece in FILLERS + ["'s", "\r\n", "x'", "ab ", " \n"]:
