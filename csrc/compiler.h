@@ -28,6 +28,18 @@
 #include <intrin.h>
 #endif
 
+// Per-function CPU targets. On x86-64 with GCC or clang the AVX2 and AVX-512 code is
+// functions compiled for their own target, and the best tier the CPU has is picked at
+// run time (split_simd.h's tiers), so one build runs on any x86-64. The AVX-512 tier
+// asks for F, BW and DQ, which every CPU with BW has; VBMI2 is asked for apart.
+#if defined(__SSE2__) && !defined(BPE_PORTABLE) && (defined(__GNUC__) || defined(__clang__))
+#define BPE_X86_TIERS 1
+#include <immintrin.h>
+#define BPE_AVX2 __attribute__((target("avx2")))
+#define BPE_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
+#define BPE_AVX512_VBMI2 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi2")))
+#endif
+
 namespace bpe {
 
 // The number of trailing zero bits of x, which must not be 0.

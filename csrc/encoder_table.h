@@ -97,6 +97,105 @@ inline ChunkId probe_key_near_end(std::string_view chunk, const char* text_end) 
     return probe_key(chunk.data(), chunk.size());  // 16 bytes or more: all readable
 }
 
+// The chunk loop's block of chunks (encoder.h), column by column: each chunk's bytes
+// and its probe key, made for the whole block before any is probed, so that every
+// chunk's bucket can be asked for a block ahead.
+template <size_t N>
+struct KeyBlock {
+    const char* begin[N];
+    size_t size[N];
+    uint64_t lo[N], hi[N], hash[N];
+
+    std::string_view chunk(size_t k) const { return {begin[k], size[k]}; }
+    ChunkId key(size_t k) const { return {lo[k], hi[k], hash[k]}; }
+    void set(size_t k, const char* at, size_t n, const ChunkId& key) {
+        begin[k] = at, size[k] = n, lo[k] = key.lo, hi[k] = key.hi, hash[k] = key.hash;
+    }
+
+    // The first `count` chunks from a run of the text at `base`: [first, ends[0]),
+    // [ends[0], ends[1]), ..., with 16 bytes readable at each one's start. `wide`: eight
+    // at a time in AVX-512 registers (keys_avx512), where the CPU has them.
+    void set_run(const char* base, size_t first, const size_t* ends, size_t count, bool wide);
+};
+
+#if defined(BPE_X86_TIERS)
+// probe_key for eight chunks at once, lane by lane: the chunks' starts are the ends
+// shifted by one lane, their 16 bytes are loaded a chunk at a time and sorted into a
+// register of first words and one of second words, and the masks by length, the
+// length byte and bucket_hash are each an instruction or two for all eight, where
+// probe_key's are a dozen for each chunk. Fills whole eights of the run; returns how
+// many chunks that was.
+// (GCC 12's AVX-512 intrinsics warn that their own placeholder operand may be used
+// uninitialized where they are inlined, its bug 105593; GCC 13 does not.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <size_t N>
+BPE_AVX512 size_t keys_avx512(KeyBlock<N>& block, const char* base, size_t first, const size_t* ends,
+                              size_t count) {
+    const __m512i ones = _mm512_set1_epi64(-1), at = _mm512_set1_epi64(reinterpret_cast<long long>(base));
+    const __m512i evens = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odds = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    auto bytes16 = [base](size_t start) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + start)); };
+    __m512i before = _mm512_set1_epi64(static_cast<long long>(first));  // lane 7: where the next eight start
+    size_t k = 0;
+    for (; k + 8 <= count; k += 8) {
+        const __m512i end = _mm512_loadu_si512(ends + k);
+        const __m512i start = _mm512_alignr_epi64(end, before, 7);
+        before = end;
+        // Lanes of (first word, second word) for chunks 0-3 and 4-7, then sorted.
+        __m512i low4 = _mm512_castsi128_si512(bytes16(k ? ends[k - 1] : first));
+        low4 = _mm512_inserti64x2(low4, bytes16(ends[k]), 1);
+        low4 = _mm512_inserti64x2(low4, bytes16(ends[k + 1]), 2);
+        low4 = _mm512_inserti64x2(low4, bytes16(ends[k + 2]), 3);
+        __m512i high4 = _mm512_castsi128_si512(bytes16(ends[k + 3]));
+        high4 = _mm512_inserti64x2(high4, bytes16(ends[k + 4]), 1);
+        high4 = _mm512_inserti64x2(high4, bytes16(ends[k + 5]), 2);
+        high4 = _mm512_inserti64x2(high4, bytes16(ends[k + 6]), 3);
+        const __m512i size = _mm512_sub_epi64(end, start);
+        // probe_key's m, masks and length byte; a shift by 64 or more gives 0.
+        const __m512i m = _mm512_min_epu64(size, _mm512_set1_epi64(kShortKey));
+        const __m512i m_past8 = _mm512_max_epi64(_mm512_sub_epi64(m, _mm512_set1_epi64(8)), _mm512_setzero_si512());
+        const __m512i length_byte = _mm512_slli_epi64(
+            _mm512_add_epi64(_mm512_min_epu64(size, _mm512_set1_epi64(kShortKey + 1)), _mm512_set1_epi64(1)), 56);
+        const __m512i lo = _mm512_andnot_si512(_mm512_sllv_epi64(ones, _mm512_slli_epi64(m, 3)),
+                                               _mm512_permutex2var_epi64(low4, evens, high4));
+        const __m512i hi = _mm512_or_si512(_mm512_andnot_si512(_mm512_sllv_epi64(ones, _mm512_slli_epi64(m_past8, 3)),
+                                                               _mm512_permutex2var_epi64(low4, odds, high4)),
+                                           length_byte);
+        // bucket_hash
+        const __m512i mixed = _mm512_xor_si512(_mm512_xor_si512(lo, _mm512_mullo_epi64(hi, _mm512_set1_epi64(0xc2b2ae3d27d4eb4fULL))),
+                                               _mm512_srli_epi64(hi, 32));
+        _mm512_storeu_si512(block.hash + k, _mm512_mullo_epi64(mixed, _mm512_set1_epi64(0x9e3779b97f4a7c15ULL)));
+        _mm512_storeu_si512(block.lo + k, lo);
+        _mm512_storeu_si512(block.hi + k, hi);
+        _mm512_storeu_si512(block.size + k, size);
+        _mm512_storeu_si512(block.begin + k, _mm512_add_epi64(at, start));
+    }
+    return k;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+template <size_t N>
+void KeyBlock<N>::set_run(const char* base, size_t first, const size_t* ends, size_t count, bool wide) {
+    size_t k = 0;
+#if defined(BPE_X86_TIERS)
+    if (wide) {
+        k = keys_avx512(*this, base, first, ends, count);
+        if (k) first = ends[k - 1];
+    }
+#else
+    (void)wide;
+#endif
+    for (; k < count; ++k) {
+        set(k, base + first, ends[k] - first, probe_key(base + first, ends[k] - first));
+        first = ends[k];
+    }
+}
+
 // --- the table -----------------------------------------------------------------------
 
 class EncoderTable {

@@ -73,12 +73,6 @@
 #include "split_bytes.h"
 #include "split_rules.h"
 
-#if defined(BPE_SSE2)
-#if defined(__GNUC__) || defined(__clang__)
-#define BPE_X86_TIERS 1  // AVX2 and AVX-512 functions, compiled for their target and picked at run time
-#include <immintrin.h>
-#endif
-#endif
 
 namespace bpe {
 namespace simd {
@@ -148,9 +142,6 @@ inline void classify_sse2(const unsigned char* p, size_t blocks, Masks* out) {
 #endif
 
 #if defined(BPE_X86_TIERS)
-#define BPE_AVX2 __attribute__((target("avx2")))
-#define BPE_AVX512 __attribute__((target("avx512f,avx512bw")))
-
 BPE_AVX2 inline __m256i in_range_avx2(__m256i x, char lo, char span) {
     __m256i d = _mm256_sub_epi8(x, _mm256_set1_epi8(lo));
     return _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(span)), d);
@@ -219,7 +210,9 @@ inline bool tier_available(Tier tier) {
 #endif
 #if defined(BPE_X86_TIERS)
         case Tier::kAvx2: return __builtin_cpu_supports("avx2");
-        case Tier::kAvx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+        case Tier::kAvx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512dq");
 #endif
         default: return false;
     }
@@ -270,7 +263,6 @@ inline size_t* spread_loop(size_t* at, size_t blk, uint64_t bits) {
 }
 
 #if defined(BPE_X86_TIERS)
-#define BPE_AVX512_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2")))
 
 // No loop per bit: the offsets 0..63 compressed by the mask (VPCOMPRESSB) are the set
 // bits' offsets, in order, and eight at a time are widened to 64 bits and added to blk.

@@ -69,6 +69,20 @@ def test_each_chunk_alone_equals_the_reference_in_any_order(tok):
         assert fresh.encode_ordinary(chunk) == reference(tok, chunk), chunk
 
 
+def test_chunks_told_apart_by_their_length_alone_keep_their_own_ids(tok):
+    # Runs of NUL bytes: each run is a chunk whose key is all zeros but its length byte,
+    # made for a whole run of chunks at once (eight at a time in the AVX-512 tier,
+    # KeyBlock::set_run); a length wrong by one would find another run's ids. Between
+    # them, words of 1-20 letters, whose keys the length's masks cut.
+    rng = random.Random(9)
+    pieces = ["\x00" * rng.randint(1, 20) + "".join(rng.choices("abc", k=rng.randint(1, 20))) for _ in range(2000)]
+    text = " ".join(pieces)
+    expected = reference(tok, text)
+    fresh = BPETokenizer(tok.merges)
+    assert fresh.encode_ordinary(text) == expected  # keyed and merged
+    assert list(fresh.encode_array(text, threads=1)) == expected  # found by their keys
+
+
 def test_a_text_ending_mid_key_reads_no_further(tok):
     # The last chunks of a text have fewer than 16 bytes after their start: their keys
     # must hold only their own bytes, whatever lies past the text.

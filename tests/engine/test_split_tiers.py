@@ -108,7 +108,7 @@ def expected_available(tier: str) -> bool:
     if os.environ.get("BPE_VARIANT") == "portable" or os.uname().machine not in ("x86_64", "AMD64"):
         return False
     flags = cpu_flags()
-    return {"sse2": {"sse2"}, "avx2": {"avx2"}, "avx512": {"avx512f", "avx512bw"}}[tier] <= flags
+    return {"sse2": {"sse2"}, "avx2": {"avx2"}, "avx512": {"avx512f", "avx512bw", "avx512dq"}}[tier] <= flags
 
 
 def run_tier(tier: str, data_path: Path):
