@@ -517,8 +517,10 @@ private:
                         continue;
                     }
                     // A short chunk of more ids (a run of spaces that indents source code):
-                    // copied from the pool when they fit in the room there is.
-                    if (!(count & EncoderTable::kLong) && at + count + 4 * (chunks - k) <= limit) {
+                    // copied from the pool when they fit in the room there is (copy_rest
+                    // writes up to kCopyPiece ids more).
+                    if (!(count & EncoderTable::kLong) &&
+                        at + count + EncoderTable::kCopyPiece + 4 * (chunks - k) <= limit) {
                         table_.copy_rest(*e, at);
                         at += count;
                         continue;

@@ -292,8 +292,15 @@ public:
     }
 
     // The ids of an entry of a short chunk whose count is above kInline (not kLong),
-    // to `to`.
-    void copy_rest(const Entry& e, uint32_t* to) const { std::memcpy(to, pool() + e.ids[0], e.count * 4); }
+    // to `to`, kCopyPiece at a time: fixed-size copies the compiler makes a few moves,
+    // where one of the count's size is a call to memmove. A short chunk's ids take
+    // whole pieces of the pool (insert), so the last piece reads only its own words;
+    // it may write up to kCopyPiece - 1 ids past the count, which the caller has room for.
+    static constexpr size_t kCopyPiece = 8;
+    void copy_rest(const Entry& e, uint32_t* to) const {
+        const uint32_t* from = pool() + e.ids[0];
+        for (size_t k = 0; k < e.count; k += kCopyPiece) std::memcpy(to + k, from + k, kCopyPiece * 4);
+    }
 
     // Adds a chunk and its ids (the caller's numbering), unless it is there already or
     // the table is full. Only a chunk of at most kLongestChunk bytes is kept.
@@ -321,8 +328,9 @@ public:
             for (size_t k = 0; k < n; ++k) e->ids[k] = ids[k];
             e->count = uint32_t(n);
         } else {
-            // In the pool: [length, if long] ids... [bytes, if long], in 4-byte words.
-            size_t words = n + (is_long ? 1 + (chunk.size() + 3) / 4 : 0);
+            // In the pool: [length, if long] ids... [bytes, if long], in 4-byte words; a
+            // short chunk's ids in whole pieces of kCopyPiece (copy_rest).
+            size_t words = is_long ? n + 1 + (chunk.size() + 3) / 4 : (n + kCopyPiece - 1) / kCopyPiece * kCopyPiece;
             const bool shared = chunk.size() > kPoolShareAbove;
             if (shared && (share_used_ + words) * 4 > kPoolShareBytes) return;  // the share is full, not the table
             if ((pool_used_ + words) * 4 > kMaxPoolBytes) {
