@@ -502,7 +502,7 @@ private:
         size_t waiting_count = 0;
         Ids scratch;  // allocates on the first chunk that needs it
         EncoderTable::Reader reader = table_.reader();
-        static const bool wide_keys = simd::tier_in_use() == simd::Tier::kAvx512;  // KeyBlock::set_run's
+        static const bool wide_keys = simd::avx512_in_use();  // KeyBlock::set_run's
         auto probe = [&](const KeyBlock<kBlock>& block, size_t chunks) {
             const EncoderTable::Reader r = reader;
             uint32_t* at = out.data() + pos;

@@ -163,7 +163,7 @@ int64_t transcode_utf8(const Char* chars, Py_ssize_t begin, Py_ssize_t end, char
     constexpr Py_ssize_t kBlock = 32;
     char* const start = out;
 #if defined(BPE_X86_TIERS)
-    static const bool avx512 = bpe::simd::tier_in_use() == bpe::simd::Tier::kAvx512;  // BPE_SIMD may choose another
+    static const bool avx512 = bpe::simd::avx512_in_use();
 #endif
     for (Py_ssize_t i = begin; i < end;) {
 #if defined(BPE_X86_TIERS)

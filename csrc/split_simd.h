@@ -73,7 +73,6 @@
 #include "split_bytes.h"
 #include "split_rules.h"
 
-
 namespace bpe {
 namespace simd {
 
@@ -234,6 +233,10 @@ inline Tier& tier_in_use() {
     return tier;
 }
 
+// Whether the AVX-512 tier is in use. The AVX-512 code outside the split (the encoder's
+// keys, a str's UTF-8) follows the tier too, so that BPE_SIMD runs both of its paths.
+inline bool avx512_in_use() { return tier_in_use() == Tier::kAvx512; }
+
 // BPE_SIMD=portable|sse2|avx2|avx512 chooses the tier (read once, when the module is
 // loaded). A name that is not a tier, or a tier this CPU or build lacks, leaves the
 // best tier in use and returns a warning that says so; else returns "".
@@ -263,7 +266,6 @@ inline size_t* spread_loop(size_t* at, size_t blk, uint64_t bits) {
 }
 
 #if defined(BPE_X86_TIERS)
-
 // No loop per bit: the offsets 0..63 compressed by the mask (VPCOMPRESSB) are the set
 // bits' offsets, in order, and eight at a time are widened to 64 bits and added to blk.
 // Writes up to seven ends past the last (for_each_chunk_run's ends have that room).
