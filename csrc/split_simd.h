@@ -703,11 +703,11 @@ struct EndRuns {
     size_t count = 0;  // ends in the run
     size_t first = 0;  // where the run's first chunk starts
     size_t starts(size_t blk, uint64_t bits) {
-        size_t* at = spread(ends + count, blk, bits);
-        count = size_t(at - ends);
-        const size_t last = at[-1];
+        count = size_t(spread(ends + count, blk, bits) - ends);
         if (count >= kEndsRun) hand_over();
-        return last;
+        // The last start from the bits, not read back from `ends`: spread_compress's wide
+        // stores cannot forward a word to a load that soon (a stall each block).
+        return blk + 63 - count_leading_zeros(bits);
     }
     void end(size_t p) {
         ends[count++] = p;

@@ -260,3 +260,38 @@ def test_millions_of_distinct_long_chunks_keep_the_table_within_its_cap():
     """, timeout=900)
     assert result["right"]
     assert result["grown"] < 96 * 2**20, f"the table grew by {result['grown'] / 2**20:.0f} MB"
+
+
+# A batch of small documents is split and probed a document after another, each one's
+# end noted where its ids end (encoder.h: kDocumentEnd): documents of every length from
+# none to a few of the splitter's runs, ASCII and not (the splitter's hard blocks),
+# special tokens among them, give each document's own ids, under a named rule (found a
+# block at a time) and a compiled pattern (a chunk at a time), in the chosen tier and
+# the portable one.
+RUN_DOCUMENTS = """
+    import json, random
+    import bpe
+    from bpe import BPETokenizer
+    rng = random.Random(7)
+    words = ["once", " upon", " a", " time", "!", "\\n", "  ", " 12345", "é", " 日本語", "'s", "<|endoftext|>", "\\n\\n"]
+    docs = ["".join(rng.choice(words) for _ in range(rng.choice([0, 1, 2, 5, 30, 64, 65, 130, 400])))
+            for _ in range(600)]
+    wrong = []
+    for pattern in ("default", r"\\s+|\\w+|[^\\s\\w]+"):
+        tok = BPETokenizer.train(docs, 400, pattern=pattern, special_tokens=["<|endoftext|>"], progress=False)
+        for allowed in ("all", ()):
+            ids, offsets = tok.encode_batch_flat(docs, allowed_special=allowed, disallowed_special=())
+            for i, doc in enumerate(docs):
+                if ids[offsets[i]:offsets[i + 1]].tolist() != tok.encode(doc, allowed_special=allowed,
+                                                                          disallowed_special=()):
+                    wrong.append([pattern, allowed, i])
+    print(json.dumps({"wrong": wrong[:5], "tier": bpe.simd_tier()}))
+"""
+
+
+@pytest.mark.parametrize("tier", ["chosen", "portable"])
+def test_small_documents_of_a_batch_give_their_own_ids(tier):
+    result = run_child(RUN_DOCUMENTS, env={} if tier == "chosen" else {"BPE_SIMD": tier})
+    assert result["wrong"] == []
+    if tier != "chosen":
+        assert result["tier"] == tier
