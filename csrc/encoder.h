@@ -660,7 +660,7 @@ private:
                 const std::string_view piece = text.substr(segment.begin, segment.end - segment.begin);
                 // (__restrict: the stores to the block do not change `ends`, so each end is
                 // read once.)
-                for_each_chunk_run(piece, rule, [&](size_t first, const size_t* __restrict ends, size_t count) {
+                for_each_chunk_run(piece, size_t(text_end - piece.data()), rule, [&](size_t first, const size_t* __restrict ends, size_t count) {
                     const char* base = piece.data();
                     // 16 bytes can be read at each chunk's start, but maybe not at the
                     // last chunk or two of the text: where a whole run's can, the run is

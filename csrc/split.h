@@ -112,8 +112,10 @@ inline void for_each_chunk(std::string_view text, const SplitRule& rule, Emit&& 
 // The chunks of the text under a split pattern, handed over in runs of their ends
 // (split_simd.h's for_each_chunk_run says how): on_ends(first, ends, count). The
 // portable tier and compiled patterns find a chunk at a time, gathered into runs here.
+// `readable`: how many bytes from the text's start may be read, at least its size
+// (split_blocks').
 template <class Ends>
-inline void for_each_chunk_run(std::string_view text, const SplitRule& rule, Ends&& on_ends) {
+inline void for_each_chunk_run(std::string_view text, size_t readable, const SplitRule& rule, Ends&& on_ends) {
     const simd::Tier tier = simd::tier_in_use();
     if (tier == simd::Tier::kPortable || rule.pattern() == Pattern::kRegex) {
         simd::EndRuns<Ends> runs(on_ends, simd::spread_loop);
@@ -124,7 +126,7 @@ inline void for_each_chunk_run(std::string_view text, const SplitRule& rule, End
     }
     const simd::ClassifyFn classify = simd::classifier(tier);
     const simd::SpreadFn spread = simd::spreader(tier);
-    with_rule(rule.pattern(), [&](auto p) { simd::for_each_chunk_run<decltype(p)::value>(text, classify, spread, on_ends); });
+    with_rule(rule.pattern(), [&](auto p) { simd::for_each_chunk_run<decltype(p)::value>(text, readable, classify, spread, on_ends); });
 }
 
 // How many chunks the text splits into, and nothing else: the splitter's own speed.

@@ -589,9 +589,11 @@ inline bool has_ascii_controls(std::string_view text) {
 // blk + k and ends the one before it), which returns the last of them; the starts the
 // scalar loop finds one at a time, sink.end(p); then the end of the text, and
 // sink.done(). Two sinks: one chunk at a time (for_each_chunk_blocks) and runs of ends
-// for the encoder (for_each_chunk_run).
+// for the encoder (for_each_chunk_run). `readable`: how many bytes from the text's
+// start may be read (at least its size; more where it lies inside a larger buffer, as
+// a document of a batch does), so that a last part-block is classed in place.
 template <Pattern P, class Sink>
-inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink) {
+inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink, size_t readable) {
     // No blocks for deepseek3 alone (its digits join letters after them), nor for
     // DeepSeek's fused rule where the text has ASCII control bytes, which its regex
     // leaves unmatched (not punctuation, as the blocks' "other" bytes are).
@@ -613,12 +615,22 @@ inline void split_blocks(std::string_view text, ClassifyFn classify, Sink& sink)
     Carry carry{};
     while (b < n) {
         // Classify up to kBatch blocks and the one after them: whole blocks in place,
-        // the last part-block through a buffer padded with spaces, and no more than the
-        // text has (a short text, a document of a batch, is a block or three).
-        const size_t whole = std::min((n - b) / 64, kBatch + 1);
+        // the last part-block in place where 64 bytes can be read there (its bytes past
+        // the text then read as spaces), else through a buffer padded with spaces, and no
+        // more than the text has (a short text, a document of a batch, is a block or three).
         const size_t used = std::min((n - b + 63) / 64, kBatch) + 1;
-        classify(s + b, whole, m);
-        for (size_t j = whole; j < used; ++j) {
+        const size_t in_place = std::min({(readable - b) / 64, (n - b + 63) / 64, kBatch + 1});
+        classify(s + b, in_place, m);
+        if (const size_t part = (n - b) / 64, rest = (n - b) % 64; part < in_place && rest != 0) {
+            const uint64_t inside = (uint64_t(1) << rest) - 1;
+            Masks& last = m[part];
+            for (uint64_t* mask : {&last.high, &last.letter, &last.upper, &last.digit, &last.whitespace,
+                                   &last.newline, &last.space, &last.apostrophe, &last.slash})
+                *mask &= inside;
+            last.whitespace |= ~inside;
+            last.space |= ~inside;
+        }
+        for (size_t j = in_place; j < used; ++j) {
             const size_t at = b + 64 * j;
             if (at < n) {
                 unsigned char padded[64];
@@ -679,7 +691,7 @@ inline void for_each_chunk_blocks(std::string_view text, ClassifyFn classify, Em
         }
         void done() {}
     } sink{text, emit};
-    split_blocks<P>(text, classify, sink);
+    split_blocks<P>(text, classify, sink, text.size());
 }
 
 // The chunks of the text handed over in runs: the ends of some kEndsRun chunks or more
@@ -724,9 +736,10 @@ struct EndRuns {
 };
 
 template <Pattern P, class Ends>
-inline void for_each_chunk_run(std::string_view text, ClassifyFn classify, SpreadFn spread, Ends&& on_ends) {
+inline void for_each_chunk_run(std::string_view text, size_t readable, ClassifyFn classify, SpreadFn spread,
+                               Ends&& on_ends) {
     EndRuns<Ends> sink(on_ends, spread);
-    split_blocks<P>(text, classify, sink);
+    split_blocks<P>(text, classify, sink, readable);
 }
 
 }  // namespace simd
