@@ -268,7 +268,7 @@ def test_millions_of_distinct_long_chunks_keep_the_table_within_its_cap():
 # special tokens among them, give each document's own ids, under a named rule (found a
 # block at a time) and a compiled pattern (a chunk at a time), in the chosen tier and
 # the portable one.
-RUN_DOCUMENTS = """
+BATCH_DOCUMENTS = """
     import json, random
     import bpe
     from bpe import BPETokenizer
@@ -291,7 +291,7 @@ RUN_DOCUMENTS = """
 
 @pytest.mark.parametrize("tier", ["chosen", "portable"])
 def test_small_documents_of_a_batch_give_their_own_ids(tier):
-    result = run_child(RUN_DOCUMENTS, env={} if tier == "chosen" else {"BPE_SIMD": tier})
+    result = run_child(BATCH_DOCUMENTS, env={} if tier == "chosen" else {"BPE_SIMD": tier})
     assert result["wrong"] == []
     if tier != "chosen":
         assert result["tier"] == tier
