@@ -224,10 +224,12 @@ def short_symbol(sym: str) -> str:
 # The first mark a place's symbol (or code) holds names its step.
 STEPS = [
     ("spread_", "split: ends handed over (spread_compress, or spread_loop)"),
-    ("for_each_chunk_run", "split: chunk starts, ends handed over"),
     ("for_each_chunk_blocks", "split: chunk starts, keys, probe and emit (one loop)"),
-    ("{lambda(bpe::Encoder::Pending const*", "probe and emit"),
+    # split_blocks' symbol names the encoder's lambda that takes its runs: before that mark.
+    ("split_blocks", "split: chunk starts, ends handed over"),
+    ("{lambda(bpe::KeyBlock", "probe and emit"),
     ("{lambda(unsigned long, unsigned long const*", "keys, buckets, prefetch"),
+    ("keys_avx512", "keys, buckets, prefetch"),
     ("classify_", "split: classify"),
     ("transcode_utf8", "the str to UTF-8"),
     ("parts_to_array", "ids into numpy"),
