@@ -41,6 +41,15 @@ def run_child(code: str, timeout: int = 300, env: dict | None = None) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def run_in_tier(code: str, tier: str) -> dict:
+    """run_child in the SIMD tier chosen here ("chosen") or in the one named (BPE_SIMD),
+    which code's JSON names under "tier" (bpe.simd_tier()) and is checked to be it."""
+    result = run_child(code, env={} if tier == "chosen" else {"BPE_SIMD": tier})
+    if tier != "chosen":
+        assert result["tier"] == tier
+    return result
+
+
 
 
 def can_reset_peak() -> bool:
@@ -196,10 +205,7 @@ UTF8_AT_EVERY_PLACE = """
 
 @pytest.mark.parametrize("tier", ["chosen", "portable"])
 def test_a_str_of_each_kind_is_written_as_its_utf8(tier):
-    result = run_child(UTF8_AT_EVERY_PLACE, env={} if tier == "chosen" else {"BPE_SIMD": tier})
-    assert result["wrong"] == []
-    if tier != "chosen":
-        assert result["tier"] == tier
+    assert run_in_tier(UTF8_AT_EVERY_PLACE, tier)["wrong"] == []
 
 
 @pytest.mark.parametrize("kind", KINDS)
