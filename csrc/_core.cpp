@@ -742,42 +742,66 @@ py::list encode(const bpe::Encoder& self, py::handle text, py::handle allowed_sp
     return parts_to_list(encode_text(self, arg.view, allowed_special, disallowed_special, 1));
 }
 
-// Blocks for the ids of runs, one a run (py_output.h): block 0 with room for every
-// run's ids (`all` bytes), block k for run k's (`bytes(k)`), as each run is written into
-// its own and the others are copied after the first's (join_run_blocks).
-template <class Bytes>
-std::vector<std::unique_ptr<OutputBlocks::Block>> take_run_blocks(size_t runs, size_t all, Bytes&& bytes) {
-    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks;
-    for (size_t k = 0; k < std::max<size_t>(runs, 1); ++k) blocks.push_back(OutputBlocks::take(k == 0 ? all : bytes(k)));
-    return blocks;
-}
-
-// The array of the runs' ids, counts[k] of them at the start of blocks[k]: the other
-// runs' copied after the first's (without the GIL), their blocks kept again, and the
-// array made over block 0.
+// Room for the ids of a text's pieces as threads encode them (bpe::PieceClaims): a
+// block for each thread (py_output.h), block 0 with room for every piece's ids and the
+// others for their thread's span's. A thread appends each piece's ids to its own block
+// and notes where they went; once all have ended, join copies the pieces not already
+// in place after one another into block 0, and the array is made over it. Thread 0's
+// are in place: it takes the first pieces, in order.
 template <class Id>
-py::array join_run_blocks(std::vector<std::unique_ptr<OutputBlocks::Block>>& blocks,
-                          const std::vector<size_t>& counts) {
-    Id* data = reinterpret_cast<Id*>(blocks[0]->region.data());
-    size_t total = counts.empty() ? 0 : counts[0];
-    {
-        GilReleased released;
-        for (size_t k = 1; k < counts.size(); ++k) {
-            std::memcpy(data + total, blocks[k]->region.data(), counts[k] * sizeof(Id));
-            total += counts[k];
+class PieceBlocks {
+public:
+    // all: the most ids of the whole text; most(k): of thread k's span.
+    template <class Most>
+    PieceBlocks(const bpe::PieceClaims& claims, size_t pieces, size_t all, Most&& most) : placed_(pieces) {
+        for (unsigned k = 0; k < claims.threads(); ++k) {
+            blocks_.push_back(OutputBlocks::take((k == 0 ? all : most(k)) * sizeof(Id)));
+            used_.push_back(0);
         }
     }
-    for (size_t k = 1; k < blocks.size(); ++k) OutputBlocks::keep(std::move(blocks[k]), counts[k] * sizeof(Id));
-    return OutputBlocks::array<Id>(std::move(blocks[0]), total);
-}
+
+    // Piece p's ids, or the next of them, from thread k: a piece may come in several
+    // calls, one after another on one thread.
+    void take(size_t k, size_t p, const bpe::Ids& ids) {
+        Placed& placed = placed_[p];
+        if (placed.count == 0) placed.block = k, placed.at = used_[k];
+        std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks_[k]->region.data()) + used_[k]);
+        used_[k] += ids.size();
+        placed.count += ids.size();
+    }
+
+    // With the GIL: the array of all the pieces' ids, in order (copied without it).
+    py::array join() {
+        Id* data = reinterpret_cast<Id*>(blocks_[0]->region.data());
+        size_t total = 0;
+        {
+            GilReleased released;
+            for (const Placed& placed : placed_) {
+                const Id* from = reinterpret_cast<const Id*>(blocks_[placed.block]->region.data()) + placed.at;
+                if (from != data + total) std::memmove(data + total, from, placed.count * sizeof(Id));
+                total += placed.count;
+            }
+        }
+        for (size_t k = 1; k < blocks_.size(); ++k) OutputBlocks::keep(std::move(blocks_[k]), used_[k] * sizeof(Id));
+        return OutputBlocks::array<Id>(std::move(blocks_[0]), total);
+    }
+
+private:
+    struct Placed {
+        size_t block = 0, at = 0, count = 0;  // count ids at `at` in blocks_[block]
+    };
+    std::vector<std::unique_ptr<OutputBlocks::Block>> blocks_;
+    std::vector<size_t> used_;  // ids written in each block
+    std::vector<Placed> placed_;
+};
 
 // The ids of a text written straight into the numpy array returned, with no vector of
 // them between. Room of OutputBlocks::kPooledBytes or more (an id a byte: a token holds
-// one at least) comes from the kept blocks (py_output.h): the first thread writes its
-// run's ids into the array's block, each other thread into a block of its own, and
-// those are copied after the first's once all have ended. Less room is numpy's own
-// array, each thread writing from its run's first byte on; the runs are then moved
-// down end to end and the array is cut to length, which gives back the rest.
+// one at least) comes from the kept blocks (PieceBlocks): the first thread writes its
+// pieces' ids into the array's block, each other thread into a block of its own, and
+// those are copied into place once all have ended. Less room is numpy's own array,
+// each piece's ids written from its first byte on; the pieces are then moved down end
+// to end and the array is cut to length, which gives back the rest.
 template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
@@ -789,55 +813,53 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         std::copy(ids.begin(), ids.end(), out.mutable_data());
         return out;
     }
-    const size_t room = text.size() * sizeof(Id);
-    if (room < OutputBlocks::kPooledBytes) {
+    if (text.size() * sizeof(Id) < OutputBlocks::kPooledBytes) {
         py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
         Id* data = out.mutable_data();
         size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-            auto runs = self.encode_pieces(text, allowed, threads, interrupt,
-                                           [&](size_t, size_t begin, size_t before, const bpe::Ids& ids) {
-                                               std::copy(ids.begin(), ids.end(), data + begin + before);
-                                           });
+            auto pieces = self.encode_pieces(text, allowed, threads, interrupt,
+                                             [&](size_t, size_t, size_t begin, const bpe::Ids& ids) {
+                                                 std::copy(ids.begin(), ids.end(), data + begin);
+                                             });
             size_t end = 0;
-            for (const auto& run : runs) {
-                if (run.begin != end) std::memmove(data + end, data + run.begin, run.count * sizeof(Id));
-                end += run.count;
+            for (const auto& piece : pieces) {
+                if (piece.begin != end) std::memmove(data + end, data + piece.begin, piece.count * sizeof(Id));
+                end += piece.count;
             }
             return end;
         });
         out.resize({py::ssize_t(total)}, false);
         return out;
     }
-    // Block k holds run k's ids: block 0 room for the whole text's, the others for
-    // their run's (a token holds a byte at least).
-    std::vector<std::vector<bpe::Segment>> runs;
+    std::optional<bpe::Encoder::TextPieces> pieces;
+    std::optional<bpe::PieceClaims> claims;
     {
         GilReleased released;
-        runs = self.share(text, allowed, threads);
+        const unsigned n = bpe::threads_for(text.size(), threads);
+        pieces.emplace(self.pieces(text, allowed, n));
+        claims.emplace(pieces->bytes(), n);
     }
-    auto blocks = take_run_blocks(runs.size(), room, [&](size_t k) {
-        return (runs[k].back().end - runs[k].front().begin) * sizeof(Id);
+    PieceBlocks<Id> blocks(*claims, pieces->size(), text.size(), [&](unsigned k) {
+        const auto [first, end] = claims->span(k);
+        return first == end ? 1 : pieces->end(end - 1) - pieces->begin(first);
     });
-    const auto done = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-        return self.encode_runs(text, runs, interrupt, [&](size_t k, size_t, size_t before, const bpe::Ids& ids) {
-            std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + before);
-        });
+    without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
+        return self.encode_claimed(text, *pieces, *claims, interrupt,
+                                   [&](size_t k, size_t p, size_t, const bpe::Ids& ids) { blocks.take(k, p, ids); });
     });
-    std::vector<size_t> counts;
-    for (const auto& run : done) counts.push_back(run.count);
-    return join_run_blocks<Id>(blocks, counts);
+    return blocks.join();
 }
 
 // A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded
-// without its UTF-8 ever being whole (encode_array and count). Each thread takes a run
-// of its characters (cut where a chunk boundary is certain: StrCuts, never inside a
-// special token) and, a piece of about kPiece characters at a time, writes the piece's
-// UTF-8 into a buffer of its own and encodes it while it is in the cache. Made whole
-// first, the UTF-8 of a long text went through memory three times (its size, its
-// bytes, then the encoder's read), where two threads wait on it together
-// (docs/design-notes.md). The pieces are cut where the whole would split and searched
-// for disallowed specials one by one, so the ids and the errors are those of the
-// whole: the first lone surrogate, else the first disallowed special.
+// without its UTF-8 ever being whole (encode_array and count). Its characters are cut
+// into pieces of about kPiece at most (bpe::piece_size; where a chunk boundary is
+// certain: StrCuts, never inside a special token), which threads take one at a time
+// (bpe::PieceClaims); a thread writes a piece's UTF-8 into a buffer of its own and
+// encodes it while it is in the cache. Made whole first, the UTF-8 of a long text went
+// through memory three times (its size, its bytes, then the encoder's read), where two
+// threads wait on it together (docs/design-notes.md). The pieces are cut where the whole
+// would split and searched for disallowed specials one by one, so the ids and the errors
+// are those of the whole: the first lone surrogate, else the first disallowed special.
 class StrPieces {
 public:
     static constexpr Py_ssize_t kPiece = 1 << 18;
@@ -849,69 +871,74 @@ public:
 
     StrPieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice, unsigned asked)
         : self_(self), choice_(choice), chars_(text), cuts_(text, self.specials()) {
-        const unsigned workers = bpe::threads_for(size_t(chars_.size), asked);
-        for (unsigned k = 1; k < workers; ++k) {
-            const Py_ssize_t cut = cuts_.first(Py_ssize_t(int64_t(chars_.size) * k / workers));
-            if (cut > at_.back() && cut < chars_.size) at_.push_back(cut);
+        const unsigned threads = bpe::threads_for(size_t(chars_.size), asked);
+        const auto size = Py_ssize_t(bpe::piece_size(size_t(chars_.size), threads, kPiece));
+        for (Py_ssize_t start = 0; start < chars_.size;) {
+            start = chars_.size - start > size ? std::min(cuts_.first(start + size), chars_.size) : chars_.size;
+            at_.push_back(start);
         }
-        at_.push_back(chars_.size);
-        const size_t n = runs();
-        refused_.assign(n, none());
-        surrogate_.assign(n, 0);
+        std::vector<size_t> chars;
+        for (size_t p = 0; p < pieces(); ++p) chars.push_back(size_t(at_[p + 1] - at_[p]));
+        claims_.emplace(chars, threads);
+        refused_.assign(pieces(), none());
+        surrogate_.assign(pieces(), 0);
     }
 
-    // The runs, one a thread, and the most ids run k can give (an id a byte at least).
-    size_t runs() const { return at_.size() - 1; }
-    size_t most_ids(size_t k) const { return chars_.max_utf8(at_[k + 1] - at_[k]); }
+    size_t pieces() const { return at_.size() - 1; }
+    const bpe::PieceClaims& claims() const { return *claims_; }
+    // The most ids thread k can give (an id a byte at least: its span's UTF-8), and the whole str.
+    size_t most_ids(unsigned k) const {
+        const auto [first, end] = claims_->span(k);
+        return std::max<size_t>(chars_.max_utf8(at_[end] - at_[first]), 1);
+    }
     size_t most_ids() const { return chars_.max_utf8(chars_.size); }
 
-    // Encodes run k on a thread of its own each, without the GIL: take(k, ids) gets each
-    // piece's ids in order. A run stops at a lone surrogate or a disallowed special, and
-    // returns false; throw_refused then says what the whole would have said.
+    // Encodes the pieces on the claims' threads, without the GIL: take(k, p, ids) gets
+    // piece p's ids on thread k, in one or more calls. A thread stops at a lone surrogate
+    // or a disallowed special, and returns false; throw_refused then says what the whole
+    // would have said. (The pieces before the first such one are all encoded: a front
+    // thread that stops leaves only later pieces, and a back thread that stops leaves
+    // its span's front thread to go on.)
     template <class Take>
     bool encode(bpe::Interrupt* interrupt, Take&& take) {
-        bpe::run_threads(runs(), [&](size_t k) {
+        bpe::run_threads(claims_->threads(), [&](size_t k) {
             // The buffer the process keeps where no other call has it: a text with no
             // place to cut (CJK has no letter before a space) is one piece, as long as it.
             std::unique_ptr<Utf8Buffer> buffer;
             size_t room = 0;
-            for (Py_ssize_t start = at_[k]; start < at_[k + 1];) {
-                const Py_ssize_t end = at_[k + 1] - start > kPiece ? std::min(cuts_.first(start + kPiece), at_[k + 1])
-                                                                   : at_[k + 1];
-                const size_t need = chars_.max_utf8(end - start);
+            for (size_t p; (p = claims_->next(unsigned(k))) != bpe::PieceClaims::kNone;) {
+                const size_t need = chars_.max_utf8(at_[p + 1] - at_[p]);
                 if (room < need) {
                     buffer.reset();  // handed back first, to be lent again at its new size
                     buffer = std::make_unique<Utf8Buffer>(need);
                     room = need;
                 }
-                const int64_t bytes = chars_.write_utf8(start, end, buffer->data());
+                const int64_t bytes = chars_.write_utf8(at_[p], at_[p + 1], buffer->data());
                 if (bytes < 0) {
-                    surrogate_[k] = 1;
+                    surrogate_[p] = 1;
                     return;
                 }
                 const std::string_view piece(buffer->data(), size_t(bytes));
                 if (choice_.any_disallowed() &&
-                    (refused_[k] = self_.specials().find_first(piece, choice_.disallowed)) != none())
+                    (refused_[p] = self_.specials().find_first(piece, choice_.disallowed)) != none())
                     return;
                 self_.encode_pieces(piece, choice_.allowed, 1, interrupt,
-                                    [&](size_t, size_t, size_t, const bpe::Ids& ids) { take(k, ids); });
-                start = end;
+                                    [&](size_t, size_t, size_t, const bpe::Ids& ids) { take(k, p, ids); });
             }
         });
-        for (size_t k = 0; k < runs(); ++k)
-            if (surrogate_[k] || refused_[k] != none()) return false;
+        for (size_t p = 0; p < pieces(); ++p)
+            if (surrogate_[p] || refused_[p] != none()) return false;
         return true;
     }
 
-    // With the GIL: the error of the whole. A run stops at its first problem, which may
-    // lie after a lone surrogate in a run that stopped at a special, so the str is
-    // searched for one from its start.
+    // With the GIL: the error of the whole. A piece's problem may lie after a lone
+    // surrogate in another piece, so the str is searched for one from its start.
     [[noreturn]] void throw_refused() const {
         const Py_ssize_t position = lone_surrogate(chars_, 0, chars_.size);
         if (position >= 0) throw_lone_surrogate(position);
-        for (size_t k = 0; k < runs(); ++k)
-            if (refused_[k] != none()) SpecialChoice::refuse(self_, refused_[k], "the text");
-        throw std::logic_error("a run of a str stopped with no reason");
+        for (size_t p = 0; p < pieces(); ++p)
+            if (refused_[p] != none()) SpecialChoice::refuse(self_, refused_[p], "the text");
+        throw std::logic_error("a piece of a str stopped with no reason");
     }
 
 private:
@@ -921,28 +948,25 @@ private:
     const SpecialChoice& choice_;
     const StrChars chars_;
     const StrCuts cuts_;
-    std::vector<Py_ssize_t> at_{0};  // run k: characters [at_[k], at_[k + 1])
-    std::vector<size_t> refused_;    // the disallowed special a run met, or none()
-    std::vector<char> surrogate_;    // whether a run met a lone surrogate
+    std::vector<Py_ssize_t> at_{0};  // piece p: characters [at_[p], at_[p + 1])
+    std::optional<bpe::PieceClaims> claims_;
+    std::vector<size_t> refused_;  // the disallowed special a piece met, or none()
+    std::vector<char> surrogate_;  // whether a piece met a lone surrogate
 };
 
-// encode_array's way with such a str: each run's ids go to a block of its own, as in
+// encode_array's way with such a str: each thread's ids go to a block of its own, as in
 // encode_into_array.
 template <class Id>
 py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice,
                                 unsigned asked) {
     StrPieces pieces(self, text, choice, asked);
-    auto blocks = take_run_blocks(pieces.runs(), pieces.most_ids() * sizeof(Id),
-                                  [&](size_t k) { return pieces.most_ids(k) * sizeof(Id); });
-    std::vector<size_t> counts(pieces.runs(), 0);
+    PieceBlocks<Id> blocks(pieces.claims(), pieces.pieces(), pieces.most_ids(),
+                           [&](unsigned k) { return pieces.most_ids(k); });
     const bool whole = without_gil(pieces.most_ids(), [&](bpe::Interrupt* interrupt) {
-        return pieces.encode(interrupt, [&](size_t k, const bpe::Ids& ids) {
-            std::copy(ids.begin(), ids.end(), reinterpret_cast<Id*>(blocks[k]->region.data()) + counts[k]);
-            counts[k] += ids.size();
-        });
+        return pieces.encode(interrupt, [&](size_t k, size_t p, const bpe::Ids& ids) { blocks.take(k, p, ids); });
     });
     if (!whole) pieces.throw_refused();
-    return join_run_blocks<Id>(blocks, counts);
+    return blocks.join();
 }
 
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
@@ -968,9 +992,9 @@ size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_speci
     if (StrPieces::wanted(self, text)) {
         SpecialChoice choice(self, allowed_special, disallowed_special);
         StrPieces pieces(self, text, choice, asked);
-        std::vector<size_t> counts(pieces.runs(), 0);
+        std::vector<size_t> counts(pieces.claims().threads(), 0);
         const bool whole = without_gil(pieces.most_ids(), [&](bpe::Interrupt* interrupt) {
-            return pieces.encode(interrupt, [&](size_t k, const bpe::Ids& ids) { counts[k] += ids.size(); });
+            return pieces.encode(interrupt, [&](size_t k, size_t, const bpe::Ids& ids) { counts[k] += ids.size(); });
         });
         if (!whole) pieces.throw_refused();
         return std::accumulate(counts.begin(), counts.end(), size_t(0));
@@ -980,9 +1004,9 @@ size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_speci
     choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));
     return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
         size_t total = 0;
-        for (const auto& run : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
-                                                  [](size_t, size_t, size_t, const bpe::Ids&) {}))
-            total += run.count;
+        for (const auto& piece : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
+                                                    [](size_t, size_t, size_t, const bpe::Ids&) {}))
+            total += piece.count;
         return total;
     });
 }
@@ -1054,9 +1078,9 @@ py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle all
     without_gil(batch.bytes(), [&](bpe::Interrupt* interrupt) {
         for (size_t i : large) {
             size_t total = 0;
-            for (const auto& run : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
-                                                      [](size_t, size_t, size_t, const bpe::Ids&) {}))
-                total += run.count;
+            for (const auto& piece : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
+                                                        [](size_t, size_t, size_t, const bpe::Ids&) {}))
+                total += piece.count;
             count[i] = int64_t(total);
         }
         std::vector<int64_t> small_counts(small.size());

@@ -782,7 +782,8 @@ public:
     std::vector<Ids> encode_parts(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                   Interrupt* interrupt = nullptr) const {
         if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
-        std::vector<std::vector<Segment>> runs = share(text, allowed, threads);
+        std::vector<std::vector<Segment>> runs = share_out(text, vocabulary_.specials().segments(text, allowed),
+                                                           threads_for(text.size(), threads), pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
         if (interrupt)
             for (auto& run : runs) run = cut_long_segments(text, run, Interrupt::kPollBytes, pattern_);
@@ -798,8 +799,41 @@ public:
         return parts;
     }
 
-    // Where a run of the text begins (its first byte) and how many ids it gave.
-    struct RunIds {
+    // A text's segments in pieces that `threads` threads take one at a time
+    // (PieceClaims): each long stretch of ordinary text cut about every piece_size bytes
+    // (Interrupt::kPollBytes at most) where a chunk boundary is certain
+    // (cut_long_segments; a regex leaves it whole), and consecutive segments put together
+    // up to about that size. Piece p is segments[starts[p] .. starts[p + 1]), its bytes
+    // consecutive in the text.
+    struct TextPieces {
+        std::vector<Segment> segments;
+        std::vector<size_t> starts{0};
+        size_t size() const { return starts.size() - 1; }
+        size_t begin(size_t p) const { return segments[starts[p]].begin; }
+        size_t end(size_t p) const { return segments[starts[p + 1] - 1].end; }
+        std::vector<size_t> bytes() const {
+            std::vector<size_t> out;
+            for (size_t p = 0; p < size(); ++p) out.push_back(end(p) - begin(p));
+            return out;
+        }
+    };
+    TextPieces pieces(std::string_view text, const SpecialSet& allowed, unsigned threads) const {
+        const size_t size = piece_size(text.size(), threads, Interrupt::kPollBytes);
+        TextPieces out;
+        out.segments = cut_long_segments(text, vocabulary_.specials().segments(text, allowed), size, pattern_);
+        const std::vector<Segment>& s = out.segments;
+        for (size_t i = 0; i < s.size();) {
+            size_t j = i, bytes = 0;
+            do bytes += s[j].end - s[j].begin;
+            while (++j < s.size() && bytes + (s[j].end - s[j].begin) <= size);
+            out.starts.push_back(j);
+            i = j;
+        }
+        return out;
+    }
+
+    // Where a piece of the text begins (its first byte) and how many ids it gave.
+    struct PieceIds {
         size_t begin = 0;
         size_t count = 0;
     };
@@ -807,61 +841,49 @@ public:
     // The ids of `text` handed over a piece at a time, for a caller that writes them
     // where they are wanted (a numpy array, a count) instead of into a vector as long as
     // the text's ids, whose fresh pages a long text would fault in call after call. The
-    // text is shared out in runs of segments, one a thread (`threads`: threads_for), and
-    // each run is encoded about Interrupt::kPollBytes at a time into a vector of its
-    // thread's own, reused piece after piece; take(k, begin, before, ids) gets each
-    // piece's ids in order, `begin` being run k's first byte and `before` the ids the run
-    // gave before. A token holds a byte at least, so run k's ids fit between its begin
-    // and the next run's: threads given one output of text.size() ids write disjoint
-    // slices of it. Returns each run's begin and count. A rule with no certain
-    // boundaries (a regex) leaves long segments whole, and a piece is then a segment.
+    // text's pieces are shared between threads (`threads`: threads_for) by PieceClaims,
+    // and take(k, p, begin, ids) gets piece p's ids on thread k, `begin` being its first
+    // byte; each thread reuses one vector for them piece after piece. A token holds a
+    // byte at least, so piece p's ids fit between its begin and the next piece's:
+    // threads given one output of text.size() ids write disjoint slices of it. Returns
+    // each piece's begin and count, in text order. With rules, a piece is a thread's
+    // part (encode_parts_by_rules), and `begin` where its ids begin among the text's.
     template <class Take>
-    std::vector<RunIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
-                                      Interrupt* interrupt, Take&& take) const {
-        if (rules_) {  // the ids of a run, not its bytes, say where it goes: a space put in adds ids
+    std::vector<PieceIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
+                                        Interrupt* interrupt, Take&& take) const {
+        if (rules_) {  // the ids of a part, not its bytes, say where it goes: a space put in adds ids
             std::vector<Ids> parts = encode_parts_by_rules(text, allowed, threads, interrupt);
-            std::vector<RunIds> done;
+            std::vector<PieceIds> done;
             size_t at = 0;
             for (size_t k = 0; k < parts.size(); ++k) {
-                take(k, at, size_t(0), parts[k]);
+                take(k, k, at, parts[k]);
                 done.push_back({at, parts[k].size()});
                 at += parts[k].size();
             }
             return done;
         }
-        return encode_runs(text, share(text, allowed, threads), interrupt, take);
+        const unsigned n = threads_for(text.size(), threads);
+        const TextPieces all = pieces(text, allowed, n);
+        PieceClaims claims(all.bytes(), n);
+        return encode_claimed(text, all, claims, interrupt, take);
     }
 
-    // How encode_pieces shares out a text without rules: its segments in runs, one a
-    // thread (`threads`: threads_for), each run's bytes consecutive in the text.
-    std::vector<std::vector<Segment>> share(std::string_view text, const SpecialSet& allowed, unsigned threads) const {
-        return share_out(text, vocabulary_.specials().segments(text, allowed), threads_for(text.size(), threads),
-                         pattern_);
-    }
-
-    // encode_pieces on the runs share gave, each on a thread of its own.
+    // encode_pieces on pieces already cut and claims already made (a caller that sizes
+    // each thread's output by its span first).
     template <class Take>
-    std::vector<RunIds> encode_runs(std::string_view text, const std::vector<std::vector<Segment>>& runs,
-                                    Interrupt* interrupt, Take&& take) const {
-        std::vector<RunIds> done(runs.size());
-        run_threads(runs.size(), [&](size_t k) {
-            const std::vector<Segment> run = cut_long_segments(text, runs[k], Interrupt::kPollBytes, pattern_);
-            const size_t begin = run.empty() ? 0 : run.front().begin;
-            size_t count = 0;
+    std::vector<PieceIds> encode_claimed(std::string_view text, const TextPieces& all, PieceClaims& claims,
+                                         Interrupt* interrupt, Take&& take) const {
+        std::vector<PieceIds> done(all.size());
+        run_threads(claims.threads(), [&](size_t k) {
             Ids ids;
             std::vector<Segment> piece;
-            for (size_t i = 0; i < run.size();) {
-                size_t j = i, bytes = 0;
-                do bytes += run[j].end - run[j].begin;
-                while (++j < run.size() && bytes + (run[j].end - run[j].begin) <= Interrupt::kPollBytes);
-                piece.assign(run.begin() + i, run.begin() + j);
+            for (size_t p; (p = claims.next(unsigned(k))) != PieceClaims::kNone;) {
+                piece.assign(all.segments.begin() + all.starts[p], all.segments.begin() + all.starts[p + 1]);
                 ids.clear();
                 encode_segments(text, piece, ids, interrupt);
-                take(k, begin, count, ids);
-                count += ids.size();
-                i = j;
+                take(k, p, all.begin(p), ids);
+                done[p] = {all.begin(p), ids.size()};
             }
-            done[k] = {begin, count};
         });
         return done;
     }
@@ -991,9 +1013,9 @@ public:
         for (size_t i = 0; i < n;) {
             if (texts[i].size() >= kGroup) {
                 size_t total = 0;
-                for (const RunIds& run : encode_pieces(texts[i], allowed, 1, interrupt,
-                                                       [](size_t, size_t, size_t, const Ids&) {}))
-                    total += run.count;
+                for (const PieceIds& piece : encode_pieces(texts[i], allowed, 1, interrupt,
+                                                           [](size_t, size_t, size_t, const Ids&) {}))
+                    total += piece.count;
                 counts[i++] = int64_t(total);
                 continue;
             }

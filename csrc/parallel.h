@@ -8,12 +8,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "special.h"
@@ -59,6 +61,79 @@ inline std::vector<std::vector<Segment>> share_out(std::string_view text, const 
     }
     return runs;
 }
+
+// How long the pieces are that a text is cut into for PieceClaims (in its bytes, or
+// characters), at most `most`: on one thread, `most` itself; on several, short enough
+// that each thread gets kPiecesPerThread of them or more, as the threads wait for
+// whichever piece ends last.
+inline constexpr size_t kPiecesPerThread = 8;
+inline size_t piece_size(size_t size, unsigned threads, size_t most) {
+    if (threads <= 1) return most;
+    return std::clamp<size_t>(size / (size_t(threads) * kPiecesPerThread), 1, most);
+}
+
+// Pieces of a text, in text order, shared between threads from both ends. The pieces
+// are cut into spans of about equal bytes, one for each pair of threads and one for a
+// last thread alone (with half a pair's bytes); in span j, thread 2j takes pieces from
+// the front and thread 2j + 1 from the back, one at a time, until they meet. Where one
+// part of a span encodes slower than another (Python source after stories), the thread
+// done first takes over the slow part's end rather than waiting for it; and each
+// thread's pieces come in an order its output can follow: the front thread's one after
+// another in text order, the back thread's in reverse.
+class PieceClaims {
+public:
+    static constexpr size_t kNone = SIZE_MAX;
+
+    // bytes[p]: piece p's size; at most `threads` threads (and one per piece) take them.
+    PieceClaims(const std::vector<size_t>& bytes, unsigned threads)
+        : threads_(unsigned(std::clamp<size_t>(threads, 1, std::max<size_t>(bytes.size(), 1)))) {
+        const size_t spans = (threads_ + 1) / 2;
+        size_t total = 0;
+        for (size_t b : bytes) total += b;
+        // Span j ends once the spans so far hold their threads' share of the bytes.
+        auto due = [&](size_t span) { return double(total) * double(std::min<size_t>(2 * (span + 1), threads_)) / threads_; };
+        size_t filled = 0;
+        spans_.push_back({0, 0});
+        for (size_t p = 0; p < bytes.size(); ++p) {
+            if (spans_.size() < spans && p > spans_.back().front && double(filled) >= due(spans_.size() - 1)) {
+                spans_.back().back = p;
+                spans_.push_back({p, p});
+            }
+            filled += bytes[p];
+        }
+        spans_.back().back = bytes.size();
+        for (const Span& span : spans_) first_.push_back(span.front), end_.push_back(span.back);
+    }
+
+    // How many threads take pieces (run_threads' n).
+    unsigned threads() const { return threads_; }
+
+    // The pieces [first, end) of the span `thread` takes its pieces from: the most it can take.
+    std::pair<size_t, size_t> span(unsigned thread) const {
+        const size_t j = thread / 2;
+        if (j >= spans_.size()) return {0, 0};
+        return {first_[j], end_[j]};
+    }
+
+    // The next piece for `thread` to encode, or kNone once its span's are all taken.
+    size_t next(unsigned thread) {
+        const size_t j = thread / 2;
+        if (j >= spans_.size()) return kNone;
+        std::lock_guard<std::mutex> lock(mutex_);  // a claim every few hundred kilobytes: never contended for long
+        Span& span = spans_[j];
+        if (span.front == span.back) return kNone;
+        return thread % 2 == 0 ? span.front++ : --span.back;
+    }
+
+private:
+    struct Span {
+        size_t front, back;  // the pieces [front, back) not yet taken
+    };
+    unsigned threads_;
+    std::vector<Span> spans_;
+    std::vector<size_t> first_, end_;  // each span's pieces as cut
+    std::mutex mutex_;
+};
 
 // A batch of documents cut into at most `parts` runs of consecutive documents with
 // about equal bytes each: bounds[k] .. bounds[k + 1] is run k (bounds has one more
