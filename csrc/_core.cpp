@@ -799,9 +799,11 @@ private:
 // them between. Room of OutputBlocks::kPooledBytes or more (an id a byte: a token holds
 // one at least) comes from the kept blocks (PieceBlocks): the first thread writes its
 // pieces' ids into the array's block, each other thread into a block of its own, and
-// those are copied into place once all have ended. Less room is numpy's own array,
-// each piece's ids written from its first byte on; the pieces are then moved down end
-// to end and the array is cut to length, which gives back the rest.
+// those are copied into place once all have ended. Less room is numpy's own array:
+// each span's front thread writes from the span's first byte on and its back thread
+// back from the span's end, so the two never cross (bpe::PieceClaims); the threads'
+// ids are then moved down end to end and the array is cut to length, which gives back
+// the rest.
 template <class Id>
 py::array encode_into_array(const bpe::Encoder& self, std::string_view text, const bpe::SpecialSet& allowed,
                             unsigned threads) {
@@ -813,18 +815,31 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         std::copy(ids.begin(), ids.end(), out.mutable_data());
         return out;
     }
+    const unsigned n = bpe::threads_for(text.size(), threads);
     if (text.size() * sizeof(Id) < OutputBlocks::kPooledBytes) {
         py::array_t<Id> out(py::ssize_t(text.size()));  // not zeroed: only what is written is read
         Id* data = out.mutable_data();
         size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-            auto pieces = self.encode_pieces(text, allowed, threads, interrupt,
-                                             [&](size_t, size_t, size_t begin, const bpe::Ids& ids) {
-                                                 std::copy(ids.begin(), ids.end(), data + begin);
-                                             });
-            size_t end = 0;
-            for (const auto& piece : pieces) {
-                if (piece.begin != end) std::memmove(data + end, data + piece.begin, piece.count * sizeof(Id));
-                end += piece.count;
+            const bpe::Encoder::TextPieces pieces = self.pieces(text, allowed, n);
+            bpe::PieceClaims claims(pieces.bytes(), n);
+            // Thread k writes from `start[k]` on, or back from it for a back thread.
+            std::vector<size_t> start, at;
+            for (unsigned k = 0; k < claims.threads(); ++k) {
+                const auto [first, end] = claims.span(k);
+                start.push_back(first == end ? 0 : claims.from_back(k) ? pieces.end(end - 1) : pieces.begin(first));
+            }
+            at = start;
+            self.encode_claimed(text, pieces, claims, interrupt, [&](size_t k, size_t, const bpe::Ids& ids) {
+                if (claims.from_back(unsigned(k))) at[k] -= ids.size();
+                std::copy(ids.begin(), ids.end(), data + at[k]);
+                if (!claims.from_back(unsigned(k))) at[k] += ids.size();
+            });
+            size_t end = 0;  // each thread's ids moved down after the ones before, in text order
+            for (unsigned k = 0; k < claims.threads(); ++k) {
+                const size_t from = claims.from_back(k) ? at[k] : start[k];
+                const size_t count = claims.from_back(k) ? start[k] - at[k] : at[k] - start[k];
+                if (from != end) std::memmove(data + end, data + from, count * sizeof(Id));
+                end += count;
             }
             return end;
         });
@@ -835,7 +850,6 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     std::optional<bpe::PieceClaims> claims;
     {
         GilReleased released;
-        const unsigned n = bpe::threads_for(text.size(), threads);
         pieces.emplace(self.pieces(text, allowed, n));
         claims.emplace(pieces->bytes(), n);
     }
@@ -845,7 +859,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     });
     without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
         return self.encode_claimed(text, *pieces, *claims, interrupt,
-                                   [&](size_t k, size_t p, size_t, const bpe::Ids& ids) { blocks.take(k, p, ids); });
+                                   [&](size_t k, size_t p, const bpe::Ids& ids) { blocks.take(k, p, ids); });
     });
     return blocks.join();
 }
@@ -923,7 +937,7 @@ public:
                     (refused_[p] = self_.specials().find_first(piece, choice_.disallowed)) != none())
                     return;
                 self_.encode_pieces(piece, choice_.allowed, 1, interrupt,
-                                    [&](size_t, size_t, size_t, const bpe::Ids& ids) { take(k, p, ids); });
+                                    [&](size_t, size_t, const bpe::Ids& ids) { take(k, p, ids); });
             }
         });
         for (size_t p = 0; p < pieces(); ++p)
@@ -1003,11 +1017,7 @@ size_t count(const bpe::Encoder& self, py::handle text, py::handle allowed_speci
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));
     return without_gil(arg.view.size(), [&](bpe::Interrupt* interrupt) {
-        size_t total = 0;
-        for (const auto& piece : self.encode_pieces(arg.view, choice.allowed, asked, interrupt,
-                                                    [](size_t, size_t, size_t, const bpe::Ids&) {}))
-            total += piece.count;
-        return total;
+        return self.encode_pieces(arg.view, choice.allowed, asked, interrupt, [](size_t, size_t, const bpe::Ids&) {});
     });
 }
 
@@ -1077,11 +1087,8 @@ py::array count_batch(const bpe::Encoder& self, py::handle texts, py::handle all
     int64_t* count = counts.mutable_data();
     without_gil(batch.bytes(), [&](bpe::Interrupt* interrupt) {
         for (size_t i : large) {
-            size_t total = 0;
-            for (const auto& piece : self.encode_pieces(views[i], choice.allowed, workers, interrupt,
-                                                        [](size_t, size_t, size_t, const bpe::Ids&) {}))
-                total += piece.count;
-            count[i] = int64_t(total);
+            count[i] = int64_t(
+                self.encode_pieces(views[i], choice.allowed, workers, interrupt, [](size_t, size_t, const bpe::Ids&) {}));
         }
         std::vector<int64_t> small_counts(small.size());
         const std::vector<size_t> bounds = bpe::share_batch(small_views.data(), small_views.size(), workers);

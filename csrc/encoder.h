@@ -832,35 +832,21 @@ public:
         return out;
     }
 
-    // Where a piece of the text begins (its first byte) and how many ids it gave.
-    struct PieceIds {
-        size_t begin = 0;
-        size_t count = 0;
-    };
-
     // The ids of `text` handed over a piece at a time, for a caller that writes them
     // where they are wanted (a numpy array, a count) instead of into a vector as long as
     // the text's ids, whose fresh pages a long text would fault in call after call. The
     // text's pieces are shared between threads (`threads`: threads_for) by PieceClaims,
-    // and take(k, p, begin, ids) gets piece p's ids on thread k, `begin` being its first
-    // byte; each thread reuses one vector for them piece after piece. A token holds a
-    // byte at least, so piece p's ids fit between its begin and the next piece's:
-    // threads given one output of text.size() ids write disjoint slices of it. Returns
-    // each piece's begin and count, in text order. With rules, a piece is a thread's
-    // part (encode_parts_by_rules), and `begin` where its ids begin among the text's.
+    // and take(k, p, ids) gets piece p's ids on thread k; each thread reuses one vector
+    // for them piece after piece. Returns how many ids there were. With rules, a piece
+    // is a thread's part (encode_parts_by_rules).
     template <class Take>
-    std::vector<PieceIds> encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads,
-                                        Interrupt* interrupt, Take&& take) const {
-        if (rules_) {  // the ids of a part, not its bytes, say where it goes: a space put in adds ids
+    size_t encode_pieces(std::string_view text, const SpecialSet& allowed, unsigned threads, Interrupt* interrupt,
+                         Take&& take) const {
+        if (rules_) {
+            size_t total = 0;
             std::vector<Ids> parts = encode_parts_by_rules(text, allowed, threads, interrupt);
-            std::vector<PieceIds> done;
-            size_t at = 0;
-            for (size_t k = 0; k < parts.size(); ++k) {
-                take(k, k, at, parts[k]);
-                done.push_back({at, parts[k].size()});
-                at += parts[k].size();
-            }
-            return done;
+            for (size_t k = 0; k < parts.size(); ++k) take(k, k, parts[k]), total += parts[k].size();
+            return total;
         }
         const unsigned n = threads_for(text.size(), threads);
         const TextPieces all = pieces(text, allowed, n);
@@ -868,24 +854,26 @@ public:
         return encode_claimed(text, all, claims, interrupt, take);
     }
 
-    // encode_pieces on pieces already cut and claims already made (a caller that sizes
+    // encode_pieces on pieces already cut and claims already made (a caller that places
     // each thread's output by its span first).
     template <class Take>
-    std::vector<PieceIds> encode_claimed(std::string_view text, const TextPieces& all, PieceClaims& claims,
-                                         Interrupt* interrupt, Take&& take) const {
-        std::vector<PieceIds> done(all.size());
+    size_t encode_claimed(std::string_view text, const TextPieces& all, PieceClaims& claims, Interrupt* interrupt,
+                          Take&& take) const {
+        std::atomic<size_t> total{0};
         run_threads(claims.threads(), [&](size_t k) {
             Ids ids;
             std::vector<Segment> piece;
+            size_t count = 0;
             for (size_t p; (p = claims.next(unsigned(k))) != PieceClaims::kNone;) {
                 piece.assign(all.segments.begin() + all.starts[p], all.segments.begin() + all.starts[p + 1]);
                 ids.clear();
                 encode_segments(text, piece, ids, interrupt);
-                take(k, p, all.begin(p), ids);
-                done[p] = {all.begin(p), ids.size()};
+                take(k, p, ids);
+                count += ids.size();
             }
+            total += count;
         });
-        return done;
+        return total;
     }
 
     // The ids of n documents, each encoded on its own as encode would, appended end to
@@ -1012,11 +1000,8 @@ public:
         GroupRoom room;
         for (size_t i = 0; i < n;) {
             if (texts[i].size() >= kGroup) {
-                size_t total = 0;
-                for (const PieceIds& piece : encode_pieces(texts[i], allowed, 1, interrupt,
-                                                           [](size_t, size_t, size_t, const Ids&) {}))
-                    total += piece.count;
-                counts[i++] = int64_t(total);
+                counts[i] = int64_t(encode_pieces(texts[i], allowed, 1, interrupt, [](size_t, size_t, const Ids&) {}));
+                ++i;
                 continue;
             }
             // The documents encode_many would put in one group: up to kGroup bytes.

@@ -115,6 +115,9 @@ public:
         return {first_[j], end_[j]};
     }
 
+    // Whether `thread` takes its span's pieces from the back, last first.
+    static bool from_back(unsigned thread) { return thread % 2 == 1; }
+
     // The next piece for `thread` to encode, or kNone once its span's are all taken.
     size_t next(unsigned thread) {
         const size_t j = thread / 2;
@@ -122,7 +125,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);  // a claim every few hundred kilobytes: never contended for long
         Span& span = spans_[j];
         if (span.front == span.back) return kNone;
-        return thread % 2 == 0 ? span.front++ : --span.back;
+        return from_back(thread) ? --span.back : span.front++;
     }
 
 private:
