@@ -821,7 +821,15 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         Id* data = out.mutable_data();
         size_t total = without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
             const bpe::Encoder::TextPieces pieces = self.pieces(text, allowed, n);
-            bpe::PieceClaims claims(pieces.bytes(), n);
+            bpe::PieceClaims claims = pieces.claims(n);
+            if (claims.threads() == 1) {  // a short text: its ids in order from the start
+                size_t end = 0;
+                self.encode_claimed(text, pieces, claims, interrupt, [&](size_t, size_t, const bpe::Ids& ids) {
+                    std::copy(ids.begin(), ids.end(), data + end);
+                    end += ids.size();
+                });
+                return end;
+            }
             // Thread k writes from `start[k]` on, or back from it for a back thread.
             std::vector<size_t> start, at;
             for (unsigned k = 0; k < claims.threads(); ++k) {
@@ -851,7 +859,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
     {
         GilReleased released;
         pieces.emplace(self.pieces(text, allowed, n));
-        claims.emplace(pieces->bytes(), n);
+        claims.emplace(pieces->size(), n, [&](size_t p) { return pieces->end(p) - pieces->begin(p); });
     }
     PieceBlocks<Id> blocks(*claims, pieces->size(), text.size(), [&](unsigned k) {
         const auto [first, end] = claims->span(k);
@@ -891,9 +899,7 @@ public:
             start = chars_.size - start > size ? std::min(cuts_.first(start + size), chars_.size) : chars_.size;
             at_.push_back(start);
         }
-        std::vector<size_t> chars;
-        for (size_t p = 0; p < pieces(); ++p) chars.push_back(size_t(at_[p + 1] - at_[p]));
-        claims_.emplace(chars, threads);
+        claims_.emplace(pieces(), threads, [&](size_t p) { return size_t(at_[p + 1] - at_[p]); });
         refused_.assign(pieces(), none());
         surrogate_.assign(pieces(), 0);
     }

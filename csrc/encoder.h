@@ -811,10 +811,9 @@ public:
         size_t size() const { return starts.size() - 1; }
         size_t begin(size_t p) const { return segments[starts[p]].begin; }
         size_t end(size_t p) const { return segments[starts[p + 1] - 1].end; }
-        std::vector<size_t> bytes() const {
-            std::vector<size_t> out;
-            for (size_t p = 0; p < size(); ++p) out.push_back(end(p) - begin(p));
-            return out;
+        // Claims on them for `threads` threads, shared by their bytes.
+        PieceClaims claims(unsigned threads) const {
+            return PieceClaims(size(), threads, [&](size_t p) { return end(p) - begin(p); });
         }
     };
     TextPieces pieces(std::string_view text, const SpecialSet& allowed, unsigned threads) const {
@@ -850,7 +849,7 @@ public:
         }
         const unsigned n = threads_for(text.size(), threads);
         const TextPieces all = pieces(text, allowed, n);
-        PieceClaims claims(all.bytes(), n);
+        PieceClaims claims = all.claims(n);
         return encode_claimed(text, all, claims, interrupt, take);
     }
 

@@ -84,25 +84,28 @@ class PieceClaims {
 public:
     static constexpr size_t kNone = SIZE_MAX;
 
-    // bytes[p]: piece p's size; at most `threads` threads (and one per piece) take them.
-    PieceClaims(const std::vector<size_t>& bytes, unsigned threads)
-        : threads_(unsigned(std::clamp<size_t>(threads, 1, std::max<size_t>(bytes.size(), 1)))) {
-        const size_t spans = (threads_ + 1) / 2;
+    // `pieces` pieces, bytes_of(p) bytes each, for at most `threads` threads (and one a
+    // piece) to take. One thread takes them all in order, with no spans and no lock: a
+    // short text's call pays nothing for the sharing.
+    template <class BytesOf>
+    PieceClaims(size_t pieces, unsigned threads, BytesOf&& bytes_of)
+        : threads_(unsigned(std::clamp<size_t>(threads, 1, std::max<size_t>(pieces, 1)))), pieces_(pieces) {
+        if (threads_ == 1) return;
         size_t total = 0;
-        for (size_t b : bytes) total += b;
+        for (size_t p = 0; p < pieces; ++p) total += bytes_of(p);
         // Span j ends once the spans so far hold their threads' share of the bytes.
+        const size_t spans = (threads_ + 1) / 2;
         auto due = [&](size_t span) { return double(total) * double(std::min<size_t>(2 * (span + 1), threads_)) / threads_; };
         size_t filled = 0;
-        spans_.push_back({0, 0});
-        for (size_t p = 0; p < bytes.size(); ++p) {
-            if (spans_.size() < spans && p > spans_.back().front && double(filled) >= due(spans_.size() - 1)) {
-                spans_.back().back = p;
-                spans_.push_back({p, p});
+        spans_.push_back({0, 0, 0, 0});
+        for (size_t p = 0; p < pieces; ++p) {
+            if (spans_.size() < spans && p > spans_.back().first && double(filled) >= due(spans_.size() - 1)) {
+                spans_.back().end = spans_.back().back = p;
+                spans_.push_back({p, p, p, p});
             }
-            filled += bytes[p];
+            filled += bytes_of(p);
         }
-        spans_.back().back = bytes.size();
-        for (const Span& span : spans_) first_.push_back(span.front), end_.push_back(span.back);
+        spans_.back().end = spans_.back().back = pieces;
     }
 
     // How many threads take pieces (run_threads' n).
@@ -110,9 +113,10 @@ public:
 
     // The pieces [first, end) of the span `thread` takes its pieces from: the most it can take.
     std::pair<size_t, size_t> span(unsigned thread) const {
+        if (threads_ == 1) return {0, pieces_};
         const size_t j = thread / 2;
         if (j >= spans_.size()) return {0, 0};
-        return {first_[j], end_[j]};
+        return {spans_[j].first, spans_[j].end};
     }
 
     // Whether `thread` takes its span's pieces from the back, last first.
@@ -120,6 +124,7 @@ public:
 
     // The next piece for `thread` to encode, or kNone once its span's are all taken.
     size_t next(unsigned thread) {
+        if (threads_ == 1) return taken_ < pieces_ ? taken_++ : kNone;
         const size_t j = thread / 2;
         if (j >= spans_.size()) return kNone;
         std::lock_guard<std::mutex> lock(mutex_);  // a claim every few hundred kilobytes: never contended for long
@@ -130,11 +135,13 @@ public:
 
 private:
     struct Span {
+        size_t first, end;  // its pieces [first, end), as cut
         size_t front, back;  // the pieces [front, back) not yet taken
     };
     unsigned threads_;
-    std::vector<Span> spans_;
-    std::vector<size_t> first_, end_;  // each span's pieces as cut
+    size_t pieces_;
+    size_t taken_ = 0;         // one thread: the pieces taken
+    std::vector<Span> spans_;  // several: each pair's span
     std::mutex mutex_;
 };
 
