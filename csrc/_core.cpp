@@ -921,6 +921,7 @@ public:
     // its span's front thread to go on.)
     template <class Take>
     bool encode(bpe::Interrupt* interrupt, Take&& take) {
+        const bpe::EncoderTable::Expecting expect = self_.expecting(size_t(chars_.size));  // its bytes, about
         bpe::run_threads(claims_->threads(), [&](size_t k) {
             // The buffer the process keeps where no other call has it: a text with no
             // place to cut (CJK has no letter before a space) is one piece, as long as it.

@@ -782,6 +782,7 @@ public:
     std::vector<Ids> encode_parts(std::string_view text, const SpecialSet& allowed, unsigned threads,
                                   Interrupt* interrupt = nullptr) const {
         if (rules_) return encode_parts_by_rules(text, allowed, threads, interrupt);
+        const EncoderTable::Expecting expect = expecting(text.size());
         std::vector<std::vector<Segment>> runs = share_out(text, vocabulary_.specials().segments(text, allowed),
                                                            threads_for(text.size(), threads), pattern_);
         // Segments of at most about kPollBytes, so that the interrupt hears often enough.
@@ -797,6 +798,18 @@ public:
             parts[k] = std::move(ids);
         });
         return parts;
+    }
+
+    // What a call on a text of `bytes` tells the table while it runs: that it may bring
+    // one new chunk a kBytesPerNewChunk bytes, if the text is kExpectAbove bytes or more
+    // (EncoderTable::Expecting), so that a table that must grow grows once. Python
+    // source brings a new tokenizer about one new chunk every 310 bytes (35 MB of it,
+    // 112,000), stories far fewer; a table grown step by step under its writers' lock
+    // left a second thread's new chunks out meanwhile (docs/design-notes.md).
+    static constexpr size_t kExpectAbove = size_t(1) << 20;
+    static constexpr size_t kBytesPerNewChunk = 320;
+    EncoderTable::Expecting expecting(size_t bytes) const {
+        return EncoderTable::Expecting(table_, bytes >= kExpectAbove ? bytes / kBytesPerNewChunk : 0);
     }
 
     // A text's segments in pieces that `threads` threads take one at a time
@@ -858,6 +871,7 @@ public:
     template <class Take>
     size_t encode_claimed(std::string_view text, const TextPieces& all, PieceClaims& claims, Interrupt* interrupt,
                           Take&& take) const {
+        const EncoderTable::Expecting expect = expecting(text.size());
         std::atomic<size_t> total{0};
         run_threads(claims.threads(), [&](size_t k) {
             Ids ids;
@@ -926,6 +940,7 @@ public:
             return;
         }
         const bool any_allowed = std::find(allowed.begin(), allowed.end(), true) != allowed.end();
+        const EncoderTable::Expecting expect = expecting(bytes);
         ids.reserve(ids.size() + expected_ids(bytes));  // as encode_segments reserves for one text
         ends.reserve(ends.size() + n);
         GroupRoom own;

@@ -320,7 +320,10 @@ public:
                 full_ = true;
                 return;
             }
-            grow();
+            const size_t want = size_ + 1 + expected_.load(std::memory_order_relaxed);
+            size_t buckets = t->buckets * 2;
+            while (want > buckets * 2 * kMaxLoad && buckets * 4 * sizeof(Entry) <= kMaxTableBytes) buckets *= 2;
+            grow(buckets);
             t = live_.load(std::memory_order_relaxed);
         }
         Entry* e = slot(t, key);
@@ -352,6 +355,28 @@ public:
         e->hi.store(key.hi, std::memory_order_release);  // publishes the entry
         ++size_;
     }
+
+    // How many new entries the calls under way may bring (0: no guess): where the table
+    // must grow while they run, it grows at once to hold them too, not twice the size
+    // at a time. A call on a long text says so before its threads start (Expecting),
+    // so that the table is not grown again and again under the writers' lock while
+    // they meet the text's new chunks, each writer that finds the lock taken leaving
+    // its chunk out to be merged again. Only a guess at a size: a text that brings no
+    // new chunks grows nothing.
+    class Expecting {
+    public:
+        Expecting(const EncoderTable& table, size_t more) : table_(table) {
+            table_.expected_.fetch_add(more, std::memory_order_relaxed);
+            more_ = more;
+        }
+        ~Expecting() { table_.expected_.fetch_sub(more_, std::memory_order_relaxed); }
+        Expecting(const Expecting&) = delete;
+        Expecting& operator=(const Expecting&) = delete;
+
+    private:
+        const EncoderTable& table_;
+        size_t more_;
+    };
 
     // Around fork(): readers take no lock, and a writer's half-made entry or table is
     // not yet published, so the child's table is whole; only the locks that a thread
@@ -403,11 +428,12 @@ private:
         return t;
     }
 
-    // Copies every entry into a table twice the size and publishes it. The old one is
-    // kept: readers that took it before finish their lookups there.
-    void grow() {
+    // Copies every entry into a table of `buckets` (more than the live one's) and
+    // publishes it. The old one is kept: readers that took it before finish their
+    // lookups there.
+    void grow(size_t buckets) {
         const Table* old = live_.load(std::memory_order_relaxed);
-        Table* t = publish(old->buckets * 2);
+        Table* t = publish(buckets);
         const Entry* from = reinterpret_cast<const Entry*>(old->region.data());
         for (size_t i = 0; i < old->buckets * 2; ++i) {
             uint64_t hi = from[i].hi.load(std::memory_order_relaxed);
@@ -434,6 +460,7 @@ private:
     Table* tables_[kMaxTables] = {};
     size_t table_count_ = 0;
     size_t size_ = 0;  // entries; under mutex_
+    mutable std::atomic<size_t> expected_{0};  // Expecting's guesses, added up
     bool full_ = false;
     mutable std::mutex mutex_;  // writers only
     EncoderTable *prev_ = nullptr, *next_ = nullptr;  // on the list of every table, for fork
