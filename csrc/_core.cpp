@@ -782,11 +782,20 @@ public:
                 total += placed.count;
             }
         }
-        for (size_t k = 1; k < blocks_.size(); ++k) OutputBlocks::keep(std::move(blocks_[k]), used_[k] * sizeof(Id));
+        for (size_t k = 1; k < blocks_.size(); ++k) keep_thread_block(k);
         return OutputBlocks::array<Id>(std::move(blocks_[0]), total);
     }
 
 private:
+    // Thread k's block back among the kept ones, with the pages it held before: how
+    // many pieces a thread takes varies from call to call (the threads meet where they
+    // meet), and a block cut to this call's ids would fault its pages in again on the
+    // next call that takes more.
+    void keep_thread_block(size_t k) {
+        const size_t held = std::max(used_[k] * sizeof(Id), blocks_[k]->held);
+        OutputBlocks::keep(std::move(blocks_[k]), held);
+    }
+
     struct Placed {
         size_t block = 0, at = 0, count = 0;  // count ids at `at` in blocks_[block]
     };

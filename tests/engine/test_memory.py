@@ -275,13 +275,18 @@ def test_encode_arrays_write_into_kept_pages_and_hold_only_their_ids():
         expected = tok.encode_array(text, threads=1)
         for threads in (1, 2, 1, 2):
             tok.encode_array(text, threads=threads)
+        # The median of five calls: how many pieces each of two threads takes varies from
+        # call to call, and now and then a call faults in a few dozen pages once.
         warm = {}
         for threads in (1, 2):
-            before = faults()
-            ids = tok.encode_array(text, threads=threads)
-            warm[threads] = faults() - before
-            assert np.array_equal(ids, expected)
-            del ids
+            counts = []
+            for _ in range(5):
+                before = faults()
+                ids = tok.encode_array(text, threads=threads)
+                counts.append(faults() - before)
+                assert np.array_equal(ids, expected)
+                del ids
+            warm[threads] = sorted(counts)[2]
         rss, size = status("VmRSS"), status("VmSize")
         kept = [tok.encode_array(text[k:], threads=2) for k in range(6)]
         per_array = (status("VmRSS") - rss) / len(kept)
