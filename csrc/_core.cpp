@@ -863,19 +863,17 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
         out.resize({py::ssize_t(total)}, false);
         return out;
     }
-    std::optional<bpe::Encoder::TextPieces> pieces;
-    std::optional<bpe::PieceClaims> claims;
-    {
+    const bpe::Encoder::TextPieces pieces = [&] {
         GilReleased released;
-        pieces.emplace(self.pieces(text, allowed, n));
-        claims.emplace(pieces->size(), n, [&](size_t p) { return pieces->end(p) - pieces->begin(p); });
-    }
-    PieceBlocks<Id> blocks(*claims, pieces->size(), text.size(), [&](unsigned k) {
-        const auto [first, end] = claims->span(k);
-        return first == end ? 1 : pieces->end(end - 1) - pieces->begin(first);
+        return self.pieces(text, allowed, n);
+    }();
+    bpe::PieceClaims claims = pieces.claims(n);
+    PieceBlocks<Id> blocks(claims, pieces.size(), text.size(), [&](unsigned k) {
+        const auto [first, end] = claims.span(k);
+        return first == end ? 1 : pieces.end(end - 1) - pieces.begin(first);
     });
     without_gil(text.size(), [&](bpe::Interrupt* interrupt) {
-        return self.encode_claimed(text, *pieces, *claims, interrupt,
+        return self.encode_claimed(text, pieces, claims, interrupt,
                                    [&](size_t k, size_t p, const bpe::Ids& ids) { blocks.take(k, p, ids); });
     });
     return blocks.join();
