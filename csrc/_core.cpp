@@ -1386,7 +1386,9 @@ PYBIND11_MODULE(_core, m) {
                    bpe::EncoderTable::after_fork_in_child);
     // The UTF-8 buffer a thread that the fork left behind had borrowed (py_text.h).
     pthread_atfork(nullptr, nullptr, bindings::Utf8Buffer::after_fork_in_child);
+    pthread_atfork(nullptr, nullptr, bindings::main_thread_after_fork_in_child);
 #endif
+    bindings::remember_main_thread();
 
     // A thread that the system cannot start (out of memory or address space): a Python
     // exception that says so, instead of ending the process.

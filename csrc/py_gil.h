@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <memory>
 
 #include "interrupt.h"
@@ -64,11 +65,27 @@ private:
     PyThreadState* state_;
 };
 
-// Whether this thread is Python's main thread, the one that runs signal handlers.
-inline bool on_main_thread() {
-    py::object main = py::module_::import("threading").attr("main_thread")();
-    return main.attr("ident").cast<unsigned long>() == PyThread_get_thread_ident();
+// Python's main thread, the one that runs signal handlers, as PyThread_get_thread_ident
+// names it: asked of the threading module once, as the module is imported
+// (remember_main_thread), and after a fork the forking thread, which CPython and
+// threading make the child's main thread. Not asked at each call: Python code run there
+// (threading.main_thread()) may let go of the GIL and ask for it back, and as the
+// interpreter exits, a daemon thread is ended there by force (take_gil), unwinding
+// through the call with the objects it holds, which it then lets go of without the GIL.
+inline std::atomic<unsigned long>& main_thread_ident() {
+    static std::atomic<unsigned long> ident{0};
+    return ident;
 }
+inline void remember_main_thread() {
+    py::object main = py::module_::import("threading").attr("main_thread")();
+    main_thread_ident().store(main.attr("ident").cast<unsigned long>(), std::memory_order_relaxed);
+}
+inline void main_thread_after_fork_in_child() {
+    main_thread_ident().store(PyThread_get_thread_ident(), std::memory_order_relaxed);
+}
+
+// Whether this thread is Python's main thread.
+inline bool on_main_thread() { return main_thread_ident().load(std::memory_order_relaxed) == PyThread_get_thread_ident(); }
 
 // A check for signals during a long call, every Interrupt::kPollBytes of work: it
 // takes the GIL for a moment and runs Python's signal handlers, and if one raises

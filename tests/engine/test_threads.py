@@ -303,6 +303,43 @@ def test_a_signal_stops_a_long_native_call_soon_and_leaves_the_tokenizer_whole()
     assert tok.encode_batch([sample[:1000], sample]) == [tok.encode(sample[:1000]), tok.encode(sample)]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
+def test_a_signal_stops_a_long_call_in_a_child_forked_from_another_thread():
+    # The core knows Python's main thread (the one whose long calls check for signals)
+    # from the threading module at import, and from a fork: a child forked from another
+    # thread has that thread as its main one. Known only from the import, the child's
+    # long call would never check, and the alarm would wait for the call's end.
+    code = f"""
+import os, sys, threading, time
+sys.path.insert(0, {str(ROOT / "bench")!r})
+import signal_delay
+from bpe import BPETokenizer
+text = signal_delay.distinct_words(20_000_000)
+tok = BPETokenizer.train(text[:300_000], 500, progress=False)
+def forked():
+    pid = os.fork()
+    if pid == 0:
+        tok.encode(text)  # the table warmed, as for the calls below
+        start = time.perf_counter()
+        tok.encode(text)
+        whole = time.perf_counter() - start
+        print(whole, signal_delay.delay_of(lambda: tok.encode(text), after=0.05), flush=True)
+        os._exit(0)
+    statuses.append(os.waitpid(pid, 0)[1])
+statuses = []
+worker = threading.Thread(target=forked)
+worker.start()
+worker.join()
+print(statuses)
+"""
+    result = run_python(code, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    times, statuses = result.stdout.split("\n")[:2]
+    whole, delay = times.split()
+    assert statuses == "[0]" and delay != "None" and float(delay) < float(whole) / 3, result.stdout
+
+
 @pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
 @pytest.mark.parametrize("how", ["add_counts", "merge"])
 def test_a_signal_stops_adding_counts_soon_and_adds_none_of_them(how):
