@@ -25,7 +25,7 @@ from bench.worker import MODES, Worker, WorkerError, as_uint32
 # the fastest peer of a kind (fastokens for lists, gigatoken 0.10 for arrays), by the
 # definition of warm (worker.MODES: the same str each round, or a new str each call);
 # cold, at least this share of every peer's speed. The batch table: ours at least
-# gigatoken's encode_batch, and at least this share of ours on the same text whole.
+# gigatoken's encode_batch, and at least this share of ours on the same bytes as one text.
 FLOOR_VOCABULARIES = ("gpt2", "cl100k")
 WARM_FLOOR_PEER = {"lists": "fastokens", "arrays": "gigatoken"}
 WARM_FLOORS = {("lists", "warm"): 1.0, ("arrays", "warm"): 0.9, ("arrays", "warm_new"): 1.0}
@@ -268,16 +268,17 @@ BATCH_KINDS = ("batch", "flat", "singles", "whole")
 def batch_table(report, vocab: Vocabulary, text_name: str, texts: dict, workers: dict, repeats: int, cpu,
                 clock: str = "wall") -> dict:
     """A pipeline's call: the text split at blank lines into small documents, given to each
-    library's batch call and to its single call once per document; ours on the same text
-    whole is the yardstick. The batch and single calls' ids are checked against ours for
-    each document, joined; the whole text's against ours for the whole text."""
-    from bench.peers import documents
+    library's batch call and to its single call once per document; ours on the same bytes
+    as one text (the documents joined) is the yardstick. The batch and single calls' ids
+    are checked against ours for each document, joined; the joined text's against ours
+    for it."""
+    from bench.peers import documents, joined_documents
 
     text, _ = texts[text_name]
     docs = documents(text)
     mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
     tok = vocab.tokenizer
-    expected = {"whole": as_uint32(tok.encode_ordinary(text)),
+    expected = {"whole": as_uint32(tok.encode_ordinary(joined_documents(text))),
                 "batch": as_uint32([i for d in docs for i in tok.encode_ordinary(d)])}
     expected["singles"] = expected["flat"] = expected["batch"]
     entries = [(lib, kind) for lib in workers for kind in BATCH_KINDS if REGISTRY[lib].call(kind)]
@@ -328,14 +329,14 @@ def batch_table(report, vocab: Vocabulary, text_name: str, texts: dict, workers:
 def batch_floor_verdicts(table: dict) -> list[dict]:
     """The batch floors, warm: our flat batch call (or, without one, our batch call)
     at least gigatoken's batch call, and at least BATCH_WHOLE_FLOOR of ours on the same
-    text whole."""
+    bytes as one text."""
     rows = {(r["library"], r["call"]): r for r in table["rows"] if "warm" in r}
     ours = rows.get(("bpe", "flat")) or rows.get(("bpe", "batch"))
     if ours is None:
         return []
     out = []
     for (lib, kind), share, what in (((BATCH_FLOOR_PEER, "batch"), 1.0, f"{BATCH_FLOOR_PEER}'s batch call"),
-                                     (("bpe", "whole"), BATCH_WHOLE_FLOOR, "ours on the text whole")):
+                                     (("bpe", "whole"), BATCH_WHOLE_FLOOR, "ours on the same bytes as one text")):
         if (lib, kind) not in rows:
             continue
         ratio = ours["warm_mb_per_s"] / rows[lib, kind]["warm_mb_per_s"]

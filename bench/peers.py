@@ -137,6 +137,13 @@ def documents(text: str) -> list[str]:
     return [d for d in text.split("\n\n") if d]
 
 
+def joined_documents(text: str) -> str:
+    """The documents' bytes and no others, as one text: the batch table's yardstick. The
+    text itself holds the blank lines between them too, a chunk or two each, which the
+    documents never give."""
+    return "".join(documents(text))
+
+
 # Hugging Face's tokenizers is called as its users call it for throughput: encode_batch
 # over documents. The main tables' texts go to it in pieces of about this many
 # characters, cut where no chunk crosses (bench/texts.py: pieces), so that its ids are
@@ -204,7 +211,8 @@ PEERS = [
                    lambda tok, d: tok.encode_ordinary_batch_flat(d, threads=1), prepare=documents, flat=lambda r: r[0]),
          singles=Call("ours encode_array, a call per document", lambda tok, d: [tok.encode_array(x, threads=1) for x in d],
                       prepare=documents, flat=_concatenated),
-         whole=Call("ours encode_array(threads=1), the same text whole", lambda tok, t: tok.encode_array(t, threads=1))),
+         whole=Call("ours encode_array(threads=1), the documents joined as one text",
+                    lambda tok, t: tok.encode_array(t, threads=1), prepare=joined_documents)),
     Peer("fastokens", "fastokens", "fastokens", "#9467bd",
          # Its presets take its fast paths: GPT-2's plain ByteLevel pre-tokenizer, and
          # encoding="cl100k_base" (an explicit pattern= would override the preset and
