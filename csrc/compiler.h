@@ -40,6 +40,16 @@
 #define BPE_AVX512_VBMI2 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi2")))
 #endif
 
+// AddressSanitizer builds (.ci/variant address): arrays that would be mapped pages come
+// from operator new instead, so that its redzones guard them.
+#if defined(__SANITIZE_ADDRESS__)
+#define BPE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BPE_ASAN 1
+#endif
+#endif
+
 namespace bpe {
 
 // The number of trailing zero bits of x, which must not be 0.

@@ -143,8 +143,8 @@ public:
     void put(size_t i, uint64_t key, const Value& value) { keys_[i] = key, values_[i] = value; }
 
 private:
-    std::vector<uint64_t> keys_;
-    std::vector<Value> values_;
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> keys_;
+    std::vector<Value, HugePageAllocator<Value>> values_;
 };
 
 // The encoder's ranks: the merge that made each pair, by its number.

@@ -35,6 +35,7 @@
 #include "compiler.h"
 #include "pair.h"
 #include "pair_table.h"
+#include "region.h"
 #include "special.h"
 #include "split.h"
 
@@ -158,7 +159,7 @@ private:
     };
     static constexpr uint64_t kMaxPositions = UINT32_MAX;
     PairHashTable<PairStats, KeysApart> pairs_;
-    std::vector<uint32_t> positions_;
+    std::vector<uint32_t, HugePageAllocator<uint32_t>> positions_;
     std::vector<uint64_t> lists_;  // the pair of each list in positions_, in their order there
     uint64_t garbage_ = 0;  // positions in lists of pairs that are gone
 
@@ -246,7 +247,7 @@ private:
     static constexpr uint32_t kInside = 0x80000000;
     // Ids (256 + merges, and there are fewer merges than slots) and lengths stay below kInside.
     static constexpr uint64_t kMaxSlots = kInside - 257;
-    std::vector<uint32_t> slots_;
+    std::vector<uint32_t, HugePageAllocator<uint32_t>> slots_;
 
     static bool is_length(uint32_t slot) { return (slot & kInside) != 0 && slot != kGap; }
     uint32_t next_of(uint32_t p) const {
