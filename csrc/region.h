@@ -1,9 +1,8 @@
 // Memory for the engine's large tables that are read at random (the encoder's table of
 // chunks and its pool, the ranks of the pairs, the shared ints of the bindings, the
 // trainer's words and pairs): zeroed pages from mmap, in 2 MB pages where the system
-// gives them. With 4 KB pages a table of
-// megabytes spans thousands of TLB entries, and a random probe misses the TLB as often as
-// the cache (docs/design-notes.md).
+// gives them. With 4 KB pages a table of megabytes spans thousands of TLB entries, and a
+// random probe misses the TLB as often as the cache (docs/design-notes.md).
 #pragma once
 
 #include <cstddef>
