@@ -12,8 +12,9 @@ Every row's output is compared between the builds before anything is timed.
 
 The rows are the bench's (bpe_bench.py), on the project's shared data: encode_ordinary
 (lists) and encode_array on GPT-2's vocabulary over the held-out stories and over Python
-source, warm; a fresh tokenizer's first call (cold); the chunk count alone; and training
-8,192 tokens on a prefix of the training stories.
+source, warm; the held-out stories as a flat batch of documents (split at blank lines),
+warm; a fresh tokenizer's first call (cold); the chunk count alone; and training 8,192
+tokens on a prefix of the training stories.
 """
 import argparse
 import hashlib
@@ -49,6 +50,8 @@ for name in ("stories_warm_up", "source_warm_up"):
     gpt2.encode_ordinary(texts[name])
 
 from bench.measure import fresh  # the bench's new tokenizer with an empty cache
+from bench.peers import documents
+documents = documents(texts["stories"])  # the encode bench's batch: the stories split at blank lines
 
 def digest(result):
     if isinstance(result, numpy.ndarray):
@@ -62,6 +65,7 @@ ROWS = {
     "lists, source, warm": (lambda: gpt2, lambda t: t.encode_ordinary(texts["source"])),
     "arrays, stories, warm": (lambda: gpt2, lambda t: t.encode_array(texts["stories"], threads=1)),
     "arrays, source, warm": (lambda: gpt2, lambda t: t.encode_array(texts["source"], threads=1)),
+    "flat batch, stories, warm": (lambda: gpt2, lambda t: t.encode_ordinary_batch_flat(documents, threads=1)[0]),
     "lists, stories, cold": (lambda: fresh(gpt2), lambda t: t.encode_ordinary(texts["stories"])),
     "arrays, source, cold": (lambda: fresh(gpt2), lambda t: t.encode_array(texts["source"], threads=1)),
     "chunks only, stories": (lambda: None, lambda t: bpe._core.count_chunks(texts["stories"].encode(), "gpt2")),
@@ -81,7 +85,8 @@ for line in sys.stdin:
 """
 
 ROWS = ["lists, stories, warm", "lists, source, warm", "arrays, stories, warm", "arrays, source, warm",
-        "lists, stories, cold", "arrays, source, cold", "chunks only, stories", "train 8,192, stories"]
+        "flat batch, stories, warm", "lists, stories, cold", "arrays, source, cold", "chunks only, stories",
+        "train 8,192, stories"]
 TRAIN_CHARS = 10_000_000
 # A short call is repeated until a sample takes about this long, so that one scheduling
 # hiccup does not decide a round.

@@ -547,6 +547,13 @@ public:
         size_t room = 0;
         for (size_t i = 0; i < n; ++i) {
             PyObject* item = PyTuple_GET_ITEM(tuple, Py_ssize_t(i));
+            // The object 8 on asked for, its type and its state: the tuple's making read
+            // each one already, but thousands later they are out of the cache again.
+            if (i + 8 < n) {
+                const char* next = reinterpret_cast<const char*>(PyTuple_GET_ITEM(tuple, Py_ssize_t(i + 8)));
+                bpe::prefetch(next);
+                bpe::prefetch(next + 32);
+            }
             auto what = [i] { return "text " + std::to_string(i); };
             if (bool(PyUnicode_Check(item)) != strs)
                 throw py::type_error(what() + " must be " + (strs ? "str" : "bytes") + ", not " + type_name(item) +

@@ -48,6 +48,20 @@ def test_no_chunk_crosses_two_documents(tok):
     check_flat(tok.encode_batch_flat(docs), per_document(tok, docs), np.uint16)
 
 
+def test_document_ends_land_after_their_own_ids(tok):
+    # A document's end is noted when the block of chunks that holds its last ones is
+    # looked up, which may be after the next documents are split (encoder.h): empty
+    # documents in a row, a special token that opens or ends one, documents of more
+    # chunks than a block (128) and of fewer, each still ends where its own ids do.
+    long = " ".join(["word"] * 300)
+    docs = ["Once upon a time", "", "", END_OF_TEXT + " there was", "", "a cat" + END_OF_TEXT, "", PAD, "",
+            long, "", "x", long + " end", "", ""]
+    expected = per_document(tok, docs, allowed_special="all")
+    check_flat(tok.encode_batch_flat(docs, allowed_special="all"), expected, np.uint16)
+    assert tok.encode_batch(docs, allowed_special="all") == expected
+    assert tok.count_batch(docs, allowed_special="all").tolist() == [len(ids) for ids in expected]
+
+
 def test_empty_batch_and_empty_documents(tok):
     ids, offsets = tok.encode_batch_flat([])
     assert ids.size == 0 and ids.dtype == np.uint16 and offsets.tolist() == [0]
