@@ -537,7 +537,7 @@ public:
     TextBatch(py::handle texts, const bpe::SplitRule& pattern) {
         if (!is_sequence_of_items(texts))
             throw py::type_error("texts must be a list of str or a list of bytes, not " + type_name(texts));
-        PyObject* tuple = PySequence_Tuple(texts.ptr());
+        PyObject* tuple = held_items(texts.ptr());
         if (tuple == nullptr) throw py::error_already_set();
         items_ = py::reinterpret_steal<py::object>(tuple);
         const size_t n = size_t(PyTuple_GET_SIZE(tuple));
@@ -599,6 +599,28 @@ public:
     }
 
 private:
+    // The texts as a tuple of our own. A list's items are taken with each object 16 on
+    // asked for: PySequence_Tuple's copy reads them one by one, each a miss in a batch
+    // of thousands. Anything else goes to PySequence_Tuple (which keeps a tuple as it is).
+    static PyObject* held_items(PyObject* texts) {
+        if (!PyList_CheckExact(texts)) return PySequence_Tuple(texts);
+        const Py_ssize_t n = PyList_GET_SIZE(texts);
+        PyObject* tuple = PyTuple_New(n);
+        if (tuple == nullptr) return nullptr;
+        // PyTuple_New may have run a collection, and so a finalizer that changed the list.
+        if (PyList_GET_SIZE(texts) != n) {
+            Py_DECREF(tuple);
+            return PySequence_Tuple(texts);
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            if (i + 16 < n) bpe::prefetch(PyList_GET_ITEM(texts, i + 16));
+            PyObject* item = PyList_GET_ITEM(texts, i);
+            Py_INCREF(item);
+            PyTuple_SET_ITEM(tuple, i, item);
+        }
+        return tuple;
+    }
+
     py::object items_;
     std::vector<std::string_view> views_;
     std::optional<Utf8Buffer> utf8_;

@@ -91,6 +91,32 @@ def test_specials_allowed_and_disallowed(tok):
         tok.encode_batch_flat(docs, allowed_special={"<|nope|>"})
 
 
+def test_a_list_a_tuple_and_another_sequence_give_the_same_ids_and_keep_every_count(tok):
+    # A list's items are held by a loop of our own (py_text.h: TextBatch::held_items),
+    # anything else through PySequence_Tuple: the same ids, and no text's reference
+    # count left changed by the call.
+    import collections.abc
+    import sys
+
+    class Texts(collections.abc.Sequence):
+        def __init__(self, items):
+            self.items = items
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    docs = [d + " " + str(k) for k, d in enumerate(DOCUMENTS[:40])]  # strs of this test's own
+    before = [sys.getrefcount(d) for d in docs]
+    expected = per_document(tok, docs)
+    for texts in (docs, tuple(docs), Texts(docs)):
+        check_flat(tok.encode_batch_flat(texts), expected, np.uint16)
+        assert tok.encode_batch(texts) == expected
+    assert [sys.getrefcount(d) for d in docs] == before
+
+
 def test_bytes_and_str_give_the_same_ids(tok):
     docs = DOCUMENTS[:50] + [SCRIPTS_AND_EMOJI]
     encoder = tok._encoder
