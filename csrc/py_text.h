@@ -547,10 +547,10 @@ public:
         size_t room = 0;
         for (size_t i = 0; i < n; ++i) {
             PyObject* item = PyTuple_GET_ITEM(tuple, Py_ssize_t(i));
-            // The object 8 on asked for, its type and its state: the tuple's making read
-            // each one already, but thousands later they are out of the cache again.
-            if (i + 8 < n) {
-                const char* next = reinterpret_cast<const char*>(PyTuple_GET_ITEM(tuple, Py_ssize_t(i + 8)));
+            // The object kReadAhead on asked for, its type and its state: the tuple's
+            // making read each one already, but thousands later they are out of the cache.
+            if (i + kReadAhead < n) {
+                const char* next = reinterpret_cast<const char*>(PyTuple_GET_ITEM(tuple, Py_ssize_t(i + kReadAhead)));
                 bpe::prefetch(next);
                 bpe::prefetch(next + 32);
             }
@@ -599,9 +599,16 @@ public:
     }
 
 private:
-    // The texts as a tuple of our own. A list's items are taken with each object 16 on
-    // asked for: PySequence_Tuple's copy reads them one by one, each a miss in a batch
-    // of thousands. Anything else goes to PySequence_Tuple (which keeps a tuple as it is).
+    // How far ahead the two loops over a batch's objects ask for them: a batch's texts lie
+    // apart in memory, where no hardware prefetcher follows (encoder.h: prefetch_document).
+    // held_items's loop does less for each, so it asks further on.
+    static constexpr size_t kReadAhead = 8;
+    static constexpr Py_ssize_t kHoldAhead = 16;
+
+    // The texts as a tuple of our own. A list's items are taken with each object
+    // kHoldAhead on asked for: PySequence_Tuple's copy reads them one by one, each a miss
+    // in a batch of thousands. Anything else goes to PySequence_Tuple (which keeps a
+    // tuple as it is).
     static PyObject* held_items(PyObject* texts) {
         if (!PyList_CheckExact(texts)) return PySequence_Tuple(texts);
         const Py_ssize_t n = PyList_GET_SIZE(texts);
@@ -613,7 +620,7 @@ private:
             return PySequence_Tuple(texts);
         }
         for (Py_ssize_t i = 0; i < n; ++i) {
-            if (i + 16 < n) bpe::prefetch(PyList_GET_ITEM(texts, i + 16));
+            if (i + kHoldAhead < n) bpe::prefetch(PyList_GET_ITEM(texts, i + kHoldAhead));
             PyObject* item = PyList_GET_ITEM(texts, i);
             Py_INCREF(item);
             PyTuple_SET_ITEM(tuple, i, item);
