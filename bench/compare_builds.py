@@ -51,7 +51,7 @@ for name in ("stories_warm_up", "source_warm_up"):
 
 from bench.measure import fresh  # the bench's new tokenizer with an empty cache
 from bench.peers import documents
-documents = documents(texts["stories"])  # the encode bench's batch: the stories split at blank lines
+stories_documents = documents(texts["stories"])  # the encode bench's batch: the stories split at blank lines
 
 def digest(result):
     if isinstance(result, numpy.ndarray):
@@ -65,7 +65,7 @@ ROWS = {
     "lists, source, warm": (lambda: gpt2, lambda t: t.encode_ordinary(texts["source"])),
     "arrays, stories, warm": (lambda: gpt2, lambda t: t.encode_array(texts["stories"], threads=1)),
     "arrays, source, warm": (lambda: gpt2, lambda t: t.encode_array(texts["source"], threads=1)),
-    "flat batch, stories, warm": (lambda: gpt2, lambda t: t.encode_ordinary_batch_flat(documents, threads=1)[0]),
+    "flat batch, stories, warm": (lambda: gpt2, lambda t: t.encode_ordinary_batch_flat(stories_documents, threads=1)[0]),
     "lists, stories, cold": (lambda: fresh(gpt2), lambda t: t.encode_ordinary(texts["stories"])),
     "arrays, source, cold": (lambda: fresh(gpt2), lambda t: t.encode_array(texts["source"], threads=1)),
     "chunks only, stories": (lambda: None, lambda t: bpe._core.count_chunks(texts["stories"].encode(), "gpt2")),
