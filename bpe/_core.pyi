@@ -98,9 +98,9 @@ class Encoder:
         """
         The token ids of text (a str, or bytes), as a list of ints. A str is read in place: an ASCII one with no copy, any other encoded to UTF-8 for the call only, leaving no copy on the str. As in tiktoken, a special token in the text becomes its id if allowed_special ("all" or a set of str) holds it, and raises ValueError if disallowed_special ("all": every one not allowed) does; otherwise it is ordinary text.
         """
-    def encode_array(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> numpy.ndarray:
+    def encode_array(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0, dtype: numpy.typing.DTypeLike | None = None) -> numpy.ndarray:
         """
-        As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on `threads` threads (0: as many as its size pays for).
+        As encode, as a numpy array, encoded on `threads` threads (0: as many as its size pays for). dtype: numpy.uint16 or numpy.uint32, or None for uint16 when n_vocab is 65,536 or less, else uint32.
         """
     def encode_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> list[list[int]]:
         """

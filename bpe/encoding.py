@@ -441,11 +441,12 @@ class BPETokenizer:
 
     def encode_array(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all",
-                     threads: int = 0) -> np.ndarray:
-        """As encode, as a numpy array with no Python object per token (uint16 when
-        n_vocab is 65,536 or less, else uint32), on `threads` threads (0: as many as its size pays
-        for: bpe._core.threads_for)."""
-        return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads)
+                     threads: int = 0, dtype: Any = None) -> np.ndarray:
+        """As encode, as a numpy array with no Python object per token, on `threads` threads
+        (0: as many as its size pays for: bpe._core.threads_for). dtype: numpy.uint16 or
+        numpy.uint32, written as such (no copy made afterwards); None, the default, for
+        uint16 when n_vocab is 65,536 or less, else uint32."""
+        return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads, dtype)
 
     def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
               disallowed_special: AllowedSpecial = "all", threads: int = 0) -> int:
@@ -842,8 +843,8 @@ class BPETokenizer:
                         disallowed_special: AllowedSpecial = "all") -> np.ndarray:
         """encode_array as uint32 (tiktoken's name and dtype; encode_array gives the compact
         uint16 where the ids fit)."""
-        return self.encode_array(text, allowed_special=allowed_special,
-                                 disallowed_special=disallowed_special).astype(np.uint32, copy=False)
+        return self.encode_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                 dtype=np.uint32)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """token_to_id, with KeyError where no token is exactly this text or these bytes

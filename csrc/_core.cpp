@@ -997,19 +997,59 @@ py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const
     return blocks.join();
 }
 
+// Whether encode_array writes uint32 ids: the dtype asked for (numpy.uint16 or
+// numpy.uint32), or (None) uint16 where every id of the vocabulary fits. Asking for the
+// width the caller wants spares a converting copy of every id (encode_to_numpy's uint32).
+bool wide_ids(const bpe::Encoder& self, py::handle dtype) {
+    if (dtype.is_none()) return !fits_uint16(self.n_vocab());
+    const py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+    if (asked.equal(py::dtype::of<uint32_t>())) return true;
+    if (!asked.equal(py::dtype::of<uint16_t>()))
+        throw py::type_error("dtype must be None, numpy.uint16 or numpy.uint32, not " + std::string(py::str(asked)));
+    if (!fits_uint16(self.n_vocab()))
+        throw py::value_error("dtype uint16 cannot hold this vocabulary's ids (n_vocab " +
+                              std::to_string(self.n_vocab()) + "); use uint32 or None");
+    return false;
+}
+
+// The ids as uint32 where a text of kWidenFrom bytes or more (characters, for a str)
+// was encoded to uint16: written narrow and widened once, these cost less than uint32
+// written throughout the output blocks that the threads copy between (design notes).
+constexpr size_t kWidenFrom = size_t(1) << 20;
+
+// A text's length: a str's characters, bytes' bytes (0 for anything else, which the
+// call then refuses).
+size_t text_length(py::handle text) {
+    if (PyUnicode_Check(text.ptr())) return size_t(PyUnicode_GET_LENGTH(text.ptr()));
+    if (PyBytes_Check(text.ptr())) return size_t(PyBytes_GET_SIZE(text.ptr()));
+    return 0;
+}
+
+py::array widened(const py::array& narrow) {
+    const py::ssize_t n = narrow.size();
+    py::array_t<uint32_t> out(n);
+    const auto* from = static_cast<const uint16_t*>(narrow.data());
+    uint32_t* to = out.mutable_data();
+    for (py::ssize_t k = 0; k < n; ++k) to[k] = from[k];
+    return std::move(out);
+}
+
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
-                       py::handle disallowed_special, py::handle threads) {
+                       py::handle disallowed_special, py::handle threads, py::handle dtype) {
+    const bool wide = wide_ids(self, dtype);
+    if (wide && fits_uint16(self.n_vocab()) && text_length(text) >= kWidenFrom)
+        return widened(encode_array(self, text, allowed_special, disallowed_special, threads, py::none()));
     const unsigned asked = threads_asked(threads);
     if (StrPieces::wanted(self, text)) {
         SpecialChoice choice(self, allowed_special, disallowed_special);
-        return fits_uint16(self.n_vocab()) ? encode_str_into_array<uint16_t>(self, text, choice, asked)
-                                           : encode_str_into_array<uint32_t>(self, text, choice, asked);
+        return wide ? encode_str_into_array<uint32_t>(self, text, choice, asked)
+                    : encode_str_into_array<uint16_t>(self, text, choice, asked);
     }
     Text arg(text, text_rule(self), "text", asked);
     SpecialChoice choice(self, allowed_special, disallowed_special);
     choice.check(self, arg.view, bpe::threads_for(arg.view.size(), asked));
-    return fits_uint16(self.n_vocab()) ? encode_into_array<uint16_t>(self, arg.view, choice.allowed, asked)
-                                       : encode_into_array<uint32_t>(self, arg.view, choice.allowed, asked);
+    return wide ? encode_into_array<uint32_t>(self, arg.view, choice.allowed, asked)
+                : encode_into_array<uint16_t>(self, arg.view, choice.allowed, asked);
 }
 
 // How many ids a text gives, encoded a piece at a time (Encoder::encode_pieces): no
@@ -1266,9 +1306,10 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
              "holds it, and raises ValueError if disallowed_special (\"all\": every one not allowed) does; "
              "otherwise it is ordinary text.")
         .def("encode_array", &encode_array, py::arg("text"), py::arg("allowed_special") = py::tuple(),
-             py::arg("disallowed_special") = "all", py::arg("threads") = 0,
-             "As encode, as a numpy array (uint16 when n_vocab is 65,536 or less, else uint32), encoded on "
-             "`threads` threads (0: as many as its size pays for).")
+             py::arg("disallowed_special") = "all", py::arg("threads") = 0, py::arg("dtype") = py::none(),
+             "As encode, as a numpy array, encoded on `threads` threads (0: as many as its size pays for). "
+             "dtype: numpy.uint16 or numpy.uint32, or None for uint16 when n_vocab is 65,536 or less, else "
+             "uint32.")
         .def("count", &count, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "How many ids encode gives for text, on `threads` threads (0: as many as its size pays for), with no Python int or "
