@@ -94,6 +94,7 @@ MEASUREMENTS = {
     "long-chunk-speed": "text of long chunks (lines of one mark) against the stories, warm",
     "signal-delay": "how long a signal (Ctrl-C) waits for each kind of long native call",
     "padded-speed": "the padded batch against gigatoken's, and count_batch against the flat batch, one core",
+    "short-calls": "a 220-character text with the default threads against threads=1, one core",
     "hf-face-speed": "tok.as_hf() called on a padded, truncated batch against transformers' and gigatoken's faces, one core",
 }
 

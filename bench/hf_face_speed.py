@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from bench import SHARED_DATA
+from bench.measure import load_now
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
@@ -94,7 +95,7 @@ def main(argv=None):
             raise SystemExit(f"{label}: input_ids differ from transformers'")
     print(f"{len(stories):,} stories, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls of "
           f"{args.batch}; {options}; median of {args.rounds} rounds, one core")
-    load_before = _load()
+    load_before = load_now()
     wall = {label: [] for label in calls}
     order, shuffle = list(calls.items()), random.Random(0)
     for _ in range(args.rounds):
@@ -103,7 +104,7 @@ def main(argv=None):
             started = time.perf_counter()
             call()
             wall[label].append(time.perf_counter() - started)
-    load = f"load average (1 min) {load_before} before, {_load()} after, {os.cpu_count()} CPUs"
+    load = f"load average (1 min) {load_before} before, {load_now()} after, {os.cpu_count()} CPUs"
     rows = []
     for label in calls:
         ms = statistics.median(wall[label]) * 1e3
@@ -122,11 +123,6 @@ def main(argv=None):
             {"command": header.splitlines()[0], "stories": len(stories), "options": options, "rows": rows,
              "load": load},
             indent=2) + "\n", encoding="utf-8")
-
-
-def _load() -> str:
-    """The 1-minute load average, where the OS gives one."""
-    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 if __name__ == "__main__":

@@ -140,6 +140,12 @@ def load_average():
     return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 
+def load_now() -> str:
+    """The 1-minute load average as text, for a measurement's report ("unknown" where the
+    OS gives none)."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
+
+
 def versions() -> dict:
     from importlib import metadata
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from bench import SHARED_DATA
+from bench.measure import load_now
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTIONS = {
@@ -63,7 +64,7 @@ def main(argv=None):
     warm = documents((args.data / "tinystories" / "train-sample-lowercase.txt").read_text(encoding="utf-8")[:1_000_000])
     size = args.batch or len(stories)
     batches = [stories[i:i + size] for i in range(0, len(stories), size)]
-    load_before = _load()
+    load_before = load_now()
     lines = [f"{len(stories):,} documents, {sum(len(s.encode()) for s in stories) / 1e6:.2f} MB, {len(batches)} calls; "
              f"median of {args.rounds} rounds, one core"]
     print(lines[-1])
@@ -107,18 +108,13 @@ def main(argv=None):
                   for label in calls]
         print("\n".join(table))
         lines += table
-    lines.append(f"load average (1 min) {load_before} before, {_load()} after, {os.cpu_count()} CPUs")
+    lines.append(f"load average (1 min) {load_before} before, {load_now()} after, {os.cpu_count()} CPUs")
     print(lines[-1])
     if not args.no_write:
         command = "python bpe_bench.py padded-speed " + " ".join(argv if argv is not None else sys.argv[1:])
         (ROOT / "docs" / "results").mkdir(parents=True, exist_ok=True)
         (ROOT / "docs" / "results" / "padded-speed.txt").write_text(command.rstrip() + "\n" + "\n".join(lines) + "\n",
                                                                    encoding="utf-8")
-
-
-def _load() -> str:
-    """The 1-minute load average, where the OS gives one."""
-    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 if __name__ == "__main__":
