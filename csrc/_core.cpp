@@ -1030,7 +1030,10 @@ py::array widened(const py::array& narrow) {
     py::array_t<uint32_t> out(n);
     const auto* from = static_cast<const uint16_t*>(narrow.data());
     uint32_t* to = out.mutable_data();
-    for (py::ssize_t k = 0; k < n; ++k) to[k] = from[k];
+    {
+        py::gil_scoped_release free;
+        for (py::ssize_t k = 0; k < n; ++k) to[k] = from[k];
+    }
     return std::move(out);
 }
 
