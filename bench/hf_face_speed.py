@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from bench import SHARED_DATA
-from bench.measure import load_now
+from bench.measure import load_line, load_now, pin_to_one_cpu
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
@@ -45,8 +45,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     sys.path.insert(0, str(ROOT))
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_to_one_cpu()
     import numpy as np
     import transformers
 
@@ -104,7 +103,7 @@ def main(argv=None):
             started = time.perf_counter()
             call()
             wall[label].append(time.perf_counter() - started)
-    load = f"load average (1 min) {load_before} before, {load_now()} after, {os.cpu_count()} CPUs"
+    load = load_line(load_before)
     rows = []
     for label in calls:
         ms = statistics.median(wall[label]) * 1e3

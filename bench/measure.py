@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from bench import ROOT
+from bench import RESULTS, ROOT
 
 
 def import_bpe():
@@ -144,6 +144,26 @@ def load_now() -> str:
     """The 1-minute load average as text, for a measurement's report ("unknown" where the
     OS gives none)."""
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"
+
+
+def pin_to_one_cpu() -> None:
+    """This process on the first CPU it may run on, where the OS lets it choose: a
+    one-core measurement's calls then never move between cores."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def load_line(before: str) -> str:
+    """A measurement's last line: the load average before it (load_now) and now."""
+    return f"load average (1 min) {before} before, {load_now()} after, {os.cpu_count()} CPUs"
+
+
+def save_lines(subcommand: str, argv: list | None, lines: list) -> None:
+    """What a measurement printed, saved as RESULTS/SUBCOMMAND.txt under the command that
+    made it (argv: its arguments, None for the process's own)."""
+    command = f"python bpe_bench.py {subcommand} " + " ".join(argv if argv is not None else sys.argv[1:])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{subcommand}.txt").write_text(command.rstrip() + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def versions() -> dict:

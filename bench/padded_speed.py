@@ -12,7 +12,6 @@ call (0: all in one call). Two ways to pad: to the longest row, and a training l
 goes to docs/results/padded-speed.txt, with the command and the load average.
 """
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench import SHARED_DATA
-from bench.measure import load_now
+from bench.measure import load_line, load_now, pin_to_one_cpu, save_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTIONS = {
@@ -56,8 +55,7 @@ def main(argv=None):
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_to_one_cpu()
     from bench.peers import documents
 
     stories = documents((args.data / "tinystories" / "valid-sample.txt").read_text(encoding="utf-8"))
@@ -108,13 +106,10 @@ def main(argv=None):
                   for label in calls]
         print("\n".join(table))
         lines += table
-    lines.append(f"load average (1 min) {load_before} before, {load_now()} after, {os.cpu_count()} CPUs")
+    lines.append(load_line(load_before))
     print(lines[-1])
     if not args.no_write:
-        command = "python bpe_bench.py padded-speed " + " ".join(argv if argv is not None else sys.argv[1:])
-        (ROOT / "docs" / "results").mkdir(parents=True, exist_ok=True)
-        (ROOT / "docs" / "results" / "padded-speed.txt").write_text(command.rstrip() + "\n" + "\n".join(lines) + "\n",
-                                                                   encoding="utf-8")
+        save_lines("padded-speed", argv, lines)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ call (wall clock). What it prints goes to docs/results/short-calls.txt, with the
 and the load average.
 """
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench import SHARED_DATA
-from bench.measure import load_now, versions
+from bench.measure import load_line, load_now, pin_to_one_cpu, save_lines, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 LENGTH = 220
@@ -46,8 +45,7 @@ def main(argv=None):
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_to_one_cpu()
     import bpe
 
     path = args.data / "tinystories" / "valid-sample.txt"
@@ -95,13 +93,10 @@ def main(argv=None):
         table.append(f"  floor: each within {FLOOR}x of threads=1: {'met' if met else 'NOT met'}")
         print("\n".join(table))
         lines += table
-    lines.append(f"load average (1 min) {load_before} before, {load_now()} after, {os.cpu_count()} CPUs")
+    lines.append(load_line(load_before))
     print(lines[-1])
     if not args.no_write:
-        command = "python bpe_bench.py short-calls " + " ".join(argv if argv is not None else sys.argv[1:])
-        (ROOT / "docs" / "results").mkdir(parents=True, exist_ok=True)
-        (ROOT / "docs" / "results" / "short-calls.txt").write_text(command.rstrip() + "\n" + "\n".join(lines) + "\n",
-                                                                  encoding="utf-8")
+        save_lines("short-calls", argv, lines)
 
 
 if __name__ == "__main__":
