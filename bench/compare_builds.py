@@ -13,8 +13,8 @@ Every row's output is compared between the builds before anything is timed.
 The rows are the bench's (bpe_bench.py), on the project's shared data: encode_ordinary
 (lists) and encode_array on GPT-2's vocabulary over the held-out stories and over Python
 source, warm; the held-out stories as a flat batch of documents (split at blank lines),
-warm; a fresh tokenizer's first call (cold); the chunk count alone; and training 8,192
-tokens on a prefix of the training stories.
+warm; a fresh tokenizer's first call (cold: lists on the stories, arrays on both); the
+chunk count alone; and training 8,192 tokens on a prefix of the training stories.
 """
 import argparse
 import hashlib
@@ -67,6 +67,7 @@ ROWS = {
     "arrays, source, warm": (lambda: gpt2, lambda t: t.encode_array(texts["source"], threads=1)),
     "flat batch, stories, warm": (lambda: gpt2, lambda t: t.encode_ordinary_batch_flat(stories_documents, threads=1)[0]),
     "lists, stories, cold": (lambda: fresh(gpt2), lambda t: t.encode_ordinary(texts["stories"])),
+    "arrays, stories, cold": (lambda: fresh(gpt2), lambda t: t.encode_array(texts["stories"], threads=1)),
     "arrays, source, cold": (lambda: fresh(gpt2), lambda t: t.encode_array(texts["source"], threads=1)),
     "chunks only, stories": (lambda: None, lambda t: bpe._core.count_chunks(texts["stories"].encode(), "gpt2")),
     "train 8,192, stories": (lambda: None, lambda t: bpe.BPETokenizer.train(texts["train"], 8192, progress=False).merges),
@@ -85,8 +86,8 @@ for line in sys.stdin:
 """
 
 ROWS = ["lists, stories, warm", "lists, source, warm", "arrays, stories, warm", "arrays, source, warm",
-        "flat batch, stories, warm", "lists, stories, cold", "arrays, source, cold", "chunks only, stories",
-        "train 8,192, stories"]
+        "flat batch, stories, warm", "lists, stories, cold", "arrays, stories, cold", "arrays, source, cold",
+        "chunks only, stories", "train 8,192, stories"]
 TRAIN_CHARS = 10_000_000
 # A short call is repeated until a sample takes about this long, so that one scheduling
 # hiccup does not decide a round.
