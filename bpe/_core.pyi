@@ -100,7 +100,7 @@ class Encoder:
         """
     def encode_array(self, text: str | bytes, allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0, dtype: numpy.typing.DTypeLike | None = None) -> numpy.ndarray:
         """
-        As encode, as a numpy array, encoded on `threads` threads (0: as many as its size pays for). dtype: numpy.uint16 or numpy.uint32, or None for uint16 when n_vocab is 65,536 or less, else uint32.
+        As encode, as a numpy array, encoded on `threads` threads (0: as many as its size pays for). dtype: None for uint16 when n_vocab is 65,536 or less, else uint32; or an integer type of 16, 32 or 64 bits that holds every id.
         """
     def encode_batch(self, texts: collections.abc.Sequence[str] | collections.abc.Sequence[bytes], allowed_special: typing.Literal['all'] | collections.abc.Collection[str] = (), disallowed_special: typing.Literal['all'] | collections.abc.Collection[str] = 'all', threads: typing.SupportsIndex = 0) -> list[list[int]]:
         """

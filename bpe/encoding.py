@@ -443,9 +443,10 @@ class BPETokenizer:
                      disallowed_special: AllowedSpecial = "all",
                      threads: int = 0, dtype: Any = None) -> np.ndarray:
         """As encode, as a numpy array with no Python object per token, on `threads` threads
-        (0: as many as its size pays for: bpe._core.threads_for). dtype: numpy.uint16 or
-        numpy.uint32, written as such (no copy made afterwards); None, the default, for
-        uint16 when n_vocab is 65,536 or less, else uint32."""
+        (0: as many as its size pays for: bpe._core.threads_for). dtype: None, the default,
+        for uint16 when n_vocab is 65,536 or less, else uint32; or an integer type of 16,
+        32 or 64 bits that holds every id (numpy.int64 for torch's embeddings), as
+        encode_batch_padded takes it."""
         return self._encoder.encode_array(_str(text), allowed_special, disallowed_special, threads, dtype)
 
     def count(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),

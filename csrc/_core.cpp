@@ -997,24 +997,65 @@ py::array encode_str_into_array(const bpe::Encoder& self, py::handle text, const
     return blocks.join();
 }
 
-// Whether encode_array writes uint32 ids: the dtype asked for (numpy.uint16 or
-// numpy.uint32), or (None) uint16 where every id of the vocabulary fits. Asking for the
-// width the caller wants spares a converting copy of every id (encode_to_numpy's uint32).
-bool wide_ids(const bpe::Encoder& self, py::handle dtype) {
-    if (dtype.is_none()) return !fits_uint16(self.n_vocab());
-    const py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
-    if (asked.equal(py::dtype::of<uint32_t>())) return true;
-    if (!asked.equal(py::dtype::of<uint16_t>()))
-        throw py::type_error("dtype must be None, numpy.uint16 or numpy.uint32, not " + std::string(py::str(asked)));
-    if (!fits_uint16(self.n_vocab()))
-        throw py::value_error("dtype uint16 cannot hold this vocabulary's ids (n_vocab " +
-                              std::to_string(self.n_vocab()) + "); use uint32 or None");
-    return false;
+// The dtype asked for, or (None) the narrowest of uint16 and uint32 that holds
+// `largest`; TypeError for one that is no integer type of 16, 32 or 64 bits in this
+// machine's byte order, ValueError for one too narrow for the ids (`largest`: `what`).
+// encode_array's and encode_batch_padded's rule.
+py::dtype ids_dtype(py::handle dtype, uint32_t largest, const char* what) {
+    if (dtype.is_none()) return largest <= UINT16_MAX ? py::dtype::of<uint16_t>() : py::dtype::of<uint32_t>();
+    py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+    const char kind = asked.kind();
+    const py::ssize_t size = asked.itemsize();
+    const uint16_t one = 1;
+    const bool little = *reinterpret_cast<const unsigned char*>(&one) == 1;
+    const char order = asked.byteorder();  // numpy writes this machine's own order as '='
+    const bool native = order == '=' || order == (little ? '<' : '>');
+    if ((kind != 'i' && kind != 'u') || (size != 2 && size != 4 && size != 8) || !native)
+        throw py::type_error("dtype must be an integer type of 16, 32 or 64 bits in this machine's byte order, not " +
+                             std::string(py::str(asked)));
+    const uint64_t most = size == 8 ? INT64_MAX : kind == 'u' ? (uint64_t(1) << (8 * size)) - 1
+                                                              : (uint64_t(1) << (8 * size - 1)) - 1;
+    if (largest > most)
+        throw py::value_error("dtype " + std::string(py::str(asked)) + " cannot hold the id " +
+                              std::to_string(largest) + " (" + what + ")");
+    return asked;
 }
 
-// The ids as uint32 where a text of kWidenFrom bytes or more (characters, for a str)
-// was encoded to uint16: written narrow and widened once, these cost less than uint32
-// written throughout the output blocks that the threads copy between (design notes).
+// Ids as encode_array makes them (uint16 or uint32) copied into an array of `To`,
+// without the GIL.
+template <class To, class From>
+py::array converted(const py::array& ids) {
+    const py::ssize_t n = ids.size();
+    py::array_t<To> out(n);
+    const auto* from = static_cast<const From*>(ids.data());
+    To* to = out.mutable_data();
+    {
+        py::gil_scoped_release free;
+        for (py::ssize_t k = 0; k < n; ++k) to[k] = To(from[k]);
+    }
+    return std::move(out);
+}
+
+template <class To>
+py::array converted(const py::array& ids) {
+    return ids.itemsize() == 2 ? converted<To, uint16_t>(ids) : converted<To, uint32_t>(ids);
+}
+
+py::array converted(const py::array& ids, const py::dtype& type) {
+    const bool is_unsigned = type.kind() == 'u';
+    switch (type.itemsize()) {
+        case 2: return is_unsigned ? converted<uint16_t>(ids) : converted<int16_t>(ids);
+        case 4: return is_unsigned ? converted<uint32_t>(ids) : converted<int32_t>(ids);
+        default: return is_unsigned ? converted<uint64_t>(ids) : converted<int64_t>(ids);
+    }
+}
+
+// Below kWidenFrom bytes of text (characters, for a str), uint32 asked of a vocabulary
+// whose ids fit uint16 is written by the core as the ids are made, which spares a
+// converting copy (encode_to_numpy's uint32: a short call's time is mostly calls). From
+// there on, the ids are written narrow and converted once, which measured faster than
+// uint32 written throughout the output blocks that the threads copy between (design
+// notes). Any other dtype is a conversion of the narrowest.
 constexpr size_t kWidenFrom = size_t(1) << 20;
 
 // A text's length: a str's characters, bytes' bytes (0 for anything else, which the
@@ -1025,23 +1066,17 @@ size_t text_length(py::handle text) {
     return 0;
 }
 
-py::array widened(const py::array& narrow) {
-    const py::ssize_t n = narrow.size();
-    py::array_t<uint32_t> out(n);
-    const auto* from = static_cast<const uint16_t*>(narrow.data());
-    uint32_t* to = out.mutable_data();
-    {
-        py::gil_scoped_release free;
-        for (py::ssize_t k = 0; k < n; ++k) to[k] = from[k];
-    }
-    return std::move(out);
-}
-
 py::array encode_array(const bpe::Encoder& self, py::handle text, py::handle allowed_special,
                        py::handle disallowed_special, py::handle threads, py::handle dtype) {
-    const bool wide = wide_ids(self, dtype);
-    if (wide && fits_uint16(self.n_vocab()) && text_length(text) >= kWidenFrom)
-        return widened(encode_array(self, text, allowed_special, disallowed_special, threads, py::none()));
+    bool wide = !fits_uint16(self.n_vocab());  // the narrowest, None's
+    if (!dtype.is_none()) {
+        const py::dtype type = ids_dtype(dtype, uint32_t(self.n_vocab() - 1), "the vocabulary's largest");
+        const bool is_unsigned = type.kind() == 'u';
+        if (is_unsigned && type.itemsize() == 4 && !wide && text_length(text) < kWidenFrom)
+            wide = true;
+        else if (!is_unsigned || type.itemsize() != (wide ? 4 : 2))
+            return converted(encode_array(self, text, allowed_special, disallowed_special, threads, py::none()), type);
+    }
     const unsigned asked = threads_asked(threads);
     if (StrPieces::wanted(self, text)) {
         SpecialChoice choice(self, allowed_special, disallowed_special);
@@ -1230,26 +1265,6 @@ py::array padded_matrix(const BatchIds& batch, const bpe::PadOptions& options, s
     return out;
 }
 
-// The dtype asked for, or (None) the narrowest of uint16 and uint32 that holds
-// `largest`; TypeError for one that is no integer type of 16, 32 or 64 bits, ValueError
-// for one too narrow for the ids.
-py::dtype matrix_dtype(py::handle dtype, uint32_t largest) {
-    if (dtype.is_none()) return largest <= UINT16_MAX ? py::dtype::of<uint16_t>() : py::dtype::of<uint32_t>();
-    py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
-    const char kind = asked.kind();
-    const py::ssize_t size = asked.itemsize();
-    if ((kind != 'i' && kind != 'u') || (size != 2 && size != 4 && size != 8))
-        throw py::type_error("dtype must be an integer type of 16, 32 or 64 bits, not " +
-                             std::string(py::str(asked)));
-    const uint64_t most = size == 8 ? INT64_MAX : kind == 'u' ? (uint64_t(1) << (8 * size)) - 1
-                                                              : (uint64_t(1) << (8 * size - 1)) - 1;
-    if (largest > most)
-        throw py::value_error("dtype " + std::string(py::str(asked)) + " cannot hold the id " +
-                              std::to_string(largest) + " (the largest of the vocabulary's, pad_id, prefix and "
-                              "suffix)");
-    return asked;
-}
-
 py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::handle pad_id, py::handle max_length,
                               py::handle pad_to_max_length, py::handle truncate, py::handle pad_left,
                               py::handle truncate_left, py::handle prefix, py::handle suffix,
@@ -1257,7 +1272,8 @@ py::tuple encode_batch_padded(const bpe::Encoder& self, py::handle texts, py::ha
                               py::handle dtype) {
     const bpe::PadOptions options =
         pad_options(pad_id, max_length, pad_to_max_length, truncate, pad_left, truncate_left, prefix, suffix);
-    const py::dtype type = matrix_dtype(dtype, largest_row_id(self, options));
+    const py::dtype type = ids_dtype(dtype, largest_row_id(self, options),
+                                     "the largest of the vocabulary's, pad_id, prefix and suffix");
     TextBatch batch(texts, text_rule(self));
     const BatchIds ids = encode_batch_ids(self, batch, allowed_special, disallowed_special, threads);
     py::array_t<int64_t> lengths(py::ssize_t(ids.documents()));
@@ -1311,8 +1327,8 @@ void bind_encoding(py::class_<bpe::Encoder>& encoder) {
         .def("encode_array", &encode_array, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0, py::arg("dtype") = py::none(),
              "As encode, as a numpy array, encoded on `threads` threads (0: as many as its size pays for). "
-             "dtype: numpy.uint16 or numpy.uint32, or None for uint16 when n_vocab is 65,536 or less, else "
-             "uint32.")
+             "dtype: None for uint16 when n_vocab is 65,536 or less, else uint32; or an integer type of 16, "
+             "32 or 64 bits that holds every id.")
         .def("count", &count, py::arg("text"), py::arg("allowed_special") = py::tuple(),
              py::arg("disallowed_special") = "all", py::arg("threads") = 0,
              "How many ids encode gives for text, on `threads` threads (0: as many as its size pays for), with no Python int or "

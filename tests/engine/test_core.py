@@ -97,23 +97,23 @@ def test_ids_from_encode_array_work_everywhere(tok):
 
 def test_encode_array_writes_the_dtype_asked_for(tok):
     short = "the cat sat<|endoftext|> on the mat " * 40
-    # numpy's own array; the kept output blocks (from 1 MB of uint32); uint16 widened (from 1 MB of text)
+    # numpy's own array; the kept output blocks (from 1 MB of uint32); converted (from 1 MB of text)
     for text, threads in ((short, 1), (short, 2), (short * 200, 2), (short * 1000, 2)):
         narrow = tok.encode_array(text, allowed_special="all", threads=threads)
         assert narrow.dtype == np.uint16
-        for dtype in (np.uint32, "uint32", np.dtype("<u4")):
-            wide = tok.encode_array(text, allowed_special="all", threads=threads, dtype=dtype)
-            assert wide.dtype == np.uint32 and wide.tolist() == narrow.tolist()
-        assert tok.encode_array(text, allowed_special="all", threads=threads, dtype=np.uint16).tolist() == \
-            narrow.tolist()
+        for dtype in (np.uint32, "uint32", np.dtype("<u4"), np.uint16, np.int16, np.int32, np.int64, np.uint64):
+            ids = tok.encode_array(text, allowed_special="all", threads=threads, dtype=dtype)
+            assert ids.dtype == np.dtype(dtype) and ids.tolist() == narrow.tolist()
     assert tok.encode_to_numpy(short, allowed_special="all").dtype == np.uint32
-    for dtype in (np.int32, np.int64, np.uint8, np.float32, ">u4", bool):
-        with pytest.raises(TypeError, match="dtype must be None, numpy.uint16 or numpy.uint32"):
+    for dtype in (np.uint8, np.int8, np.float32, ">u4", ">i8", bool):
+        with pytest.raises(TypeError, match="dtype must be an integer type of 16, 32 or 64 bits"):
             tok.encode_array("the cat", dtype=dtype)
     large = bpe.Encoder([], special_tokens=["<|x|>"], token_ids=list(range(256)) + [70_000])
-    with pytest.raises(ValueError, match="uint16 cannot hold this vocabulary's ids"):
-        large.encode_array(b"a", dtype=np.uint16)
-    assert large.encode_array(b"a<|x|>", allowed_special="all", dtype=np.uint32).tolist() == [97, 70_000]
+    for dtype in (np.uint16, np.int16):
+        with pytest.raises(ValueError, match=r"cannot hold the id 70000 \(the vocabulary's largest\)"):
+            large.encode_array(b"a", dtype=dtype)
+    for dtype in (None, np.uint32, np.int32, np.int64):
+        assert large.encode_array(b"a<|x|>", allowed_special="all", dtype=dtype).tolist() == [97, 70_000]
 
 
 def test_numpy_integers_are_sizes():

@@ -112,7 +112,7 @@ def test_dtype_narrowest_or_asked(tok):
         assert (matrix == tok.encode_batch_padded(["ab", "abc abc"], 1)[0]).all()
     with pytest.raises(ValueError, match="cannot hold the id 40000"):
         tok.encode_batch_padded(["ab"], 40_000, dtype=np.int16)
-    for dtype in (np.float32, np.int8, bool):
+    for dtype in (np.float32, np.int8, bool, ">u4"):  # (">u4": its bytes would be taken as native)
         with pytest.raises(TypeError, match="dtype must be an integer type"):
             tok.encode_batch_padded(["ab"], 0, dtype=dtype)
 
