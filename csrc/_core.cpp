@@ -1030,7 +1030,7 @@ py::array converted(const py::array& ids) {
     const auto* from = static_cast<const From*>(ids.data());
     To* to = out.mutable_data();
     {
-        py::gil_scoped_release free;
+        GilReleased released;
         for (py::ssize_t k = 0; k < n; ++k) to[k] = To(from[k]);
     }
     return std::move(out);
@@ -1253,15 +1253,20 @@ template <class Id>
 py::array padded_matrix(const BatchIds& batch, const bpe::PadOptions& options, size_t width) {
     py::array_t<Id> out({py::ssize_t(batch.documents()), py::ssize_t(width)});
     Id* data = out.mutable_data();
-    GilReleased released;
-    bpe::run_threads(batch.bounds.size() - 1, [&](size_t k) {
-        size_t begin = 0;
-        for (size_t j = 0; j < batch.ends[k].size(); ++j) {
-            const size_t end = batch.ends[k][j];
-            options.write_row(data + (batch.bounds[k] + j) * width, width, batch.ids[k].data() + begin, end - begin);
-            begin = end;
-        }
-    });
+    {
+        // (Closed before the return: an array_t returned as a py::array is a new
+        // reference, which only a thread holding the GIL may take.)
+        GilReleased released;
+        bpe::run_threads(batch.bounds.size() - 1, [&](size_t k) {
+            size_t begin = 0;
+            for (size_t j = 0; j < batch.ends[k].size(); ++j) {
+                const size_t end = batch.ends[k][j];
+                options.write_row(data + (batch.bounds[k] + j) * width, width, batch.ids[k].data() + begin,
+                                  end - begin);
+                begin = end;
+            }
+        });
+    }
     return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "normalize.h"
 #include "normalizer.h"
+#include "py_gil.h"
 #include "py_rules.h"
 
 namespace bindings {
@@ -41,7 +42,7 @@ inline void bind_normalize(py::module_& m) {
             std::string out;
             std::vector<uint32_t> origin;
             {
-                py::gil_scoped_release release;
+                GilReleased released;
                 bpe::nfc(in, out, &origin);
             }
             py::object normalized = is_bytes ? py::object(py::bytes(out)) : py::object(py::str(out));
@@ -57,7 +58,7 @@ inline void bind_normalize(py::module_& m) {
         "is_nfc",
         [](py::object text) {
             const std::string in = str_or_bytes_utf8(text);
-            py::gil_scoped_release release;
+            GilReleased released;
             return bpe::is_nfc(in);
         },
         py::arg("text"), "Whether text (str, or bytes of UTF-8) is in NFC, as Hugging Face's tokenizers normalizes it.");
@@ -69,7 +70,7 @@ inline void bind_normalize(py::module_& m) {
             std::string out;
             std::vector<uint32_t> origin;
             {
-                py::gil_scoped_release release;
+                GilReleased released;
                 steps.run(in, out, origins ? &origin : nullptr);
             }
             return py::make_tuple(py::str(out), origins ? py::object(py::cast(origin)) : py::object(py::none()));
