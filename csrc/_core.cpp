@@ -1006,10 +1006,8 @@ py::dtype ids_dtype(py::handle dtype, uint32_t largest, const char* what) {
     py::dtype asked = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
     const char kind = asked.kind();
     const py::ssize_t size = asked.itemsize();
-    const uint16_t one = 1;
-    const bool little = *reinterpret_cast<const unsigned char*>(&one) == 1;
-    const char order = asked.byteorder();  // numpy writes this machine's own order as '='
-    const bool native = order == '=' || order == (little ? '<' : '>');
+    // numpy writes this machine's own order as '=', however it was asked for ("<u4" too here)
+    const bool native = asked.byteorder() == '=';
     if ((kind != 'i' && kind != 'u') || (size != 2 && size != 4 && size != 8) || !native)
         throw py::type_error("dtype must be an integer type of 16, 32 or 64 bits in this machine's byte order, not " +
                              std::string(py::str(asked)));
