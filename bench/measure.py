@@ -52,20 +52,26 @@ def fresh(tok):
 
 
 def interleaved(contenders: list[Contender], repeats: int, first: dict | None = None,
-                clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+                clock: Callable[[], float] = time.perf_counter, cpu: dict | None = None) -> dict[str, list[float]]:
     """Seconds of each contender's call, `repeats` rounds. Each round runs every
     contender once, starting one further along the list each time, so that a burst of
     load from elsewhere on the machine, or a place in the round, falls on all alike.
     `first`, if given, receives each contender's result of the first round; `clock`,
-    the seconds counted (the wall-clock's, or time.process_time for the CPU's)."""
+    the seconds counted (the wall-clock's, or time.process_time for the CPU's); `cpu`,
+    if given, receives each call's CPU seconds too (the whole process: every thread),
+    by contender, in the same order."""
     samples = {c.name: [] for c in contenders}
+    if cpu is not None:
+        cpu.update({c.name: [] for c in contenders})
     for r in range(repeats):
         for c in contenders[r % len(contenders):] + contenders[:r % len(contenders)]:
             obj = c.make()
             gc.collect()
-            start = clock()
+            cpu_start, start = time.process_time(), clock()
             result = c.run(obj)
             samples[c.name].append(clock() - start)
+            if cpu is not None:
+                cpu[c.name].append(time.process_time() - cpu_start)
             if first is not None and r == 0:
                 first[c.name] = result
             del result, obj

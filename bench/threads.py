@@ -22,9 +22,10 @@ from bpe import BPETokenizer
 from bench.measure import Contender, fresh, interleaved
 tok_path, text_path, threads, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 tok, text = BPETokenizer.load(tok_path), open(text_path, encoding="utf-8").read()
+cpu = {}
 samples = interleaved([Contender(str(k), "bpe", lambda: fresh(tok), lambda t, k=k: t.encode_array(text, threads=k))
-                       for k in (1, threads)], repeats)
-print(json.dumps(samples))
+                       for k in (1, threads)], repeats, cpu=cpu)
+print(json.dumps({"wall": samples, "cpu": cpu}))
 """
 
 
@@ -64,17 +65,27 @@ def bench_threads(args):
     if not numpy.array_equal(one, many):
         sys.exit(f"MISMATCH: encode_array on {threads} threads gives other ids than on 1")
     del one, many
-    samples = interleaved(contenders, args.repeats)
+    cpu = {}
+    samples = interleaved(contenders, args.repeats, cpu=cpu)
     one_s, many_s = (median(samples[c.name]) for c in contenders)
     ratio = one_s / many_s
+    cpu_ratio = median(cpu[contenders[1].name]) / median(cpu[contenders[0].name])
     report.say(f"Encoding {mb:.1f} MB with our vocabulary: arrays, {threads} threads against 1 "
-               f"({os.cpu_count()} cores); medians of {args.repeats}")
-    report.say(f"{'':<40} {'s':>8} {'MB/s':>7}")
+               f"({os.cpu_count()} cores); medians of {args.repeats}; CPU s: the call's CPU time, all its threads")
+    report.say(f"{'':<40} {'s':>8} {'MB/s':>7} {'CPU s':>7}")
     for c in contenders:
         s = median(samples[c.name])
-        report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f}")
+        report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
     report.say(f"{threads} threads against 1: {ratio:.2f}x (the floor: {THREADS_FLOOR}x: "
                f"{'met' if ratio >= THREADS_FLOOR else 'NOT met'})")
+    # The same work on more threads should take about the same CPU time; where it takes
+    # more, either the threads added work or the cores ran slower than when one ran alone.
+    rounds = [{"ratio": a / b, "cpu_ratio": d / c} for a, b, c, d in
+              zip(samples[contenders[0].name], samples[contenders[1].name], cpu[contenders[0].name],
+                  cpu[contenders[1].name])]
+    report.say(f"CPU time, {threads} threads over 1: {cpu_ratio:.2f}x. Above 1: work the threads added, or cores "
+               "that ran slower with both busy (on a shared virtual machine, a host's other work)")
+    report.say("each round, " + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in rounds))
     kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
     report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
     for c in contenders:
@@ -96,19 +107,24 @@ def bench_threads(args):
                                   str(args.repeats)], capture_output=True, text=True, env=env)
             if out.returncode != 0:
                 sys.exit(f"a fresh process failed:\n{out.stderr[-2000:]}")
-            got = json.loads(out.stdout)
+            answer = json.loads(out.stdout)
+            got, got_cpu = answer["wall"], answer["cpu"]
             a, b = median(got["1"]), median(got[str(threads)])
+            process_cpu_ratio = median(got_cpu[str(threads)]) / median(got_cpu["1"])
             fresh_runs.append({"threads_1": timing(got["1"]), f"threads_{threads}": timing(got[str(threads)]),
-                               "ratio": a / b})
-            report.say(f"  process {k + 1}: 1 thread {a:.4f} s, {threads} threads {b:.4f} s: {a / b:.2f}x")
+                               "ratio": a / b, "cpu_s_1": got_cpu["1"], f"cpu_s_{threads}": got_cpu[str(threads)],
+                               "cpu_ratio": process_cpu_ratio})
+            report.say(f"  process {k + 1}: 1 thread {a:.4f} s, {threads} threads {b:.4f} s: {a / b:.2f}x "
+                       f"(CPU {process_cpu_ratio:.2f}x)")
     fresh_median = median([r["ratio"] for r in fresh_runs]) if fresh_runs else None
     if fresh_runs:
         report.say(f"  median over the processes: {fresh_median:.2f}x")
     report.data.update({
         "vocabulary": "ours", "kind": "arrays", "threads": threads, "mb": mb,
-        "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name])}
+        "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name]),
+                  "cpu_s": cpu[c.name]}
                  for c, k in zip(contenders, (1, threads))],
-        "ratio": ratio, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
+        "ratio": ratio, "cpu_ratio": cpu_ratio, "rounds": rounds, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
         "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
     report.save(args.out)
 
