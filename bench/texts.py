@@ -159,6 +159,13 @@ def pieces(text: str, size: int) -> list[str]:
     return [p for p in out if p]
 
 
+def halves(text: str) -> tuple[str, str]:
+    """The text in two at its last safe place before the middle: the two halves' ids,
+    one after the other, are the whole text's."""
+    cut = _core().safe_cut(text, start=1, end=len(text) // 2)
+    return text[:cut], text[cut:]
+
+
 def describe(text: str) -> dict:
     data = text.encode("utf-8")
     return {"bytes": len(data), "chars": len(text), "sha256": hashlib.sha256(data).hexdigest()}

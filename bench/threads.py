@@ -11,7 +11,7 @@ from pathlib import Path
 from bench import ROOT, THREADS_FLOOR, VOCAB_SIZE
 from bench.encode import our_vocabulary
 from bench.measure import Contender, Report, fresh, import_bpe, interleaved, median, parallel_ceiling, timing
-from bench.texts import describe, distinct_text, stories
+from bench.texts import describe, distinct_text, halves, stories
 
 
 # One fresh process's comparison: the tokenizer and the text come as files.
@@ -27,6 +27,78 @@ samples = interleaved([Contender(str(k), "bpe", lambda: fresh(tok), lambda t, k=
                        for k in (1, threads)], repeats, cpu=cpu)
 print(json.dumps({"wall": samples, "cpu": cpu}))
 """
+
+
+# One of the two processes that encode the text's halves: it loads the tokenizer and its
+# half, says how many ids the half has and their digest, then encodes the half with a
+# new tokenizer each time it reads a byte, answering with the call's CPU seconds.
+HALF_PROCESS = """
+import hashlib, sys, time
+from bpe import BPETokenizer
+from bench.measure import fresh
+tok_path, half_path = sys.argv[1], sys.argv[2]
+tok, text = BPETokenizer.load(tok_path), open(half_path, encoding="utf-8").read()
+ids = fresh(tok).encode_array(text, threads=1)
+print(len(ids), hashlib.sha256(ids.astype("<u4").tobytes()).hexdigest(), flush=True)
+while True:
+    t = fresh(tok)
+    if not sys.stdin.buffer.read(1):
+        break
+    start = time.process_time()
+    t.encode_array(text, threads=1)
+    print(time.process_time() - start, flush=True)
+"""
+
+
+class HalvesInProcesses:
+    """The threads' work done by two processes that share nothing: the text's two halves
+    (texts.halves), each encoded on one thread by a new tokenizer in a process of its
+    own, released at once or one after the other. What this machine gives for the same
+    work on two cores, for the threads to be measured against in the same rounds."""
+    ONE_AFTER_OTHER, AT_ONCE = "two processes, one after the other", "two processes at once"
+
+    def __init__(self, tok_path: Path, halves: list[Path], whole_ids):
+        import hashlib
+
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.processes = [subprocess.Popen([sys.executable, "-c", HALF_PROCESS, str(tok_path), str(half)],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+                          for half in halves]
+        said = [p.stdout.readline().split() for p in self.processes]
+        if not all(len(s) == 2 for s in said):
+            self.close()
+            sys.exit("a process encoding half the text failed to start")
+        first = int(said[0][0])
+        expected = [whole_ids[:first], whole_ids[first:]]
+        for (count, digest), ids in zip(said, expected):
+            if int(count) != len(ids) or digest != hashlib.sha256(ids.astype("<u4").tobytes()).hexdigest():
+                self.close()
+                sys.exit("MISMATCH: the two halves' ids are not the whole text's")
+        self.cpu = {self.ONE_AFTER_OTHER: [], self.AT_ONCE: []}  # each call's CPU seconds, both together
+
+    def _go(self, k: int):
+        self.processes[k].stdin.write("x")
+        self.processes[k].stdin.flush()
+
+    def _done(self, k: int) -> float:
+        return float(self.processes[k].stdout.readline())
+
+    def one_after_other(self, _=None):
+        self._go(0)
+        first = self._done(0)
+        self._go(1)
+        self.cpu[self.ONE_AFTER_OTHER].append(first + self._done(1))
+
+    def at_once(self, _=None):
+        self._go(0)
+        self._go(1)
+        self.cpu[self.AT_ONCE].append(self._done(0) + self._done(1))
+
+    def close(self):
+        for p in self.processes:
+            if p.stdin and not p.stdin.closed:
+                p.stdin.close()
+            p.wait()
 
 
 def kernel_cost(contender: Contender, rounds: int) -> dict:
@@ -64,16 +136,31 @@ def bench_threads(args):
     one, many = contenders[0].once(), contenders[1].once()
     if not numpy.array_equal(one, many):
         sys.exit(f"MISMATCH: encode_array on {threads} threads gives other ids than on 1")
-    del one, many
+    del many
+    folder = tempfile.TemporaryDirectory()
+    tok_path, text_path = Path(folder.name) / "tokenizer.bpe", Path(folder.name) / "text.txt"
+    tok.save(tok_path)
+    text_path.write_text(text, encoding="utf-8")
+    half_paths = [Path(folder.name) / f"half{k}.txt" for k in (0, 1)]
+    for path, half in zip(half_paths, halves(text)):
+        path.write_text(half, encoding="utf-8")
+    apart = HalvesInProcesses(tok_path, half_paths, one)
+    del one
+    pair = [Contender(apart.ONE_AFTER_OTHER, "bpe", lambda: None, apart.one_after_other),
+            Contender(apart.AT_ONCE, "bpe", lambda: None, apart.at_once)]
     cpu = {}
-    samples = interleaved(contenders, args.repeats, cpu=cpu)
+    try:
+        samples = interleaved(contenders + pair, args.repeats, cpu=cpu)
+    finally:
+        apart.close()
+    cpu.update(apart.cpu)
     one_s, many_s = (median(samples[c.name]) for c in contenders)
     ratio = one_s / many_s
     cpu_ratio = median(cpu[contenders[1].name]) / median(cpu[contenders[0].name])
     report.say(f"Encoding {mb:.1f} MB with our vocabulary: arrays, {threads} threads against 1 "
                f"({os.cpu_count()} cores); medians of {args.repeats}; CPU s: the call's CPU time, all its threads")
     report.say(f"{'':<40} {'s':>8} {'MB/s':>7} {'CPU s':>7}")
-    for c in contenders:
+    for c in contenders + pair:
         s = median(samples[c.name])
         report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
     report.say(f"{threads} threads against 1: {ratio:.2f}x (the floor: {THREADS_FLOOR}x: "
@@ -86,6 +173,12 @@ def bench_threads(args):
     report.say(f"CPU time, {threads} threads over 1: {cpu_ratio:.2f}x. Above 1: work the threads added, or cores "
                "that ran slower with both busy (on a shared virtual machine, a host's other work)")
     report.say("each round, " + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in rounds))
+    apart_ratio = median(samples[pair[0].name]) / median(samples[pair[1].name])
+    apart_cpu_ratio = median(cpu[pair[1].name]) / median(cpu[pair[0].name])
+    report.say(f"the same work in two processes that share nothing (the text cut in two where a chunk ends, each "
+               f"half encoded on one thread by a new tokenizer in a process of its own; in the same rounds): at once "
+               f"{apart_ratio:.2f}x one after the other (CPU {apart_cpu_ratio:.2f}x); {threads} threads did "
+               f"{ratio / apart_ratio:.2f}x that")
     kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
     report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
     for c in contenders:
@@ -97,10 +190,7 @@ def bench_threads(args):
 
     report.say(f"\nThe same in {args.processes} fresh processes (medians of {args.repeats} in each):")
     fresh_runs = []
-    with tempfile.TemporaryDirectory() as folder:
-        tok_path, text_path = Path(folder) / "tokenizer.bpe", Path(folder) / "text.txt"
-        tok.save(tok_path)
-        text_path.write_text(text, encoding="utf-8")
+    with folder:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         for k in range(args.processes):
             out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(tok_path), str(text_path), str(threads),
@@ -124,7 +214,12 @@ def bench_threads(args):
         "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name]),
                   "cpu_s": cpu[c.name]}
                  for c, k in zip(contenders, (1, threads))],
-        "ratio": ratio, "cpu_ratio": cpu_ratio, "rounds": rounds, "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
+        "ratio": ratio, "cpu_ratio": cpu_ratio, "rounds": rounds,
+        "processes": {"what": "the text's two halves, each on one thread in a process of its own",
+                      "one_after_the_other": {**timing(samples[pair[0].name]), "cpu_s": cpu[pair[0].name]},
+                      "at_once": {**timing(samples[pair[1].name]), "cpu_s": cpu[pair[1].name]},
+                      "ratio": apart_ratio, "cpu_ratio": apart_cpu_ratio, "threads_over_processes": ratio / apart_ratio},
+        "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
         "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
     report.save(args.out)
 
