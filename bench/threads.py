@@ -21,7 +21,7 @@ import numpy
 from bpe import BPETokenizer
 from bench.measure import Contender, fresh, interleaved
 tok_path, text_path, threads, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-tok, text = BPETokenizer.load(tok_path), open(text_path, encoding="utf-8").read()
+tok, text = BPETokenizer.load(tok_path), open(text_path, encoding="utf-8", newline="").read()
 cpu = {}
 samples = interleaved([Contender(str(k), "bpe", lambda: fresh(tok), lambda t, k=k: t.encode_array(text, threads=k))
                        for k in (1, threads)], repeats, cpu=cpu)
@@ -37,7 +37,7 @@ import hashlib, sys, time
 from bpe import BPETokenizer
 from bench.measure import fresh
 tok_path, half_path = sys.argv[1], sys.argv[2]
-tok, text = BPETokenizer.load(tok_path), open(half_path, encoding="utf-8").read()
+tok, text = BPETokenizer.load(tok_path), open(half_path, encoding="utf-8", newline="").read()
 ids = fresh(tok).encode_array(text, threads=1)
 print(len(ids), hashlib.sha256(ids.astype("<u4").tobytes()).hexdigest(), flush=True)
 while True:
