@@ -276,9 +276,15 @@ def figure_threads(results: Path, out: Path):
     ax.set_ylim(0, max(r["mb_per_s"] for r in rows) * 1.2)
     ax.set_title(f"encode_array on {data['mb']:.0f} MB of distinct text", fontsize=9)
     ax = axes[1]
-    ratios = [data["ratio"]] + [r["ratio"] for r in data.get("fresh_processes", [])]
-    labels = ["this process"] + [f"fresh {k + 1}" for k in range(len(ratios) - 1)]
-    bars = ax.bar(range(len(ratios)), ratios, color=COLOURS["bpe"])
+    fresh_ratios = [r["ratio"] for r in data.get("fresh_processes", [])]
+    ratios = [data["ratio"]] + fresh_ratios
+    labels = ["this process"] + [f"fresh {k + 1}" for k in range(len(fresh_ratios))]
+    colours = [COLOURS["bpe"]] * len(ratios)
+    if "processes" in data:  # the same work in two processes, in the same rounds as the threads
+        ratios.insert(1, data["processes"]["ratio"])
+        labels.insert(1, "2 processes,\nsame work")
+        colours.insert(1, "#777777")
+    bars = ax.bar(range(len(ratios)), ratios, color=colours)
     # Inside the bars, in white: above them a ratio just under the floor sat on its line.
     for bar, ratio in zip(bars, ratios):
         ax.annotate(f"{ratio:.2f}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, -4),
