@@ -163,22 +163,28 @@ def bench_threads(args):
     for c in contenders + pair:
         s = median(samples[c.name])
         report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
-    report.say(f"{threads} threads against 1: {ratio:.2f}x (the floor: {THREADS_FLOOR}x: "
-               f"{'met' if ratio >= THREADS_FLOOR else 'NOT met'})")
     # The same work on more threads should take about the same CPU time; where it takes
     # more, either the threads added work or the cores ran slower than when one ran alone.
     rounds = [{"ratio": a / b, "cpu_ratio": d / c} for a, b, c, d in
               zip(samples[contenders[0].name], samples[contenders[1].name], cpu[contenders[0].name],
                   cpu[contenders[1].name])]
+    # Two statistics, which a slow round on one side pulls apart: the medians' ratio, and
+    # the median of each round's ratio (its two calls seconds apart). The floor takes both.
+    rounds_ratio = median([r["ratio"] for r in rounds])
+    floor_met = min(ratio, rounds_ratio) >= THREADS_FLOOR
+    report.say(f"{threads} threads against 1: {ratio:.2f}x the medians, {rounds_ratio:.2f}x the median of the "
+               f"rounds' ratios (the floor: {THREADS_FLOOR}x by both: {'met' if floor_met else 'NOT met'})")
     report.say(f"CPU time, {threads} threads over 1: {cpu_ratio:.2f}x. Above 1: work the threads added, or cores "
                "that ran slower with both busy (on a shared virtual machine, a host's other work)")
     report.say("each round, " + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in rounds))
     apart_ratio = median(samples[pair[0].name]) / median(samples[pair[1].name])
+    apart_rounds_ratio = median([a / b for a, b in zip(samples[pair[0].name], samples[pair[1].name])])
     apart_cpu_ratio = median(cpu[pair[1].name]) / median(cpu[pair[0].name])
     report.say(f"the same work in two processes that share nothing (the text cut in two where a chunk ends, each "
                f"half encoded on one thread by a new tokenizer in a process of its own; in the same rounds): at once "
-               f"{apart_ratio:.2f}x one after the other (CPU {apart_cpu_ratio:.2f}x); {threads} threads did "
-               f"{ratio / apart_ratio:.2f}x that")
+               f"{apart_ratio:.2f}x one after the other, {apart_rounds_ratio:.2f}x the rounds' median (CPU "
+               f"{apart_cpu_ratio:.2f}x); {threads} threads did {ratio / apart_ratio:.2f}x and "
+               f"{rounds_ratio / apart_rounds_ratio:.2f}x that")
     kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
     report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
     for c in contenders:
@@ -214,12 +220,13 @@ def bench_threads(args):
         "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name]),
                   "cpu_s": cpu[c.name]}
                  for c, k in zip(contenders, (1, threads))],
-        "ratio": ratio, "cpu_ratio": cpu_ratio, "rounds": rounds,
+        "ratio": ratio, "rounds_ratio": rounds_ratio, "cpu_ratio": cpu_ratio, "rounds": rounds,
         "processes": {"what": "the text's two halves, each on one thread in a process of its own",
                       "one_after_the_other": {**timing(samples[pair[0].name]), "cpu_s": cpu[pair[0].name]},
                       "at_once": {**timing(samples[pair[1].name]), "cpu_s": cpu[pair[1].name]},
-                      "ratio": apart_ratio, "cpu_ratio": apart_cpu_ratio, "threads_over_processes": ratio / apart_ratio},
-        "floor": THREADS_FLOOR, "floor_met": ratio >= THREADS_FLOOR, "kernel": kernel,
+                      "ratio": apart_ratio, "rounds_ratio": apart_rounds_ratio, "cpu_ratio": apart_cpu_ratio,
+                      "threads_over_processes": ratio / apart_ratio},
+        "floor": THREADS_FLOOR, "floor_met": floor_met, "kernel": kernel,
         "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
     report.save(args.out)
 
