@@ -278,11 +278,11 @@ def figure_threads(results: Path, out: Path):
     ax = axes[1]
     fresh_ratios = [r["ratio"] for r in data.get("fresh_processes", [])]
     ratios = [data["ratio"]] + fresh_ratios
-    labels = ["this process"] + [f"fresh {k + 1}" for k in range(len(fresh_ratios))]
+    labels = ["this\nprocess"] + [f"fresh\n{k + 1}" for k in range(len(fresh_ratios))]
     colours = [COLOURS["bpe"]] * len(ratios)
     if "processes" in data:  # the same work in two processes, in the same rounds as the threads
         ratios.insert(1, data["processes"]["ratio"])
-        labels.insert(1, "2 processes,\nsame work")
+        labels.insert(1, "same work,\n2 processes")
         colours.insert(1, "#777777")
     bars = ax.bar(range(len(ratios)), ratios, color=colours)
     # Inside the bars, in white: above them a ratio just under the floor sat on its line.
@@ -292,7 +292,7 @@ def figure_threads(results: Path, out: Path):
     ax.axhline(data["floor"], color="#d62728", linestyle="--", linewidth=1, label=f"the floor, {data['floor']}x")
     ax.axhline(data["ceiling"]["ratio"], color="#777777", linestyle=":", linewidth=1,
                label=f"the machine's ceiling now, {data['ceiling']['ratio']:.2f}x (a Python loop in 2 processes)")
-    ax.set_xticks(range(len(ratios)), labels, fontsize=8)
+    ax.set_xticks(range(len(ratios)), labels, fontsize=7)
     ax.set_ylabel(f"{data['threads']} threads against 1 (times faster)")
     ax.set_ylim(0, max(ratios + [data["floor"], data["ceiling"]["ratio"]]) * 1.6)
     # The legend above the bars, so that a ratio's label never sits on the floor's line.

@@ -148,7 +148,8 @@ def threads() -> dict:
     fresh = sorted(p["ratio"] for p in data["fresh_processes"])
     return {"ratio": f"{data['ratio']:.2f}", "low": f"{fresh[0]:.2f}", "high": f"{fresh[-1]:.2f}",
             "ceiling": f"{data['ceiling']['ratio']:.2f}", "n": ["one", "two", "three", "four"][len(fresh) - 1],
-            "cpu": f"{data['cpu_ratio']:.2f}"}
+            "cpu": f"{data['cpu_ratio']:.2f}", "processes": f"{data['processes']['ratio']:.2f}",
+            "rounds": f"{data['rounds_ratio']:.2f}"}
 
 
 def hf(name: str) -> dict:
@@ -205,6 +206,8 @@ QUOTES = [
     ("docs/engine.md", lambda: "In the saved run 2 threads did {ratio}x the work of one ({low}-{high}x in {n} fresh "
                                "processes) while the ceiling was {ceiling}x".format(**threads())),
     ("docs/engine.md", lambda: "that one does, and in the saved run they took {cpu}x".format(**threads())),
+    ("docs/engine.md", lambda: "the same work in two processes that share nothing did {processes}x".format(**threads())),
+    ("docs/engine.md", lambda: "also takes, was {rounds}x".format(**threads())),
     ("README.md", lambda: f"gigatoken's `encode_batch`: {floor('gpt2', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} "
                           f"on GPT-2, {floor('cl100k', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} on cl100k"),
     ("README.md", lambda: "({0} and {1} on GPT-2's stories and source, {2} and {3} on cl100k's)".format(
