@@ -6,12 +6,13 @@ table helper: what is printed is what is recorded."""
 import importlib.util
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 import bpe_bench
-from bench import SPECIAL_TOKENS, encode, measure, peers, worker
+from bench import SPECIAL_TOKENS, encode, measure, peers, texts, worker
 from sample_text import made_up_stories
 from vocabularies import cl100k_path, gpt2_files
 
@@ -51,6 +52,30 @@ def test_a_text_without_a_safe_place_is_not_cut():
     assert bpe_bench.last_safe_cut("said:\n\nOnce") == 0
     assert bpe_bench.last_safe_cut("Once upon") == len("Once")
     assert bpe_bench.pieces("x1 " * 30, 20) == ["x1 " * 30]
+
+
+@pytest.mark.parametrize("pattern", ["default", "gpt2", "gpt4"])
+def test_halves_hold_the_chunks_of_the_whole_text(pattern):
+    text = TRICKY * 40 + made_up_stories(3000)
+    first, second = texts.halves(text)
+    assert first + second == text
+    assert len(text) // 4 < len(first) <= len(text) // 2
+    assert chunks(first, pattern) + chunks(second, pattern) == chunks(text, pattern)
+
+
+def test_interleaved_takes_each_calls_cpu_time_beside_its_wall_time():
+    def spin(_):
+        start = time.process_time()
+        while time.process_time() - start < 0.02:
+            pass
+
+    contenders = [measure.Contender("spin", "", lambda: None, spin),
+                  measure.Contender("sleep", "", lambda: None, lambda _: time.sleep(0.02))]
+    cpu = {}
+    wall = measure.interleaved(contenders, 3, cpu=cpu)
+    assert [len(cpu[c.name]) for c in contenders] == [3, 3]
+    assert min(cpu["spin"]) >= 0.02 and max(cpu["sleep"]) < 0.01
+    assert min(wall["sleep"]) >= 0.02
 
 
 def test_generated_words_are_the_same_for_a_seed_and_mostly_new():
