@@ -19,10 +19,12 @@ figures.py draws the documentation's figures from the JSON files.
              that has encoded one short sentence) and first (a new one's first call).
              Then splitting alone, for each split rule: chunks per second.
   threads    Two threads. Our encode_array on 2 threads against 1, on 40 MB of distinct
-             text (the floor: 1.8x); with what this machine's cores can do together now
-             (a plain Python loop in 2 processes) and the comparison repeated in a few
-             fresh processes, since the gain from a second core of a shared virtual
-             machine varies from process to process.
+             text (the floor: 1.8x), with each call's CPU time; beside it, in the same
+             rounds, the same work in two processes that share nothing (the text's
+             halves, at once against one after the other), what this machine's cores
+             can do together now (a plain Python loop in 2 processes) and the
+             comparison repeated in a few fresh processes, since the gain from a second
+             core of a shared virtual machine varies from round to round.
   train      All cores. Learning 7,934 merges: our BPETokenizer.train against rustbpe
              (given our split rule; merges checked equal to ours) and Hugging Face
              tokenizers (its GPT-2 split, so its merges differ), on 5 MB of stories,

@@ -81,7 +81,11 @@ class HalvesInProcesses:
         self.processes[k].stdin.flush()
 
     def _done(self, k: int) -> float:
-        return float(self.processes[k].stdout.readline())
+        line = self.processes[k].stdout.readline()
+        if not line:
+            raise RuntimeError(f"the process encoding half {k + 1} of the text ended (exit status "
+                               f"{self.processes[k].poll()})")
+        return float(line)
 
     def one_after_other(self, _=None):
         self._go(0)
