@@ -105,6 +105,17 @@ class HalvesInProcesses:
             p.wait()
 
 
+def against(samples: dict, cpu: dict, one: str, two: str) -> dict:
+    """Contender `two` against `one`, from interleaved rounds: the medians' ratio, the
+    median of each round's ratio (a slow round on one side pulls the two apart), the CPU
+    time's ratio (two's over one's), and each round's pair."""
+    rounds = [{"ratio": a / b, "cpu_ratio": d / c}
+              for a, b, c, d in zip(samples[one], samples[two], cpu[one], cpu[two])]
+    return {"ratio": median(samples[one]) / median(samples[two]),
+            "rounds_ratio": median([r["ratio"] for r in rounds]),
+            "cpu_ratio": median(cpu[two]) / median(cpu[one]), "rounds": rounds}
+
+
 def kernel_cost(contender: Contender, rounds: int) -> dict:
     """What one call costs in the kernel: the minor page faults and the system seconds of
     the whole process (every thread) over the call, by getrusage; medians of `rounds`
@@ -152,43 +163,45 @@ def bench_threads(args):
     del one
     pair = [Contender(apart.ONE_AFTER_OTHER, "bpe", lambda: None, apart.one_after_other),
             Contender(apart.AT_ONCE, "bpe", lambda: None, apart.at_once)]
+    # A tokenizer whose table already holds every chunk of the text: its threads write
+    # nothing that the other reads, where a new tokenizer's add the text's new chunks.
+    warm_tok = fresh(tok)
+    warm_tok.encode_array(text, threads=1)
+    warm = [Contender(f"warm tokenizer encode_array(threads={k})", "bpe", lambda: warm_tok,
+                      lambda t, k=k: t.encode_array(text, threads=k)) for k in (1, threads)]
     cpu = {}
     try:
-        samples = interleaved(contenders + pair, args.repeats, cpu=cpu)
+        samples = interleaved(contenders + pair + warm, args.repeats, cpu=cpu)
     finally:
         apart.close()
     cpu.update(apart.cpu)
-    one_s, many_s = (median(samples[c.name]) for c in contenders)
-    ratio = one_s / many_s
-    cpu_ratio = median(cpu[contenders[1].name]) / median(cpu[contenders[0].name])
     report.say(f"Encoding {mb:.1f} MB with our vocabulary: arrays, {threads} threads against 1 "
                f"({os.cpu_count()} cores); medians of {args.repeats}; CPU s: the call's CPU time, all its threads")
-    report.say(f"{'':<40} {'s':>8} {'MB/s':>7} {'CPU s':>7}")
-    for c in contenders + pair:
+    report.say(f"{'':<42} {'s':>8} {'MB/s':>7} {'CPU s':>7}")
+    for c in contenders + pair + warm:
         s = median(samples[c.name])
-        report.say(f"{c.name:<40} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
+        report.say(f"{c.name:<42} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
     # The same work on more threads should take about the same CPU time; where it takes
     # more, either the threads added work or the cores ran slower than when one ran alone.
-    rounds = [{"ratio": a / b, "cpu_ratio": d / c} for a, b, c, d in
-              zip(samples[contenders[0].name], samples[contenders[1].name], cpu[contenders[0].name],
-                  cpu[contenders[1].name])]
-    # Two statistics, which a slow round on one side pulls apart: the medians' ratio, and
-    # the median of each round's ratio (its two calls seconds apart). The floor takes both.
-    rounds_ratio = median([r["ratio"] for r in rounds])
-    floor_met = min(ratio, rounds_ratio) >= THREADS_FLOOR
+    main = against(samples, cpu, contenders[0].name, contenders[1].name)
+    ratio, rounds_ratio, cpu_ratio, rounds = main["ratio"], main["rounds_ratio"], main["cpu_ratio"], main["rounds"]
+    floor_met = min(ratio, rounds_ratio) >= THREADS_FLOOR  # both statistics
     report.say(f"{threads} threads against 1: {ratio:.2f}x the medians, {rounds_ratio:.2f}x the median of the "
                f"rounds' ratios (the floor: {THREADS_FLOOR}x by both: {'met' if floor_met else 'NOT met'})")
     report.say(f"CPU time, {threads} threads over 1: {cpu_ratio:.2f}x. Above 1: work the threads added, or cores "
                "that ran slower with both busy (on a shared virtual machine, a host's other work)")
     report.say("each round, " + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in rounds))
-    apart_ratio = median(samples[pair[0].name]) / median(samples[pair[1].name])
-    apart_rounds_ratio = median([a / b for a, b in zip(samples[pair[0].name], samples[pair[1].name])])
-    apart_cpu_ratio = median(cpu[pair[1].name]) / median(cpu[pair[0].name])
+    apart_vs = against(samples, cpu, pair[0].name, pair[1].name)
     report.say(f"the same work in two processes that share nothing (the text cut in two where a chunk ends, each "
                f"half encoded on one thread by a new tokenizer in a process of its own; in the same rounds): at once "
-               f"{apart_ratio:.2f}x one after the other, {apart_rounds_ratio:.2f}x the rounds' median (CPU "
-               f"{apart_cpu_ratio:.2f}x); {threads} threads did {ratio / apart_ratio:.2f}x and "
-               f"{rounds_ratio / apart_rounds_ratio:.2f}x that")
+               f"{apart_vs['ratio']:.2f}x one after the other, {apart_vs['rounds_ratio']:.2f}x the rounds' median "
+               f"(CPU {apart_vs['cpu_ratio']:.2f}x); {threads} threads did {ratio / apart_vs['ratio']:.2f}x and "
+               f"{rounds_ratio / apart_vs['rounds_ratio']:.2f}x that")
+    warm_vs = against(samples, cpu, warm[0].name, warm[1].name)
+    report.say(f"a warm tokenizer (its table holding every chunk of the text already; in the same rounds): "
+               f"{threads} threads against 1: {warm_vs['ratio']:.2f}x the medians, {warm_vs['rounds_ratio']:.2f}x "
+               f"the rounds' median (CPU {warm_vs['cpu_ratio']:.2f}x); each round, "
+               + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in warm_vs["rounds"]))
     kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
     report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
     for c in contenders:
@@ -228,8 +241,10 @@ def bench_threads(args):
         "processes": {"what": "the text's two halves, each on one thread in a process of its own",
                       "one_after_the_other": {**timing(samples[pair[0].name]), "cpu_s": cpu[pair[0].name]},
                       "at_once": {**timing(samples[pair[1].name]), "cpu_s": cpu[pair[1].name]},
-                      "ratio": apart_ratio, "rounds_ratio": apart_rounds_ratio, "cpu_ratio": apart_cpu_ratio,
-                      "threads_over_processes": ratio / apart_ratio},
+                      **apart_vs, "threads_over_processes": ratio / apart_vs["ratio"]},
+        "warm": {"what": "a tokenizer whose table holds every chunk of the text",
+                 "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "cpu_s": cpu[c.name]}
+                          for c, k in zip(warm, (1, threads))], **warm_vs},
         "floor": THREADS_FLOOR, "floor_met": floor_met, "kernel": kernel,
         "ceiling": ceiling, "fresh_processes": fresh_runs, "fresh_processes_median_ratio": fresh_median})
     report.save(args.out)
