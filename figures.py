@@ -266,7 +266,7 @@ def figure_encode_arrays(results: Path, out: Path):
 def figure_threads(results: Path, out: Path):
     data = read_bench(results, "threads")
     p = plt()
-    fig, axes = p.subplots(1, 2, figsize=(COLUMN_INCHES, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
+    fig, axes = p.subplots(1, 2, figsize=(COLUMN_INCHES, 3.8), gridspec_kw={"width_ratios": [0.9, 1.6]})
     ax = axes[0]
     rows = data["rows"]
     bars = ax.bar(range(len(rows)), [r["mb_per_s"] for r in rows], color=COLOURS["bpe"])
@@ -280,10 +280,15 @@ def figure_threads(results: Path, out: Path):
     ratios = [data["ratio"]] + fresh_ratios
     labels = ["this\nprocess"] + [f"fresh\n{k + 1}" for k in range(len(fresh_ratios))]
     colours = [COLOURS["bpe"]] * len(ratios)
+    if "rounds_ratio" in data:  # the median of each round's ratio, which the floor takes too
+        ratios.insert(1, data["rounds_ratio"])
+        labels.insert(1, "its rounds'\nmedian")
+        colours.insert(1, COLOURS["bpe"])
     if "processes" in data:  # the same work in two processes, in the same rounds as the threads
-        ratios.insert(1, data["processes"]["ratio"])
-        labels.insert(1, "same work,\n2 processes")
-        colours.insert(1, "#777777")
+        at = 2 if "rounds_ratio" in data else 1
+        ratios.insert(at, data["processes"]["ratio"])
+        labels.insert(at, "same work,\n2 processes")
+        colours.insert(at, "#777777")
     bars = ax.bar(range(len(ratios)), ratios, color=colours)
     # Inside the bars, in white: above them a ratio just under the floor sat on its line.
     for bar, ratio in zip(bars, ratios):
@@ -292,7 +297,7 @@ def figure_threads(results: Path, out: Path):
     ax.axhline(data["floor"], color="#d62728", linestyle="--", linewidth=1, label=f"the floor, {data['floor']}x")
     ax.axhline(data["ceiling"]["ratio"], color="#777777", linestyle=":", linewidth=1,
                label=f"the machine's ceiling now, {data['ceiling']['ratio']:.2f}x (a Python loop in 2 processes)")
-    ax.set_xticks(range(len(ratios)), labels, fontsize=7)
+    ax.set_xticks(range(len(ratios)), labels, fontsize=6.5)
     ax.set_ylabel(f"{data['threads']} threads against 1 (times faster)")
     ax.set_ylim(0, max(ratios + [data["floor"], data["ceiling"]["ratio"]]) * 1.6)
     # The legend above the bars, so that a ratio's label never sits on the floor's line.

@@ -152,6 +152,13 @@ def threads() -> dict:
             "rounds": f"{data['rounds_ratio']:.2f}"}
 
 
+def extreme_rounds(rounds: list) -> dict:
+    """The slowest and the fastest round of a threads comparison, with their CPU ratios."""
+    low, high = min(rounds, key=lambda r: r["ratio"]), max(rounds, key=lambda r: r["ratio"])
+    return {"low": f"{low['ratio']:.2f}", "low_cpu": f"{low['cpu_ratio']:.2f}",
+            "high": f"{high['ratio']:.2f}", "high_cpu": f"{high['cpu_ratio']:.2f}"}
+
+
 def hf(name: str) -> dict:
     return json.loads((RESULTS / name).read_text())
 
@@ -205,9 +212,13 @@ QUOTES = [
                                f"{split_tier('gpt2', 'portable')} GB/s a chunk at a time"),
     ("docs/engine.md", lambda: "In the saved run 2 threads did {ratio}x the work of one ({low}-{high}x in {n} fresh "
                                "processes) while the ceiling was {ceiling}x".format(**threads())),
-    ("docs/engine.md", lambda: "that one does, and in the saved run they took {cpu}x".format(**threads())),
     ("docs/engine.md", lambda: "the same work in two processes that share nothing did {processes}x".format(**threads())),
     ("docs/engine.md", lambda: "also takes, was {rounds}x".format(**threads())),
+    ("docs/engine.md", lambda: "time that one does, and in the saved run they took {cpu}x".format(**threads())),
+    ("docs/engine.md", lambda: "together: {high}x with {high_cpu}x the CPU time, {low}x with {low_cpu}x".format(
+        **extreme_rounds(json.loads((RESULTS / "bench-threads.json").read_text())["rounds"]))),
+    ("docs/engine.md", lambda: "in the same rounds, from {low}x with {low_cpu}x the CPU time to {high}x with {high_cpu}x".format(
+        **extreme_rounds(json.loads((RESULTS / "bench-threads.json").read_text())["warm"]["rounds"]))),
     ("README.md", lambda: f"gigatoken's `encode_batch`: {floor('gpt2', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} "
                           f"on GPT-2, {floor('cl100k', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} on cl100k"),
     ("README.md", lambda: "({0} and {1} on GPT-2's stories and source, {2} and {3} on cl100k's)".format(
