@@ -183,8 +183,8 @@ def bench_threads(args):
         report.say(f"{c.name:<42} {s:>8.4f} {mb / s:>7.1f} {median(cpu[c.name]):>7.4f}")
     # The same work on more threads should take about the same CPU time; where it takes
     # more, either the threads added work or the cores ran slower than when one ran alone.
-    main = against(samples, cpu, contenders[0].name, contenders[1].name)
-    ratio, rounds_ratio, cpu_ratio, rounds = main["ratio"], main["rounds_ratio"], main["cpu_ratio"], main["rounds"]
+    threads_vs = against(samples, cpu, contenders[0].name, contenders[1].name)
+    ratio, rounds_ratio, cpu_ratio, rounds = (threads_vs[k] for k in ("ratio", "rounds_ratio", "cpu_ratio", "rounds"))
     floor_met = min(ratio, rounds_ratio) >= THREADS_FLOOR  # both statistics
     report.say(f"{threads} threads against 1: {ratio:.2f}x the medians, {rounds_ratio:.2f}x the median of the "
                f"rounds' ratios (the floor: {THREADS_FLOOR}x by both: {'met' if floor_met else 'NOT met'})")
