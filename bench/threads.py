@@ -1,5 +1,6 @@
 """bpe_bench.py threads: our encoder on two threads against one, on distinct text."""
 import gc
+import hashlib
 import json
 import os
 import resource
@@ -58,8 +59,6 @@ class HalvesInProcesses:
     ONE_AFTER_OTHER, AT_ONCE = "two processes, one after the other", "two processes at once"
 
     def __init__(self, tok_path: Path, halves: list[Path], whole_ids):
-        import hashlib
-
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         self.processes = [subprocess.Popen([sys.executable, "-c", HALF_PROCESS, str(tok_path), str(half)],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -237,7 +236,7 @@ def bench_threads(args):
         "rows": [{"name": c.name, "threads": k, **timing(samples[c.name]), "mb_per_s": mb / median(samples[c.name]),
                   "cpu_s": cpu[c.name]}
                  for c, k in zip(contenders, (1, threads))],
-        "ratio": ratio, "rounds_ratio": rounds_ratio, "cpu_ratio": cpu_ratio, "rounds": rounds,
+        **threads_vs,
         "processes": {"what": "the text's two halves, each on one thread in a process of its own",
                       "one_after_the_other": {**timing(samples[pair[0].name]), "cpu_s": cpu[pair[0].name]},
                       "at_once": {**timing(samples[pair[1].name]), "cpu_s": cpu[pair[1].name]},

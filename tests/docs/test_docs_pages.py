@@ -143,20 +143,21 @@ def floors(vocabulary: str, name: str) -> list[str]:
     return [f"{r['ratio']:.2f}x" for r in rows if r["vocabulary"] == vocabulary and r["floor"] == name]
 
 
+def extreme_rounds(rounds: list, prefix: str) -> dict:
+    """The slowest and the fastest round of a threads comparison, with their CPU ratios."""
+    slow, fast = min(rounds, key=lambda r: r["ratio"]), max(rounds, key=lambda r: r["ratio"])
+    return {f"{prefix}slow": f"{slow['ratio']:.2f}", f"{prefix}slow_cpu": f"{slow['cpu_ratio']:.2f}",
+            f"{prefix}fast": f"{fast['ratio']:.2f}", f"{prefix}fast_cpu": f"{fast['cpu_ratio']:.2f}"}
+
+
 def threads() -> dict:
     data = json.loads((RESULTS / "bench-threads.json").read_text())
     fresh = sorted(p["ratio"] for p in data["fresh_processes"])
     return {"ratio": f"{data['ratio']:.2f}", "low": f"{fresh[0]:.2f}", "high": f"{fresh[-1]:.2f}",
             "ceiling": f"{data['ceiling']['ratio']:.2f}", "n": ["one", "two", "three", "four"][len(fresh) - 1],
             "cpu": f"{data['cpu_ratio']:.2f}", "processes": f"{data['processes']['ratio']:.2f}",
-            "rounds": f"{data['rounds_ratio']:.2f}"}
-
-
-def extreme_rounds(rounds: list) -> dict:
-    """The slowest and the fastest round of a threads comparison, with their CPU ratios."""
-    low, high = min(rounds, key=lambda r: r["ratio"]), max(rounds, key=lambda r: r["ratio"])
-    return {"low": f"{low['ratio']:.2f}", "low_cpu": f"{low['cpu_ratio']:.2f}",
-            "high": f"{high['ratio']:.2f}", "high_cpu": f"{high['cpu_ratio']:.2f}"}
+            "rounds": f"{data['rounds_ratio']:.2f}", **extreme_rounds(data["rounds"], ""),
+            **extreme_rounds(data["warm"]["rounds"], "warm_")}
 
 
 def hf(name: str) -> dict:
@@ -215,10 +216,10 @@ QUOTES = [
     ("docs/engine.md", lambda: "the same work in two processes that share nothing did {processes}x".format(**threads())),
     ("docs/engine.md", lambda: "also takes, was {rounds}x".format(**threads())),
     ("docs/engine.md", lambda: "time that one does, and in the saved run they took {cpu}x".format(**threads())),
-    ("docs/engine.md", lambda: "together: {high}x with {high_cpu}x the CPU time, {low}x with {low_cpu}x".format(
-        **extreme_rounds(json.loads((RESULTS / "bench-threads.json").read_text())["rounds"]))),
-    ("docs/engine.md", lambda: "in the same rounds, from {low}x with {low_cpu}x the CPU time to {high}x with {high_cpu}x".format(
-        **extreme_rounds(json.loads((RESULTS / "bench-threads.json").read_text())["warm"]["rounds"]))),
+    ("docs/engine.md", lambda: "together: {fast}x with {fast_cpu}x the CPU time, {slow}x with {slow_cpu}x".format(
+        **threads())),
+    ("docs/engine.md", lambda: "in the same rounds, from {warm_slow}x with {warm_slow_cpu}x the CPU time to "
+                               "{warm_fast}x with {warm_fast_cpu}x".format(**threads())),
     ("README.md", lambda: f"gigatoken's `encode_batch`: {floor('gpt2', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} "
                           f"on GPT-2, {floor('cl100k', 'warm batch: ours >= 1x gigatoken' + chr(39) + 's batch call')} on cl100k"),
     ("README.md", lambda: "({0} and {1} on GPT-2's stories and source, {2} and {3} on cl100k's)".format(
