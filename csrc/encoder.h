@@ -556,15 +556,13 @@ private:
         };
         // A chunk into the block being filled: its key and its bucket on the way. 16 bytes
         // are read at a chunk's start only inside the text. A chunk longer than a short key
-        // gets its own key (a hash of all its bytes), which the rare path would make
-        // anyway, so that its bucket is on the way too: the words of a script of several
-        // bytes a character are often that long.
+        // gets its own key (a hash of all its bytes), as in KeyBlock::set_run, so that its
+        // bucket is on the way too: the words of a script of several bytes a character
+        // are often that long.
         auto fill = [&](size_t k, const char* at, size_t n) {
             const std::string_view chunk(at, n);
             filling->set(k, at, n,
-                         n > kShortKey         ? chunk_id(chunk, text_end)
-                         : at + 16 <= text_end ? probe_key(at, n)
-                                               : probe_key_near_end(chunk, text_end));
+                         at + 16 <= text_end && n <= kShortKey ? short_chunk_id(at, n) : chunk_id(chunk, text_end));
             prefetch(reader.bucket(filling->hash[k]));
         };
         // A special token's id, or a document's end, after the ids of the chunks before it.
@@ -710,14 +708,7 @@ private:
             make_room(out, pos, step);
             return;
         }
-        // A chunk longer than a short key probed with a key no entry has (probe_key, which
-        // the byte-level loop takes): its own key, a hash of all its bytes, is made here,
-        // out of the loop.
-        ChunkId key = p.key;
-        if (p.chunk.size() > kShortKey && (key.hi >> 56) != kLongMark) {
-            key = chunk_id(p.chunk, p.chunk.data() + p.chunk.size());
-            e = table_.reader().find(key);
-        }
+        const ChunkId& key = p.key;
         size_t n = 0;
         const uint32_t* ids = e == nullptr ? nullptr : table_.rest(*e, p.chunk, n);
         if (ids == nullptr) {
@@ -738,7 +729,7 @@ private:
                                   size_t step) const {
         joined.assign(1, ' ');
         joined.append(word);
-        const Pending p{joined, probe_key_near_end(joined, joined.data() + joined.size())};
+        const Pending p{joined, chunk_id(joined, joined.data() + joined.size())};
         const EncoderTable::Entry* e = table_.reader().find(p.key);
         if (e != nullptr && e->count <= EncoderTable::kInline) {
             make_room(out, pos, step);

@@ -62,41 +62,31 @@ BPE_ALWAYS_INLINE inline uint64_t bucket_hash(uint64_t lo, uint64_t hi) {
     return (lo ^ (hi * kHashHi) ^ (hi >> 32)) * kHashAll;
 }
 
-// The key of `chunk`, which lies in a text that ends at `text_end`: when 16 bytes can be
-// read from the chunk's start (all but the last chunk or two of a text), two loads.
-BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* text_end) {
-    const size_t n = chunk.size();
-    if (n <= kShortKey) {
-        const ShortKey k = short_key(chunk, text_end);
-        return {k.lo, k.hi, bucket_hash(k.lo, k.hi)};
-    }
+// The key of a chunk longer than kShortKey: two hashes of all its bytes.
+inline ChunkId long_chunk_id(std::string_view chunk) {
     uint64_t word[2];
     std::memcpy(word, chunk.data(), 16);
     uint64_t h = chunk_hash(word, chunk);
-    uint64_t lo = h, hi = (mix(h ^ n) >> 8) | (kLongMark << 56);
+    uint64_t lo = h, hi = (mix(h ^ chunk.size()) >> 8) | (kLongMark << 56);
     return {lo, hi, bucket_hash(lo, hi)};
 }
 
-// The key the chunk loop probes with, for a chunk of n bytes at p with 16 bytes
-// readable there: chunk_id's for a chunk of at most kShortKey bytes, made without a
-// branch on the length. A longer chunk gets its first 15 bytes and a length byte of 17,
-// which no entry has (a short key's is 1 to 16, a long key's kLongMark), so its probe
-// misses and the rare path makes its real key (a hash of all its bytes) out of the
-// loop: a long chunk's hit went out of line anyway, for its bytes to be compared.
-BPE_ALWAYS_INLINE inline ChunkId probe_key(const char* p, size_t n) {
+// The key of `chunk`, which lies in a text that ends at `text_end`: when 16 bytes can be
+// read from the chunk's start (all but the last chunk or two of a text), two loads.
+BPE_ALWAYS_INLINE inline ChunkId chunk_id(std::string_view chunk, const char* text_end) {
+    if (chunk.size() > kShortKey) return long_chunk_id(chunk);
+    const ShortKey k = short_key(chunk, text_end);
+    return {k.lo, k.hi, bucket_hash(k.lo, k.hi)};
+}
+
+// chunk_id's key for a chunk of n <= kShortKey bytes at p with 16 bytes readable there,
+// made without a branch on the length: what the chunk loop makes for most chunks.
+BPE_ALWAYS_INLINE inline ChunkId short_chunk_id(const char* p, size_t n) {
     uint64_t word[2];
     std::memcpy(word, p, 16);
-    const size_t m = n < kShortKey ? n : kShortKey;
-    const uint64_t length_byte = (n < kShortKey + 1 ? n : kShortKey + 1) + 1;
-    const uint64_t lo = word[0] & kKeyMasks.lo[m];
-    const uint64_t hi = (word[1] & kKeyMasks.hi[m]) | (length_byte << 56);
+    const uint64_t lo = word[0] & kKeyMasks.lo[n];
+    const uint64_t hi = (word[1] & kKeyMasks.hi[n]) | (uint64_t(n + 1) << 56);
     return {lo, hi, bucket_hash(lo, hi)};
-}
-
-// The same, for a chunk near the end of its text, where 16 bytes may not be readable.
-inline ChunkId probe_key_near_end(std::string_view chunk, const char* text_end) {
-    if (chunk.size() <= kShortKey) return chunk_id(chunk, text_end);
-    return probe_key(chunk.data(), chunk.size());  // 16 bytes or more: all readable
 }
 
 // The chunk loop's block of chunks (encoder.h), column by column: each chunk's bytes
@@ -116,16 +106,18 @@ struct KeyBlock {
 
     // The first `count` chunks from a run of the text at `base`: [first, ends[0]),
     // [ends[0], ends[1]), ..., with 16 bytes readable at each one's start. `wide`: eight
-    // at a time in AVX-512 registers (keys_avx512), where the CPU has them.
+    // at a time in AVX-512 registers (keys_avx512), where the CPU has them. A chunk
+    // longer than a short key gets its own key (a hash of all its bytes) here too, so
+    // that its bucket is on the way with the others' (indentation in source code).
     void set_run(const char* base, size_t first, const size_t* ends, size_t count, bool wide);
 };
 
 #if defined(BPE_X86_TIERS)
-// probe_key for eight chunks at once, lane by lane: the chunks' starts are the ends
+// short_chunk_id for eight chunks at once, lane by lane: the chunks' starts are the ends
 // shifted by one lane, their 16 bytes are loaded a chunk at a time and sorted into a
 // register of first words and one of second words, and the masks by length, the
 // length byte and bucket_hash are each an instruction or two for all eight, where
-// probe_key's are a dozen for each chunk. Fills whole eights of the run; returns how
+// short_chunk_id's are a dozen for each chunk. Fills whole eights of the run; returns how
 // many chunks that was.
 // (GCC 12's AVX-512 intrinsics warn that their own placeholder operand may be used
 // uninitialized where they are inlined, its bug 105593; GCC 13 does not.)
@@ -155,11 +147,11 @@ BPE_AVX512 size_t keys_avx512(KeyBlock<N>& block, const char* base, size_t first
         high4 = _mm512_inserti64x2(high4, bytes16(ends[k + 5]), 2);
         high4 = _mm512_inserti64x2(high4, bytes16(ends[k + 6]), 3);
         const __m512i size = _mm512_sub_epi64(end, start);
-        // probe_key's m, masks and length byte; a shift by 64 or more gives 0.
+        // short_chunk_id's masks and length byte (a shift by 64 or more gives 0). A lane
+        // of a longer chunk is keyed again below; m keeps its arithmetic in range.
         const __m512i m = _mm512_min_epu64(size, _mm512_set1_epi64(kShortKey));
         const __m512i m_past8 = _mm512_max_epi64(_mm512_sub_epi64(m, _mm512_set1_epi64(8)), _mm512_setzero_si512());
-        const __m512i length_byte = _mm512_slli_epi64(
-            _mm512_add_epi64(_mm512_min_epu64(size, _mm512_set1_epi64(kShortKey + 1)), _mm512_set1_epi64(1)), 56);
+        const __m512i length_byte = _mm512_slli_epi64(_mm512_add_epi64(m, _mm512_set1_epi64(1)), 56);
         const __m512i lo = _mm512_andnot_si512(_mm512_sllv_epi64(ones, _mm512_slli_epi64(m, 3)),
                                                _mm512_permutex2var_epi64(low4, evens, high4));
         const __m512i hi = _mm512_or_si512(_mm512_andnot_si512(_mm512_sllv_epi64(ones, _mm512_slli_epi64(m_past8, 3)),
@@ -173,6 +165,11 @@ BPE_AVX512 size_t keys_avx512(KeyBlock<N>& block, const char* base, size_t first
         _mm512_storeu_si512(block.hi + k, hi);
         _mm512_storeu_si512(block.size + k, size);
         _mm512_storeu_si512(block.begin + k, _mm512_add_epi64(at, start));
+        for (__mmask8 longer = _mm512_cmpgt_epu64_mask(size, _mm512_set1_epi64(kShortKey)); longer != 0;
+             longer &= longer - 1) {
+            const size_t j = k + count_trailing_zeros(uint32_t(longer));
+            block.set(j, block.begin[j], block.size[j], long_chunk_id(block.chunk(j)));
+        }
     }
     return k;
 }
@@ -193,7 +190,8 @@ void KeyBlock<N>::set_run(const char* base, size_t first, const size_t* ends, si
     (void)wide;
 #endif
     for (; k < count; ++k) {
-        set(k, base + first, ends[k] - first, probe_key(base + first, ends[k] - first));
+        const size_t n = ends[k] - first;
+        set(k, base + first, n, n > kShortKey ? long_chunk_id({base + first, n}) : short_chunk_id(base + first, n));
         first = ends[k];
     }
 }
