@@ -147,17 +147,76 @@ private:
     std::vector<Value, HugePageAllocator<Value>> values_;
 };
 
-// The encoder's ranks: the merge that made each pair, by its number.
-class RankTable : public PairHashTable<uint32_t, KeyValueSlots> {
+// The encoder's ranks: the merge that made each pair, by its number. A chunk new to
+// the encoder is merged by looking up the rank of each pair that a merge makes, one
+// look-up after the other, so a look-up's latency is much of what a merge costs: the
+// table is kept small. A slot is one word, the pair in its top 40 bits (20 an id) and
+// the rank plus one in its low 24 (a zero word: an empty slot), half of them empty at
+// most: GPT-2's 50,000 ranks take 1 MB, where slots of a pair and a value (KeyValueSlots)
+// took 2 MB (docs/design-notes.md). A vocabulary with larger ids or more ranks (a
+// million merges) keeps those.
+class RankTable {
 public:
     static constexpr uint32_t kMissing = UINT32_MAX;  // the pair is no merge
 
-    using PairHashTable::PairHashTable;
+    // For `pairs` ranks of pairs whose ids are below `ids`.
+    RankTable(size_t pairs, size_t ids) {
+        if (ids <= kIdLimit && pairs < kRankLimit) slots_ = Slots(table_capacity(pairs));
+        else wide_ = std::make_unique<PairHashTable<uint32_t, KeyValueSlots>>(pairs);
+    }
 
     uint32_t get(uint32_t a, uint32_t b) const {
-        const uint32_t* rank = find(a, b);
-        return rank ? *rank : kMissing;
+        if (wide_) {
+            const uint32_t* rank = wide_->find(a, b);
+            return rank ? *rank : kMissing;
+        }
+        if ((a | b) >= kIdLimit) return kMissing;  // no pair here has such an id
+        const uint64_t key = packed(a, b);
+        for (size_t i = mix(key) & slots_.mask;; i = (i + 1) & slots_.mask) {
+            const uint64_t slot = slots_.at(i);
+            if (slot == 0) return kMissing;
+            if (slot >> kRankBits == key) return uint32_t(slot & (kRankLimit - 1)) - 1;
+        }
     }
+
+    // Stores the rank of (a, b), ids below the `ids` it was made for, unless the pair
+    // has one already; returns false if it had.
+    bool insert(uint32_t a, uint32_t b, uint32_t rank) {
+        if (wide_) return wide_->insert(a, b, rank);
+        if (get(a, b) != kMissing) return false;
+        if ((size_ + 1) * 2 > slots_.mask + 1) {
+            Slots bigger((slots_.mask + 1) * 2);
+            for (size_t i = 0; i <= slots_.mask; ++i)
+                if (slots_.at(i) != 0) bigger.put(slots_.at(i) >> kRankBits, slots_.at(i));
+            slots_ = std::move(bigger);
+        }
+        slots_.put(packed(a, b), packed(a, b) << kRankBits | (uint64_t(rank) + 1));
+        ++size_;
+        return true;
+    }
+
+private:
+    static constexpr unsigned kIdBits = 20, kRankBits = 24;
+    static constexpr uint32_t kIdLimit = uint32_t(1) << kIdBits;
+    static constexpr size_t kRankLimit = size_t(1) << kRankBits;  // ranks plus one stay below
+    static uint64_t packed(uint32_t a, uint32_t b) { return uint64_t(a) << kIdBits | b; }
+
+    struct Slots {
+        std::unique_ptr<Region> region;
+        size_t mask = 0;
+        Slots() = default;
+        explicit Slots(size_t capacity)
+            : region(std::make_unique<Region>(capacity * sizeof(uint64_t), true)), mask(capacity - 1) {}
+        uint64_t at(size_t i) const { return reinterpret_cast<const uint64_t*>(region->data())[i]; }
+        void put(uint64_t key, uint64_t slot) {  // into the first empty slot from the key's
+            size_t i = mix(key) & mask;
+            while (at(i) != 0) i = (i + 1) & mask;
+            reinterpret_cast<uint64_t*>(region->data())[i] = slot;
+        }
+    };
+    Slots slots_;  // a power of two of them, in zeroed pages (Region)
+    size_t size_ = 0;
+    std::unique_ptr<PairHashTable<uint32_t, KeyValueSlots>> wide_;
 };
 
 }  // namespace bpe

@@ -91,7 +91,7 @@ public:
     // its bytes: GPT-2's "<|endoftext|>" is both).
     Vocabulary(const std::vector<Pair>& merges, const std::vector<std::string>& special_tokens,
                std::optional<std::vector<uint32_t>> token_ids, const ModelOptions& options = {})
-        : ranks_(merges.size()), merges_(merges), ignore_merges_(options.ignore_merges) {
+        : ranks_(merges.size(), 256 + merges.size()), merges_(merges), ignore_merges_(options.ignore_merges) {
         for (size_t k = 0; k < merges.size(); ++k) {
             auto [a, b] = merges[k];
             if (a >= 256 + k || b >= 256 + k)
@@ -364,7 +364,7 @@ private:
             throw std::invalid_argument("ranked_merges holds " + std::to_string(ranked.size()) +
                                         " merges, more than the " + std::to_string((1u << 24) - 1) + " allowed");
         const size_t ordinary = 256 + merges_.size();
-        RankTable table(ranked.size());
+        RankTable table(ranked.size(), ordinary);
         std::vector<uint32_t> byte_ranks(256 * 256, kNoRank);
         made_.reserve(ranked.size());
         for (size_t r = 0; r < ranked.size(); ++r) {

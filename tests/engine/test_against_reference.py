@@ -42,6 +42,27 @@ def test_ids_match_reference_on_held_out_text():
     assert bpe.Encoder(merges).encode(held_out) == ref.encode(held_out, merges)
 
 
+def test_ids_match_reference_with_ids_past_what_a_packed_rank_holds():
+    # The rank table packs a pair's ids in 20 bits each (pair_table.h); a vocabulary with
+    # larger ids keeps slots of a pair and a rank. Here (0x0f, 0x00) merges first, into
+    # 256; a million merges of bytes the text never holds follow, then (z, 256) for z in
+    # 0x10-0x1b, which make ids past 2**20, and those ids joined with 0x01.
+    merges = [(0x0f, 0x00)]
+    merges += [(x, y) for x in range(0x80, 0x100) for y in range(0x80, 0x100)]
+    merges += [(257 + i, y) for i in range(16384) for y in range(0x80, 0x100)][:(1 << 20) - len(merges)]
+    zs = range(0x10, 0x1c)
+    merges += [(z, 256) for z in zs]
+    merges += [(256 + len(merges) - len(zs) + k, 0x01) for k in range(len(zs))]
+    assert min(merges[-1]) < 256 <= 1 << 20 <= max(merges[-1])
+    rng = random.Random(7)
+    noise = bytes(range(0x00, 0x09)) + bytes(range(0x0e, 0x1c)) + b"  a"
+    text = b"".join(b"a" + bytes([rng.choice(zs)]) + b"\x0f\x00\x01 " + bytes(rng.choices(noise, k=8))
+                    for _ in range(2_000))
+    ids = bpe.Encoder(merges).encode(text)
+    assert max(ids) == 256 + len(merges) - 1  # the last merges, of ids past 2**20, were made
+    assert ids == ref.encode(text, merges)
+
+
 def test_threads_do_not_change_merges():
     one = bpe.train(SAMPLE, 500, threads=1)
     assert bpe.train(SAMPLE, 500, threads=2) == one
