@@ -708,14 +708,13 @@ private:
             make_room(out, pos, step);
             return;
         }
-        const ChunkId& key = p.key;
         size_t n = 0;
         const uint32_t* ids = e == nullptr ? nullptr : table_.rest(*e, p.chunk, n);
         if (ids == nullptr) {
             scratch.clear();
             encode_chunk(vocabulary_, p.chunk, scratch);
             vocabulary_.renumber(scratch, 0);
-            table_.insert(key, p.chunk, scratch.data(), scratch.size());
+            table_.insert(p.key, p.chunk, scratch.data(), scratch.size());
             ids = scratch.data(), n = scratch.size();
         }
         make_room(out, pos + n, step);

@@ -1,12 +1,15 @@
-// A hash table keyed by pairs of token ids (PairHashTable), for the two hottest tables of
-// pairs: the encoder's ranks and the trainer's counts. It is flat, probes linearly from
+// Hash tables keyed by pairs of token ids, for the two hottest tables of pairs: the
+// encoder's ranks and the trainer's counts. PairHashTable is flat, probes linearly from
 // the mixed pair, keeps no tombstones (erasing shifts the entries after it back), and
 // doubles when too full; that code is written once, here. Where the keys and the values
 // sit is its Layout, one of two:
 //   - KeyValueSlots: use it for a table read far more than written, whose look-ups
-//     mostly find their pair (the encoder's ranks): key and value share a slot.
+//     mostly find their pair: key and value share a slot.
 //   - KeysApart: use it for a large table whose pairs come and go (the trainer's counts
 //     of pairs): the keys lie in an array of their own, the values beside it.
+// The encoder's ranks (RankTable, below) pack a pair and its rank into one word, which no
+// Layout can hand out as a value by reference, so it probes its own slots; a vocabulary
+// too large to pack keeps a PairHashTable of KeyValueSlots.
 // The tables keyed by chunks are in chunk_table.h.
 #pragma once
 
