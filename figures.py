@@ -276,19 +276,16 @@ def figure_threads(results: Path, out: Path):
     ax.set_ylim(0, max(r["mb_per_s"] for r in rows) * 1.2)
     ax.set_title(f"encode_array on {data['mb']:.0f} MB of distinct text", fontsize=9)
     ax = axes[1]
-    fresh_ratios = [r["ratio"] for r in data.get("fresh_processes", [])]
-    ratios = [data["ratio"]] + fresh_ratios
-    labels = ["this\nprocess"] + [f"fresh\n{k + 1}" for k in range(len(fresh_ratios))]
-    colours = [COLOURS["bpe"]] * len(ratios)
-    if "rounds_ratio" in data:  # the median of each round's ratio, which the floor takes too
-        ratios.insert(1, data["rounds_ratio"])
-        labels.insert(1, "its rounds'\nmedian")
-        colours.insert(1, COLOURS["bpe"])
-    if "processes" in data:  # the same work in two processes, in the same rounds as the threads
-        at = 2 if "rounds_ratio" in data else 1
-        ratios.insert(at, data["processes"]["ratio"])
-        labels.insert(at, "same work,\n2 processes")
-        colours.insert(at, "#777777")
+    # (ratio, label, colour) in the order drawn: this process, the median of its rounds'
+    # ratios (which the floor takes too), the same work in two processes in the same
+    # rounds, then the fresh processes. Older results files lack the middle two.
+    drawn = [(data["ratio"], "this\nprocess", COLOURS["bpe"])]
+    if "rounds_ratio" in data:
+        drawn.append((data["rounds_ratio"], "its rounds'\nmedian", COLOURS["bpe"]))
+    if "processes" in data:
+        drawn.append((data["processes"]["ratio"], "same work,\n2 processes", "#777777"))
+    drawn += [(r["ratio"], f"fresh\n{k + 1}", COLOURS["bpe"]) for k, r in enumerate(data.get("fresh_processes", []))]
+    ratios, labels, colours = (list(column) for column in zip(*drawn))
     bars = ax.bar(range(len(ratios)), ratios, color=colours)
     # Inside the bars, in white: above them a ratio just under the floor sat on its line.
     for bar, ratio in zip(bars, ratios):

@@ -115,6 +115,11 @@ def against(samples: dict, cpu: dict, one: str, two: str) -> dict:
             "cpu_ratio": median(cpu[two]) / median(cpu[one]), "rounds": rounds}
 
 
+def each_round(comparison: dict) -> str:
+    """A comparison's rounds as printed: each round's ratio with its CPU ratio."""
+    return ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in comparison["rounds"])
+
+
 def kernel_cost(contender: Contender, rounds: int) -> dict:
     """What one call costs in the kernel: the minor page faults and the system seconds of
     the whole process (every thread) over the call, by getrusage; medians of `rounds`
@@ -183,13 +188,13 @@ def bench_threads(args):
     # The same work on more threads should take about the same CPU time; where it takes
     # more, either the threads added work or the cores ran slower than when one ran alone.
     threads_vs = against(samples, cpu, contenders[0].name, contenders[1].name)
-    ratio, rounds_ratio, cpu_ratio, rounds = (threads_vs[k] for k in ("ratio", "rounds_ratio", "cpu_ratio", "rounds"))
+    ratio, rounds_ratio, cpu_ratio = (threads_vs[k] for k in ("ratio", "rounds_ratio", "cpu_ratio"))
     floor_met = min(ratio, rounds_ratio) >= THREADS_FLOOR  # both statistics
     report.say(f"{threads} threads against 1: {ratio:.2f}x the medians, {rounds_ratio:.2f}x the median of the "
                f"rounds' ratios (the floor: {THREADS_FLOOR}x by both: {'met' if floor_met else 'NOT met'})")
     report.say(f"CPU time, {threads} threads over 1: {cpu_ratio:.2f}x. Above 1: work the threads added, or cores "
                "that ran slower with both busy (on a shared virtual machine, a host's other work)")
-    report.say("each round, " + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in rounds))
+    report.say("each round, " + each_round(threads_vs))
     apart_vs = against(samples, cpu, pair[0].name, pair[1].name)
     report.say(f"the same work in two processes that share nothing (the text cut in two where a chunk ends, each "
                f"half encoded on one thread by a new tokenizer in a process of its own; in the same rounds): at once "
@@ -199,8 +204,7 @@ def bench_threads(args):
     warm_vs = against(samples, cpu, warm[0].name, warm[1].name)
     report.say(f"a warm tokenizer (its table holding every chunk of the text already; in the same rounds): "
                f"{threads} threads against 1: {warm_vs['ratio']:.2f}x the medians, {warm_vs['rounds_ratio']:.2f}x "
-               f"the rounds' median (CPU {warm_vs['cpu_ratio']:.2f}x); each round, "
-               + ", ".join(f"{r['ratio']:.2f}x (CPU {r['cpu_ratio']:.2f}x)" for r in warm_vs["rounds"]))
+               f"the rounds' median (CPU {warm_vs['cpu_ratio']:.2f}x); each round, " + each_round(warm_vs))
     kernel = {c.name: kernel_cost(c, args.repeats) for c in contenders}
     report.say(f"In the kernel, a call (getrusage over the call, the whole process; medians of {args.repeats}):")
     for c in contenders:
