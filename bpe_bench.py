@@ -97,6 +97,7 @@ MEASUREMENTS = {
     "signal-delay": "how long a signal (Ctrl-C) waits for each kind of long native call",
     "padded-speed": "the padded batch against gigatoken's, and count_batch against the flat batch, one core",
     "short-calls": "a 220-character text with the default threads against threads=1, one core",
+    "thread-sizes": "where a second thread pays: encode_array and count on 1 and 2 threads, 32 KB to 4 MB",
     "hf-face-speed": "tok.as_hf() called on a padded, truncated batch against transformers' and gigatoken's faces, one core",
 }
 

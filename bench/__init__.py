@@ -16,7 +16,8 @@ NAME runs NAME.py's main, hyphens for underscores): compare_builds.py, profile_e
 split_tiers.py, memory_check.py, train_memory.py, import_speed.py, hf_encode_speed.py,
 hf_load_time.py, data_memory.py, scale_out_measure.py, scale_out_reduce.py,
 scale_out_demo.py, pipeline_run.py, tekken_speed.py, sentencepiece_speed.py,
-long_chunk_speed.py, signal_delay.py, padded_speed.py, hf_face_speed.py, short_calls.py.
+long_chunk_speed.py, signal_delay.py, padded_speed.py, hf_face_speed.py, short_calls.py,
+thread_sizes.py.
 """
 import os
 from pathlib import Path

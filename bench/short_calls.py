@@ -2,7 +2,7 @@
 default threads against threads=1, for every call that a user makes on one text
 (encode_array, count, encode_to_numpy, which takes no threads), with encode beside them.
 The floor: each within 1.2x of encode_array(threads=1) or count(threads=1), and no thread
-started.
+lent to them (bpe._core.threads_lent).
 
     python bpe_bench.py short-calls [--rounds 9] [--texts 1000] [gpt2 cl100k] [--no-write]
 
@@ -72,7 +72,7 @@ def main(argv=None):
             ids = tok.encode(t)
             if tok.encode_to_numpy(t).tolist() != ids or tok.encode_array(t).tolist() != ids or tok.count(t) != len(ids):
                 raise SystemExit(f"{name}: the calls' ids differ on {t!r}")
-        started = bpe._core.threads_started()
+        lent_before = bpe._core.threads_lent()
         times = {label: [] for label in calls}
         order = list(calls.items())
         shuffle = random.Random(0)
@@ -89,10 +89,10 @@ def main(argv=None):
         table = [f"\n{name:<36} {'us':>7}  over"]
         table += [(f"  {label:<34} {us[label]:7.2f}  " + (f"{us[label] / us[against[label]]:.2f}x {against[label]}"
                                                          if label in against else "")).rstrip() for label in calls]
-        threads = bpe._core.threads_started() - started
-        table.append(f"  threads started by the timed calls: {threads}")
+        threads = bpe._core.threads_lent() - lent_before
+        table.append(f"  threads lent to the timed calls: {threads}")
         met = threads == 0 and all(us[label] / us[base] <= FLOOR for label, base in against.items())
-        table.append(f"  floor: each within {FLOOR}x of threads=1, no thread started: {'met' if met else 'NOT met'}")
+        table.append(f"  floor: each within {FLOOR}x of threads=1, no thread lent: {'met' if met else 'NOT met'}")
         print("\n".join(table))
         lines += table
     lines.append(load_line(load_before))

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'is_nfc', 'lower_rank_splits', 'nfc', 'normalize', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_started', 'train']
+__all__: list[str] = ['BYTES_PER_THREAD', 'ChunkCounter', 'Encoder', 'MAX_ID', 'MAX_THREADS', 'added_token_segments', 'count_chunks', 'huggingface_merges', 'is_nfc', 'lower_rank_splits', 'nfc', 'normalize', 'num_merges_for', 'pretokenize', 'safe_cut', 'simd_tier', 'split_rules', 'threads_for', 'threads_kept', 'threads_lent', 'train']
 class ChunkCounter:
     """
     Counts the distinct chunks of texts as they stream in, for training: memory grows with the distinct chunks, not with the texts. No chunk crosses two texts or a special token.
@@ -196,9 +196,13 @@ def threads_for(bytes: typing.SupportsIndex, threads: typing.SupportsIndex = 0) 
     """
     How many threads a call on a text of this many bytes (a batch's all together) runs on when asked for `threads`: that many, or for 0 as many as its size pays for, one per BYTES_PER_THREAD bytes and at most one per core, so a short text runs on the caller's thread alone. Every call that encodes or counts takes this rule.
     """
-def threads_started() -> int:
+def threads_kept() -> int:
     """
-    How many threads the calls of this process have started so far (a short call starts none).
+    How many threads the process keeps for its calls: started as calls first ask for them, then woken for each call, and sleeping between calls (a child after fork() starts with none).
+    """
+def threads_lent() -> int:
+    """
+    How many threads the calls of this process have been lent so far, besides their own: n - 1 for a call on n threads, none for a short call.
     """
 def train(text: bytes | bytearray | memoryview, num_merges: typing.SupportsIndex, pattern: str = 'default', special_tokens: collections.abc.Iterable[str] | None = None, threads: typing.SupportsIndex = 0) -> list[tuple[int, int]]:
     """

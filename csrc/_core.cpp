@@ -527,8 +527,13 @@ void bind_functions(py::module_& m) {
         "most one per core, so a short text runs on the caller's thread alone. Every call that encodes "
         "or counts takes this rule.");
     m.def(
-        "threads_started", [] { return bpe::threads_started().load(); },
-        "How many threads the calls of this process have started so far (a short call starts none).");
+        "threads_lent", [] { return bpe::threads_lent().load(); },
+        "How many threads the calls of this process have been lent so far, besides their own: n - 1 for a call "
+        "on n threads, none for a short call.");
+    m.def(
+        "threads_kept", [] { return bpe::ThreadPool::kept(); },
+        "How many threads the process keeps for its calls: started as calls first ask for them, then woken for "
+        "each call, and sleeping between calls (a child after fork() starts with none).");
     m.def("num_merges_for", &num_merges_for, py::arg("vocab_size"), py::arg("num_special_tokens"),
           "The merges that make a vocabulary of vocab_size tokens (an int: the 256 bytes, the merges and the "
           "special tokens); ValueError if it is out of range.");
@@ -1450,6 +1455,8 @@ PYBIND11_MODULE(_core, m) {
     // The UTF-8 buffer a thread that the fork left behind had borrowed (py_text.h).
     pthread_atfork(nullptr, nullptr, bindings::Utf8Buffer::after_fork_in_child);
     pthread_atfork(nullptr, nullptr, bindings::main_thread_after_fork_in_child);
+    // The kept threads are the parent's alone: the child's first call on threads starts its own.
+    pthread_atfork(nullptr, nullptr, bpe::ThreadPool::after_fork_in_child);
 #endif
     bindings::remember_main_thread();
 

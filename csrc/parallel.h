@@ -11,12 +11,18 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#if !defined(_WIN32)
+#include <pthread.h>  // pthread_sigmask
+#include <signal.h>
+#endif
 
 #include "special.h"
 #include "split.h"
@@ -177,82 +183,202 @@ inline unsigned cores() {
     return n;
 }
 
-// The bytes of text each thread must have before a call starts another: starting and
-// joining a thread costs many times what a sentence takes to encode, and a second
-// thread pays for itself only once each has a share of tens of kilobytes (the measure
-// is in docs/engine.md, "Threads"). Counting for training goes about as fast a byte,
-// and takes the same rule.
+// The bytes of text each thread must have before a call runs on another: waking a kept
+// thread and waiting for its last piece cost tens of microseconds, many times what a
+// sentence takes to encode; `python bpe_bench.py thread-sizes` finds two threads level
+// with one below 128 KB and faster from there on (docs/engine.md, "Threads"). Counting
+// for training goes about as fast a byte, and takes the same rule.
 inline constexpr size_t kBytesPerThread = size_t(64) << 10;
 
 // The one rule for how many threads a call runs on: `asked` when a caller asked for a
 // number, and for 0 (the default everywhere: "as many as pay") one per kBytesPerThread
 // of the call's text, all its texts together for a batch, at least one and at most one
-// per core. A short text then runs on the calling thread and starts none.
+// per core. A short text then runs on the calling thread alone.
 inline unsigned threads_for(size_t bytes, unsigned asked) {
     if (asked > 0) return asked;
     if (bytes < 2 * kBytesPerThread) return 1;
     return unsigned(std::min<size_t>(bytes / kBytesPerThread, cores()));
 }
 
-// How many threads run_threads has started in this process, for the tests: a short
-// call must start none.
-inline std::atomic<uint64_t>& threads_started() {
-    static std::atomic<uint64_t> started{0};
-    return started;
+// How many threads the calls of this process have been lent, for the tests: a call on
+// n threads is lent n - 1 besides its own, and a short call must be lent none.
+inline std::atomic<uint64_t>& threads_lent() {
+    static std::atomic<uint64_t> lent{0};
+    return lent;
 }
 
-// Runs work(k) for k = 0 .. n-1, each on a thread of its own (k = 0 on this one).
-// An exception in any of them is thrown here once all have finished, rather than
-// ending the process, as one escaping a std::thread would. If the system cannot
-// start a thread (out of memory or address space), the failure is thrown as
-// std::system_error once the threads already started have been joined: destroying
-// a thread that is still running would end the process (std::terminate).
+// Threads kept between calls, each waiting for a task: a call on n threads hands out
+// tasks 1 .. n-1 and works on task 0 itself. A thread started for a call and joined
+// after it cost as long as 128 KB of text takes to encode (its start, its stack's first
+// pages, a sleeping core woken); a kept thread is woken in a sixth of that
+// (docs/design-notes.md, "csrc/parallel.h").
 //
-// The threads wait at a gate until every one has started, and leave without working
-// if one could not start. Otherwise they would already be allocating in the little
-// memory the failed start left, and there a failed allocation can end the process
-// inside the C library ("cannot allocate memory for thread-local data: ABORT", when
-// a thread first throws), before any exception reaches us.
-template <class Work>
-void run_threads(size_t n, Work&& work) {
-    enum class Gate { closed, open, cancelled };
-    Gate gate = Gate::closed;
-    std::mutex gate_mutex;
-    std::condition_variable gate_changed;
-    std::vector<std::exception_ptr> errors(n);
-    auto guarded = [&](size_t k) {
-        {
-            std::unique_lock<std::mutex> lock(gate_mutex);
-            gate_changed.wait(lock, [&] { return gate != Gate::closed; });
-            if (gate == Gate::cancelled) return;
+// A task waits for no other, so any thread may run any of them: the caller, its own
+// task done, runs those that no kept thread has taken yet, and a call never waits for
+// threads busy with another call's tasks. The pool only grows, to the most threads a
+// call has asked for (at most kMaxThreads - 1), and its threads sleep between calls.
+// They block every signal, so that a signal reaches a thread of the program's own. It
+// is never destroyed (a call may still be running as the process exits), and a child
+// after fork() starts with a new, empty one, as no thread of the parent's is there.
+class ThreadPool {
+public:
+    static constexpr const char* kThreadName = "bpe worker";
+
+    // Runs work(k) for k = 0 .. n-1, and rethrows the first exception any of them threw
+    // once all have ended. Where one has thrown, the tasks not yet begun are dropped. If
+    // the system cannot start the threads the call needs (out of memory or address
+    // space), std::system_error is thrown before any task runs: a task would allocate in
+    // the little memory a failed start leaves, where a failed allocation can end the
+    // process inside the C library ("cannot allocate memory for thread-local data").
+    template <class Work>
+    static void run(size_t n, Work& work) {
+        if (n <= 1) {
+            if (n == 1) work(0);
+            return;
         }
-        try {
-            work(k);
-        } catch (...) {
-            errors[k] = std::current_exception();
+        Job job;
+        job.work = [](void* w, size_t k) { (*static_cast<Work*>(w))(k); };
+        job.context = &work;
+        job.n = n;
+        job.errors.resize(n);
+        instance().run(job);
+    }
+
+    // How many threads the process keeps (none before its first call on threads).
+    static size_t kept() {
+        ThreadPool* pool = current().load(std::memory_order_acquire);
+        if (!pool) return 0;
+        std::lock_guard<std::mutex> lock(pool->mutex_);
+        return pool->threads_;
+    }
+
+    // After fork(), in the child: the parent's pool (its threads are not here, its lock
+    // may be held) is left as it is, and the next call starts a new one.
+    static void after_fork_in_child() { current().store(nullptr, std::memory_order_relaxed); }
+
+private:
+    struct Job {
+        void (*work)(void*, size_t) = nullptr;
+        void* context = nullptr;
+        size_t n = 0;
+        size_t next = 1;      // the first task not yet taken (0 is the caller's)
+        size_t finished = 0;  // how many of tasks 1 .. n-1 have ended
+        bool failed = false;  // a task has thrown: the rest are dropped
+        std::vector<std::exception_ptr> errors;
+        std::condition_variable all_finished;
+
+        void run_task(size_t k) {
+            try {
+                work(context, k);
+            } catch (...) {
+                errors[k] = std::current_exception();
+            }
         }
     };
-    std::vector<std::thread> threads;
-    std::exception_ptr start_failed;
-    try {
-        threads.reserve(n > 0 ? n - 1 : 0);
-        for (size_t k = 1; k < n; ++k) {
-            threads.emplace_back(guarded, k);
-            threads_started().fetch_add(1, std::memory_order_relaxed);
+
+    static std::atomic<ThreadPool*>& current() {
+        static std::atomic<ThreadPool*> pool{nullptr};
+        return pool;
+    }
+
+    static ThreadPool& instance() {
+        ThreadPool* pool = current().load(std::memory_order_acquire);
+        if (pool) return *pool;
+        // The first call (or the first after a fork) makes it; where two race, one is kept.
+        auto* made = new ThreadPool;  // never deleted once kept: see the class's comment
+        if (current().compare_exchange_strong(pool, made, std::memory_order_acq_rel)) return *made;
+        delete made;  // another call's was kept; this one has no threads yet
+        return *pool;
+    }
+
+    void run(Job& job) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            grow(job.n - 1);
+            jobs_.push_back(&job);
         }
-    } catch (...) {
-        start_failed = std::current_exception();
+        threads_lent().fetch_add(job.n - 1, std::memory_order_relaxed);
+        for (size_t k = 1; k < job.n; ++k) work_ready_.notify_one();  // no more are woken than have a task
+        job.run_task(0);
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (job.errors[0]) job.failed = true;
+        // The tasks no kept thread has taken yet, on this thread.
+        while (job.next < job.n) {
+            const size_t k = take(job);
+            if (!job.failed) {
+                lock.unlock();
+                job.run_task(k);
+                lock.lock();
+            }
+            end_task(job, k);
+        }
+        job.all_finished.wait(lock, [&] { return job.finished == job.n - 1; });
+        lock.unlock();
+        for (auto& error : job.errors)
+            if (error) std::rethrow_exception(error);
     }
-    {
-        std::lock_guard<std::mutex> lock(gate_mutex);
-        gate = start_failed ? Gate::cancelled : Gate::open;
+
+    // The next task of `job`, which then leaves the queue once all of its are taken.
+    size_t take(Job& job) {
+        const size_t k = job.next++;
+        if (job.next == job.n) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+        return k;
     }
-    gate_changed.notify_all();
-    if (!start_failed) guarded(0);
-    for (auto& t : threads) t.join();
-    if (start_failed) std::rethrow_exception(start_failed);
-    for (auto& error : errors)
-        if (error) std::rethrow_exception(error);
+
+    // Task k of `job` has ended (the lock held). The caller may return, and `job` with it,
+    // once it is told: so it is told with the lock held, after the last touch of `job`.
+    void end_task(Job& job, size_t k) {
+        if (job.errors[k]) job.failed = true;
+        if (++job.finished == job.n - 1) job.all_finished.notify_one();
+    }
+
+    // At least `threads` threads in the pool (the lock held).
+    void grow(size_t threads) {
+        if (threads_ >= threads) return;
+#if !defined(_WIN32)
+        // Started with every signal blocked, which they keep; this thread's mask is put back.
+        sigset_t all, before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
+        struct Restore {
+            sigset_t* mask;
+            ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+        } restore{&before};
+#endif
+        for (; threads_ < threads; ++threads_) std::thread([this] { serve(); }).detach();
+    }
+
+    // A kept thread: runs tasks as they come, and sleeps while there are none.
+    void serve() {
+#if defined(__linux__)
+        pthread_setname_np(pthread_self(), kThreadName);  // what top and /proc/PID/task/*/comm show
+#endif
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            work_ready_.wait(lock, [&] { return !jobs_.empty(); });
+            Job& job = *jobs_.front();
+            const size_t k = take(job);
+            if (!job.failed) {
+                lock.unlock();
+                job.run_task(k);
+                lock.lock();
+            }
+            end_task(job, k);
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable work_ready_;
+    std::deque<Job*> jobs_;  // calls with tasks not yet taken, oldest first
+    size_t threads_ = 0;
+};
+
+// Runs work(k) for k = 0 .. n-1, k = 0 on the calling thread and the others on threads
+// the process keeps (ThreadPool). An exception in any of them is thrown here once all
+// have finished, rather than ending the process, as one escaping a thread would.
+template <class Work>
+void run_threads(size_t n, Work&& work) {
+    ThreadPool::run(n, work);
 }
 
 }  // namespace bpe

@@ -378,14 +378,14 @@ def test_a_signal_stops_adding_counts_soon_and_adds_none_of_them(how):
 # threads=0, the default everywhere, means as many threads as the text's size pays for
 # (bpe._core.threads_for, the one rule): none but the caller's below two
 # BYTES_PER_THREAD of text, a batch's texts counted together. Nothing here is timed:
-# the core counts the threads it starts (threads_started).
+# the core counts the threads it lends its calls (threads_lent).
 PER_THREAD = bpe._core.BYTES_PER_THREAD
 
 
-def started(call):
-    before = bpe._core.threads_started()
+def lent(call):
+    before = bpe._core.threads_lent()
     call()
-    return bpe._core.threads_started() - before
+    return bpe._core.threads_lent() - before
 
 
 def test_threads_for_is_one_below_two_shares_then_one_per_share_up_to_the_cores():
@@ -420,26 +420,26 @@ def short_calls(tok, text):
 
 
 @pytest.mark.parametrize("text", [words(40, 7), words(40, 8, "etaoinжé😀")], ids=["ascii", "not ascii"])
-def test_a_short_call_with_the_default_threads_starts_no_thread(tok, text):
+def test_a_short_call_with_the_default_threads_is_lent_no_thread(tok, text):
     assert len(text.encode()) * 3 < 2 * PER_THREAD
     for name, call in short_calls(tok, text).items():
-        assert started(call) == 0, name
-    # The count works: asked for, threads are started for the same short text.
-    assert started(lambda: tok.encode_array(text, threads=2)) == 1
-    assert started(lambda: tok.encode_batch([text] * 3, threads=3)) == 2
+        assert lent(call) == 0, name
+    # The count works: asked for, threads are lent for the same short text.
+    assert lent(lambda: tok.encode_array(text, threads=2)) == 1
+    assert lent(lambda: tok.encode_batch([text] * 3, threads=3)) == 2
 
 
-@pytest.mark.skipif(bpe._core.threads_for(10**15) < 2, reason="one core: the rule never starts a thread")
-def test_a_long_text_or_a_batch_long_together_starts_threads(tok):
+@pytest.mark.skipif(bpe._core.threads_for(10**15) < 2, reason="one core: the rule never lends a call a thread")
+def test_a_long_text_or_a_batch_long_together_is_lent_threads(tok):
     text = words(3 * PER_THREAD // 6, 9)
     assert len(text) >= 2 * PER_THREAD
-    assert started(lambda: tok.encode_array(text)) >= 1
-    assert started(lambda: tok.count(text)) >= 1
+    assert lent(lambda: tok.encode_array(text)) >= 1
+    assert lent(lambda: tok.count(text)) >= 1
     # A batch of texts each far below the size: their bytes together decide.
     batch = [words(40, seed) for seed in range(600)]
     assert max(map(len, batch)) < PER_THREAD and sum(map(len, batch)) >= 2 * PER_THREAD
-    assert started(lambda: tok.encode_ordinary_batch_flat(batch)) >= 1
-    assert started(lambda: tok.encode_batch(batch[:5])) == 0
+    assert lent(lambda: tok.encode_ordinary_batch_flat(batch)) >= 1
+    assert lent(lambda: tok.encode_batch(batch[:5])) == 0
 
 
 # Sizes around the rule's steps, and far beyond them (several pieces a thread), ASCII
@@ -511,10 +511,79 @@ def test_memory_held_between_calls_stays_bounded(tok):
     assert rss() - before < 16 << 20, "the UTF-8 of a str past the bound was kept"
 
 
-def test_the_search_for_disallowed_specials_starts_no_thread_for_a_short_text(tok):
+def test_the_search_for_disallowed_specials_is_lent_no_thread_for_a_short_text(tok):
     # The search runs on the call's threads, but only as many as its text has
-    # BYTES_PER_THREAD for: asked for 4, a short text starts what its encode starts.
+    # BYTES_PER_THREAD for: asked for 4, a short text is lent what its encode is lent.
     with_special = BPETokenizer(tok.merges, special_tokens=["<|endoftext|>"])
     text = words(40, 7)
     for call in (with_special.count, with_special.encode_array):
-        assert started(lambda: call(text, threads=4)) == started(lambda: call(text, threads=4, disallowed_special=()))
+        assert lent(lambda: call(text, threads=4)) == lent(lambda: call(text, threads=4, disallowed_special=()))
+
+
+# --- the threads the process keeps -------------------------------------------------------
+#
+# A call's other threads are kept between calls (ThreadPool in csrc/parallel.h): started
+# by the first call that asks for them, woken by the next, never started again.
+
+def os_threads():
+    return {tid: (Path("/proc/self/task") / tid / "comm").read_text().strip() for tid in os.listdir("/proc/self/task")}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc/self/task")
+def test_threads_are_kept_between_calls_not_started_for_each(tok):
+    text = words(40_000, 12)
+    one = tok.encode_array(text, threads=1)
+    assert np.array_equal(tok.encode_array(text, threads=3), one)
+    kept, threads = bpe._core.threads_kept(), os_threads()
+    assert kept >= 2 and sum(name == "bpe worker" for name in threads.values()) == kept
+    for threads_asked in (2, 3, 3, 2, 3):
+        assert np.array_equal(tok.encode_array(text, threads=threads_asked), one)
+        assert tok.count(text, threads=threads_asked) == len(one)
+    assert bpe._core.threads_kept() == kept and os_threads() == threads  # the same threads, none new
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc/self/task")
+def test_the_kept_threads_block_signals_so_that_python_gets_them(tok):
+    tok.encode_array(words(40_000, 13), threads=2)
+    workers = [tid for tid, name in os_threads().items() if name == "bpe worker"]
+    assert workers
+    for tid in workers:
+        status = (Path("/proc/self/task") / tid / "status").read_text()
+        blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD):
+            assert blocked >> (sig - 1) & 1, (tid, sig)
+
+
+def test_calls_from_several_python_threads_share_the_kept_threads(tok):
+    # More calls than kept threads at once: a call whose tasks no kept thread is free to
+    # take runs them itself, and every call gets its own text's ids.
+    texts = [words(6_000, 100 + k, "etaoinshrdluжé") for k in range(8)]
+    expected = [tok.encode_array(t, threads=1) for t in texts]
+
+    def encode(k):
+        return all(np.array_equal(tok.encode_array(texts[k], threads=2 + k % 3), expected[k]) for _ in range(10))
+
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(encode, range(len(texts)))) == [True] * len(texts)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_keeps_threads_of_its_own(tok):
+    # The parent's kept threads are not in the child: the child starts with none, and
+    # its first call on threads starts its own.
+    text = words(40_000, 14)
+    one = tok.encode_array(text, threads=1)
+    tok.encode_array(text, threads=2)
+    assert bpe._core.threads_kept() >= 1
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(20)  # a hung child dies here, and the test sees it
+        try:
+            none_at_first = bpe._core.threads_kept() == 0
+            threads = 1 if SANITIZED else 2  # (under ThreadSanitizer a forked child may start no thread)
+            same = np.array_equal(tok.encode_array(text, threads=threads), one)
+            own = bpe._core.threads_kept() == threads - 1
+            os._exit(0 if none_at_first and same and own else 3)
+        except BaseException:
+            os._exit(4)
+    assert os.waitpid(pid, 0)[1] == 0

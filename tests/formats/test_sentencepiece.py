@@ -1036,15 +1036,15 @@ def test_normalized_words_shared_between_threads(trained, name):
 @pytest.mark.parametrize("words", ["привет мир как дела ", "été à côté où là ", "数字 与中文 ", "word  word  "])
 def test_space_words_are_shared_between_threads_in_any_script(trained, name, words):
     """A long text is cut for threads at a space after any character but a space or "▁",
-    not only between ASCII letters: threads start, and the ids stay sentencepiece's."""
+    not only between ASCII letters: threads are lent, and the ids stay sentencepiece's."""
     import bpe
 
     tok, processor = tokenizer_and_processor(trained[name])
     whole = words * 20_000
     expected = processor.encode(whole)
-    before = bpe._core.threads_started()
+    before = bpe._core.threads_lent()
     assert tok.encode_array(whole, threads=3).tolist() == expected
-    assert bpe._core.threads_started() > before
+    assert bpe._core.threads_lent() > before
 
 
 @pytest.mark.parametrize("name", ["mistral_shape", "identity_keep_whitespace"])
