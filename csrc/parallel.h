@@ -345,14 +345,17 @@ private:
             ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
         } restore{&before};
 #endif
-        for (; threads_ < threads; ++threads_) std::thread([this] { serve(); }).detach();
+        for (; threads_ < threads; ++threads_) {
+            std::thread thread([this] { serve(); });
+#if defined(__linux__)
+            pthread_setname_np(thread.native_handle(), kThreadName);  // what top and /proc/PID/task/*/comm show
+#endif
+            thread.detach();
+        }
     }
 
     // A kept thread: runs tasks as they come, and sleeps while there are none.
     void serve() {
-#if defined(__linux__)
-        pthread_setname_np(pthread_self(), kThreadName);  // what top and /proc/PID/task/*/comm show
-#endif
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
             work_ready_.wait(lock, [&] { return !jobs_.empty(); });
