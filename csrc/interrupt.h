@@ -15,8 +15,8 @@ namespace bpe {
 // (a segment at a time) to done(); on the thread that made the Interrupt, done() asks
 // `poll` every kPollBytes, and poll throws to stop the call (the bindings' looks for a
 // signal: Ctrl-C). Once it has thrown, the other threads throw Stopped at their next
-// report, so that all of them stop soon, and run_threads, whose thread 0 is the calling
-// thread, rethrows poll's exception. The work between reports must leave whatever it
+// report, so that all of them stop soon, and run_threads rethrows poll's exception
+// rather than their Stopped. The work between reports must leave whatever it
 // shares whole when it stops there (the encoder adds to its cache only at the end).
 class Interrupt {
 public:

@@ -24,6 +24,7 @@
 #include <signal.h>
 #endif
 
+#include "interrupt.h"
 #include "special.h"
 #include "split.h"
 
@@ -224,8 +225,9 @@ class ThreadPool {
 public:
     static constexpr const char* kThreadName = "bpe worker";
 
-    // Runs work(k) for k = 0 .. n-1, and rethrows the first exception any of them threw
-    // once all have ended. Where one has thrown, the tasks not yet begun are dropped. If
+    // Runs work(k) for k = 0 .. n-1, and once all have ended rethrows the exception the
+    // first task to throw one threw (an Interrupt's poll rather than the Stopped of the
+    // tasks it stopped); the tasks not yet begun by then are dropped. If
     // the system cannot start the threads the call needs (out of memory or address
     // space), std::system_error is thrown before any task runs: a task would allocate in
     // the little memory a failed start leaves, where a failed allocation can end the
@@ -240,7 +242,6 @@ public:
         job.work = [](void* w, size_t k) { (*static_cast<Work*>(w))(k); };
         job.context = &work;
         job.n = n;
-        job.errors.resize(n);
         instance().run(job);
     }
 
@@ -263,15 +264,30 @@ private:
         size_t n = 0;
         size_t next = 1;      // the first task not yet taken (0 is the caller's)
         size_t finished = 0;  // how many of tasks 1 .. n-1 have ended
-        bool failed = false;  // a task has thrown: the rest are dropped
-        std::vector<std::exception_ptr> errors;
+        std::exception_ptr error;  // what the first task to throw threw; the tasks after it are dropped
         std::condition_variable all_finished;
 
-        void run_task(size_t k) {
+        // Runs task k: what it threw, or null.
+        std::exception_ptr run_task(size_t k) {
             try {
                 work(context, k);
+                return nullptr;
             } catch (...) {
-                errors[k] = std::current_exception();
+                return std::current_exception();
+            }
+        }
+        // A task has ended, with `thrown` (the pool's lock held). Interrupt::Stopped only
+        // says that another task stopped the call, so what that task threw wins over it.
+        void ended(const std::exception_ptr& thrown) {
+            if (thrown && (!error || (stopped(error) && !stopped(thrown)))) error = thrown;
+        }
+        static bool stopped(const std::exception_ptr& e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const Interrupt::Stopped&) {
+                return true;
+            } catch (...) {
+                return false;
             }
         }
     };
@@ -299,36 +315,29 @@ private:
         }
         threads_lent().fetch_add(job.n - 1, std::memory_order_relaxed);
         for (size_t k = 1; k < job.n; ++k) work_ready_.notify_one();  // no more are woken than have a task
-        job.run_task(0);
+        const std::exception_ptr thrown = job.run_task(0);
         std::unique_lock<std::mutex> lock(mutex_);
-        if (job.errors[0]) job.failed = true;
+        job.ended(thrown);
         // The tasks no kept thread has taken yet, on this thread.
-        while (job.next < job.n) {
-            const size_t k = take(job);
-            if (!job.failed) {
-                lock.unlock();
-                job.run_task(k);
-                lock.lock();
-            }
-            end_task(job, k);
-        }
+        while (job.next < job.n) run_next(job, lock);
         job.all_finished.wait(lock, [&] { return job.finished == job.n - 1; });
         lock.unlock();
-        for (auto& error : job.errors)
-            if (error) std::rethrow_exception(error);
+        if (job.error) std::rethrow_exception(job.error);
     }
 
-    // The next task of `job`, which then leaves the queue once all of its are taken.
-    size_t take(Job& job) {
+    // Takes the next task of `job` (which leaves the queue once all of its are taken) and
+    // runs it with `lock` let go, or drops it where a task of the job has thrown. The
+    // call that made `job` may return, and `job` with it, once told that its last task
+    // has ended: so that is told with the lock held, after the last touch of `job`.
+    void run_next(Job& job, std::unique_lock<std::mutex>& lock) {
         const size_t k = job.next++;
         if (job.next == job.n) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
-        return k;
-    }
-
-    // Task k of `job` has ended (the lock held). The caller may return, and `job` with it,
-    // once it is told: so it is told with the lock held, after the last touch of `job`.
-    void end_task(Job& job, size_t k) {
-        if (job.errors[k]) job.failed = true;
+        if (!job.error) {
+            lock.unlock();
+            const std::exception_ptr thrown = job.run_task(k);
+            lock.lock();
+            job.ended(thrown);
+        }
         if (++job.finished == job.n - 1) job.all_finished.notify_one();
     }
 
@@ -359,14 +368,7 @@ private:
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
             work_ready_.wait(lock, [&] { return !jobs_.empty(); });
-            Job& job = *jobs_.front();
-            const size_t k = take(job);
-            if (!job.failed) {
-                lock.unlock();
-                job.run_task(k);
-                lock.lock();
-            }
-            end_task(job, k);
+            run_next(*jobs_.front(), lock);
         }
     }
 
