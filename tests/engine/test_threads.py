@@ -576,6 +576,35 @@ def test_calls_from_several_python_threads_share_the_kept_threads(tok):
         assert list(pool.map(encode, range(len(texts)))) == [True] * len(texts)
 
 
+@pytest.mark.skipif(SANITIZED, reason="timing: the sanitizers make the calls many times slower")
+def test_a_signal_during_calls_from_two_python_threads_raises_its_own_exception():
+    # With another thread's call holding some of the kept threads, a call's caller runs
+    # tasks that no kept thread took, and polls for signals in them; the exception its
+    # handler raises must come out, not the Stopped of the tasks it stopped.
+    text = signal_delay.distinct_words(8_000_000)
+    tok = BPETokenizer.train(text[:300_000], 500, progress=False)
+    stop = threading.Event()
+
+    def busy():
+        while not stop.is_set():
+            tok.encode_array(text[:2_000_000], threads=2)
+
+    other = threading.Thread(target=busy, daemon=True)
+    other.start()
+    outcomes = []
+    try:
+        for i in range(30):
+            try:
+                delay = signal_delay.delay_of(lambda: tok.encode_array(text, threads=4), after=0.02 + 0.01 * (i % 5))
+                outcomes.append("raised" if delay is not None else "returned first")
+            except Exception as e:  # anything but the handler's Alarm
+                outcomes.append(f"{type(e).__name__}: {e}")
+    finally:
+        stop.set()
+        other.join()
+    assert set(outcomes) <= {"raised", "returned first"} and "raised" in outcomes, outcomes
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_keeps_threads_of_its_own(tok):
     # The parent's kept threads are not in the child: the child starts with none, and
