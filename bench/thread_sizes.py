@@ -36,6 +36,8 @@ def main(argv=None):
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    import numpy
+
     import bpe
     from bench.encode import our_vocabulary
     from bench.texts import distinct_text, stories
@@ -49,17 +51,14 @@ def main(argv=None):
              f"{'size':>8} {'texts':>5}  {'call':<13} {'threads=1':>10} {'threads=2':>10} {'2 over 1':>8}  "
              f"{'default':>10} {'threads':>7}"]
     print("\n".join(lines))
-    pays_from = {}
     rows = []
     for kb in SIZES_KB:
         size = kb << 10
         texts = [text[k * size:(k + 1) * size] for k in range(min(40, BUDGET // size))]
         for call_name in ("encode_array", "count"):
             call = getattr(tok, call_name)
-            for t in texts:  # the table warmed, and the ids alike on every count of threads
-                one = call(t, threads=1)
-                two = call(t, threads=2)
-                if (one.tolist() != two.tolist()) if call_name == "encode_array" else one != two:
+            for t in texts:  # the table warmed, and the ids (or the count) alike on every count of threads
+                if not numpy.array_equal(call(t, threads=1), call(t, threads=2)):
                     raise SystemExit(f"{call_name}: other ids on 2 threads than on 1 at {kb} KB")
             ways = {1: lambda t: call(t, threads=1), 2: lambda t: call(t, threads=2), 0: lambda t: call(t)}
             times = {k: [] for k in ways}
@@ -89,9 +88,8 @@ def main(argv=None):
             if r <= 1.0:
                 break
             pays = kb
-        pays_from[call_name] = pays
         lines.append(f"{call_name}: 2 threads faster than 1 from {pays} KB on" if pays else
-                     f"{call_name}: 2 threads never faster than 1 at every size from one on")
+                     f"{call_name}: 2 threads not faster than 1 at {SIZES_KB[-1]} KB")
         print(lines[-1])
     lines.append(f"the rule now: BYTES_PER_THREAD {bpe._core.BYTES_PER_THREAD // 1024} KB, so 2 threads from "
                  f"{2 * bpe._core.BYTES_PER_THREAD // 1024} KB; threads kept by the process: "
