@@ -25,7 +25,7 @@ class ChunkCounter:
         ...
     def add(self, texts: str | bytes | collections.abc.Sequence[str] | collections.abc.Sequence[bytes], threads: typing.SupportsIndex = 0) -> None:
         """
-        Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on `threads` threads (0: as many as its size pays for). A str is read in place: an ASCII one with no copy; one other str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a list's other strs are encoded for the call only.
+        Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on `threads` threads (0: as many as its size pays for). A str is read in place: an ASCII one with no copy; one other str is encoded to UTF-8 by the counting threads, a piece of at most about 256 K characters at a time, cut where a chunk must end; a list's other strs are encoded for the call only.
         """
     def add_counts(self, chunks: bytes | bytearray | memoryview, offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsIndex = 0) -> None:
         """

@@ -202,20 +202,19 @@ Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t en
     });
 }
 
-// Counts one str that is not ASCII, without its UTF-8 ever being whole: a piece of
-// about kStrPiece characters at a time, cut at the first safe cut from there
-// (StrCuts), is made UTF-8 and counted, so the pieces count exactly as the whole
-// would. Each piece is cut again at safe cuts into one part a thread, and the threads
-// write the parts' UTF-8 side by side, each into a buffer of its own kept for the next
-// piece: made on one thread, the UTF-8 had taken as long as counting on two.
+// Counts one str that is not ASCII, without its UTF-8 ever being whole: it is cut at
+// safe cuts (StrCuts) into pieces of about kStrPiece characters at most, and each
+// counting thread makes a piece UTF-8 in a buffer of its own and counts it there and
+// then, while it is in the cache (ChunkCounter::add_written), so the pieces count
+// exactly as the whole would. A regex rule has no certain boundaries to cut at
+// (SplitRule::cuts_at_safe_cuts): its str is made UTF-8 whole, on one thread.
 // Returns the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
-    constexpr Py_ssize_t kStrPiece = 8 << 20;
     const StrChars chars(text);
     // A str refused for a lone surrogate counts nothing, as a list of strs refused for one
     // does not. Without a budget, the str is counted into a counter of its own, whose
     // counts go to `counter` only once every piece was made UTF-8, which finds any lone
-    // surrogate on the way: the str is read once. Under a budget, which each piece's
+    // surrogate on the way: the str is read once. Under a budget, which each round's
     // count keeps to as it goes, the str is scanned for one first, on all threads.
     std::optional<bpe::ChunkCounter> own;
     if (counter.max_memory() == 0) {
@@ -232,41 +231,30 @@ uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned
             if (at >= 0) throw_lone_surrogate(at);
     }
     bpe::ChunkCounter& into = own ? *own : counter;
-    const StrCuts cuts(text, counter.specials());
-    // A regex rule has no certain boundaries to cut at (SplitRule::cuts_at_safe_cuts):
-    // its str is made UTF-8 whole, on one thread.
-    const bool cuttable = counter.pattern().cuts_at_safe_cuts();
-    const unsigned parts = cuttable ? workers : 1;
-    std::vector<std::unique_ptr<char[]>> buffers(parts);
-    std::vector<size_t> room(parts, 0);
-    std::vector<std::string_view> views(parts);
-    std::vector<Py_ssize_t> surrogates(parts, -1);  // where a part holds one, or -1
-    uint64_t dropped = 0;
-    for (Py_ssize_t start = 0; start < chars.size;) {
-        const bool long_rest = chars.size - start > kStrPiece && cuttable;
-        Py_ssize_t cut = long_rest ? cuts.first(start + kStrPiece) : chars.size;
-        std::vector<Py_ssize_t> at(parts + 1, cut);
-        at[0] = start;
-        for (unsigned k = 1; k < parts; ++k)
-            at[k] = std::min(cut, cuts.first(std::max(at[k - 1] + 1, start + (cut - start) * Py_ssize_t(k) / Py_ssize_t(parts))));
-        for (unsigned k = 0; k < parts; ++k) {
-            size_t need = chars.max_utf8(at[k + 1] - at[k]);
-            if (room[k] < need) buffers[k].reset(new char[need]), room[k] = need;  // not zeroed: written before read
-        }
-        dropped += without_gil(size_t(cut - start), [&](bpe::Interrupt* interrupt) -> uint64_t {
-            bpe::run_threads(parts, [&](size_t k) {
-                int64_t bytes = chars.write_utf8(at[k], at[k + 1], buffers[k].get());
-                surrogates[k] = bytes < 0 ? Py_ssize_t(-1 - bytes) : -1;
-                views[k] = std::string_view(buffers[k].get(), size_t(std::max<int64_t>(bytes, 0)));
-            });
-            for (Py_ssize_t position : surrogates)
-                if (position >= 0) return 0;  // nothing of this piece counted: refused below
-            return into.add(views, workers, interrupt);
-        });
-        for (Py_ssize_t position : surrogates)  // the first part's is the first in the str
-            if (position >= 0) throw_lone_surrogate(position);
-        start = cut;
-    }
+    const std::vector<Py_ssize_t> at =
+        counter.pattern().cuts_at_safe_cuts()
+            ? StrCuts(text, counter.specials()).pieces(Py_ssize_t(bpe::piece_size(size_t(chars.size), workers, kStrPiece)))
+            : std::vector<Py_ssize_t>{0, chars.size};
+    const size_t pieces = at.size() - 1;
+    std::vector<size_t> room(pieces);
+    for (size_t i = 0; i < pieces; ++i) room[i] = chars.max_utf8(at[i + 1] - at[i]);
+    std::vector<Py_ssize_t> surrogates(pieces, -1);  // where a piece holds one, or -1
+    uint64_t dropped = without_gil(size_t(chars.size), [&](bpe::Interrupt* interrupt) -> uint64_t {
+        auto write = [&](size_t i, char* out) {
+            int64_t bytes = chars.write_utf8(at[i], at[i + 1], out);
+            if (bytes < 0) surrogates[i] = Py_ssize_t(-1 - bytes);
+            return bytes;
+        };
+        if (pieces != 1) return into.add_written(room, write, workers, interrupt);
+        // One piece (a short str, or a regex rule's): made whole, then counted as bytes
+        // are, on all threads where special tokens cut it.
+        std::unique_ptr<char[]> utf8(new char[room[0]]);  // not zeroed: written before read
+        int64_t bytes = write(0, utf8.get());
+        if (bytes < 0) return 0;
+        return into.add({std::string_view(utf8.get(), size_t(bytes))}, workers, interrupt);
+    });
+    for (Py_ssize_t position : surrogates)  // the first piece's is the first in the str
+        if (position >= 0) throw_lone_surrogate(position);
     if (own)
         without_gil(own->size() * 16, [&](bpe::Interrupt*) { counter.take_counts(std::move(*own), workers); return 0; });
     return dropped;
@@ -682,8 +670,8 @@ void bind_training(py::module_& m) {
         .def("add", &counter_add, py::arg("texts"), py::arg("threads") = 0,
              "Count the chunks of texts (one bytes object or str, or a list of them, each counted on its own), on "
              "`threads` threads (0: as many as its size pays for). A str is read in place: an ASCII one with no copy; one other "
-             "str is encoded to UTF-8 a piece of about 8 M characters at a time, cut where a chunk must end; a "
-             "list's other strs are encoded for the call only.")
+             "str is encoded to UTF-8 by the counting threads, a piece of at most about 256 K characters at a time, cut "
+             "where a chunk must end; a list's other strs are encoded for the call only.")
         .def_property_readonly("pattern", [](const bpe::ChunkCounter& self) { return bpe::pattern_name(self.pattern()); },
                                "The split rule's name.")
         .def_property_readonly("special_tokens", &special_tokens_of, "The special tokens (str) the texts are cut at.")
@@ -886,7 +874,7 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
 
 // A long str (kLongStr) that is not ASCII and has no UTF-8 of its own yet, encoded
 // without its UTF-8 ever being whole (encode_array and count). Its characters are cut
-// into pieces of about kPiece at most (bpe::piece_size; where a chunk boundary is
+// into pieces of about kStrPiece at most (bpe::piece_size; where a chunk boundary is
 // certain: StrCuts, never inside a special token), which threads take one at a time
 // (bpe::PieceClaims); a thread writes a piece's UTF-8 into a buffer of its own and
 // encodes it while it is in the cache. Made whole first, the UTF-8 of a long text went
@@ -896,8 +884,6 @@ py::array encode_into_array(const bpe::Encoder& self, std::string_view text, con
 // are those of the whole: the first lone surrogate, else the first disallowed special.
 class StrPieces {
 public:
-    static constexpr Py_ssize_t kPiece = 1 << 18;
-
     static bool wanted(const bpe::Encoder& self, py::handle text) {
         return PyUnicode_Check(text.ptr()) && PyUnicode_GET_LENGTH(text.ptr()) >= kLongStr && !self.has_rules() &&
                self.pattern().cuts_at_safe_cuts() && !utf8_in_place(text);
@@ -906,11 +892,7 @@ public:
     StrPieces(const bpe::Encoder& self, py::handle text, const SpecialChoice& choice, unsigned asked)
         : self_(self), choice_(choice), chars_(text), cuts_(text, self.specials()) {
         const unsigned threads = bpe::threads_for(size_t(chars_.size), asked);
-        const auto size = Py_ssize_t(bpe::piece_size(size_t(chars_.size), threads, kPiece));
-        for (Py_ssize_t start = 0; start < chars_.size;) {
-            start = chars_.size - start > size ? std::min(cuts_.first(start + size), chars_.size) : chars_.size;
-            at_.push_back(start);
-        }
+        at_ = cuts_.pieces(Py_ssize_t(bpe::piece_size(size_t(chars_.size), threads, kStrPiece)));
         claims_.emplace(pieces(), threads, [&](size_t p) { return size_t(at_[p + 1] - at_[p]); });
         refused_.assign(pieces(), none());
         surrogate_.assign(pieces(), 0);
@@ -981,7 +963,7 @@ private:
     const SpecialChoice& choice_;
     const StrChars chars_;
     const StrCuts cuts_;
-    std::vector<Py_ssize_t> at_{0};  // piece p: characters [at_[p], at_[p + 1])
+    std::vector<Py_ssize_t> at_;  // piece p: characters [at_[p], at_[p + 1])
     std::optional<bpe::PieceClaims> claims_;
     std::vector<size_t> refused_;  // the disallowed special a piece met, or none()
     std::vector<char> surrogate_;  // whether a piece met a lone surrogate

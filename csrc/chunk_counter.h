@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -61,30 +62,54 @@ public:
     // `interrupt`, if given, hears of each piece counted and may stop the counting,
     // before the round's counts are added.
     uint64_t add(const std::vector<std::string_view>& texts, unsigned threads, Interrupt* interrupt = nullptr) {
-        used_up_ = false;  // counting begins anew
         size_t total = 0;
         for (std::string_view text : texts) total += text.size();
         // Several pieces a thread, so that one slow piece does not hold up the rest.
-        // Under a budget, the texts are counted in rounds of at most round_bytes, each
-        // kept to the budget before the next: a round's own tables (the threads' tables
-        // of short chunks, then their counts sorted into shards: up to ~20 bytes a byte
-        // of text, when every word is new) come on top of the counts.
-        size_t round_bytes = max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX;
-        size_t share = std::max<size_t>(std::min(total / (size_t(threads) * 8), round_bytes / threads), 1 << 16);
+        size_t share = std::max<size_t>(std::min(total / (size_t(threads) * 8), round_bytes() / threads), 1 << 16);
         if (interrupt) share = std::min(share, Interrupt::kPollBytes);
         std::vector<Piece> pieces;
         for (size_t t = 0; t < texts.size(); ++t)
             for (const Segment& s : cut_long_segments(texts[t], specials_.segments(texts[t], specials_.all()), share, pattern_))
                 if (s.special == Segment::kText) pieces.push_back({t, s});
-        uint64_t dropped = 0;
-        for (size_t first = 0, last = 0; first < pieces.size(); first = last) {
-            size_t bytes = 0;
-            while (last < pieces.size() && (last == first || bytes + pieces[last].size() <= round_bytes))
-                bytes += pieces[last++].size();
-            count_pieces(texts, pieces, first, last, threads, interrupt);
-            dropped += keep_to_budget(threads);
-        }
-        return dropped;
+        std::vector<size_t> sizes;
+        for (const Piece& piece : pieces) sizes.push_back(piece.size());
+        return count_in_rounds(sizes, threads, [&](size_t i, PieceCounts& counts) {
+            std::string_view text = texts[pieces[i].text];
+            const Segment& s = pieces[i].segment;
+            report(interrupt, s.end - s.begin);
+            count_chunks(text.substr(s.begin, s.end - s.begin), text.data() + text.size(), counts);
+        });
+    }
+
+    // Counts a text that the counting threads write as they count it, a piece each at a
+    // time, into a buffer of their own: a str of wide characters made UTF-8 (_core.cpp),
+    // whose UTF-8 is then never held whole, nor written out to memory and read back.
+    // Piece i takes at most room[i] bytes; write(i, out) writes it at `out` and returns
+    // its bytes, or a negative number to count nothing of it (the caller then refuses
+    // the text). The pieces must be cut where a chunk boundary is certain (is_safe_cut)
+    // and outside special tokens, so that they count as the whole text would. Keeps to
+    // the budget, and returns what that dropped, as add does.
+    template <class Write>
+    uint64_t add_written(const std::vector<size_t>& room, Write&& write, unsigned threads,
+                         Interrupt* interrupt = nullptr) {
+        size_t most = room.empty() ? 0 : *std::max_element(room.begin(), room.end());
+        std::vector<std::unique_ptr<char[]>> buffers(threads);  // not zeroed: written before read
+        return count_in_rounds(room, threads, [&](size_t i, PieceCounts& counts) {
+            std::unique_ptr<char[]>& buffer = buffers[counts.thread];
+            if (!buffer) buffer.reset(new char[most]);
+            int64_t bytes = write(i, buffer.get());
+            if (bytes < 0) return;
+            std::string_view text(buffer.get(), size_t(bytes));
+            report(interrupt, text.size());
+            size_t before[kShards];
+            for (size_t s = 0; s < kShards; ++s) before[s] = counts.long_chunks[s].size();
+            for (const Segment& s : specials_.segments(text, specials_.all()))
+                if (s.special == Segment::kText) count_chunks(text.substr(s.begin, s.end - s.begin), text.data() + text.size(), counts);
+            // The next piece overwrites the buffer: the long chunks new here move to
+            // bytes the thread keeps until the round's counts are added up.
+            for (size_t s = 0; s < kShards; ++s)
+                counts.long_chunks[s].keep_keys_from(before[s], [&](std::string_view b) { return counts.kept.keep(b); });
+        });
     }
 
     const SplitRule& pattern() const { return pattern_; }
@@ -262,7 +287,7 @@ private:
     static size_t shard_of(uint64_t hash) { return hash >> 58; }  // ChunkTable picks slots by the low bits
     static_assert(kShards == 64, "shard_of takes 6 bits");
 
-    // A round of at most this share of the budget (see add). At 64, with the tables of
+    // A round of at most this share of the budget (round_bytes). At 64, with the tables of
     // short chunks, tests/engine/test_memory.py's run under a budget of 60 MB peaked at 60-62 MB.
     static constexpr uint64_t kRoundFraction = 128;
     // The most a thread's emptied table of short chunks keeps for the next call.
@@ -274,25 +299,54 @@ private:
         size_t size() const { return segment.end - segment.begin; }
     };
 
-    // Counts pieces [first, last) into tables of each thread's own, then adds those to
-    // the counts kept so far, shard by shard, on all threads.
-    void count_pieces(const std::vector<std::string_view>& texts, const std::vector<Piece>& pieces, size_t first,
-                      size_t last, unsigned threads, Interrupt* interrupt) {
+    // The pieces in rounds: under a budget, each of at most round_bytes (by the sizes
+    // given), kept to the budget before the next. count_piece(i, counts) counts piece i
+    // into a counting thread's tables.
+    template <class CountPiece>
+    uint64_t count_in_rounds(const std::vector<size_t>& sizes, unsigned threads, CountPiece&& count_piece) {
+        used_up_ = false;  // counting begins anew
+        const size_t most = round_bytes();
+        uint64_t dropped = 0;
+        for (size_t first = 0, last = 0; first < sizes.size(); first = last) {
+            size_t bytes = 0;
+            while (last < sizes.size() && (last == first || bytes + sizes[last] <= most)) bytes += sizes[last++];
+            count_pieces(first, last, threads, count_piece);
+            dropped += keep_to_budget(threads);
+        }
+        return dropped;
+    }
+
+    // Under a budget, the texts are counted in rounds of at most this many bytes: a
+    // round's own tables (the threads' tables of short chunks, then their counts sorted
+    // into shards: up to ~20 bytes a byte of text, when every word is new) come on top
+    // of the counts.
+    size_t round_bytes() const { return max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX; }
+
+    // What a counting thread counts a piece into: its tables, and the bytes of long
+    // chunks that must outlive the text they were found in (add_written).
+    struct PieceCounts {
+        size_t thread;
+        ShortChunkCounts& short_chunks;
+        std::vector<ChunkTable<int64_t>> long_chunks;
+        ByteArena kept;
+    };
+
+    // Counts pieces [first, last) (count_piece, as the threads take them in turn) into
+    // tables of each thread's own, then adds those to the counts kept so far, shard by
+    // shard, on all threads.
+    template <class CountPiece>
+    void count_pieces(size_t first, size_t last, unsigned threads, CountPiece& count_piece) {
         size_t workers = std::clamp<size_t>(last - first, 1, threads);
         // By thread, then by shard: the long chunks' tables, and the short chunks' counts.
         std::vector<std::vector<ChunkTable<int64_t>>> long_counted(workers);
         std::vector<std::vector<std::vector<ShortCount>>> short_counted(workers);
+        std::vector<ByteArena> kept(workers);  // until the long chunks' tables are added up
         if (short_tables_.size() < workers) short_tables_.resize(workers);
         std::atomic<size_t> next_piece{first};
         auto count = [&](size_t k) {
-            std::vector<ChunkTable<int64_t>> long_chunks(kShards, ChunkTable<int64_t>(16));
-            ShortChunkCounts& short_chunks = short_tables_[k];
-            for (size_t i = next_piece++; i < last; i = next_piece++) {
-                std::string_view text = texts[pieces[i].text];
-                const Segment& s = pieces[i].segment;
-                report(interrupt, s.end - s.begin);
-                count_chunks(text.substr(s.begin, s.end - s.begin), text.data() + text.size(), short_chunks, long_chunks);
-            }
+            PieceCounts counts{k, short_tables_[k], std::vector<ChunkTable<int64_t>>(kShards, ChunkTable<int64_t>(16)), {}};
+            for (size_t i = next_piece++; i < last; i = next_piece++) count_piece(i, counts);
+            ShortChunkCounts& short_chunks = counts.short_chunks;
             // The short chunks, sorted into the shards that the rest of the counter knows
             // them by (shard_of their ChunkKey), their keys made here, on all threads.
             std::vector<std::vector<ShortCount>> by_shard(kShards);
@@ -302,12 +356,14 @@ private:
                 by_shard[shard_of(key.hash)].push_back({{key.head[0], key.head[1]}, key.hash, uint32_t(chunk.size()), n});
             });
             // Under a budget, no memory is kept that the estimate does not see; without
-            // one, a table is kept up to kKeptTableBytes (a str's pieces of 8 M characters
-            // need about 8 MB each), so that text of millions of distinct chunks does not
-            // leave hundreds of MB held by a counter between its calls.
+            // one, a table is kept up to kKeptTableBytes (a batch of 8 MB of text streamed
+            // in by BPETokenizer.train needs about 8 MB), so that text of millions of
+            // distinct chunks does not leave hundreds of MB held by a counter between its
+            // calls.
             if (max_memory_ || short_chunks.memory() > kKeptTableBytes) short_chunks = ShortChunkCounts(0);
             // Only now side by side with the other threads'.
-            long_counted[k] = std::move(long_chunks);
+            long_counted[k] = std::move(counts.long_chunks);
+            kept[k] = std::move(counts.kept);
             short_counted[k] = std::move(by_shard);
         };
         try {
@@ -358,8 +414,9 @@ private:
     // `short_chunks`, and the longer ones in `long_chunks`, a table a shard. The
     // splitter's chunks are taken in blocks of kBlock: first each chunk's key and a
     // request for its entry's line, then the counts, by which time most lines have come.
-    void count_chunks(std::string_view piece, const char* text_end, ShortChunkCounts& short_chunks,
-                      std::vector<ChunkTable<int64_t>>& long_chunks) const {
+    void count_chunks(std::string_view piece, const char* text_end, PieceCounts& counts) const {
+        ShortChunkCounts& short_chunks = counts.short_chunks;
+        std::vector<ChunkTable<int64_t>>& long_chunks = counts.long_chunks;
         static constexpr size_t kBlock = 256;
         std::string_view chunks[kBlock];
         size_t pending = 0;

@@ -132,8 +132,7 @@ public:
             std::swap(mask_, other.mask_);
             entries_.swap(other.entries_);
             std::swap(key_bytes_, other.key_bytes_);
-            for (Entry& e : entries_)
-                if (e.size > 16) e.data = keep(e.bytes()).data();
+            keep_keys_from(0, keep);
             return;
         }
         for (const Entry& e : other.entries_) {
@@ -144,6 +143,14 @@ public:
             if (index_[slot] != 0) entries_[uint32_t(index_[slot]) - 1].value += e.value;
             else insert_at(slot, key, e.size > 16 ? keep(key.bytes) : key.bytes, e.value);
         }
+    }
+
+    // Stores the long keys of the entries from the first-th inserted on as keep(bytes)
+    // returns them: copies that outlive the text they were found in.
+    template <class Keep>
+    void keep_keys_from(size_t first, Keep&& keep) {
+        for (size_t i = first; i < entries_.size(); ++i)
+            if (entries_[i].size > 16) entries_[i].data = keep(entries_[i].bytes()).data();
     }
 
 private:

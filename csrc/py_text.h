@@ -386,6 +386,10 @@ inline std::string_view str_utf8_on_threads(py::handle obj, std::optional<Utf8Bu
 // costs more than it saves: writing it goes many times faster than encoding it.
 inline constexpr Py_ssize_t kLongStr = 1 << 20;
 
+// The most characters of a piece of a str that a thread makes UTF-8 and then encodes or
+// counts while it is in the cache (StrPieces and add_str_in_pieces in _core.cpp).
+inline constexpr Py_ssize_t kStrPiece = 1 << 18;
+
 // A str's UTF-8 (str_utf8), valid while this lives. A long str that must be written as
 // UTF-8 is written on as many threads as the call encodes on (`threads`, as asked:
 // bpe::threads_for), by str_utf8_on_threads.
@@ -442,6 +446,18 @@ public:
         Py_ssize_t cut = std::max<Py_ssize_t>(from, 1);
         while (cut < size_ && !safe(cut)) ++cut;
         return std::min(cut, size_);
+    }
+
+    // Where the pieces of a str cut about every `size` characters begin, and its end
+    // (piece p: characters [at[p], at[p + 1])): each piece ends at the first safe cut
+    // `size` characters or more from its start, so one with no place to cut runs on.
+    std::vector<Py_ssize_t> pieces(Py_ssize_t size) const {
+        std::vector<Py_ssize_t> at{0};
+        for (Py_ssize_t start = 0; start < size_;) {
+            start = size_ - start > size ? first(start + size) : size_;
+            at.push_back(start);
+        }
+        return at;
     }
 
     // The last safe cut in [from, end), or 0 when there is none.

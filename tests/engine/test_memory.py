@@ -452,21 +452,43 @@ def test_training_under_a_budget_stays_under_it():
     assert bounded["grown"] <= budget and bounded["warnings"] > 0, bounded
 
 
+def counts_of(counter) -> dict:
+    chunks, offsets, counts = counter.counts()
+    return {chunks[offsets[k]:offsets[k + 1]]: int(counts[k]) for k in range(len(counts))}
+
+
 def test_one_long_str_counted_in_pieces_trains_as_its_utf8():
-    # A str that is not ASCII is encoded 8 M characters at a time (_core.cpp,
-    # add_str_in_pieces), cut only where a chunk must end and never inside a special
-    # token: here the first place to cut, a letter then a space, is inside one.
+    # A str that is not ASCII is counted in pieces (_core.cpp, add_str_in_pieces), cut
+    # only where a chunk must end and never inside a special token. Here most of the
+    # text is special tokens, each holding a place to cut (a letter, then a space), so
+    # that wherever the pieces are meant to end, many such places fall inside one.
     special = "<|a b|>"
-    filler = "é ü " * ((8 << 20) // 4)
-    text = filler[:(8 << 20) - 2] + special + " the cat sat. 東京 " * 1000 + special + " end"
+    text = ("é ü " + special) * 400_000 + " the cat sat. 東京 " * 1000 + special + " end"
     want = bpe.train(text.encode("utf-8"), 50, special_tokens=[special])
-    assert list(BPETokenizer.train(text, 256 + 50 + 1, special_tokens=[special], progress=False).merges) == want
-    whole, pieces = bpe.ChunkCounter(special_tokens=[special]), bpe.ChunkCounter(special_tokens=[special])
-    whole.add(text.encode("utf-8"))
-    pieces.add(text)
-    assert len(pieces) == len(whole)  # a special token cut in two would add chunks such as "<|a"
+    for threads in (1, 2):
+        tok = BPETokenizer.train(text, 256 + 50 + 1, special_tokens=[special], threads=threads, progress=False)
+        assert list(tok.merges) == want
+        whole, pieces = bpe.ChunkCounter(special_tokens=[special]), bpe.ChunkCounter(special_tokens=[special])
+        whole.add(text.encode("utf-8"), threads=threads)
+        pieces.add(text, threads=threads)
+        assert counts_of(pieces) == counts_of(whole)  # a special token cut in two would add chunks such as "<|a"
     with pytest.raises(ValueError, match=f"lone surrogate at position {len(text) + 1}"):
         BPETokenizer.train(text + " \udc00", 300, progress=False)
+
+
+def test_the_long_chunks_of_a_str_counted_in_pieces_are_kept_whole():
+    # Each counting thread makes its pieces UTF-8 in one buffer, written again for its
+    # next piece (chunk_counter.h, add_written): a chunk of more than 16 bytes, which
+    # the tables hold as a view of the text, must be copied out before that.
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["wörter" + "".join(letters[k // 26**i % 26] for i in range(4)) + "x" * (k % 30) for k in range(60_000)]
+    text = " ".join(words * 2)
+    for threads in (1, 2):
+        as_str, as_bytes = bpe.ChunkCounter(), bpe.ChunkCounter()
+        as_str.add(text, threads=threads), as_bytes.add(text.encode(), threads=threads)
+        counted = counts_of(as_str)
+        assert counted == counts_of(as_bytes)
+        assert sum(len(chunk) > 16 for chunk in counted) > 40_000
 
 
 def test_a_str_refused_for_a_lone_surrogate_counts_nothing():
@@ -476,11 +498,6 @@ def test_a_str_refused_for_a_lone_surrogate_counts_nothing():
     with pytest.raises(ValueError, match="lone surrogate at position 9000000"):
         counter.add("héllo wör" * 1_000_000 + "\ud800")
     assert len(counter) == 0
-
-
-def counts_of(counter) -> dict:
-    chunks, offsets, counts = counter.counts()
-    return {chunks[offsets[k]:offsets[k + 1]]: int(counts[k]) for k in range(len(counts))}
 
 
 def test_a_str_that_is_not_ascii_adds_to_counts_already_there():
