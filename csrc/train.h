@@ -160,7 +160,7 @@ private:
     static constexpr uint64_t kMaxPositions = UINT32_MAX;
     PairHashTable<PairStats, KeysApart> pairs_;
     std::vector<uint32_t, HugePageAllocator<uint32_t>> positions_;
-    std::vector<uint64_t> lists_;  // the pair of each list in positions_, in their order there
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> lists_;  // the pair of each list in positions_, in their order there
     uint64_t garbage_ = 0;  // positions in lists of pairs that are gone
 
     // The pairs of bytes: counted, then their positions filled in, in order.
@@ -396,7 +396,7 @@ private:
     private:
         static constexpr int64_t kFloorFraction = 1024;
         std::priority_queue<Candidate> heap_;
-        std::vector<Candidate> waiting_;
+        std::vector<Candidate, HugePageAllocator<Candidate>> waiting_;
         int64_t floor_ = 0;
     };
     CandidateQueue queue_;
