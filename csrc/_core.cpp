@@ -211,47 +211,57 @@ Py_ssize_t lone_surrogate(const StrChars& chars, Py_ssize_t begin, Py_ssize_t en
 // Returns the distinct chunks dropped to keep to the budget, as ChunkCounter::add does.
 uint64_t add_str_in_pieces(bpe::ChunkCounter& counter, py::handle text, unsigned workers) {
     const StrChars chars(text);
+    // Under a budget, pieces short enough that a round of counting
+    // (ChunkCounter::round_bytes) holds one for each thread, whatever their characters.
+    const size_t round_chars = std::max<size_t>(counter.round_bytes() / workers, 1 << 16) / chars.max_utf8(1);
+    const auto size = Py_ssize_t(std::min(bpe::piece_size(size_t(chars.size), workers, kStrPiece), round_chars));
+    const std::vector<Py_ssize_t> at = counter.pattern().cuts_at_safe_cuts() ? StrCuts(text, counter.specials()).pieces(size)
+                                                                             : std::vector<Py_ssize_t>{0, chars.size};
+    const size_t pieces = at.size() - 1;
+    // The UTF-8 each piece may take, by which the rounds are made: at most 2 to 4 bytes
+    // a character.
+    std::vector<size_t> bytes(pieces);
+    for (size_t i = 0; i < pieces; ++i) bytes[i] = chars.max_utf8(at[i + 1] - at[i]);
+    const size_t room = *std::max_element(bytes.begin(), bytes.end());
     // A str refused for a lone surrogate counts nothing, as a list of strs refused for one
     // does not. Without a budget, the str is counted into a counter of its own, whose
     // counts go to `counter` only once every piece was made UTF-8, which finds any lone
     // surrogate on the way: the str is read once. Under a budget, which each round's
-    // count keeps to as it goes, the str is scanned for one first, on all threads.
+    // count keeps to as it goes, the str is read first, on all threads, for a lone
+    // surrogate and for the bytes of each piece's UTF-8, which make its rounds as large
+    // as the budget allows, not two to four times smaller.
     std::optional<bpe::ChunkCounter> own;
     if (counter.max_memory() == 0) {
         own.emplace(counter.pattern(), counter.specials());
     } else {
-        std::vector<Py_ssize_t> bounds(workers + 1);
-        for (unsigned k = 0; k <= workers; ++k) bounds[k] = Py_ssize_t(int64_t(chars.size) * k / workers);
-        std::vector<Py_ssize_t> surrogates(workers, -1);
+        std::vector<int64_t> sizes(pieces);
         {
             GilReleased released;
-            bpe::run_threads(workers, [&](size_t k) { surrogates[k] = lone_surrogate(chars, bounds[k], bounds[k + 1]); });
+            std::atomic<size_t> next{0};
+            bpe::run_threads(workers, [&](size_t) {
+                for (size_t i = next++; i < pieces; i = next++) sizes[i] = chars.utf8_size(at[i], at[i + 1]);
+            });
         }
-        for (Py_ssize_t at : surrogates)
-            if (at >= 0) throw_lone_surrogate(at);
+        for (size_t i = 0; i < pieces; ++i) {
+            if (sizes[i] < 0) throw_lone_surrogate(Py_ssize_t(-1 - sizes[i]));
+            bytes[i] = size_t(sizes[i]);
+        }
     }
     bpe::ChunkCounter& into = own ? *own : counter;
-    const std::vector<Py_ssize_t> at =
-        counter.pattern().cuts_at_safe_cuts()
-            ? StrCuts(text, counter.specials()).pieces(Py_ssize_t(bpe::piece_size(size_t(chars.size), workers, kStrPiece)))
-            : std::vector<Py_ssize_t>{0, chars.size};
-    const size_t pieces = at.size() - 1;
-    std::vector<size_t> room(pieces);
-    for (size_t i = 0; i < pieces; ++i) room[i] = chars.max_utf8(at[i + 1] - at[i]);
     std::vector<Py_ssize_t> surrogates(pieces, -1);  // where a piece holds one, or -1
     uint64_t dropped = without_gil(size_t(chars.size), [&](bpe::Interrupt* interrupt) -> uint64_t {
         auto write = [&](size_t i, char* out) {
-            int64_t bytes = chars.write_utf8(at[i], at[i + 1], out);
-            if (bytes < 0) surrogates[i] = Py_ssize_t(-1 - bytes);
-            return bytes;
+            int64_t written = chars.write_utf8(at[i], at[i + 1], out);
+            if (written < 0) surrogates[i] = Py_ssize_t(-1 - written);
+            return written;
         };
-        if (pieces != 1) return into.add_written(room, write, workers, interrupt);
+        if (pieces != 1) return into.add_written(bytes, room, write, workers, interrupt);
         // One piece (a short str, or a regex rule's): made whole, then counted as bytes
         // are, on all threads where special tokens cut it.
-        std::unique_ptr<char[]> utf8(new char[room[0]]);  // not zeroed: written before read
-        int64_t bytes = write(0, utf8.get());
-        if (bytes < 0) return 0;
-        return into.add({std::string_view(utf8.get(), size_t(bytes))}, workers, interrupt);
+        std::unique_ptr<char[]> utf8(new char[room]);  // not zeroed: written before read
+        int64_t written = write(0, utf8.get());
+        if (written < 0) return 0;
+        return into.add({std::string_view(utf8.get(), size_t(written))}, workers, interrupt);
     });
     for (Py_ssize_t position : surrogates)  // the first piece's is the first in the str
         if (position >= 0) throw_lone_surrogate(position);

@@ -84,22 +84,22 @@ public:
     // Counts a text that the counting threads write as they count it, a piece each at a
     // time, into a buffer of their own: a str of wide characters made UTF-8 (_core.cpp),
     // whose UTF-8 is then never held whole, nor written out to memory and read back.
-    // Piece i takes at most room[i] bytes; write(i, out) writes it at `out` and returns
-    // its bytes, or a negative number to count nothing of it (the caller then refuses
-    // the text). The pieces must be cut where a chunk boundary is certain (is_safe_cut)
-    // and outside special tokens, so that they count as the whole text would. Keeps to
-    // the budget, and returns what that dropped, as add does.
+    // Piece i takes bytes[i] (or at most that: the rounds under a budget are made by
+    // them), and none more than `room`; write(i, out) writes it at `out` and returns its
+    // bytes, or a negative number to count nothing of it (the caller then refuses the
+    // text). The pieces must be cut where a chunk boundary is certain (is_safe_cut) and
+    // outside special tokens, so that they count as the whole text would. Keeps to the
+    // budget, and returns what that dropped, as add does.
     template <class Write>
-    uint64_t add_written(const std::vector<size_t>& room, Write&& write, unsigned threads,
+    uint64_t add_written(const std::vector<size_t>& bytes, size_t room, Write&& write, unsigned threads,
                          Interrupt* interrupt = nullptr) {
-        size_t most = room.empty() ? 0 : *std::max_element(room.begin(), room.end());
         std::vector<std::unique_ptr<char[]>> buffers(threads);  // not zeroed: written before read
-        return count_in_rounds(room, threads, [&](size_t i, PieceCounts& counts) {
+        return count_in_rounds(bytes, threads, [&](size_t i, PieceCounts& counts) {
             std::unique_ptr<char[]>& buffer = buffers[counts.thread];
-            if (!buffer) buffer.reset(new char[most]);
-            int64_t bytes = write(i, buffer.get());
-            if (bytes < 0) return;
-            std::string_view text(buffer.get(), size_t(bytes));
+            if (!buffer) buffer.reset(new char[room]);
+            int64_t written = write(i, buffer.get());
+            if (written < 0) return;
+            std::string_view text(buffer.get(), size_t(written));
             report(interrupt, text.size());
             size_t before[kShards];
             for (size_t s = 0; s < kShards; ++s) before[s] = counts.long_chunks[s].size();
@@ -111,6 +111,12 @@ public:
                 counts.long_chunks[s].keep_keys_from(before[s], [&](std::string_view b) { return counts.kept.keep(b); });
         });
     }
+
+    // Under a budget, the texts are counted in rounds of at most this many bytes: a
+    // round's own tables (the threads' tables of short chunks, then their counts sorted
+    // into shards: up to ~20 bytes a byte of text, when every word is new) come on top
+    // of the counts.
+    size_t round_bytes() const { return max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX; }
 
     const SplitRule& pattern() const { return pattern_; }
     const SpecialTokens& specials() const { return specials_; }
@@ -315,12 +321,6 @@ private:
         }
         return dropped;
     }
-
-    // Under a budget, the texts are counted in rounds of at most this many bytes: a
-    // round's own tables (the threads' tables of short chunks, then their counts sorted
-    // into shards: up to ~20 bytes a byte of text, when every word is new) come on top
-    // of the counts.
-    size_t round_bytes() const { return max_memory_ ? std::max<size_t>(max_memory_ / kRoundFraction, 1 << 16) : SIZE_MAX; }
 
     // What a counting thread counts a piece into: its tables, and the bytes of long
     // chunks that must outlive the text they were found in (add_written).

@@ -483,20 +483,24 @@ def test_the_long_chunks_of_a_str_counted_in_pieces_are_kept_whole():
     letters = "abcdefghijklmnopqrstuvwxyz"
     words = ["wörter" + "".join(letters[k // 26**i % 26] for i in range(4)) + "x" * (k % 30) for k in range(60_000)]
     text = " ".join(words * 2)
-    for threads in (1, 2):
-        as_str, as_bytes = bpe.ChunkCounter(), bpe.ChunkCounter()
+    # Under a budget the pieces come in rounds of a few, each kept to the budget, which
+    # this one never needs to drop anything for.
+    for threads, budget in ((1, None), (2, None), (2, 50_000_000)):
+        as_str, as_bytes = bpe.ChunkCounter(max_memory=budget), bpe.ChunkCounter(max_memory=budget)
         as_str.add(text, threads=threads), as_bytes.add(text.encode(), threads=threads)
         counted = counts_of(as_str)
-        assert counted == counts_of(as_bytes)
+        assert counted == counts_of(as_bytes) and as_str.pruned == (0, 0)
         assert sum(len(chunk) > 16 for chunk in counted) > 40_000
 
 
-def test_a_str_refused_for_a_lone_surrogate_counts_nothing():
+@pytest.mark.parametrize("budget", [None, 10**9])
+def test_a_str_refused_for_a_lone_surrogate_counts_nothing(budget):
     # One str that is not ASCII is counted a piece at a time; a surrogate in a later
-    # piece must not leave the earlier pieces counted.
-    counter = bpe.ChunkCounter()
+    # piece must not leave the earlier pieces counted (under a budget, the str is read
+    # for one before any piece is counted).
+    counter = bpe.ChunkCounter(max_memory=budget)
     with pytest.raises(ValueError, match="lone surrogate at position 9000000"):
-        counter.add("héllo wör" * 1_000_000 + "\ud800")
+        counter.add("héllo wör" * 1_000_000 + "\ud800 and on" + " wörds" * 100_000)
     assert len(counter) == 0
 
 
